@@ -1,0 +1,26 @@
+// SPDX-License-Identifier: MIT
+// Human-readable quantities for text output. GB is 10^9 bytes and GiB is
+// 2^30 bytes, always labelled; JSON output carries plain numbers instead.
+#pragma once
+
+#include <string>
+
+namespace optadvisor {
+
+constexpr double kBytesPerGB = 1e9;
+constexpr double kBytesPerGiB = 1073741824.0;
+
+/// "4.92 GB (4.58 GiB)".
+std::string format_bytes(double bytes);
+/// "4.92 GB" only (table cells).
+std::string format_gb(double bytes);
+/// "3.35 TB/s", "546 GB/s".
+std::string format_bandwidth(double bytes_per_s);
+/// "989 TFLOP/s", "1.98 PFLOP/s".
+std::string format_flops(double flops_per_s);
+/// A number with three significant digits, "-" when absent.
+std::string format_sig3(double value);
+/// "12.3 ms", "1.20 s", "45 us".
+std::string format_seconds(double seconds);
+
+}  // namespace optadvisor

@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: MIT
+#include "common.hpp"
+
+#include <cstdlib>
+#include <unistd.h>
+
+namespace optadvisor::cli {
+
+void FormatOption::attach(CLI::App* app, bool allow_markdown) {
+  std::vector<std::string> choices = {"text", "json"};
+  if (allow_markdown) choices.push_back("markdown");
+  app->add_option("--format", format, "Output format")->check(CLI::IsMember(choices))->capture_default_str();
+  app->add_flag("--json", json, "Same as --format json");
+}
+
+OutputFormat FormatOption::get() const {
+  if (json || format == "json") return OutputFormat::kJson;
+  if (format == "markdown") return OutputFormat::kMarkdown;
+  return OutputFormat::kText;
+}
+
+Catalog load_catalog(const GlobalOptions& global) {
+  LoadOptions options;
+  options.overlay_dirs = overlay_dirs_from(global.data_dirs, std::getenv("OPTADVISOR_DATA_DIR"));
+  return Catalog::load(options);
+}
+
+Style stdout_style(const GlobalOptions& global) {
+  Style style;
+  const char* no_color = std::getenv("NO_COLOR");
+  style.color = !global.no_color && (no_color == nullptr || *no_color == '\0') && isatty(STDOUT_FILENO) != 0;
+  return style;
+}
+
+}  // namespace optadvisor::cli

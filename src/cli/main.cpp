@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: MIT
+// The optadvisor executable: argument parsing only. One try/catch maps
+// failures to exit codes (see README): 0 ok, 1 runtime, 2 bad input, 3 check failed.
+#include <cstdio>
+#include <exception>
+
+#include <fmt/format.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include "common.hpp"
+#include "optadvisor/error.hpp"
+#include "optadvisor/version.hpp"
+
+namespace {
+
+void print_error(const std::string& message, const std::string& hint) {
+  std::fflush(stdout);
+  fmt::print(stderr, "optadvisor: error: {}\n", message);
+  if (!hint.empty()) fmt::print(stderr, "hint: {}\n", hint);
+}
+
+/// The innermost subcommand that was parsed, for a precise --help hint.
+std::string command_path(const CLI::App* app) {
+  std::string path = "optadvisor";
+  while (app != nullptr) {
+    auto subs = app->get_subcommands();
+    if (subs.empty()) break;
+    app = subs.front();
+    path += " " + app->get_name();
+  }
+  return path;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using optadvisor::ExitCode;
+  namespace cli = optadvisor::cli;
+
+  auto logger = spdlog::stderr_color_mt("optadvisor");
+  spdlog::set_default_logger(logger);
+  spdlog::set_pattern("optadvisor: %l: %v");
+  spdlog::set_level(spdlog::level::warn);
+
+  CLI::App app{"optadvisor: what limits your model on this hardware, and what to do about it", "optadvisor"};
+  app.set_help_all_flag("--help-all", "Show help for every subcommand");
+  cli::GlobalOptions global;
+  bool show_version = false;
+  app.add_flag("--version", show_version, "Print the program and data versions");
+  app.add_option("--data-dir", global.data_dirs,
+                 "Add or override data from a directory laid out like data/ (repeatable; also $OPTADVISOR_DATA_DIR)")
+      ->type_name("DIR");
+  app.add_flag("-v,--verbose", global.verbosity, "Log more to stderr (repeat for debug)");
+  app.add_flag("--no-color", global.no_color, "Never colour the output (NO_COLOR is honoured too)");
+  app.fallthrough();
+
+  cli::register_hw(app, global);
+  cli::register_validate_data(app, global);
+
+  app.parse_complete_callback([&] {
+    if (global.verbosity >= 2) spdlog::set_level(spdlog::level::debug);
+    else if (global.verbosity == 1) spdlog::set_level(spdlog::level::info);
+  });
+
+  try {
+    app.parse(argc, argv);
+    if (show_version) {
+      fmt::print("optadvisor {} (data {})\n", optadvisor::program_version(), optadvisor::data_version());
+      return 0;
+    }
+    if (app.get_subcommands().empty()) {
+      std::fputs(app.help().c_str(), stderr);
+      print_error("no command given", "try 'optadvisor hw list' or 'optadvisor hw show rtx5090'");
+      return static_cast<int>(ExitCode::kBadInput);
+    }
+    return 0;
+  } catch (const CLI::CallForHelp&) {
+    std::fputs(app.help().c_str(), stdout);
+    return 0;
+  } catch (const CLI::CallForAllHelp&) {
+    std::fputs(app.help("", CLI::AppFormatMode::All).c_str(), stdout);
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);
+    print_error(e.what(), fmt::format("run '{} --help' for usage", command_path(&app)));
+    return static_cast<int>(ExitCode::kBadInput);
+  } catch (const optadvisor::Error& e) {
+    print_error(e.what(), e.hint());
+    return static_cast<int>(e.code());
+  } catch (const std::bad_alloc&) {
+    print_error("out of memory", "");
+    return static_cast<int>(ExitCode::kRuntime);
+  } catch (const std::exception& e) {
+    print_error(fmt::format("internal failure: {}", e.what()), "please report this with the command line that caused it");
+    return static_cast<int>(ExitCode::kRuntime);
+  }
+}
