@@ -12,7 +12,7 @@ namespace optadvisor {
 /// Lowercases and drops everything but ASCII letters and digits.
 std::string normalize_name(std::string_view name);
 
-/// Levenshtein edit distance between two strings.
+/// Edit distance (insertions, deletions, substitutions, adjacent transpositions).
 std::size_t edit_distance(std::string_view a, std::string_view b);
 
 /// Up to `limit` candidates closest to `query` (compared normalized), best first.
