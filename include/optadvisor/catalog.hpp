@@ -7,7 +7,6 @@
 
 #include <filesystem>
 #include <map>
-#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -15,8 +14,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "optadvisor/engine.hpp"
 #include "optadvisor/error.hpp"
 #include "optadvisor/hardware.hpp"
+#include "optadvisor/model.hpp"
+#include "optadvisor/quant.hpp"
 
 namespace optadvisor {
 
@@ -36,12 +38,17 @@ struct Resolution {
   std::string via;  ///< "id", "alias" or "default bin"
 };
 
-/// One raw data document before it is turned into a typed entry.
-struct DataDocument {
-  std::string kind;     ///< "hardware", "models", "quant", "engines", "rules"
-  std::string display;  ///< "data/hardware/x.json" or the overlay file's path
-  nlohmann::json json;
-  bool overlay = false;
+/// Normalized names (ids, aliases, default bins) of one kind of entry.
+class NameIndex {
+ public:
+  /// Adds a name; returns the id it already leads to when that is another id.
+  std::optional<std::string> add(const std::string& name, const std::string& id, const std::string& via);
+  std::optional<Resolution> find(std::string_view name) const;
+  /// Throws bad_input "unknown <kind> 'name'" with the closest ids as a hint.
+  [[noreturn]] void throw_unknown(std::string_view kind, std::string_view name, std::string_view list_command) const;
+
+ private:
+  std::map<std::string, Resolution> names_;
 };
 
 class Catalog {
@@ -49,31 +56,39 @@ class Catalog {
   /// Loads embedded data and overlays; throws Error(kBadInput) naming the first
   /// problem (and how many more) when any file is invalid.
   static Catalog load(const LoadOptions& options);
-
   /// Checks every file and returns every problem found (empty: all valid).
   static std::vector<Problem> validate(const LoadOptions& options);
 
   const std::vector<HardwareProfile>& hardware() const { return hardware_; }
-  /// Where each hardware id came from ("data/hardware/..." or an overlay path).
-  const std::string& hardware_origin(const std::string& id) const;
+  const std::vector<ModelSpec>& models() const { return models_; }
+  const std::vector<EngineProfile>& engines() const { return engines_; }
+  const QuantDb& quant() const { return quant_; }
 
-  /// Looks a name up among ids, aliases and default bins, normalized.
-  std::optional<Resolution> find_hardware(std::string_view name) const;
+  /// Where an entry came from ("data/hardware/..." or an overlay path).
+  const std::string& origin(const std::string& id) const;
+
+  std::optional<Resolution> find_hardware(std::string_view name) const { return hardware_names_.find(name); }
   /// As find_hardware, but an unknown name throws bad_input with suggestions.
   const HardwareProfile& resolve_hardware(std::string_view name, Resolution* how = nullptr) const;
-  const HardwareProfile& hardware_by_id(const std::string& id) const;
+  std::optional<Resolution> find_model(std::string_view name) const { return model_names_.find(name); }
+  const ModelSpec& resolve_model(std::string_view name, Resolution* how = nullptr) const;
+  /// An engine id with an optional backend, "llama.cpp:metal".
+  const EngineProfile& resolve_engine(std::string_view name) const;
 
-  /// Raw documents of a kind other than hardware (models, quant, engines, ...),
-  /// after overlays, keyed by file path; consumed by the other modules.
-  const std::vector<DataDocument>& documents() const { return documents_; }
+  /// Kept for `hw show`; same as origin().
+  const std::string& hardware_origin(const std::string& id) const { return origin(id); }
 
  private:
   static void build(const LoadOptions& options, std::vector<Problem>& problems, Catalog& out);
 
   std::vector<HardwareProfile> hardware_;
-  std::map<std::string, std::string> hardware_origin_;
-  std::map<std::string, Resolution> hardware_names_;  ///< normalized name -> resolution
-  std::vector<DataDocument> documents_;
+  std::vector<ModelSpec> models_;
+  std::vector<EngineProfile> engines_;
+  QuantDb quant_;
+  std::map<std::string, std::string> origin_;
+  NameIndex hardware_names_;
+  NameIndex model_names_;
+  NameIndex engine_names_;
 };
 
 /// Checks a document against the named schema (e.g. "hardware"); problems get

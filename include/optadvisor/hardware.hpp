@@ -62,6 +62,7 @@ struct HardwareProfile {
   std::string memory_type;
   double memory_capacity_bytes = 0;
   double memory_bandwidth_bytes_per_s = 0;
+  std::optional<double> memory_visible_bytes;     ///< what the driver reports, when measured
   std::optional<double> memory_usable_fraction;  ///< of capacity a program may allocate
   std::optional<double> app_limit_bytes;           ///< per-app limit (phones)
   std::optional<double> app_limit_entitled_bytes;  ///< with the increased-memory entitlement (iOS)
@@ -73,6 +74,8 @@ struct HardwareProfile {
   /// GeForce only: the FP16-accumulate rates, recorded separately.
   std::map<std::string, double> fp16_accumulate_flops_per_s;
   std::optional<double> npu_ops_per_s;
+  /// The CPU cluster's dense peak by data type (llama.cpp CPU backend, XNNPACK).
+  std::map<std::string, double> cpu_flops_per_s;
 
   std::optional<double> cache_bytes;
   std::optional<int> compute_units;
@@ -91,7 +94,8 @@ struct HardwareProfile {
 
   /// Peak dense rate for a data type, if the hardware accelerates it.
   std::optional<double> peak_flops_per_s(const std::string& dtype) const;
-  /// Bytes a program can actually use (capacity x usable fraction, or the app limit).
+  /// Bytes a program can actually use: the app limit (phones), else the
+  /// driver-visible bytes (or capacity) times the usable fraction (macOS wired limit).
   double usable_memory_bytes() const;
   /// True when the value at this JSON pointer is marked as an estimate.
   bool is_estimated(std::string_view pointer) const;

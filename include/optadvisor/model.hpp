@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: Apache-2.0
+// SPDX-License-Identifier: MIT
 // Model architecture presets (Hugging Face config.json field names) and the
 // tensor list they imply. Tensor names follow GGUF ("blk.3.ffn_down.weight"),
 // so llama-quantize's per-tensor rules can be applied to presets and GGUF

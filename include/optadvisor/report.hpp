@@ -33,3 +33,21 @@ std::string render_hardware_show(const HardwareProfile& hw, const Resolution& ho
                                  OutputFormat format, const Style& style);
 
 }  // namespace optadvisor
+
+#include "optadvisor/analysis.hpp"
+#include "optadvisor/prepare.hpp"
+
+namespace optadvisor {
+
+/// `estimate`: the full analysis with its inputs and efficiency factors.
+nlohmann::json estimate_json(const PreparedScenario& prepared, const Analysis& analysis);
+std::string render_estimate(const PreparedScenario& prepared, const Analysis& analysis, OutputFormat format, const Style& style);
+
+/// `fit`: memory breakdown, headroom, and the largest context and batch that fit.
+nlohmann::json fit_json(const PreparedScenario& prepared, const Analysis& analysis);
+std::string render_fit(const PreparedScenario& prepared, const Analysis& analysis, OutputFormat format, const Style& style);
+
+/// A command that would measure this scenario on real hardware.
+std::string measure_command(const PreparedScenario& prepared);
+
+}  // namespace optadvisor

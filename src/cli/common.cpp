@@ -19,6 +19,13 @@ OutputFormat FormatOption::get() const {
   return OutputFormat::kText;
 }
 
+void add_model_options(CLI::App* app, ModelRequest& model) {
+  app->add_option("--model,-m", model.preset, "Model preset id (optadvisor models), e.g. llama-3.1-8b");
+  app->add_option("--model-config", model.config_path, "A Hugging Face config.json")->type_name("FILE");
+  app->add_option("--gguf", model.gguf_path, "A GGUF file (only its header is read)")->type_name("FILE");
+  app->add_option("--params", model.params, "A bare dense model of this size: 70B, 7e9");
+}
+
 Catalog load_catalog(const GlobalOptions& global) {
   LoadOptions options;
   options.overlay_dirs = overlay_dirs_from(global.data_dirs, std::getenv("OPTADVISOR_DATA_DIR"));

@@ -8,6 +8,8 @@
 #include <CLI/CLI.hpp>
 
 #include "optadvisor/catalog.hpp"
+#include "optadvisor/model_source.hpp"
+#include "optadvisor/prepare.hpp"
 #include "optadvisor/report.hpp"
 
 namespace optadvisor::cli {
@@ -31,8 +33,14 @@ Catalog load_catalog(const GlobalOptions& global);
 /// Colour on a terminal only, and never with NO_COLOR or --no-color.
 Style stdout_style(const GlobalOptions& global);
 
+/// --model / --model-config / --gguf / --params on a subcommand.
+void add_model_options(CLI::App* app, ModelRequest& model);
+
 /// Subcommand registration; each lives in its own cmd_<name>.cpp.
 void register_hw(CLI::App& app, const GlobalOptions& global);
 void register_validate_data(CLI::App& app, const GlobalOptions& global);
+void register_size(CLI::App& app, const GlobalOptions& global);
+void register_estimate(CLI::App& app, const GlobalOptions& global);
+void register_catalog_lists(CLI::App& app, const GlobalOptions& global);
 
 }  // namespace optadvisor::cli

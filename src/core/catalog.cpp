@@ -16,6 +16,14 @@ namespace {
 
 namespace fs = std::filesystem;
 
+/// One raw data document before it becomes a typed entry.
+struct DataDocument {
+  std::string kind;     ///< "hardware", "models", "quant", "engines", "rules"
+  std::string display;  ///< "data/hardware/x.json" or the overlay file's path
+  nlohmann::json json;
+  bool overlay = false;
+};
+
 /// data/ subfolder -> schema name (data/schema/<name>.schema.json).
 const std::map<std::string, std::string>& schema_for_kind() {
   static const std::map<std::string, std::string> m = {
@@ -113,62 +121,128 @@ void collect_overlay(const fs::path& dir, std::vector<DataDocument>& docs, std::
 
 }  // namespace
 
+std::optional<std::string> NameIndex::add(const std::string& name, const std::string& id, const std::string& via) {
+  const std::string key = normalize_name(name);
+  auto it = names_.find(key);
+  if (it != names_.end()) {
+    if (it->second.id != id) return it->second.id;
+    return std::nullopt;
+  }
+  names_[key] = {name, id, via};
+  return std::nullopt;
+}
+
+std::optional<Resolution> NameIndex::find(std::string_view name) const {
+  auto it = names_.find(normalize_name(name));
+  if (it == names_.end()) return std::nullopt;
+  Resolution r = it->second;
+  r.query = std::string(name);
+  return r;
+}
+
+void NameIndex::throw_unknown(std::string_view kind, std::string_view name, std::string_view list_command) const {
+  std::vector<std::string> candidates;
+  for (const auto& [key, r] : names_) candidates.push_back(r.query);
+  std::vector<std::string> close;
+  for (const auto& n : closest_names(name, candidates, 12)) {
+    const std::string id = find(n)->id;
+    if (std::find(close.begin(), close.end(), id) == close.end() && close.size() < 3) close.push_back(id);
+  }
+  std::string hint;
+  if (!close.empty()) {
+    hint = "did you mean ";
+    for (std::size_t i = 0; i < close.size(); ++i)
+      hint += (i == 0 ? "" : (i + 1 == close.size() ? " or " : ", ")) + ("'" + close[i] + "'");
+    hint += fmt::format("? ({})", list_command);
+  } else {
+    hint = fmt::format("see '{}' for the known ids", list_command);
+  }
+  throw bad_input(fmt::format("unknown {} '{}'", kind, name), hint);
+}
+
+namespace {
+
+/// Adds an entry's names, reporting a name that already leads elsewhere.
+template <typename Entry>
+void index_names(NameIndex& index, const Entry& e, const std::string& origin, std::vector<Problem>& problems,
+                 const std::vector<std::string>& defaults = {}) {
+  auto add = [&](const std::string& name, const char* via, const char* field) {
+    if (auto other = index.add(name, e.id, via))
+      problems.push_back({origin, std::string("/") + field, fmt::format("name '{}' already refers to '{}'", name, *other)});
+  };
+  for (const auto& a : e.aliases) add(a, "alias", "aliases");
+  for (const auto& d : defaults) add(d, "default bin", "default_for");
+}
+
+/// Keeps the entry, letting an overlay replace a shipped one with the same id.
+template <typename Entry>
+void place(std::vector<Entry>& entries, Entry entry, const DataDocument& doc, std::map<std::string, std::string>& origin,
+           std::map<std::string, bool>& from_overlay, std::vector<Problem>& problems) {
+  auto it = std::find_if(entries.begin(), entries.end(), [&](const Entry& e) { return e.id == entry.id; });
+  if (it == entries.end()) {
+    origin[entry.id] = doc.display;
+    from_overlay[entry.id] = doc.overlay;
+    entries.push_back(std::move(entry));
+  } else if (doc.overlay && !from_overlay[entry.id]) {
+    origin[entry.id] = doc.display;
+    from_overlay[entry.id] = true;
+    *it = std::move(entry);
+  } else {
+    problems.push_back({doc.display, "/id", fmt::format("duplicate id '{}' (also defined in {})", entry.id, origin[entry.id])});
+  }
+}
+
+}  // namespace
+
 void Catalog::build(const LoadOptions& options, std::vector<Problem>& problems, Catalog& out) {
-  auto& hardware = out.hardware_;
-  auto& origin = out.hardware_origin_;
-  auto& names = out.hardware_names_;
-  auto& others = out.documents_;
   std::vector<DataDocument> docs;
   collect_embedded(docs, options.validate_embedded, problems);
   for (const auto& dir : options.overlay_dirs) collect_overlay(dir, docs, problems);
 
-  std::map<std::string, std::size_t> index_by_id;
-  std::map<std::string, bool> id_from_overlay;
-  for (auto& doc : docs) {
-    if (doc.kind != "hardware") {
-      others.push_back(std::move(doc));
-      continue;
-    }
-    std::vector<Problem> found;
-    auto hw = hardware_from_json(doc.json, found);
+  std::map<std::string, bool> from_overlay;
+  auto with_file = [&](std::vector<Problem>& found, const DataDocument& doc) {
     for (auto& p : found) {
       p.file = doc.display;
       problems.push_back(std::move(p));
     }
-    if (!hw) continue;
-    hw->document = doc.json;
-    auto existing = index_by_id.find(hw->id);
-    if (existing == index_by_id.end()) {
-      index_by_id[hw->id] = hardware.size();
-      origin[hw->id] = doc.display;
-      id_from_overlay[hw->id] = doc.overlay;
-      hardware.push_back(std::move(*hw));
-    } else if (doc.overlay && !id_from_overlay[hw->id]) {
-      // An overlay replaces a shipped profile.
-      origin[hw->id] = doc.display;
-      id_from_overlay[hw->id] = true;
-      hardware[existing->second] = std::move(*hw);
-    } else {
-      problems.push_back({doc.display, "/id", fmt::format("duplicate id '{}' (also defined in {})", hw->id, origin[hw->id])});
+  };
+  for (auto& doc : docs) {
+    std::vector<Problem> found;
+    if (doc.kind == "hardware") {
+      auto hw = hardware_from_json(doc.json, found);
+      with_file(found, doc);
+      if (!hw) continue;
+      hw->document = doc.json;
+      place(out.hardware_, std::move(*hw), doc, out.origin_, from_overlay, problems);
+    } else if (doc.kind == "models") {
+      auto model = model_from_json(doc.json, found);
+      with_file(found, doc);
+      if (model) place(out.models_, std::move(*model), doc, out.origin_, from_overlay, problems);
+    } else if (doc.kind == "engines") {
+      auto engine = engine_from_json(doc.json, found);
+      with_file(found, doc);
+      if (engine) place(out.engines_, std::move(*engine), doc, out.origin_, from_overlay, problems);
+    } else if (doc.kind == "quant") {
+      out.quant_.add_document(doc.json, found);
+      with_file(found, doc);
+    }
+  }
+  {
+    std::vector<Problem> found;
+    out.quant_.check(found);
+    for (auto& p : found) {
+      if (p.file.empty()) p.file = "data/quant";
+      problems.push_back(std::move(p));
     }
   }
 
-  // Names: ids first, then aliases and default bins; a name may lead to one device only.
-  for (const auto& hw : hardware) names[normalize_name(hw.id)] = {hw.id, hw.id, "id"};
-  for (const auto& hw : hardware) {
-    auto add = [&](const std::string& name, const char* via, const char* field) {
-      const std::string key = normalize_name(name);
-      auto it = names.find(key);
-      if (it != names.end() && it->second.id != hw.id) {
-        problems.push_back({origin[hw.id], std::string("/") + field,
-                            fmt::format("name '{}' already refers to '{}'", name, it->second.id)});
-        return;
-      }
-      if (it == names.end()) names[key] = {name, hw.id, via};
-    };
-    for (const auto& a : hw.aliases) add(a, "alias", "aliases");
-    for (const auto& d : hw.default_for) add(d, "default bin", "default_for");
-  }
+  // Names: ids first, then aliases and default bins; a name may lead to one entry only.
+  for (const auto& hw : out.hardware_) out.hardware_names_.add(hw.id, hw.id, "id");
+  for (const auto& hw : out.hardware_) index_names(out.hardware_names_, hw, out.origin_[hw.id], problems, hw.default_for);
+  for (const auto& m : out.models_) out.model_names_.add(m.id, m.id, "id");
+  for (const auto& m : out.models_) index_names(out.model_names_, m, out.origin_[m.id], problems);
+  for (const auto& e : out.engines_) out.engine_names_.add(e.id, e.id, "id");
+  for (const auto& e : out.engines_) index_names(out.engine_names_, e, out.origin_[e.id], problems);
 }
 
 Catalog Catalog::load(const LoadOptions& options) {
@@ -194,52 +268,37 @@ std::vector<Problem> Catalog::validate(const LoadOptions& options) {
   return problems;
 }
 
-const std::string& Catalog::hardware_origin(const std::string& id) const {
+const std::string& Catalog::origin(const std::string& id) const {
   static const std::string unknown;
-  auto it = hardware_origin_.find(id);
-  return it == hardware_origin_.end() ? unknown : it->second;
-}
-
-std::optional<Resolution> Catalog::find_hardware(std::string_view name) const {
-  auto it = hardware_names_.find(normalize_name(name));
-  if (it == hardware_names_.end()) return std::nullopt;
-  Resolution r = it->second;
-  r.query = std::string(name);
-  return r;
-}
-
-const HardwareProfile& Catalog::hardware_by_id(const std::string& id) const {
-  for (const auto& hw : hardware_)
-    if (hw.id == id) return hw;
-  throw Error(ExitCode::kRuntime, "internal: hardware id '" + id + "' vanished");
+  auto it = origin_.find(id);
+  return it == origin_.end() ? unknown : it->second;
 }
 
 const HardwareProfile& Catalog::resolve_hardware(std::string_view name, Resolution* how) const {
-  auto found = find_hardware(name);
-  if (!found) {
-    std::vector<std::string> candidates;
-    for (const auto& hw : hardware_) {
-      candidates.push_back(hw.id);
-      candidates.insert(candidates.end(), hw.aliases.begin(), hw.aliases.end());
-    }
-    std::vector<std::string> close;
-    for (const auto& n : closest_names(name, candidates, 8)) {
-      const std::string id = find_hardware(n)->id;
-      if (std::find(close.begin(), close.end(), id) == close.end() && close.size() < 3) close.push_back(id);
-    }
-    std::string hint;
-    if (!close.empty()) {
-      hint = "did you mean ";
-      for (std::size_t i = 0; i < close.size(); ++i)
-        hint += (i == 0 ? "" : (i + 1 == close.size() ? " or " : ", ")) + ("'" + close[i] + "'");
-      hint += "? (optadvisor hw list)";
-    } else {
-      hint = "see 'optadvisor hw list' for the known devices";
-    }
-    throw bad_input(fmt::format("unknown hardware '{}'", name), hint);
-  }
+  auto found = hardware_names_.find(name);
+  if (!found) hardware_names_.throw_unknown("hardware", name, "optadvisor hw list");
   if (how) *how = *found;
-  return hardware_by_id(found->id);
+  for (const auto& hw : hardware_)
+    if (hw.id == found->id) return hw;
+  throw Error(ExitCode::kRuntime, "internal: hardware id '" + found->id + "' vanished");
+}
+
+const ModelSpec& Catalog::resolve_model(std::string_view name, Resolution* how) const {
+  auto found = model_names_.find(name);
+  if (!found) model_names_.throw_unknown("model", name, "optadvisor models");
+  if (how) *how = *found;
+  for (const auto& m : models_)
+    if (m.id == found->id) return m;
+  throw Error(ExitCode::kRuntime, "internal: model id '" + found->id + "' vanished");
+}
+
+const EngineProfile& Catalog::resolve_engine(std::string_view name) const {
+  const std::string_view base = name.substr(0, name.find(':'));
+  auto found = engine_names_.find(base);
+  if (!found) engine_names_.throw_unknown("engine", name, "optadvisor engines");
+  for (const auto& e : engines_)
+    if (e.id == found->id) return e;
+  throw Error(ExitCode::kRuntime, "internal: engine id '" + found->id + "' vanished");
 }
 
 std::vector<std::filesystem::path> overlay_dirs_from(const std::vector<std::string>& cli_dirs, const char* env_value) {

@@ -68,7 +68,7 @@ std::optional<double> HardwareProfile::peak_flops_per_s(const std::string& dtype
 
 double HardwareProfile::usable_memory_bytes() const {
   if (app_limit_bytes) return *app_limit_bytes;
-  return memory_capacity_bytes * memory_usable_fraction.value_or(1.0);
+  return memory_visible_bytes.value_or(memory_capacity_bytes) * memory_usable_fraction.value_or(1.0);
 }
 
 bool HardwareProfile::is_estimated(std::string_view pointer) const {
@@ -95,6 +95,7 @@ std::optional<HardwareProfile> hardware_from_json(const nlohmann::json& j, std::
     hw.memory_capacity_bytes = mem.at("capacity_bytes").get<double>();
     hw.memory_bandwidth_bytes_per_s = mem.at("bandwidth_bytes_per_s").get<double>();
     hw.memory_usable_fraction = optional_at<double>(mem, "usable_fraction");
+    hw.memory_visible_bytes = optional_at<double>(mem, "visible_bytes");
     hw.app_limit_bytes = optional_at<double>(mem, "app_limit_bytes");
     hw.app_limit_entitled_bytes = optional_at<double>(mem, "app_limit_entitled_bytes");
     hw.unified_memory = mem.value("unified", false);
@@ -104,6 +105,7 @@ std::optional<HardwareProfile> hardware_from_json(const nlohmann::json& j, std::
     if (compute.contains("fp16_accumulate_flops_per_s"))
       hw.fp16_accumulate_flops_per_s = rates_from_json(compute.at("fp16_accumulate_flops_per_s"));
     hw.npu_ops_per_s = optional_at<double>(compute, "npu_ops_per_s");
+    if (compute.contains("cpu_flops_per_s")) hw.cpu_flops_per_s = rates_from_json(compute.at("cpu_flops_per_s"));
 
     hw.cache_bytes = optional_at<double>(j, "cache_bytes");
     hw.compute_units = optional_at<int>(j, "compute_units");
@@ -151,7 +153,7 @@ std::optional<HardwareProfile> hardware_from_json(const nlohmann::json& j, std::
     problems.push_back({"", "/memory/app_limit_entitled_bytes", "must not be below app_limit_bytes"});
   if (hw.app_limit_bytes && *hw.app_limit_bytes > hw.memory_capacity_bytes)
     problems.push_back({"", "/memory/app_limit_bytes", "exceeds capacity_bytes"});
-  if (hw.flops_per_s.empty() && !hw.npu_ops_per_s)
+  if (hw.flops_per_s.empty() && hw.cpu_flops_per_s.empty() && !hw.npu_ops_per_s)
     problems.push_back({"", "/compute/flops_per_s", "needs at least one data type"});
   if (hw.capabilities.fp8 && !hw.flops_per_s.count("fp8"))
     problems.push_back({"", "/compute/flops_per_s/fp8", "capabilities.fp8 is true but no fp8 rate is given"});
