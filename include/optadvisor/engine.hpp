@@ -21,7 +21,8 @@ struct BackendProfile {
   std::string name;                          ///< "cuda", "metal", "default", ...
   double decode_bandwidth_efficiency = 0.7;  ///< achieved / peak memory bandwidth in decode
   double prefill_compute_efficiency = 0.5;   ///< achieved / peak matrix FLOP/s in prefill
-  std::string compute_dtype = "fp16";        ///< the peak prefill efficiency refers to
+  std::string compute_dtype = "fp16";        ///< the peak prefill efficiency refers to, for 16/32-bit weights
+  std::string quantized_compute_dtype;       ///< the same for quantized weights ("int8": llama.cpp's MMQ kernels); "" = compute_dtype
   double layer_overhead_s = 0;               ///< per decode step and layer (launches, syncs)
   double step_overhead_s = 0;                ///< per decode step (sampling, scheduling)
   bool graphs = false;                       ///< decode step captured as a graph

@@ -27,8 +27,8 @@ struct GgufModel {
   std::string quant_id;  ///< general.file_type mapped to a quant id ("q4_k_m"), "" if unknown or absent
   uint32_t version = 0;  ///< GGUF version, 2 or 3
   uint64_t tensor_count = 0;
-  uint64_t metadata_count = 0;           ///< key/value pairs
-  std::vector<std::string> notes;        ///< what was assumed or missing
+  uint64_t metadata_count = 0;     ///< key/value pairs
+  std::vector<std::string> notes;  ///< what was assumed or missing
 };
 
 /// Reads the metadata and the tensor table of the GGUF file at `path`, in

@@ -25,6 +25,7 @@ struct WeightsSummary {
   double params = 0;                    ///< parameters (elements) in the tensors
   double active_params = 0;             ///< parameters touched per token (MoE: routed subset)
   double bits_per_weight = 0;           ///< 8 x total_bytes / params
+  bool quantized = false;               ///< most weight bytes are in a sub-16-bit storage type
   /// Data type the matrix units run on for this format when the device
   /// supports it ("fp8", "fp4", "int8"), "" for weight-only formats.
   std::string native_compute_dtype;

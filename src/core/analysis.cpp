@@ -25,6 +25,9 @@ double peak_compute(const HardwareProfile& hw, const std::string& dtype, std::st
     *used = "npu";
     return *hw.npu_ops_per_s;
   }
+  if (dtype == "fp16acc16") {
+    if (double r = from(hw.fp16_accumulate_flops_per_s, "fp16", "fp16 (FP16 accumulate)")) return r;
+  }
   if (dtype.rfind("cpu:", 0) == 0) {
     const std::string key = dtype.substr(4);
     if (double r = from(hw.cpu_flops_per_s, key, dtype)) return r;
@@ -158,7 +161,7 @@ Analysis analyze(const Scenario& s) {
   f.peak_bandwidth_bytes_per_s = hw.memory_bandwidth_bytes_per_s;
   f.decode_bandwidth_efficiency = std::min(1.0, backend.decode_bandwidth_efficiency * qe.decode);
   f.achievable_bandwidth_bytes_per_s = f.peak_bandwidth_bytes_per_s * f.decode_bandwidth_efficiency;
-  std::string dtype = backend.compute_dtype;
+  std::string dtype = w.quantized && !backend.quantized_compute_dtype.empty() ? backend.quantized_compute_dtype : backend.compute_dtype;
   if (!w.native_compute_dtype.empty() && engine.id != "llama.cpp") {
     const auto& c = hw.capabilities;
     const bool native = (w.native_compute_dtype == "fp8" && c.fp8) ||
@@ -269,11 +272,18 @@ Analysis analyze(const Scenario& s) {
     }
     const double chunk = static_cast<double>(engine.id == "llama.cpp" ? engine.memory.ubatch_tokens : engine.memory.max_batched_tokens);
     const double passes = prefill ? std::max(1.0, std::ceil(tokens / std::max(chunk, 1.0))) : 1.0;
-    const double flops = (2.0 * w.active_params * tokens + attention) / tp;
+    // Kernels run one after another, so each operator is its own roofline:
+    // the weight GEMMs (bound by weight reads or matrix math) and attention
+    // (bound by KV reads or its own math), summed.
+    const double linear_flops = 2.0 * w.active_params * tokens / tp;
+    const double attention_flops = attention / tp;
+    const double flops = linear_flops + attention_flops;
     const double weights_t = passes * weight_bytes * resident_fraction / bw;
     const double offload_t = offloaded_bytes > 0 ? passes * offloaded_bytes / std::max(host_bw, 1.0) : 0.0;
     const double kv_t = kv_bytes / bw;
-    const double compute_t = flops / compute;
+    const double linear_compute_t = linear_flops / compute;
+    const double attention_compute_t = attention_flops / compute;
+    const double compute_t = linear_compute_t + attention_compute_t;
     const double overhead_t = passes * layers * (prefill ? backend.layer_overhead_s : f.layer_overhead_s) + f.step_overhead_s;
     double comm_t = 0;
     if (tp > 1) {
@@ -291,7 +301,7 @@ Analysis analyze(const Scenario& s) {
     p.interconnect_time_s += comm_t;
     p.flops += flops;
     p.bytes += passes * weight_bytes + kv_bytes;
-    return std::max(weights_t + offload_t + kv_t, compute_t) + overhead_t + comm_t;
+    return std::max(weights_t + offload_t, linear_compute_t) + std::max(kv_t, attention_compute_t) + overhead_t + comm_t;
   };
   auto finish = [&](PhaseEstimate& p, double tokens, const char* name) {
     p.tokens_per_s = p.time_s > 0 ? tokens / p.time_s : 0;

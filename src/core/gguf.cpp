@@ -5,6 +5,8 @@
 // ModelSpec and the tensor table the exact weight bytes.
 #include "optadvisor/gguf.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <cstring>
@@ -15,8 +17,6 @@
 #include <optional>
 #include <set>
 #include <utility>
-
-#include <fmt/format.h>
 
 namespace optadvisor {
 namespace {
@@ -30,13 +30,13 @@ constexpr uint64_t kMaxMetadataBytes = 64 * kMiB;  ///< fixed header plus the ke
 constexpr uint64_t kMaxHeaderBytes = 128 * kMiB;   ///< ... plus the tensor table
 constexpr uint64_t kMaxTensors = 1000000;
 constexpr uint64_t kMaxMetadataPairs = 1000000;
-constexpr uint64_t kFirstChunkBytes = 1 * kMiB;     ///< first read of a file; later reads double it
-constexpr uint64_t kKeptArrayElements = 65536;      ///< integer arrays up to this long are kept (per-layer values)
-constexpr uint64_t kKeptStringBytes = 64 * 1024;    ///< longer string values (chat templates) are skipped
-constexpr uint64_t kMinPairBytes = 8 + 4 + 1;       ///< key length, value type, smallest value
+constexpr uint64_t kFirstChunkBytes = 1 * kMiB;          ///< first read of a file; later reads double it
+constexpr uint64_t kKeptArrayElements = 65536;           ///< integer arrays up to this long are kept (per-layer values)
+constexpr uint64_t kKeptStringBytes = 64 * 1024;         ///< longer string values (chat templates) are skipped
+constexpr uint64_t kMinPairBytes = 8 + 4 + 1;            ///< key length, value type, smallest value
 constexpr uint64_t kMinTensorInfoBytes = 8 + 4 + 4 + 8;  ///< name length, n_dims, type, offset
-constexpr uint32_t kMaxDims = 4;                    ///< GGML_MAX_DIMS
-constexpr uint64_t kDefaultAlignment = 32;          ///< GGUF_DEFAULT_ALIGNMENT
+constexpr uint32_t kMaxDims = 4;                         ///< GGML_MAX_DIMS
+constexpr uint64_t kDefaultAlignment = 32;               ///< GGUF_DEFAULT_ALIGNMENT
 constexpr uint64_t kMaxElements = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
 
 // Ranges for the hyperparameters; anything beyond is a damaged or hostile file
@@ -69,19 +69,32 @@ enum ValueType : uint32_t {
 };
 
 std::string type_name(uint32_t type) {
-  static constexpr std::array<const char*, kTypeCount> kNames = {
-      "UINT8", "INT8", "UINT16", "INT16", "UINT32", "INT32", "FLOAT32", "BOOL", "STRING", "ARRAY", "UINT64", "INT64", "FLOAT64"};
+  static constexpr std::array<const char*, kTypeCount> kNames = {"UINT8",  "INT8",    "UINT16", "INT16",  "UINT32",
+                                                                 "INT32",  "FLOAT32", "BOOL",   "STRING", "ARRAY",
+                                                                 "UINT64", "INT64",   "FLOAT64"};
   return type < kTypeCount ? kNames[type] : fmt::format("type {}", type);
 }
 
 /// Bytes of one scalar; 0 for STRING, ARRAY and unknown types.
 uint64_t scalar_bytes(uint32_t type) {
   switch (type) {
-    case kU8: case kI8: case kBool: return 1;
-    case kU16: case kI16: return 2;
-    case kU32: case kI32: case kF32: return 4;
-    case kU64: case kI64: case kF64: return 8;
-    default: return 0;
+    case kU8:
+    case kI8:
+    case kBool:
+      return 1;
+    case kU16:
+    case kI16:
+      return 2;
+    case kU32:
+    case kI32:
+    case kF32:
+      return 4;
+    case kU64:
+    case kI64:
+    case kF64:
+      return 8;
+    default:
+      return 0;
   }
 }
 
@@ -93,12 +106,18 @@ bool is_integer(uint32_t type) {
 /// An integer scalar's value; UINT64 values past INT64_MAX saturate (and fail the range checks).
 int64_t to_int(uint32_t type, uint64_t bits) {
   switch (type) {
-    case kI8: return static_cast<int8_t>(static_cast<uint8_t>(bits));
-    case kI16: return static_cast<int16_t>(static_cast<uint16_t>(bits));
-    case kI32: return static_cast<int32_t>(static_cast<uint32_t>(bits));
-    case kI64: return static_cast<int64_t>(bits);
-    case kBool: return bits != 0 ? 1 : 0;
-    default: return bits > kMaxElements ? std::numeric_limits<int64_t>::max() : static_cast<int64_t>(bits);
+    case kI8:
+      return static_cast<int8_t>(static_cast<uint8_t>(bits));
+    case kI16:
+      return static_cast<int16_t>(static_cast<uint16_t>(bits));
+    case kI32:
+      return static_cast<int32_t>(static_cast<uint32_t>(bits));
+    case kI64:
+      return static_cast<int64_t>(bits);
+    case kBool:
+      return bits != 0 ? 1 : 0;
+    default:
+      return bits > kMaxElements ? std::numeric_limits<int64_t>::max() : static_cast<int64_t>(bits);
   }
 }
 
@@ -180,7 +199,8 @@ class Reader {
     const uint64_t at = pos_;
     const uint64_t n = u64(what);
     if (n > kMaxStringBytes)
-      fail(fmt::format("string length {} at offset {} ({}) exceeds the {} MiB limit", n, at, what, kMaxStringBytes / kMiB));
+      fail(fmt::format("string length {} at offset {} ({}) exceeds the {} MiB limit", n, at, what,
+                       kMaxStringBytes / kMiB));
     return n;
   }
   std::string string_bytes(uint64_t n, std::string_view what) {
@@ -245,7 +265,8 @@ Value read_value(Reader& r, const std::string& key, uint32_t type) {
       for (uint64_t i = 0; i < v.count; ++i) r.skip(r.string_length(element), element);
     } else if (is_integer(v.element_type) && v.count <= kKeptArrayElements) {
       v.ints.reserve(v.count);
-      for (uint64_t i = 0; i < v.count; ++i) v.ints.push_back(to_int(v.element_type, r.little_endian(element_bytes, element)));
+      for (uint64_t i = 0; i < v.count; ++i)
+        v.ints.push_back(to_int(v.element_type, r.little_endian(element_bytes, element)));
       v.ints_kept = true;
     } else {
       r.skip(v.count * element_bytes, what);
@@ -294,7 +315,8 @@ TensorInfo read_tensor_info(Reader& r, uint64_t index, const QuantDb& db) {
   t.name = r.string(fmt::format("the name of tensor {}", index));
   const std::string label = "tensor '" + t.name + "'";
   t.n_dims = r.u32("the dimension count of " + label);
-  if (t.n_dims > kMaxDims) r.fail(fmt::format("{} has {} dimensions; GGUF allows at most {}", label, t.n_dims, kMaxDims));
+  if (t.n_dims > kMaxDims)
+    r.fail(fmt::format("{} has {} dimensions; GGUF allows at most {}", label, t.n_dims, kMaxDims));
   t.elements = 1;
   for (uint32_t d = 0; d < t.n_dims; ++d) {
     t.ne[d] = r.u64("a dimension of " + label);
@@ -325,15 +347,18 @@ TensorInfo read_tensor_info(Reader& r, uint64_t index, const QuantDb& db) {
 /// llama_ftype values (llama.cpp include/llama.h) by their enum suffix.
 std::optional<std::string_view> llama_ftype_name(uint64_t ftype) {
   static const std::map<uint64_t, std::string_view> kNames = {
-      {0, "ALL_F32"},           {1, "MOSTLY_F16"},      {2, "MOSTLY_Q4_0"},     {3, "MOSTLY_Q4_1"},
-      {4, "MOSTLY_Q4_1_SOME_F16"}, {7, "MOSTLY_Q8_0"},  {8, "MOSTLY_Q5_0"},     {9, "MOSTLY_Q5_1"},
-      {10, "MOSTLY_Q2_K"},      {11, "MOSTLY_Q3_K_S"},  {12, "MOSTLY_Q3_K_M"},  {13, "MOSTLY_Q3_K_L"},
-      {14, "MOSTLY_Q4_K_S"},    {15, "MOSTLY_Q4_K_M"},  {16, "MOSTLY_Q5_K_S"},  {17, "MOSTLY_Q5_K_M"},
-      {18, "MOSTLY_Q6_K"},      {19, "MOSTLY_IQ2_XXS"}, {20, "MOSTLY_IQ2_XS"},  {21, "MOSTLY_Q2_K_S"},
-      {22, "MOSTLY_IQ3_XS"},    {23, "MOSTLY_IQ3_XXS"}, {24, "MOSTLY_IQ1_S"},   {25, "MOSTLY_IQ4_NL"},
-      {26, "MOSTLY_IQ3_S"},     {27, "MOSTLY_IQ3_M"},   {28, "MOSTLY_IQ2_S"},   {29, "MOSTLY_IQ2_M"},
-      {30, "MOSTLY_IQ4_XS"},    {31, "MOSTLY_IQ1_M"},   {32, "MOSTLY_BF16"},    {33, "MOSTLY_Q4_0_4_4"},
-      {34, "MOSTLY_Q4_0_4_8"},  {35, "MOSTLY_Q4_0_8_8"}, {36, "MOSTLY_TQ1_0"},  {37, "MOSTLY_TQ2_0"},
+      {0, "ALL_F32"},           {1, "MOSTLY_F16"},           {2, "MOSTLY_Q4_0"},
+      {3, "MOSTLY_Q4_1"},       {4, "MOSTLY_Q4_1_SOME_F16"}, {7, "MOSTLY_Q8_0"},
+      {8, "MOSTLY_Q5_0"},       {9, "MOSTLY_Q5_1"},          {10, "MOSTLY_Q2_K"},
+      {11, "MOSTLY_Q3_K_S"},    {12, "MOSTLY_Q3_K_M"},       {13, "MOSTLY_Q3_K_L"},
+      {14, "MOSTLY_Q4_K_S"},    {15, "MOSTLY_Q4_K_M"},       {16, "MOSTLY_Q5_K_S"},
+      {17, "MOSTLY_Q5_K_M"},    {18, "MOSTLY_Q6_K"},         {19, "MOSTLY_IQ2_XXS"},
+      {20, "MOSTLY_IQ2_XS"},    {21, "MOSTLY_Q2_K_S"},       {22, "MOSTLY_IQ3_XS"},
+      {23, "MOSTLY_IQ3_XXS"},   {24, "MOSTLY_IQ1_S"},        {25, "MOSTLY_IQ4_NL"},
+      {26, "MOSTLY_IQ3_S"},     {27, "MOSTLY_IQ3_M"},        {28, "MOSTLY_IQ2_S"},
+      {29, "MOSTLY_IQ2_M"},     {30, "MOSTLY_IQ4_XS"},       {31, "MOSTLY_IQ1_M"},
+      {32, "MOSTLY_BF16"},      {33, "MOSTLY_Q4_0_4_4"},     {34, "MOSTLY_Q4_0_4_8"},
+      {35, "MOSTLY_Q4_0_8_8"},  {36, "MOSTLY_TQ1_0"},        {37, "MOSTLY_TQ2_0"},
       {38, "MOSTLY_MXFP4_MOE"}, {39, "MOSTLY_NVFP4"}};
   auto it = kNames.find(ftype);
   if (it == kNames.end()) return std::nullopt;
@@ -355,7 +380,7 @@ std::string group_of(const Tensor& t, const std::string& category) {
   return "other";
 }
 
-constexpr std::array<std::string_view, 7> kGroupOrder = {"embeddings", "attention", "ffn", "experts",
+constexpr std::array<std::string_view, 7> kGroupOrder = {"embeddings", "attention", "ffn",  "experts",
                                                          "norms",      "output",    "other"};
 
 Tensor to_tensor(const TensorInfo& info) {
@@ -369,12 +394,13 @@ Tensor to_tensor(const TensorInfo& info) {
   return t;
 }
 
-WeightsBreakdown weights_from_table(const std::vector<TensorInfo>& infos, const QuantDb& db, const std::string& format_id,
-                                    uint64_t header_bytes, uint64_t file_bytes) {
+WeightsBreakdown weights_from_table(const std::vector<TensorInfo>& infos, const QuantDb& db,
+                                    const std::string& format_id, uint64_t header_bytes, uint64_t file_bytes) {
   WeightsBreakdown out;
   out.format_id = format_id;
   out.container = Container::kGguf;
-  const bool tied = std::none_of(infos.begin(), infos.end(), [](const TensorInfo& t) { return t.name == "output.weight"; });
+  const bool tied =
+      std::none_of(infos.begin(), infos.end(), [](const TensorInfo& t) { return t.name == "output.weight"; });
   std::map<std::string, GroupSummary> groups;
   std::map<std::string, uint64_t> removed;
   out.tensors.reserve(infos.size());
@@ -542,9 +568,9 @@ void SpecBuilder::read_attention(ModelSpec& s) {
     auto v_len = uint(key("attention.value_length_mla"), kMaxWidth);
     if (!k_len) k_len = uint(key("attention.key_length"), kMaxWidth);
     if (!v_len) v_len = uint(key("attention.value_length"), kMaxWidth);
-    if (!k_len || !v_len) fail(fmt::format("MLA model without {} and {}", key("attention.key_length"), key("attention.value_length")));
-    if (*k_len <= *rope)
-      fail(fmt::format("MLA key length {} is not larger than the rotary part {}", *k_len, *rope));
+    if (!k_len || !v_len)
+      fail(fmt::format("MLA model without {} and {}", key("attention.key_length"), key("attention.value_length")));
+    if (*k_len <= *rope) fail(fmt::format("MLA key length {} is not larger than the rotary part {}", *k_len, *rope));
     s.qk_nope_head_dim = *k_len - *rope;
     s.v_head_dim = *v_len;
     s.head_dim = s.qk_nope_head_dim + s.qk_rope_head_dim;
@@ -555,8 +581,8 @@ void SpecBuilder::read_attention(ModelSpec& s) {
 
   if (auto k_len = uint(key("attention.key_length"), kMaxWidth)) {
     s.head_dim = *k_len;
-  } else if (const TensorInfo* k = first_of_kind("attn_k"); k != nullptr && s.num_key_value_heads > 0 &&
-                                                            k->ne[1] % s.num_key_value_heads == 0) {
+  } else if (const TensorInfo* k = first_of_kind("attn_k");
+             k != nullptr && s.num_key_value_heads > 0 && k->ne[1] % s.num_key_value_heads == 0) {
     s.head_dim = k->ne[1] / s.num_key_value_heads;
   } else {
     s.head_dim = s.hidden_size / heads;
@@ -589,7 +615,8 @@ void SpecBuilder::read_experts(ModelSpec& s) {
     if (const TensorInfo* up = first_of_kind("ffn_up_shexp")) {
       s.shared_expert_intermediate_size = up->ne[1];
     } else if (auto shared = uint(key("expert_shared_feed_forward_length"), kMaxWidth)) {
-      s.shared_expert_intermediate_size = *shared * std::max<uint64_t>(1, uint(key("expert_shared_count"), kMaxExperts).value_or(1));
+      s.shared_expert_intermediate_size =
+          *shared * std::max<uint64_t>(1, uint(key("expert_shared_count"), kMaxExperts).value_or(1));
     } else if (auto count = uint(key("expert_shared_count"), kMaxExperts)) {
       s.shared_expert_intermediate_size = *count * width;
     }
@@ -609,8 +636,8 @@ void SpecBuilder::read_experts(ModelSpec& s) {
   if (needs_dense && s.intermediate_size == 0) {
     if (const TensorInfo* down = first_of_kind("ffn_down")) {
       s.intermediate_size = down->ne[0];
-      notes_.push_back(fmt::format("{} absent: the FFN width {} is read from the tensor shapes", key("feed_forward_length"),
-                                   s.intermediate_size));
+      notes_.push_back(fmt::format("{} absent: the FFN width {} is read from the tensor shapes",
+                                   key("feed_forward_length"), s.intermediate_size));
     }
   }
 }
@@ -637,8 +664,10 @@ void SpecBuilder::read_sliding_window(ModelSpec& s) {
         s.layer_types.push_back(flag != 0 ? "sliding_attention" : "full_attention");
         any = any || flag != 0;
       }
-      if (!any) s.layer_types.clear();
-      else s.sliding_window = window;
+      if (!any)
+        s.layer_types.clear();
+      else
+        s.sliding_window = window;
       return;
     }
     if (is_integer(pattern->type)) {
@@ -656,14 +685,14 @@ void SpecBuilder::read_sliding_window(ModelSpec& s) {
     return;
   }
   if (mt == "phi3" && known_arch_) {
-    notes_.push_back(fmt::format("sliding window of {} tokens ignored: llama.cpp disables Phi-3's sliding-window attention",
-                                 window));
+    notes_.push_back(fmt::format(
+        "sliding window of {} tokens ignored: llama.cpp disables Phi-3's sliding-window attention", window));
     return;
   }
   if (known_arch_) {
     notes_.push_back(fmt::format(
-        "sliding window of {} tokens ignored: llama.cpp runs architecture '{}' without sliding-window attention", window,
-        arch_));
+        "sliding window of {} tokens ignored: llama.cpp runs architecture '{}' without sliding-window attention",
+        window, arch_));
     return;
   }
   notes_.push_back(fmt::format(
@@ -691,9 +720,9 @@ ModelSpec SpecBuilder::build() {
   if (!arch || arch->empty()) fail("metadata lacks general.architecture");
   arch_ = *arch;
   static const std::map<std::string, std::string> kModelTypes = {
-      {"llama", "llama"},   {"mistral", "llama"},          {"mixtral", "mixtral"}, {"qwen2", "qwen2"},
-      {"qwen3", "qwen3"},   {"qwen3moe", "qwen3_moe"},     {"gemma2", "gemma2"},   {"gemma3", "gemma3_text"},
-      {"phi3", "phi3"},     {"deepseek2", "deepseek_v3"},  {"gpt-oss", "gpt_oss"}, {"gptoss", "gpt_oss"}};
+      {"llama", "llama"}, {"mistral", "llama"},         {"mixtral", "mixtral"}, {"qwen2", "qwen2"},
+      {"qwen3", "qwen3"}, {"qwen3moe", "qwen3_moe"},    {"gemma2", "gemma2"},   {"gemma3", "gemma3_text"},
+      {"phi3", "phi3"},   {"deepseek2", "deepseek_v3"}, {"gpt-oss", "gpt_oss"}, {"gptoss", "gpt_oss"}};
   ModelSpec s;
   auto known = kModelTypes.find(arch_);
   known_arch_ = known != kModelTypes.end();
@@ -734,7 +763,8 @@ ModelSpec SpecBuilder::build() {
   if (s.hidden_size == 0) fail(fmt::format("metadata lacks {} (or it is 0)", key("embedding_length")));
 
   // Known-architecture quirks before the generic readers.
-  if (known_arch_ && arch_ == "llama" && uint(key("expert_count"), kMaxExperts).value_or(0) > 0) s.model_type = "mixtral";
+  if (known_arch_ && arch_ == "llama" && uint(key("expert_count"), kMaxExperts).value_or(0) > 0)
+    s.model_type = "mixtral";
 
   read_attention(s);
   read_experts(s);
@@ -756,7 +786,8 @@ ModelSpec SpecBuilder::build() {
   s.vocab_size = *vocab;
 
   s.max_position_embeddings = uint(key("context_length"), kMaxContext).value_or(0);
-  if (s.max_position_embeddings == 0) notes_.push_back(fmt::format("{} absent: training context unknown", key("context_length")));
+  if (s.max_position_embeddings == 0)
+    notes_.push_back(fmt::format("{} absent: training context unknown", key("context_length")));
   if (auto theta = number(key("rope.freq_base")); theta && *theta > 0) s.rope_theta = *theta;
 
   read_sliding_window(s);
@@ -778,8 +809,8 @@ ModelSpec validated(const ModelSpec& s, bool traits_from_tensors, const std::str
   std::optional<ModelSpec> spec = model_from_json(doc, problems);
   if (!spec) {
     const Problem& p = problems.front();
-    throw bad_input(fmt::format("{}: inconsistent model metadata: {}{}", name, p.pointer.empty() ? "" : p.pointer.substr(1) + ": ",
-                                p.message),
+    throw bad_input(fmt::format("{}: inconsistent model metadata: {}{}", name,
+                                p.pointer.empty() ? "" : p.pointer.substr(1) + ": ", p.message),
                     kDamagedHint);
   }
   return *spec;
@@ -795,7 +826,7 @@ GgufModel parse(ByteSource& source, const std::string& name, const QuantDb& db) 
     std::string shown;
     for (int i = 0; i < 4; ++i)
       shown += (magic[i] >= 0x20 && magic[i] < 0x7f) ? std::string(1, static_cast<char>(magic[i]))
-                                                      : fmt::format("\\x{:02x}", magic[i]);
+                                                     : fmt::format("\\x{:02x}", magic[i]);
     r.fail(fmt::format("not a GGUF file: bad magic '{}' (expected 'GGUF')", shown), kNotGgufHint);
   }
   out.version = r.u32("the version");
@@ -855,27 +886,29 @@ GgufModel parse(ByteSource& source, const std::string& name, const QuantDb& db) 
   const uint64_t data_bytes = file_bytes > data_offset ? file_bytes - data_offset : 0;
   for (const TensorInfo& t : tensors) {
     if (t.offset % alignment != 0)
-      r.fail(fmt::format("tensor '{}' has data offset {}, not a multiple of the alignment {}", t.name, t.offset, alignment));
+      r.fail(fmt::format("tensor '{}' has data offset {}, not a multiple of the alignment {}", t.name, t.offset,
+                         alignment));
     if (t.offset > data_bytes || t.bytes > data_bytes - t.offset)
       r.fail(fmt::format("truncated: tensor '{}' needs bytes {} to {} of the data section but it holds {} "
                          "(the file has {} bytes)",
-                         t.name, t.offset, saturating_add(t.offset, t.bytes),
-                         data_bytes, file_bytes),
+                         t.name, t.offset, saturating_add(t.offset, t.bytes), data_bytes, file_bytes),
              kTruncatedHint);
   }
 
   // File type -> quant id.
   if (auto it = meta.find("general.file_type"); it != meta.end() && is_integer(it->second.type)) {
     const int64_t raw = to_int(it->second.type, it->second.bits);
-    const uint64_t ftype = raw < 0 ? std::numeric_limits<uint64_t>::max() : static_cast<uint64_t>(raw) & ~uint64_t{1024};
+    const uint64_t ftype =
+        raw < 0 ? std::numeric_limits<uint64_t>::max() : static_cast<uint64_t>(raw) & ~uint64_t{1024};
     if (auto ftype_name = llama_ftype_name(ftype)) {
       const std::string llama_name = "LLAMA_FTYPE_" + std::string(*ftype_name);
       for (const QuantFormat& f : db.formats())
         if (f.llama_ftype == llama_name) out.quant_id = f.id;
       if (out.quant_id.empty())
-        out.notes.push_back(fmt::format("file type {} (general.file_type {}) has no quant id here; the tensor table "
-                                        "gives the exact bytes",
-                                        llama_name, raw));
+        out.notes.push_back(
+            fmt::format("file type {} (general.file_type {}) has no quant id here; the tensor table "
+                        "gives the exact bytes",
+                        llama_name, raw));
     } else {
       out.notes.push_back(fmt::format("general.file_type {} is not a llama.cpp file type", raw));
     }
@@ -885,8 +918,10 @@ GgufModel parse(ByteSource& source, const std::string& name, const QuantDb& db) 
 
   SpecBuilder builder(meta, tensors, name, out.notes);
   const ModelSpec raw = builder.build();
-  const bool traits_from_tensors = std::any_of(tensors.begin(), tensors.end(), [](const TensorInfo& t) { return t.layer >= 0; });
-  if (!traits_from_tensors) out.notes.push_back("no block tensors in the file: biases and norms follow the architecture's defaults");
+  const bool traits_from_tensors =
+      std::any_of(tensors.begin(), tensors.end(), [](const TensorInfo& t) { return t.layer >= 0; });
+  if (!traits_from_tensors)
+    out.notes.push_back("no block tensors in the file: biases and norms follow the architecture's defaults");
   out.spec = validated(raw, traits_from_tensors, name);
   out.weights = weights_from_table(tensors, db, out.quant_id.empty() ? "gguf" : out.quant_id, data_offset, file_bytes);
   return out;
@@ -902,7 +937,8 @@ GgufModel parse_gguf_model(std::string_view bytes, const std::string& name, cons
 GgufModel read_gguf_model(const std::string& path, const QuantDb& db) {
   std::error_code ec;
   const fs::file_status status = fs::status(path, ec);
-  if (ec || !fs::exists(status)) throw bad_input(fmt::format("{}: no such file", path), "check the path to the .gguf file");
+  if (ec || !fs::exists(status))
+    throw bad_input(fmt::format("{}: no such file", path), "check the path to the .gguf file");
   if (fs::is_directory(status))
     throw bad_input(fmt::format("{}: is a directory, not a GGUF file", path), "pass the .gguf file itself");
   const uint64_t size = fs::file_size(path, ec);

@@ -100,10 +100,15 @@ WeightsSummary summarize_weights(const ModelSpec& spec, const WeightsBreakdown& 
   s.params = static_cast<double>(weights.params);
   s.bits_per_weight = weights.bits_per_weight;
   s.tied_embeddings = spec.tie_word_embeddings;
+  double unquantized_bytes = 0;
   for (const auto& t : weights.tensors) {
+    std::string storage = t.storage;
+    for (auto& ch : storage) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    if (storage == "f16" || storage == "bf16" || storage == "f32") unquantized_bytes += static_cast<double>(t.bytes);
     if (t.kind == "token_embd") s.token_embedding_bytes += static_cast<double>(t.bytes);
     if (t.kind.size() > 5 && t.kind.compare(t.kind.size() - 5, 5, "_exps") == 0) s.routed_expert_bytes += static_cast<double>(t.bytes);
   }
+  s.quantized = unquantized_bytes < 0.5 * s.total_bytes;
   // Active parameters scale with the tensors actually stored (a GGUF may differ from the preset).
   const double preset_total = static_cast<double>(parameter_count(spec));
   const double preset_active = static_cast<double>(active_parameter_count(spec));

@@ -34,7 +34,10 @@ class FieldReader {
       if (required) missing(key);
       return {};
     }
-    if (!j_.at(key).is_string()) return wrong(key, "expected a string"), std::string{};
+    if (!j_.at(key).is_string()) {
+      wrong(key, "expected a string");
+      return {};
+    }
     return j_.at(key).get<std::string>();
   }
 
@@ -44,16 +47,12 @@ class FieldReader {
       return std::nullopt;
     }
     const json& v = j_.at(key);
-    if (!v.is_number_integer()) return wrong(key, "expected an integer"), std::nullopt;
-    if (v.is_number_unsigned()) {
-      const auto u = v.get<uint64_t>();
-      if (u < min || u > max) return wrong(key, fmt::format("expected an integer in [{}, {}]", min, max)), std::nullopt;
-      return u;
+    const bool negative = v.is_number_integer() && !v.is_number_unsigned() && v.get<int64_t>() < 0;
+    if (!v.is_number_integer() || negative || v.get<uint64_t>() < min || v.get<uint64_t>() > max) {
+      wrong(key, fmt::format("expected an integer in [{}, {}]", min, max));
+      return std::nullopt;
     }
-    const auto s = v.get<int64_t>();
-    if (s < 0 || static_cast<uint64_t>(s) < min || static_cast<uint64_t>(s) > max)
-      return wrong(key, fmt::format("expected an integer in [{}, {}]", min, max)), std::nullopt;
-    return static_cast<uint64_t>(s);
+    return v.get<uint64_t>();
   }
 
   std::optional<uint32_t> u32(const char* key, bool required = false, uint32_t min = 0) {
@@ -64,7 +63,10 @@ class FieldReader {
 
   std::optional<bool> boolean(const char* key) {
     if (!has(key)) return std::nullopt;
-    if (!j_.at(key).is_boolean()) return wrong(key, "expected true or false"), std::nullopt;
+    if (!j_.at(key).is_boolean()) {
+      wrong(key, "expected true or false");
+      return std::nullopt;
+    }
     return j_.at(key).get<bool>();
   }
 
@@ -72,7 +74,10 @@ class FieldReader {
     std::vector<std::string> out;
     if (!has(key)) return out;
     const json& v = j_.at(key);
-    if (!v.is_array()) return wrong(key, "expected an array of strings"), out;
+    if (!v.is_array()) {
+      wrong(key, "expected an array of strings");
+      return out;
+    }
     for (std::size_t i = 0; i < v.size(); ++i) {
       if (!v[i].is_string()) {
         problems_.push_back({"", at(key) + "/" + std::to_string(i), "expected a string"});

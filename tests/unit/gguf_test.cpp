@@ -2,8 +2,9 @@
 // GGUF header reader: tiny models written in memory with exact bytes worked
 // by hand, architecture fields per family, and hostile or broken files, each
 // asserting the exit code and the message.
-#include <catch2/catch.hpp>
+#include "optadvisor/gguf.hpp"
 
+#include <catch2/catch.hpp>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -13,7 +14,6 @@
 #include <vector>
 
 #include "optadvisor/catalog.hpp"
-#include "optadvisor/gguf.hpp"
 
 namespace fs = std::filesystem;
 using namespace optadvisor;
@@ -66,9 +66,12 @@ struct Bytes {
 /// F32 4 per weight, Q4_0 18 per 32 (fp16 scale + 16 nibble bytes), Q8_0 34 per 32 (fp16 scale + 32 int8).
 uint64_t tensor_bytes(uint32_t type, uint64_t elements) {
   switch (type) {
-    case kTypeF32: return 4 * elements;
-    case kTypeQ4_0: return elements / 32 * 18;
-    case kTypeQ8_0: return elements / 32 * 34;
+    case kTypeF32:
+      return 4 * elements;
+    case kTypeQ4_0:
+      return elements / 32 * 18;
+    case kTypeQ8_0:
+      return elements / 32 * 34;
     default: {
       const GgmlType* t = db().ggml_type_by_id(type);
       REQUIRE(t != nullptr);
@@ -357,8 +360,8 @@ TEST_CASE("general.alignment moves the data section", "[gguf]") {
 
 TEST_CASE("general.file_type maps to quant ids", "[gguf]") {
   const std::map<uint32_t, std::string> expected = {
-      {0, "fp32"}, {1, "f16"}, {2, "q4_0"}, {7, "q8_0"}, {10, "q2_k"}, {15, "q4_k_m"}, {17, "q5_k_m"},
-      {18, "q6_k"}, {19, "iq2_xxs"}, {21, "q2_k_s"}, {30, "iq4_xs"}, {31, "iq1_m"}, {32, "bf16"}, {38, "mxfp4_moe"}};
+      {0, "fp32"},  {1, "f16"},      {2, "q4_0"},    {7, "q8_0"},    {10, "q2_k"},  {15, "q4_k_m"}, {17, "q5_k_m"},
+      {18, "q6_k"}, {19, "iq2_xxs"}, {21, "q2_k_s"}, {30, "iq4_xs"}, {31, "iq1_m"}, {32, "bf16"},   {38, "mxfp4_moe"}};
   for (const auto& [ftype, id] : expected) {
     INFO("general.file_type " << ftype);
     REQUIRE(db().find(id) != nullptr);
@@ -387,8 +390,8 @@ TEST_CASE("general.file_type maps to quant ids", "[gguf]") {
   CHECK(none.quant_id.empty());
   CHECK(none.weights.format_id == "gguf");
   CHECK(has_note(none.notes, "general.file_type absent"));
-  CHECK(none.spec.id == "gguf:anonymous");      // no general.name: the file stem
-  CHECK(none.spec.vocab_size == 100);           // no tokenizer: token_embd rows
+  CHECK(none.spec.id == "gguf:anonymous");  // no general.name: the file stem
+  CHECK(none.spec.vocab_size == 100);       // no tokenizer: token_embd rows
   CHECK(none.spec.max_position_embeddings == 0);
 }
 
@@ -654,9 +657,7 @@ TEST_CASE("broken GGUF headers are bad input with a clear message", "[gguf]") {
     REQUIRE(at != std::string::npos);
     check_bad(good.substr(0, at + name.size() + 2), {"truncated", name});
   }
-  SECTION("truncated before the counted entries") {
-    check_bad(good.substr(0, 40), {"truncated", "metadata pairs"});
-  }
+  SECTION("truncated before the counted entries") { check_bad(good.substr(0, 40), {"truncated", "metadata pairs"}); }
   SECTION("string length 2^60") {
     Bytes b = header(3, 0, 1);
     b.u64(uint64_t{1} << 60).zeros(16);
@@ -666,6 +667,13 @@ TEST_CASE("broken GGUF headers are bad input with a clear message", "[gguf]") {
     Bytes b = header(3, 0, 1);
     b.str("a").u32(kArray).u32(kU8).u64(uint64_t{1} << 62);
     check_bad(b.out, {"array 'a'", "4611686018427387904 elements"});
+  }
+  SECTION("metadata past 64 MiB") {
+    // A 65 MiB byte array: the bytes are there, but metadata that large is not a model header.
+    Bytes b = header(3, 0, 1);
+    b.str("blob").u32(kArray).u32(kU8).u64(65 * 1024 * 1024);
+    b.zeros(65 * 1024 * 1024);
+    check_bad(b.out, {"'blob'", "64 MiB limit", "metadata"});
   }
   SECTION("array of arrays") {
     Bytes b = header(3, 0, 1);
@@ -682,7 +690,9 @@ TEST_CASE("broken GGUF headers are bad input with a clear message", "[gguf]") {
     b.str("a").u32(kU32).u32(1).str("a").u32(kU32).u32(2);
     check_bad(b.out, {"duplicate metadata key 'a'"});
   }
-  SECTION("tensor count 2^40") { check_bad(header(3, uint64_t{1} << 40, 0).out, {"tensor count 1099511627776", "exceeds"}); }
+  SECTION("tensor count 2^40") {
+    check_bad(header(3, uint64_t{1} << 40, 0).out, {"tensor count 1099511627776", "exceeds"});
+  }
   SECTION("metadata count 2^40") {
     check_bad(header(3, 0, uint64_t{1} << 40).out, {"metadata count 1099511627776", "exceeds"});
   }

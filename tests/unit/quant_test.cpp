@@ -4,7 +4,9 @@
 #include <catch2/catch.hpp>
 
 #include <fstream>
+#include <functional>
 #include <map>
+#include <stdexcept>
 #include <string>
 
 #include "optadvisor/catalog.hpp"

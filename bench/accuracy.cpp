@@ -1,0 +1,359 @@
+// SPDX-License-Identifier: MIT
+// Accuracy benchmark: runs every published measurement in
+// bench/data/speed_scenarios.csv that the model can express and reports the
+// absolute percentage error per engine and device class (median, p90, worst
+// rows). --fit refits the engine efficiencies on the data, reports
+// leave-one-device-out errors, and with --write stores them in data/engines/.
+//
+//   optadvisor_accuracy [--data bench/data/speed_scenarios.csv] [--fit [--write]]
+//                       [--check bench/accuracy_baseline.json] [--json out.json]
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "csv.hpp"
+#include "optadvisor/analysis.hpp"
+#include "optadvisor/catalog.hpp"
+#include "optadvisor/prepare.hpp"
+
+using namespace optadvisor;
+using optadvisor::bench::CsvRow;
+
+namespace {
+
+enum class Kind { kPrefill, kDecode, kThroughput };
+
+struct Case {
+  CsvRow row;
+  Kind kind = Kind::kDecode;
+  std::string metric;
+  double measured = 0;
+  PreparedScenario ps;
+  std::string engine_key;  ///< "llama.cpp:metal"
+  std::string device;      ///< hardware id
+  std::string device_class;
+  bool uncertain = false;
+};
+
+double predict(const Case& c) {
+  const Analysis a = analyze(c.ps.scenario);
+  if (c.metric == "prefill_tokens_per_s") return a.prefill.tokens_per_s;
+  if (c.metric == "ttft_s") return a.prefill.time_s;
+  if (c.metric == "decode_tokens_per_s") return a.decode.tokens_per_s_per_sequence;
+  if (c.metric == "itl_s") return a.decode.time_s;
+  if (c.metric == "output_tokens_per_s") return a.has_throughput ? a.output_tokens_per_s : a.decode.tokens_per_s;
+  return 0;
+}
+
+double ape(const Case& c) {
+  const double p = predict(c);
+  return std::fabs(p - c.measured) / c.measured;
+}
+
+double abs_log_error(const Case& c) {
+  const double p = std::max(predict(c), 1e-12);
+  return std::fabs(std::log(p / c.measured));
+}
+
+double quantile(std::vector<double> v, double q) {
+  if (v.empty()) return NAN;
+  std::sort(v.begin(), v.end());
+  const double pos = q * static_cast<double>(v.size() - 1);
+  const auto lo = static_cast<std::size_t>(std::floor(pos));
+  const auto hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
+}
+
+int64_t to_int(const std::string& s, int64_t fallback) {
+  if (s.empty()) return fallback;
+  try {
+    return std::stoll(s);
+  } catch (const std::exception&) {
+    return fallback;
+  }
+}
+
+/// Every engine profile as a mutable copy, so fitting can change efficiencies.
+struct Engines {
+  std::map<std::string, EngineProfile> by_id;
+};
+
+void point_at(Case& c, Engines& engines) {
+  auto& e = engines.by_id.at(c.ps.scenario.engine.engine->id);
+  c.ps.scenario.engine.engine = &e;
+  c.ps.scenario.engine.backend = &e.backends.at(c.ps.scenario.engine.backend->name);
+}
+
+struct Summary {
+  std::size_t n = 0;
+  double median = NAN, p90 = NAN;
+};
+
+Summary summarize(const std::vector<const Case*>& cases) {
+  std::vector<double> errors;
+  for (const auto* c : cases) errors.push_back(ape(*c));
+  return {errors.size(), quantile(errors, 0.5), quantile(errors, 0.9)};
+}
+
+/// Coordinate descent on a sum of absolute log errors over a grid per parameter.
+struct Param {
+  double* value;
+  double lo, hi, step;
+  std::string name;
+};
+
+double objective(const std::vector<const Case*>& cases) {
+  double sum = 0;
+  for (const auto* c : cases) sum += abs_log_error(*c);
+  return sum;
+}
+
+void fit(std::vector<Param>& params, const std::vector<const Case*>& cases) {
+  if (cases.empty()) return;
+  for (int round = 0; round < 3; ++round) {
+    for (auto& p : params) {
+      double best = *p.value, best_cost = objective(cases);
+      for (double v = p.lo; v <= p.hi + 1e-12; v += p.step) {
+        *p.value = v;
+        const double cost = objective(cases);
+        if (cost < best_cost - 1e-12) best_cost = cost, best = v;
+      }
+      *p.value = best;
+    }
+  }
+}
+
+/// The parameters of one engine backend that its rows constrain.
+std::vector<Param> backend_params(BackendProfile& b, bool has_decode, bool has_prefill) {
+  std::vector<Param> p;
+  if (has_decode) {
+    p.push_back({&b.decode_bandwidth_efficiency, 0.2, 1.0, 0.01, "decode_bandwidth_efficiency"});
+    p.push_back({&b.layer_overhead_s, 0.0, 150e-6, 1e-6, "layer_overhead_s"});
+  }
+  if (has_prefill) p.push_back({&b.prefill_compute_efficiency, 0.03, 1.0, 0.01, "prefill_compute_efficiency"});
+  return p;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string data = std::string(OPTADVISOR_SOURCE_DIR) + "/bench/data/speed_scenarios.csv";
+  std::string check_path, json_path;
+  bool do_fit = false, do_write = false, verbose = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--data" && i + 1 < argc) data = argv[++i];
+    else if (a == "--fit") do_fit = true;
+    else if (a == "--write") do_write = true;
+    else if (a == "--check" && i + 1 < argc) check_path = argv[++i];
+    else if (a == "--json" && i + 1 < argc) json_path = argv[++i];
+    else if (a == "-v") verbose = true;
+    else {
+      fmt::print(stderr, "usage: optadvisor_accuracy [--data CSV] [--fit [--write]] [--check BASELINE] [--json OUT] [-v]\n");
+      return 2;
+    }
+  }
+  const Catalog catalog = Catalog::load({});
+  Engines engines;
+  for (const auto& e : catalog.engines()) engines.by_id[e.id] = e;
+
+  // --- build the cases -------------------------------------------------------
+  std::vector<Case> cases;
+  std::map<std::string, int> skipped;
+  for (const auto& row : optadvisor::bench::read_csv(data)) {
+    if (row.at("mappable") != "yes") continue;
+    const std::string metric = row.at("metric");
+    Case c;
+    if (metric == "prefill_tokens_per_s" || metric == "ttft_s") c.kind = Kind::kPrefill;
+    else if (metric == "decode_tokens_per_s" || metric == "itl_s") c.kind = Kind::kDecode;
+    else if (metric == "output_tokens_per_s") c.kind = Kind::kThroughput;
+    else {
+      ++skipped["metric " + metric + " is not modelled"];
+      continue;
+    }
+    c.row = row;
+    c.metric = metric;
+    c.measured = std::stod(row.at("value"));
+    c.uncertain = row.at("uncertain") == "yes";
+    ScenarioRequest r;
+    r.hardware = row.at("hw");
+    r.model.preset = row.at("model");
+    r.quant = row.at("quant");
+    r.engine = row.at("engine");
+    // A throughput row without a batch is a max-throughput run: as many sequences as fit.
+    r.batch = row.at("batch").empty() ? (metric == "output_tokens_per_s" ? "max" : "1") : row.at("batch");
+    r.prompt_tokens = to_int(row.at("prompt"), 0);
+    r.gen_tokens = to_int(row.at("gen"), 0);
+    r.tp = to_int(row.at("tp"), 1);
+    r.pp = to_int(row.at("pp"), 1);
+    r.gpus = to_int(row.at("gpus"), 0);
+    if (row.at("flash_attn") == "on") r.flash_attention = true;
+    if (row.at("flash_attn") == "off") r.flash_attention = false;
+    // llama-bench style rows: decode-only rows without a length are tg128.
+    if (metric == "decode_tokens_per_s" && r.gen_tokens == 0) r.gen_tokens = 128;
+    try {
+      c.ps = prepare_scenario(catalog, r);
+    } catch (const Error& e) {
+      ++skipped[std::string("not expressible: ") + e.what()];
+      continue;
+    }
+    c.engine_key = c.ps.scenario.engine.id();
+    c.device = c.ps.scenario.hardware->id;
+    c.device_class = std::string(to_string(c.ps.scenario.hardware->device_class));
+    cases.push_back(std::move(c));
+  }
+  for (auto& c : cases) point_at(c, engines);
+
+  auto select = [&](const std::function<bool(const Case&)>& keep) {
+    std::vector<const Case*> out;
+    for (const auto& c : cases)
+      if (keep(c)) out.push_back(&c);
+    return out;
+  };
+
+  // --- fit -----------------------------------------------------------------
+  nlohmann::json fit_report = nlohmann::json::object();
+  if (do_fit) {
+    std::set<std::string> keys;
+    for (const auto& c : cases) keys.insert(c.engine_key);
+    for (const auto& key : keys) {
+      auto rows = select([&](const Case& c) { return c.engine_key == key && !c.uncertain; });
+      if (rows.empty()) continue;
+      auto& engine = engines.by_id.at(rows.front()->ps.scenario.engine.engine->id);
+      auto& backend = engine.backends.at(rows.front()->ps.scenario.engine.backend->name);
+      const bool has_decode = std::any_of(rows.begin(), rows.end(), [](const Case* c) { return c->kind != Kind::kPrefill; });
+      const bool has_prefill = std::any_of(rows.begin(), rows.end(), [](const Case* c) { return c->kind != Kind::kDecode; });
+      auto params = backend_params(backend, has_decode, has_prefill);
+      // Leave one device out: fit without it, predict it.
+      std::set<std::string> devices;
+      for (const auto* c : rows) devices.insert(c->device);
+      std::vector<double> lodo_prefill, lodo_decode;
+      if (devices.size() > 2) {
+        const BackendProfile saved = backend;
+        for (const auto& held : devices) {
+          std::vector<const Case*> train;
+          for (const auto* c : rows)
+            if (c->device != held) train.push_back(c);
+          fit(params, train);
+          for (const auto* c : rows)
+            if (c->device == held) (c->kind == Kind::kPrefill ? lodo_prefill : lodo_decode).push_back(ape(*c));
+          backend = saved;
+        }
+      }
+      fit(params, rows);
+      nlohmann::json values;
+      for (const auto& p : params) values[p.name] = *p.value;
+      std::vector<std::string> ids;
+      for (const auto* c : rows) ids.push_back(c->row.at("id"));
+      fit_report[key] = {{"rows", rows.size()}, {"devices", devices.size()}, {"values", values}, {"row_ids", ids},
+                         {"lodo_prefill_median", quantile(lodo_prefill, 0.5)},
+                         {"lodo_decode_median", quantile(lodo_decode, 0.5)}};
+      fmt::print("fit {:<18} rows {:>3} devices {:>2}  {}  leave-one-device-out median APE: prefill {:.1f}% decode {:.1f}%\n", key,
+                 rows.size(), devices.size(), values.dump(), 100 * quantile(lodo_prefill, 0.5), 100 * quantile(lodo_decode, 0.5));
+    }
+    if (do_write) {
+      for (const auto& [id, engine] : engines.by_id) {
+        const std::string path = std::string(OPTADVISOR_SOURCE_DIR) + "/data/engines/" + id + ".json";
+        std::ifstream in(path);
+        if (!in) continue;
+        nlohmann::ordered_json doc = nlohmann::ordered_json::parse(in);
+        std::set<std::string> calibrated;
+        bool changed = false;
+        for (const auto& [bname, b] : engine.backends) {
+          const std::string key = bname == "default" ? id : id + ":" + bname;
+          if (!fit_report.contains(key)) continue;
+          changed = true;
+          auto& jb = doc["backends"][bname];
+          auto round_to = [](double v, double step) { return std::round(v / step) * step; };
+          jb["decode_bandwidth_efficiency"] = round_to(b.decode_bandwidth_efficiency, 0.01);
+          jb["prefill_compute_efficiency"] = round_to(b.prefill_compute_efficiency, 0.01);
+          jb["layer_overhead_s"] = round_to(b.layer_overhead_s, 1e-7);
+          for (const auto& rid : fit_report[key]["row_ids"]) calibrated.insert(rid.get<std::string>());
+        }
+        if (!changed) continue;
+        doc["calibrated_on"] = std::vector<std::string>(calibrated.begin(), calibrated.end());
+        std::ofstream out(path);
+        out << doc.dump(2) << "\n";
+        fmt::print("wrote {}\n", path);
+      }
+    }
+  }
+
+  // --- report --------------------------------------------------------------
+  std::set<std::pair<std::string, std::string>> groups;
+  for (const auto& c : cases) groups.insert({c.engine_key, c.device_class});
+  fmt::print("\n{:<18} {:<16} {:>11} {:>8} {:>8} {:>11} {:>8} {:>8} {:>11} {:>8}\n", "ENGINE", "CLASS", "PREFILL N", "MEDIAN",
+             "P90", "DECODE N", "MEDIAN", "P90", "THRUPUT N", "MEDIAN");
+  auto cell = [](const Summary& s) {
+    return s.n ? fmt::format("{:>11} {:>7.1f}% {:>7.1f}%", s.n, 100 * s.median, 100 * s.p90) : fmt::format("{:>11} {:>8} {:>8}", 0, "-", "-");
+  };
+  nlohmann::json summary;
+  for (const auto& [engine, cls] : groups) {
+    auto in_group = [&, e = engine, k = cls](Kind kind) {
+      return select([&](const Case& c) { return c.engine_key == e && c.device_class == k && c.kind == kind; });
+    };
+    const Summary pre = summarize(in_group(Kind::kPrefill)), dec = summarize(in_group(Kind::kDecode)),
+                  thr = summarize(in_group(Kind::kThroughput));
+    fmt::print("{:<18} {:<16} {} {} {:>11} {:>7}\n", engine, cls, cell(pre), cell(dec), thr.n,
+               thr.n ? fmt::format("{:.1f}%", 100 * thr.median) : "-");
+    summary["groups"][engine + " / " + cls] = {{"prefill", {{"n", pre.n}, {"median", pre.median}, {"p90", pre.p90}}},
+                                                {"decode", {{"n", dec.n}, {"median", dec.median}, {"p90", dec.p90}}},
+                                                {"throughput", {{"n", thr.n}, {"median", thr.median}, {"p90", thr.p90}}}};
+  }
+  const Summary all_pre = summarize(select([](const Case& c) { return c.kind == Kind::kPrefill; }));
+  const Summary all_dec = summarize(select([](const Case& c) { return c.kind == Kind::kDecode; }));
+  const Summary all_thr = summarize(select([](const Case& c) { return c.kind == Kind::kThroughput; }));
+  fmt::print("{:<18} {:<16} {} {} {:>11} {:>7}\n", "ALL", "", cell(all_pre), cell(all_dec), all_thr.n,
+             all_thr.n ? fmt::format("{:.1f}%", 100 * all_thr.median) : "-");
+  summary["all"] = {{"prefill", {{"n", all_pre.n}, {"median", all_pre.median}, {"p90", all_pre.p90}}},
+                    {"decode", {{"n", all_dec.n}, {"median", all_dec.median}, {"p90", all_dec.p90}}},
+                    {"throughput", {{"n", all_thr.n}, {"median", all_thr.median}, {"p90", all_thr.p90}}}};
+
+  // Worst rows first.
+  std::vector<const Case*> all = select([](const Case&) { return true; });
+  std::sort(all.begin(), all.end(), [](const Case* a, const Case* b) { return ape(*a) > ape(*b); });
+  fmt::print("\nworst rows (predicted vs measured):\n");
+  for (std::size_t i = 0; i < all.size() && i < (verbose ? all.size() : 15); ++i) {
+    const Case& c = *all[i];
+    fmt::print("  {:<11} {:<16} {:<14} {:<8} {:<16} {:<22} {:>10.4g} vs {:>10.4g}  {:>+6.0f}%{}\n", c.row.at("id"), c.device,
+               c.row.at("model"), c.row.at("quant"), c.engine_key, c.metric, predict(c), c.measured,
+               100 * (predict(c) / c.measured - 1), c.uncertain ? " (uncertain)" : "");
+  }
+  fmt::print("\n{} cases evaluated; skipped:\n", cases.size());
+  for (const auto& [why, n] : skipped) fmt::print("  {:>4}  {}\n", n, why);
+
+  if (!json_path.empty()) {
+    std::ofstream out(json_path);
+    summary["fit"] = fit_report;
+    out << summary.dump(2) << "\n";
+  }
+  if (!check_path.empty()) {
+    std::ifstream in(check_path);
+    if (!in) {
+      fmt::print(stderr, "cannot read baseline {}\n", check_path);
+      return 2;
+    }
+    const auto baseline = nlohmann::json::parse(in);
+    int failures = 0;
+    for (const char* kind : {"prefill", "decode", "throughput"}) {
+      const double now = summary["all"][kind]["median"].get<double>();
+      const double then = baseline.at(kind).at("median").get<double>();
+      const double slack = baseline.value("slack", 0.01);
+      if (now > then + slack) {
+        fmt::print(stderr, "accuracy regressed: {} median APE {:.1f}% > recorded {:.1f}% (+{:.1f} slack)\n", kind, 100 * now,
+                   100 * then, 100 * slack);
+        ++failures;
+      }
+    }
+    if (failures) return 1;
+    fmt::print("accuracy within the recorded baseline\n");
+  }
+  return 0;
+}
