@@ -191,6 +191,7 @@ int main(int argc, char** argv) {
     r.batch = row.at("batch").empty() ? (metric == "output_tokens_per_s" ? "max" : "1") : row.at("batch");
     r.prompt_tokens = to_int(row.at("prompt"), 0);
     r.gen_tokens = to_int(row.at("gen"), 0);
+    r.ubatch_tokens = to_int(row.count("ubatch") ? row.at("ubatch") : "", 0);
     r.tp = to_int(row.at("tp"), 1);
     r.pp = to_int(row.at("pp"), 1);
     r.gpus = to_int(row.at("gpus"), 0);
@@ -224,7 +225,14 @@ int main(int argc, char** argv) {
     std::set<std::string> keys;
     for (const auto& c : cases) keys.insert(c.engine_key);
     for (const auto& key : keys) {
+      // Rows marked uncertain are left out, unless a phase has no other evidence.
       auto rows = select([&](const Case& c) { return c.engine_key == key && !c.uncertain; });
+      for (Kind kind : {Kind::kPrefill, Kind::kDecode, Kind::kThroughput}) {
+        const bool covered = std::any_of(rows.begin(), rows.end(), [&](const Case* c) { return c->kind == kind; });
+        if (!covered)
+          for (const auto& c : cases)
+            if (c.engine_key == key && c.kind == kind) rows.push_back(&c);
+      }
       if (rows.empty()) continue;
       auto& engine = engines.by_id.at(rows.front()->ps.scenario.engine.engine->id);
       auto& backend = engine.backends.at(rows.front()->ps.scenario.engine.backend->name);

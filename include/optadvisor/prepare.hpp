@@ -30,6 +30,7 @@ struct ScenarioRequest {
   std::optional<bool> flash_attention;
   std::optional<bool> graphs;
   std::optional<double> host_bandwidth_bytes_per_s;
+  int64_t ubatch_tokens = 0;    ///< 0 = the engine's (llama.cpp -ub, vLLM max_num_batched_tokens)
 };
 
 /// A ready Scenario plus what was resolved on the way, for reports.

@@ -46,6 +46,7 @@ struct Workload {
   std::optional<bool> flash_attention;  ///< unset: the engine's default
   std::optional<bool> graphs;           ///< unset: the backend's default
   std::optional<double> host_bandwidth_bytes_per_s;  ///< system RAM for offloaded layers
+  uint64_t ubatch_tokens = 0;        ///< tokens per forward pass in prefill (llama.cpp -ub); 0 = the engine's
 
   uint64_t context() const { return context_tokens ? context_tokens : prompt_tokens + gen_tokens; }
 };

@@ -26,6 +26,7 @@ void add_scenario_options(CLI::App* cmd, EstimateOptions& o) {
   cmd->add_option("--prompt,-p", r.prompt_tokens, "Prompt tokens per sequence")->capture_default_str();
   cmd->add_option("--gen,-n", r.gen_tokens, "Generated tokens per sequence")->capture_default_str();
   cmd->add_option("--context,-c", r.context_tokens, "KV reservation per sequence (default prompt + gen)");
+  cmd->add_option("--ubatch", r.ubatch_tokens, "Prompt tokens per forward pass (llama.cpp -ub; default: the engine's)");
   cmd->add_option("--kv-dtype", r.kv_dtype, "KV-cache element type: f16, bf16, fp8, q8_0, q4_0");
   cmd->add_option("--gpus", r.gpus, "GPU count (default tp x pp)");
   cmd->add_option("--tp", r.tp, "Tensor-parallel degree")->capture_default_str();

@@ -170,6 +170,8 @@ PreparedScenario prepare_scenario(const Catalog& catalog, const ScenarioRequest&
     throw bad_input(fmt::format("{} is a single-chip device; multi-GPU options do not apply", hw.id));
   if (r.host_bandwidth_bytes_per_s && !(*r.host_bandwidth_bytes_per_s > 0))
     throw bad_input("--host-bandwidth must be a positive number of bytes/s");
+  w.ubatch_tokens = static_cast<uint64_t>(positive(r.ubatch_tokens, "--ubatch", 0));
+  if (r.ubatch_tokens > kMaxTokens) throw bad_input("--ubatch above 16,777,216 tokens is beyond any engine");
   w.flash_attention = r.flash_attention;
   w.graphs = r.graphs;
 
