@@ -210,7 +210,8 @@ std::string render_fit(const PreparedScenario& ps, const Analysis& a, OutputForm
   if (m.fits) out += fmt::format("headroom: {}\n", format_bytes(m.capacity_bytes - m.total_bytes));
   else out += fmt::format("over by: {}\n", format_bytes(m.total_bytes - m.capacity_bytes));
   out += fmt::format("largest batch at {} tokens of context: {}\n", s.workload.context(), m.max_batch);
-  out += fmt::format("largest context at batch {}: {} tokens\n", s.workload.batch_max ? a.throughput_batch : s.workload.batch, m.max_context);
+  out += fmt::format("largest context at batch {}: {} tokens{}\n", s.workload.batch_max ? a.throughput_batch : s.workload.batch,
+                     m.max_context, m.max_context == s.model.max_position_embeddings ? " (the model's maximum)" : "");
   for (const auto& warning : a.warnings) out += "warning: " + warning + "\n";
   out += "\nGB = 10^9 bytes, GiB = 2^30 bytes.\n";
   return out;
