@@ -272,7 +272,6 @@ int main(int argc, char** argv) {
         std::ifstream in(path);
         if (!in) continue;
         nlohmann::ordered_json doc = nlohmann::ordered_json::parse(in);
-        std::set<std::string> calibrated;
         bool changed = false;
         for (const auto& [bname, b] : engine.backends) {
           const std::string key = bname == "default" ? id : id + ":" + bname;
@@ -283,10 +282,11 @@ int main(int argc, char** argv) {
           jb["decode_bandwidth_efficiency"] = round_to(b.decode_bandwidth_efficiency, 0.01);
           jb["prefill_compute_efficiency"] = round_to(b.prefill_compute_efficiency, 0.01);
           jb["layer_overhead_s"] = round_to(b.layer_overhead_s, 1e-7);
-          for (const auto& rid : fit_report[key]["row_ids"]) calibrated.insert(rid.get<std::string>());
+          std::set<std::string> ids;
+          for (const auto& rid : fit_report[key]["row_ids"]) ids.insert(rid.get<std::string>());
+          jb["calibrated_on"] = std::vector<std::string>(ids.begin(), ids.end());
         }
         if (!changed) continue;
-        doc["calibrated_on"] = std::vector<std::string>(calibrated.begin(), calibrated.end());
         std::ofstream out(path);
         out << doc.dump(2) << "\n";
         fmt::print("wrote {}\n", path);

@@ -19,6 +19,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -291,10 +292,8 @@ int main(int argc, char** argv) {
   fmt::print("size accuracy: {} rows in {}, {} compared ({} standard, {} publisher recipes), {} not mappable\n\n",
              sizes.size(), data.substr(data.find_last_of('/') + 1), results.size(), n_standard,
              results.size() - n_standard, unmapped.size());
-  fmt::print("absolute error of the predicted size, standard file types and checkpoint formats\n");
-  fmt::print("{:<7} | {:>4} {:>8} {:>8} {:>8} | {:>4} {:>8} {:>8} {:>8} {:>9} | {:>4} {:>8}\n", "FAMILY", "N", "MEDIAN",
-             "P90", "MAX", "N", "MEDIAN", "P90", "MAX", "ROUNDING", "N", "MEDIAN");
-  fmt::print("{:<7} | {:^31} | {:^41} | {:^13}\n", "", "exact byte counts", "GB/GiB listings (in rounding)", "all");
+  fmt::print("absolute error of the predicted size; standard file types and checkpoint formats\n");
+  fmt::print("{:<7} {:<16} {:>4} {:>8} {:>8} {:>8} {:>12}\n", "FAMILY", "ROWS", "N", "MEDIAN", "P90", "MAX", "IN ROUNDING");
   nlohmann::json summary;
   summary["schema_version"] = 1;
   std::map<std::string, Stats> all_by_family;
@@ -302,15 +301,18 @@ int main(int argc, char** argv) {
     const Stats exact = stats_of(select([&](const Result& r) { return r.standard && r.family == family && r.exact; }));
     const Stats listed = stats_of(select([&](const Result& r) { return r.standard && r.family == family && !r.exact; }));
     const Stats all = stats_of(select([&](const Result& r) { return r.standard && r.family == family; }));
-    const Stats recipes = stats_of(select([&](const Result& r) { return !r.standard && r.family == family; }));
+    const Stats family_recipes = stats_of(select([&](const Result& r) { return !r.standard && r.family == family; }));
     all_by_family[family] = all;
-    fmt::print("{:<7} | {} | {} {:>9} | {:>4} {:>7}\n", family, cell(exact), cell(listed),
-               listed.n ? fmt::format("{}/{}", listed.within_rounding, listed.n) : "-", all.n,
-               all.n ? fmt::format("{:.3f}%", all.median_pct) : "-");
+    std::string label = family;
+    if (exact.n) fmt::print("{:<7} {:<16} {}\n", std::exchange(label, ""), "exact bytes", cell(exact));
+    if (listed.n)
+      fmt::print("{:<7} {:<16} {} {:>12}\n", std::exchange(label, ""), "GB/GiB listings", cell(listed),
+                 fmt::format("{}/{}", listed.within_rounding, listed.n));
+    fmt::print("{:<7} {:<16} {}\n", label, "all", cell(all));
     summary["families"][family] = {{"exact", to_json(exact, false)},
                                    {"listed", to_json(listed, true)},
                                    {"all", to_json(all, true)},
-                                   {"publisher_recipes", to_json(recipes, true)}};
+                                   {"publisher_recipes", to_json(family_recipes, true)}};
   }
   const Stats recipes = stats_of(select([](const Result& r) { return !r.standard; }));
   if (recipes.n)

@@ -27,6 +27,7 @@ struct BackendProfile {
   double step_overhead_s = 0;                ///< per decode step (sampling, scheduling)
   bool graphs = false;                       ///< decode step captured as a graph
   std::vector<std::string> applies_to_classes;  ///< device classes this backend suits (empty: all)
+  std::vector<std::string> calibrated_on;       ///< measurement ids the efficiencies were fitted on (empty: set by analogy)
 };
 
 /// Multipliers on the backend efficiencies for one weight format.
@@ -64,7 +65,6 @@ struct EngineProfile {
   std::vector<std::string> kv_dtypes;
   uint64_t max_batch = 256;
   std::string measure_command;
-  std::vector<std::string> calibrated_on;
   std::vector<std::string> notes;
   nlohmann::json sources;
 

@@ -59,6 +59,7 @@ int main(int argc, char** argv) {
   cli::register_validate_data(app, global);
   cli::register_size(app, global);
   cli::register_estimate(app, global);
+  cli::register_catalog_lists(app, global);
 
   app.parse_complete_callback([&] {
     if (global.verbosity >= 2) spdlog::set_level(spdlog::level::debug);

@@ -35,6 +35,7 @@ std::optional<EngineProfile> engine_from_json(const nlohmann::json& j, std::vect
       bp.step_overhead_s = b.at("step_overhead_s").get<double>();
       bp.graphs = b.value("graphs", false);
       bp.applies_to_classes = b.value("applies_to_classes", std::vector<std::string>{});
+      bp.calibrated_on = b.value("calibrated_on", std::vector<std::string>{});
       for (const auto& c : bp.applies_to_classes)
         if (!device_class_from_string(c))
           problems.push_back({"", "/backends/" + name + "/applies_to_classes", "unknown device class '" + c + "'"});
@@ -63,7 +64,6 @@ std::optional<EngineProfile> engine_from_json(const nlohmann::json& j, std::vect
     e.kv_dtypes = j.value("kv_dtypes", std::vector<std::string>{"f16"});
     e.max_batch = j.value("max_batch", uint64_t{256});
     e.measure_command = j.value("measure_command", std::string{});
-    e.calibrated_on = j.value("calibrated_on", std::vector<std::string>{});
     e.notes = j.value("notes", std::vector<std::string>{});
     e.sources = j.at("sources");
   } catch (const nlohmann::json::exception& ex) {

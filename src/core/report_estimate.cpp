@@ -111,7 +111,7 @@ nlohmann::json estimate_json(const PreparedScenario& ps, const Analysis& a) {
                     {"step_overhead_s", f.step_overhead_s},
                     {"graphs", f.graphs},
                     {"flash_attention", f.flash_attention},
-                    {"calibrated_on", ps.scenario.engine.engine->calibrated_on.size()}};
+                    {"calibrated_on", ps.scenario.engine.backend->calibrated_on.size()}};
   if (f.link_bandwidth_bytes_per_s > 0) out["factors"]["link_bandwidth_bytes_per_s"] = f.link_bandwidth_bytes_per_s;
   out["warnings"] = a.warnings;
   std::vector<std::string> notes = ps.notes;
@@ -177,8 +177,11 @@ std::string render_estimate(const PreparedScenario& ps, const Analysis& a, Outpu
   out += item("overhead", fmt::format("{} per layer per step{}, {} per step", format_seconds(f.layer_overhead_s),
                                       f.graphs ? " (graph-captured)" : "", format_seconds(f.step_overhead_s)));
   if (f.link_bandwidth_bytes_per_s > 0) out += item("link", format_bandwidth(f.link_bandwidth_bytes_per_s) + " per direction");
-  out += item("source", fmt::format("{} efficiencies fitted on {} published measurements (docs/accuracy.md)", s.engine.id(),
-                                    s.engine.engine->calibrated_on.size()));
+  const auto& calibrated = s.engine.backend->calibrated_on;
+  out += item("source", calibrated.empty()
+                            ? fmt::format("{} efficiencies set by analogy with calibrated engines; no published measurement fitted yet", s.engine.id())
+                            : fmt::format("{} efficiencies fitted on {} published measurements (docs/accuracy.md)", s.engine.id(),
+                                          calibrated.size()));
   if (!a.warnings.empty()) {
     out += heading("Warnings");
     for (const auto& warning : a.warnings) out += (md ? "- " : "  ! ") + warning + "\n";
