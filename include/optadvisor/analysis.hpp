@@ -22,6 +22,7 @@ struct MemoryBreakdown {
   double total_bytes = 0;
   double capacity_bytes = 0;    ///< usable by the program per device
   double reserved_bytes = 0;    ///< what the engine claims up front (vLLM), else total
+  double limit_bytes = 0;       ///< what the engine may use: capacity, or capacity x its reserve fraction
   bool fits = false;
   double kv_bytes_per_token = 0;   ///< per sequence, all layers, at the window-capped full context average
   uint64_t max_batch = 0;          ///< sequences of this context that fit

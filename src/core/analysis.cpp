@@ -207,7 +207,8 @@ Analysis analyze(const Scenario& s) {
     if (!f.flash_attention)
       mem.activation_bytes += static_cast<double>(context) * ubatch * static_cast<double>(m.num_attention_heads) * 4.0 / tp;
   } else {
-    const double tokens = static_cast<double>(std::max<uint64_t>(engine.memory.max_batched_tokens, std::min<uint64_t>(context, 65536)));
+    // The profiling forward pass runs max_batched_tokens at once (chunked prefill).
+    const double tokens = static_cast<double>(wl.ubatch_tokens ? wl.ubatch_tokens : engine.memory.max_batched_tokens);
     mem.activation_bytes = tokens * hidden * engine.memory.activation_bytes_per_token / tp;
   }
   const double fixed = mem.weights_bytes + mem.activation_bytes + mem.overhead_bytes;
@@ -224,8 +225,8 @@ Analysis analyze(const Scenario& s) {
   mem.total_bytes = fixed + mem.kv_cache_bytes;
   mem.reserved_bytes = engine.memory.reserve_fraction ? std::max(mem.total_bytes, mem.capacity_bytes * *engine.memory.reserve_fraction)
                                                       : mem.total_bytes;
-  mem.fits = mem.total_bytes <= (engine.memory.reserve_fraction ? mem.capacity_bytes * *engine.memory.reserve_fraction
-                                                                : mem.capacity_bytes);
+  mem.limit_bytes = engine.memory.reserve_fraction ? mem.capacity_bytes * *engine.memory.reserve_fraction : mem.capacity_bytes;
+  mem.fits = mem.total_bytes <= mem.limit_bytes;
   // Largest context for this batch: binary search on the (monotonic) KV size.
   {
     const double per_seq_budget = kv_budget / static_cast<double>(batch);
@@ -243,7 +244,7 @@ Analysis analyze(const Scenario& s) {
   double offloaded_bytes = 0;
   if (!mem.fits && engine.id == "llama.cpp" && !hw.unified_memory && layers > 0) {
     const double per_layer = w.total_bytes / layers / tp / pp;
-    const double over = mem.total_bytes - mem.capacity_bytes;
+    const double over = mem.total_bytes - mem.limit_bytes;
     mem.offloaded_layers = std::min<uint64_t>(m.num_hidden_layers, static_cast<uint64_t>(std::ceil(over / per_layer)));
     offloaded_bytes = static_cast<double>(mem.offloaded_layers) * per_layer;
     a.warnings.push_back(fmt::format(
@@ -358,8 +359,8 @@ Analysis analyze(const Scenario& s) {
   // --- capacity and thermal ------------------------------------------------
   if (!mem.fits && mem.offloaded_layers == 0) {
     a.prefill.bound = a.decode.bound = Bound::kMemoryCapacity;
-    a.warnings.push_back(fmt::format("does not fit: needs {:.2f} GB per device, {:.2f} GB usable", mem.total_bytes / 1e9,
-                                     mem.capacity_bytes / 1e9));
+    a.warnings.push_back(fmt::format("does not fit: needs {:.2f} GB per device, {} may use {:.2f} GB", mem.total_bytes / 1e9,
+                                     engine.id, mem.limit_bytes / 1e9));
   }
   if (hw.sustained_fraction) {
     a.sustained_factor = *hw.sustained_fraction;

@@ -3,6 +3,7 @@
 // transformers config-class defaults onto a preset document, then reuses
 // model_from_json for the semantic checks.
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <set>
 
@@ -277,7 +278,9 @@ ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& 
 
   const std::optional<std::string> name_or_path = top.string("_name_or_path");
   doc["id"] = name_or_path && !name_or_path->empty() ? "config:" + *name_or_path : "custom";
-  doc["name"] = name_or_path && !name_or_path->empty() ? *name_or_path : source_name;
+  doc["name"] = name_or_path && !name_or_path->empty()
+                    ? *name_or_path
+                    : std::filesystem::path(source_name).filename().string() + " (" + mt + ")";
   doc["model_type"] = mt;
   doc["hidden_size"] = hidden;
   doc["num_hidden_layers"] = layers;

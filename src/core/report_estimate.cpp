@@ -49,7 +49,8 @@ nlohmann::json memory_json(const MemoryBreakdown& m) {
           {"activation_bytes", m.activation_bytes}, {"overhead_bytes", m.overhead_bytes},
           {"total_bytes", m.total_bytes},           {"capacity_bytes", m.capacity_bytes},
           {"reserved_bytes", m.reserved_bytes},     {"fits", m.fits},
-          {"headroom_bytes", m.capacity_bytes - m.total_bytes},
+          {"headroom_bytes", m.limit_bytes - m.total_bytes},
+          {"limit_bytes", m.limit_bytes},
           {"kv_bytes_per_token", m.kv_bytes_per_token}, {"max_batch", m.max_batch},
           {"max_context_tokens", m.max_context},    {"offloaded_layers", m.offloaded_layers},
           {"total_layers", m.total_layers},         {"per_device", true}};
@@ -67,6 +68,7 @@ std::string memory_text(const MemoryBreakdown& m, bool md) {
   row("runtime overhead", m.overhead_bytes);
   row("total", m.total_bytes);
   row("usable capacity", m.capacity_bytes);
+  if (m.limit_bytes < m.capacity_bytes) row("engine's share of it", m.limit_bytes);
   return md ? t.to_markdown() : t.to_text();
 }
 
@@ -143,8 +145,8 @@ std::string render_estimate(const PreparedScenario& ps, const Analysis& a, Outpu
 
   out += heading("Memory");
   out += memory_text(a.memory, md);
-  out += a.memory.fits ? fmt::format("fits, {} headroom\n", format_bytes(a.memory.capacity_bytes - a.memory.total_bytes))
-                       : style.bold(fmt::format("does not fit: {} over\n", format_bytes(a.memory.total_bytes - a.memory.capacity_bytes)));
+  out += a.memory.fits ? fmt::format("fits, {} headroom\n", format_bytes(a.memory.limit_bytes - a.memory.total_bytes))
+                       : style.bold(fmt::format("does not fit: {} over\n", format_bytes(a.memory.total_bytes - a.memory.limit_bytes)));
 
   if (w.prompt_tokens > 0) {
     out += heading("Prefill (time to first token)");
@@ -210,8 +212,8 @@ std::string render_fit(const PreparedScenario& ps, const Analysis& a, OutputForm
                      s.workload.context(), s.workload.kv_dtype);
   for (const auto& n : ps.notes) out += n + "\n";
   out += "\n" + memory_text(m, md);
-  if (m.fits) out += fmt::format("headroom: {}\n", format_bytes(m.capacity_bytes - m.total_bytes));
-  else out += fmt::format("over by: {}\n", format_bytes(m.total_bytes - m.capacity_bytes));
+  if (m.fits) out += fmt::format("headroom: {}\n", format_bytes(m.limit_bytes - m.total_bytes));
+  else out += fmt::format("over by: {}\n", format_bytes(m.total_bytes - m.limit_bytes));
   out += fmt::format("largest batch at {} tokens of context: {}\n", s.workload.context(), m.max_batch);
   out += fmt::format("largest context at batch {}: {} tokens{}\n", s.workload.batch_max ? a.throughput_batch : s.workload.batch,
                      m.max_context, m.max_context == s.model.max_position_embeddings ? " (the model's maximum)" : "");

@@ -98,6 +98,8 @@ std::string render_hardware_show(const HardwareProfile& hw, const Resolution& ho
   out += heading("Memory");
   out += item("capacity", format_bytes(hw.memory_capacity_bytes) + " " + hw.memory_type + (hw.unified_memory ? ", unified" : "") +
                               est("/memory/capacity_bytes"));
+  if (hw.memory_visible_bytes)
+    out += item("visible", format_bytes(*hw.memory_visible_bytes) + " as the driver reports it" + est("/memory/visible_bytes"));
   out += item("bandwidth", format_bandwidth(hw.memory_bandwidth_bytes_per_s) + est("/memory/bandwidth_bytes_per_s"));
   if (hw.memory_usable_fraction)
     out += item("usable", fmt::format("{} ({:.0f}% of capacity){}", format_bytes(hw.memory_capacity_bytes * *hw.memory_usable_fraction),
@@ -120,6 +122,13 @@ std::string render_hardware_show(const HardwareProfile& hw, const Resolution& ho
     if (acc != hw.fp16_accumulate_flops_per_s.end())
       value += fmt::format(" with FP32 accumulate; {} with FP16 accumulate", format_flops(acc->second));
     out += item(dtype, value + est("/compute/flops_per_s/" + dtype));
+  }
+  for (const auto& dtype : order) {
+    auto it = hw.cpu_flops_per_s.find(dtype);
+    if (it == hw.cpu_flops_per_s.end()) continue;
+    std::string value = format_flops(it->second);
+    if (dtype.rfind("int", 0) == 0) value.replace(value.find("FLOP"), 4, "OP");
+    out += item("cpu " + dtype, value + est("/compute/cpu_flops_per_s/" + dtype));
   }
   if (hw.npu_ops_per_s) out += item("npu", format_sig3(*hw.npu_ops_per_s / 1e12) + " TOPS" + est("/compute/npu_ops_per_s"));
   if (hw.cache_bytes) out += item("cache", format_bytes(*hw.cache_bytes) + est("/cache_bytes"));
