@@ -40,8 +40,9 @@ def main():
         argv = [a.replace("@ROOT@", ROOT).replace("@SCRATCH@", scratch) for a in case["args"]]
         proc = subprocess.run([args.exe] + argv, capture_output=True, env=env, cwd=ROOT,
                               input=case.get("stdin", "").encode(), timeout=60)
-        out = proc.stdout.decode("utf-8", "replace")
-        err = proc.stderr.decode("utf-8", "replace")
+        # Paths under the checkout print as @ROOT@, so recorded outputs do not depend on where it lives.
+        out = proc.stdout.decode("utf-8", "replace").replace(ROOT, "@ROOT@")
+        err = proc.stderr.decode("utf-8", "replace").replace(ROOT, "@ROOT@")
         problems = []
         if proc.returncode != case["exit"]:
             problems.append(f"exit {proc.returncode}, expected {case['exit']}")
