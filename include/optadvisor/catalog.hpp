@@ -23,7 +23,7 @@
 namespace optadvisor {
 
 struct LoadOptions {
-  /// Directories laid out like data/ (hardware/, models/, quant/, engines/),
+  /// Directories laid out like data/ (hardware/, models/, quant/, engines/, training/),
   /// applied in order after the embedded data; a later entry with the same id wins.
   std::vector<std::filesystem::path> overlay_dirs;
   /// Schema-check the embedded files too (validate-data does; the tests do).
@@ -63,6 +63,9 @@ class Catalog {
   const std::vector<ModelSpec>& models() const { return models_; }
   const std::vector<EngineProfile>& engines() const { return engines_; }
   const QuantDb& quant() const { return quant_; }
+  /// Schema-checked documents of data/training/ (training engine profiles and
+  /// published runs), keyed by display path; parsed by the training module.
+  const std::vector<std::pair<std::string, nlohmann::json>>& training_documents() const { return training_documents_; }
 
   /// Where an entry came from ("data/hardware/..." or an overlay path).
   const std::string& origin(const std::string& id) const;
@@ -85,6 +88,7 @@ class Catalog {
   std::vector<ModelSpec> models_;
   std::vector<EngineProfile> engines_;
   QuantDb quant_;
+  std::vector<std::pair<std::string, nlohmann::json>> training_documents_;
   std::map<std::string, std::string> origin_;
   NameIndex hardware_names_;
   NameIndex model_names_;

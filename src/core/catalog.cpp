@@ -27,7 +27,8 @@ struct DataDocument {
 /// data/ subfolder -> schema name (data/schema/<name>.schema.json).
 const std::map<std::string, std::string>& schema_for_kind() {
   static const std::map<std::string, std::string> m = {
-      {"hardware", "hardware"}, {"models", "model"}, {"quant", "quant"}, {"engines", "engine"}, {"rules", "rule"}};
+      {"hardware", "hardware"}, {"models", "model"}, {"quant", "quant"},
+      {"engines", "engine"},    {"rules", "rule"},   {"training", "training"}};
   return m;
 }
 
@@ -100,7 +101,7 @@ void collect_overlay(const fs::path& dir, std::vector<DataDocument>& docs, std::
     const std::string kind = first_component(relative);
     if (!schema_for_kind().count(kind)) {
       problems.push_back({display, "",
-                          "unknown data kind; put the file under hardware/, models/, quant/, engines/ or rules/"});
+                          "unknown data kind; put the file under hardware/, models/, quant/, engines/, training/ or rules/"});
       continue;
     }
     std::ifstream in(path, std::ios::binary);
@@ -222,6 +223,8 @@ void Catalog::build(const LoadOptions& options, std::vector<Problem>& problems, 
       auto engine = engine_from_json(doc.json, found);
       with_file(found, doc);
       if (engine) place(out.engines_, std::move(*engine), doc, out.origin_, from_overlay, problems);
+    } else if (doc.kind == "training") {
+      out.training_documents_.emplace_back(doc.display, doc.json);
     } else if (doc.kind == "quant") {
       out.quant_.add_document(doc.json, found);
       with_file(found, doc);
