@@ -266,6 +266,30 @@ int main(int argc, char** argv) {
       fmt::print("fit {:<18} rows {:>3} devices {:>2}  {}  leave-one-device-out median APE: prefill {:.1f}% decode {:.1f}%\n", key,
                  rows.size(), devices.size(), values.dump(), 100 * quantile(lodo_prefill, 0.5), 100 * quantile(lodo_decode, 0.5));
     }
+    // Dequantization costs differ by weight format: fit a decode and a prefill
+    // multiplier per engine and format, relative to the engine's most common format.
+    std::map<std::string, std::map<std::string, std::vector<const Case*>>> by_engine_quant;
+    for (const auto& c : cases)
+      if (!c.uncertain) by_engine_quant[c.engine_key][c.ps.scenario.weights.quant_id].push_back(&c);
+    for (auto& [engine_key, quants] : by_engine_quant) {
+      if (quants.size() < 2) continue;
+      std::string reference;
+      for (const auto& [q, rows] : quants)
+        if (reference.empty() || rows.size() > quants[reference].size()) reference = q;
+      const Case& sample = *quants.begin()->second.front();
+      auto& engine = engines.by_id.at(sample.ps.scenario.engine.engine->id);
+      auto& backend = engine.backends.at(sample.ps.scenario.engine.backend->name);
+      for (auto& [q, rows] : quants) {
+        if (q == reference || rows.size() < 8) continue;
+        auto& qe = backend.quant_efficiency[q];
+        std::vector<Param> params = {{&qe.decode, 0.4, 1.3, 0.01, "decode"}, {&qe.prefill, 0.3, 2.0, 0.01, "prefill"}};
+        fit(params, rows);
+        fit_report["quant:" + engine_key + ":" + q] = {{"rows", rows.size()}, {"decode", qe.decode}, {"prefill", qe.prefill},
+                                                       {"relative_to", reference}};
+        fmt::print("fit {:<18} {:<8} rows {:>3}  decode x{:.2f} prefill x{:.2f} (relative to {})\n", engine_key, q, rows.size(),
+                   qe.decode, qe.prefill, reference);
+      }
+    }
     if (do_write) {
       for (const auto& [id, engine] : engines.by_id) {
         const std::string path = std::string(OPTADVISOR_SOURCE_DIR) + "/data/engines/" + id + ".json";
@@ -285,6 +309,15 @@ int main(int argc, char** argv) {
           std::set<std::string> ids;
           for (const auto& rid : fit_report[key]["row_ids"]) ids.insert(rid.get<std::string>());
           jb["calibrated_on"] = std::vector<std::string>(ids.begin(), ids.end());
+        }
+        for (const auto& [bname, b] : engine.backends) {
+          const std::string key = bname == "default" ? id : id + ":" + bname;
+          for (const auto& [q, qe] : b.quant_efficiency) {
+            if (!fit_report.contains("quant:" + key + ":" + q)) continue;
+            auto round_to = [](double v) { return std::round(v * 100) / 100; };
+            doc["backends"][bname]["quant_efficiency"][q] = {{"decode", round_to(qe.decode)}, {"prefill", round_to(qe.prefill)}};
+            changed = true;
+          }
         }
         if (!changed) continue;
         std::ofstream out(path);

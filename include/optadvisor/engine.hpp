@@ -16,6 +16,12 @@
 
 namespace optadvisor {
 
+/// Multipliers on the backend efficiencies for one weight format.
+struct QuantEfficiency {
+  double decode = 1.0;
+  double prefill = 1.0;
+};
+
 /// Efficiency factors of one engine backend (llama.cpp's cuda, metal, ...).
 struct BackendProfile {
   std::string name;                          ///< "cuda", "metal", "default", ...
@@ -28,12 +34,7 @@ struct BackendProfile {
   bool graphs = false;                       ///< decode step captured as a graph
   std::vector<std::string> applies_to_classes;  ///< device classes this backend suits (empty: all)
   std::vector<std::string> calibrated_on;       ///< measurement ids the efficiencies were fitted on (empty: set by analogy)
-};
-
-/// Multipliers on the backend efficiencies for one weight format.
-struct QuantEfficiency {
-  double decode = 1.0;
-  double prefill = 1.0;
+  std::map<std::string, QuantEfficiency> quant_efficiency;  ///< per weight format, relative to the backend's values
 };
 
 struct EngineMemory {
@@ -68,8 +69,9 @@ struct EngineProfile {
   std::vector<std::string> notes;
   nlohmann::json sources;
 
-  /// The multipliers for a quant id (falls back to "default", then 1).
-  QuantEfficiency efficiency_for(const std::string& quant_id) const;
+  /// The multipliers for a quant id on a backend: the backend's own, then the
+  /// engine's, then "default", then 1.
+  QuantEfficiency efficiency_for(const BackendProfile& backend, const std::string& quant_id) const;
 };
 
 std::optional<EngineProfile> engine_from_json(const nlohmann::json& j, std::vector<Problem>& problems);

@@ -157,7 +157,7 @@ Analysis analyze(const Scenario& s) {
 
   // --- factors -------------------------------------------------------------
   Factors& f = a.factors;
-  const QuantEfficiency qe = engine.efficiency_for(w.quant_id);
+  const QuantEfficiency qe = engine.efficiency_for(backend, w.quant_id);
   f.peak_bandwidth_bytes_per_s = hw.memory_bandwidth_bytes_per_s;
   f.decode_bandwidth_efficiency = std::min(1.0, backend.decode_bandwidth_efficiency * qe.decode);
   f.achievable_bandwidth_bytes_per_s = f.peak_bandwidth_bytes_per_s * f.decode_bandwidth_efficiency;

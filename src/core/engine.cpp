@@ -3,7 +3,8 @@
 
 namespace optadvisor {
 
-QuantEfficiency EngineProfile::efficiency_for(const std::string& quant_id) const {
+QuantEfficiency EngineProfile::efficiency_for(const BackendProfile& backend, const std::string& quant_id) const {
+  if (auto own = backend.quant_efficiency.find(quant_id); own != backend.quant_efficiency.end()) return own->second;
   auto it = quant_efficiency.find(quant_id);
   if (it != quant_efficiency.end()) return it->second;
   it = quant_efficiency.find("default");
@@ -36,6 +37,9 @@ std::optional<EngineProfile> engine_from_json(const nlohmann::json& j, std::vect
       bp.graphs = b.value("graphs", false);
       bp.applies_to_classes = b.value("applies_to_classes", std::vector<std::string>{});
       bp.calibrated_on = b.value("calibrated_on", std::vector<std::string>{});
+      if (b.contains("quant_efficiency"))
+        for (const auto& [q, v] : b.at("quant_efficiency").items())
+          bp.quant_efficiency[q] = {v.value("decode", 1.0), v.value("prefill", 1.0)};
       for (const auto& c : bp.applies_to_classes)
         if (!device_class_from_string(c))
           problems.push_back({"", "/backends/" + name + "/applies_to_classes", "unknown device class '" + c + "'"});
