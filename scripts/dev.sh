@@ -8,6 +8,7 @@ cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake pkg-config libcli11-dev nlohmann-json3-dev libfmt-dev libspdlog-dev catch2
           libvalijson-dev python3 python3-jsonschema)
+test_packages=(clang-14)
 
 install_missing() {
   local missing=()
@@ -34,10 +35,16 @@ case "${1:-}" in
     ./build/release/optadvisor "$@"
     ;;
   test)
+    packages+=("${test_packages[@]}")
     install_missing
+    # g++ 12, release, -Werror: the whole suite, including the accuracy gates.
     cmake --preset ci
     cmake --build --preset ci -j"$jobs"
     ctest --preset ci -j"$jobs"
+    # clang 14, -Werror: the same suite must build warning-free and pass.
+    cmake --preset clang
+    cmake --build --preset clang -j"$jobs"
+    ctest --preset clang -j"$jobs"
     ;;
   *)
     echo "usage: scripts/dev.sh run [optadvisor arguments] | test" >&2

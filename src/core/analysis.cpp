@@ -15,27 +15,28 @@ namespace {
 /// Peak rate for a compute dtype: "fp16", "bf16", "fp8", "fp4", "int8",
 /// "cpu:fp32", "npu". Falls back fp16 -> bf16 -> fp32 -> CPU, and says which it used.
 double peak_compute(const HardwareProfile& hw, const std::string& dtype, std::string* used) {
+  // The first rate present wins; `used` names it.
   auto from = [&](const std::map<std::string, double>& rates, const std::string& key, const std::string& label) {
     auto it = rates.find(key);
-    if (it == rates.end()) return 0.0;
+    if (it == rates.end() || !(it->second > 0)) return false;
     *used = label;
-    return it->second;
+    return true;
   };
+  auto rate = [&](const std::map<std::string, double>& rates, const std::string& key) { return rates.at(key); };
   if (dtype == "npu" && hw.npu_ops_per_s) {
     *used = "npu";
     return *hw.npu_ops_per_s;
   }
-  if (dtype == "fp16acc16") {
-    if (double r = from(hw.fp16_accumulate_flops_per_s, "fp16", "fp16 (FP16 accumulate)")) return r;
-  }
+  if (dtype == "fp16acc16" && from(hw.fp16_accumulate_flops_per_s, "fp16", "fp16 (FP16 accumulate)"))
+    return rate(hw.fp16_accumulate_flops_per_s, "fp16");
   if (dtype.rfind("cpu:", 0) == 0) {
     const std::string key = dtype.substr(4);
-    if (double r = from(hw.cpu_flops_per_s, key, dtype)) return r;
-    if (double r = from(hw.cpu_flops_per_s, "fp32", "cpu:fp32")) return r;
+    if (from(hw.cpu_flops_per_s, key, dtype)) return rate(hw.cpu_flops_per_s, key);
+    if (from(hw.cpu_flops_per_s, "fp32", "cpu:fp32")) return rate(hw.cpu_flops_per_s, "fp32");
   }
   for (const std::string& key : {dtype, std::string("fp16"), std::string("bf16"), std::string("fp32")})
-    if (double r = from(hw.flops_per_s, key, key)) return r;
-  if (double r = from(hw.cpu_flops_per_s, "fp32", "cpu:fp32")) return r;
+    if (from(hw.flops_per_s, key, key)) return rate(hw.flops_per_s, key);
+  if (from(hw.cpu_flops_per_s, "fp32", "cpu:fp32")) return rate(hw.cpu_flops_per_s, "fp32");
   if (hw.npu_ops_per_s) {
     *used = "npu";
     return *hw.npu_ops_per_s;
