@@ -113,7 +113,11 @@ std::string render_size(const SizeResult& r, OutputFormat format, bool verbose, 
     const auto& w = row.weights;
     out += fmt::format("format: {} ({})\n", row.format->id, row.format->name);
     out += fmt::format("weights: {}, {:.3f} bits per weight\n", format_bytes(static_cast<double>(w.weights_bytes)), w.bits_per_weight);
-    if (w.file_overhead_modeled)
+    const bool from_file = r.model.gguf_weights && r.model.gguf_weights->format_id == w.format_id;
+    if (from_file)
+      out += fmt::format("file on disk: {} (read from the file: {} of header and metadata before the tensor data)\n",
+                         format_bytes(static_cast<double>(w.file_bytes)), format_bytes(static_cast<double>(w.header_bytes)));
+    else if (w.file_overhead_modeled)
       out += fmt::format("file on disk: {} (tensor data + {} of headers and metadata, estimated)\n",
                          format_bytes(static_cast<double>(w.file_bytes)), format_bytes(static_cast<double>(w.header_bytes)));
     if (verbose || md) {
