@@ -28,6 +28,7 @@ struct MemoryBreakdown {
   uint64_t max_batch = 0;          ///< sequences of this context that fit
   uint64_t max_context = 0;        ///< tokens per sequence that fit at this batch
   uint64_t offloaded_layers = 0;   ///< llama.cpp layers kept in host memory
+  double offloaded_bytes = 0;      ///< weights of those layers, per device
   uint64_t total_layers = 0;
 };
 
@@ -39,6 +40,7 @@ struct PhaseEstimate {
   double flops = 0;              ///< per phase (prefill) or per step (decode)
   double bytes = 0;              ///< memory traffic, same basis
   double compute_time_s = 0;
+  double attention_compute_time_s = 0;  ///< the attention part of compute_time_s
   double weights_time_s = 0;
   double kv_time_s = 0;
   double overhead_time_s = 0;
@@ -70,6 +72,7 @@ struct Analysis {
   MemoryBreakdown memory;
   PhaseEstimate prefill;
   PhaseEstimate decode;          ///< averaged over the generated tokens
+  uint64_t batch = 1;            ///< sequences the estimate ran (the resolved --batch)
   bool has_throughput = false;
   uint64_t throughput_batch = 0;
   double output_tokens_per_s = 0;  ///< serving: batch x gen / (prefill + decode time)

@@ -31,6 +31,14 @@ struct ScenarioRequest {
   std::optional<bool> graphs;
   std::optional<double> host_bandwidth_bytes_per_s;
   int64_t ubatch_tokens = 0;    ///< 0 = the engine's (llama.cpp -ub, vLLM max_num_batched_tokens)
+  // Serving techniques the advisor's transforms switch on (see Workload).
+  Speculation speculation;
+  double prefix_cached_fraction = 0;
+  std::string attention_kernel;
+  double attention_speedup = 1.0;
+  std::optional<double> usable_memory_fraction;
+  bool entitled_memory_limit = false;
+  bool weights_mmap = false;
 };
 
 /// A ready Scenario plus what was resolved on the way, for reports.
@@ -44,6 +52,8 @@ struct PreparedScenario {
 };
 
 PreparedScenario prepare_scenario(const Catalog& catalog, const ScenarioRequest& request);
+/// The same with the model already resolved from request.model (no file is read again).
+PreparedScenario prepare_scenario(const Catalog& catalog, const ScenarioRequest& request, const ResolvedModel& model);
 
 /// The per-tensor weights of a model in a format (the GGUF's own table when the model came from a file).
 WeightsBreakdown model_weights(const Catalog& catalog, const ResolvedModel& model, const QuantFormat& format);

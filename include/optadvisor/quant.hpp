@@ -153,6 +153,13 @@ struct WeightsBreakdown {
 };
 void to_json(nlohmann::json& j, const WeightsBreakdown& b);
 
+/// Summary group of a tensor for --verbose output: embeddings, attention,
+/// ffn, experts, norms, output or other. `category` is QuantDb::category_of.
+std::string tensor_group(const Tensor& t, const std::string& category);
+
+/// Totals per summary group, in display order, empty groups left out.
+std::vector<GroupSummary> group_totals(const std::vector<TensorAssignment>& tensors);
+
 /// The quantization database: ggml types, layouts, formats, KV-cache dtypes
 /// and the GGUF file model, built from data/quant/*.json.
 class QuantDb {

@@ -31,6 +31,18 @@ struct WeightsSummary {
   std::string native_compute_dtype;
 };
 
+/// Speculative decoding: each target step verifies `draft_tokens` proposed
+/// tokens at once and keeps `accepted_tokens` of them on average (the
+/// acceptance length, counting the token the target adds itself).
+struct Speculation {
+  std::string method;              ///< "eagle", "medusa", "draft-model", "ngram"; "" = off
+  double accepted_tokens = 1.0;    ///< mean tokens produced per target step, >= 1
+  uint32_t draft_tokens = 0;       ///< tokens proposed and verified per step (0 = off)
+  double draft_overhead = 0;       ///< drafting cost per step, as a fraction of one plain decode step
+  double draft_weights_bytes = 0;  ///< weights the drafter adds, whole model (divided like the target's)
+  bool enabled() const { return draft_tokens > 0; }
+};
+
 /// What the user asked to run.
 struct Workload {
   uint64_t batch = 1;                ///< concurrent sequences
@@ -47,6 +59,13 @@ struct Workload {
   std::optional<bool> graphs;           ///< unset: the backend's default
   std::optional<double> host_bandwidth_bytes_per_s;  ///< system RAM for offloaded layers
   uint64_t ubatch_tokens = 0;        ///< tokens per forward pass in prefill (llama.cpp -ub); 0 = the engine's
+  Speculation speculation;           ///< off unless draft_tokens > 0
+  double prefix_cached_fraction = 0; ///< share of each prompt already in the prefix cache (a shared system prompt)
+  std::string attention_kernel;      ///< "" = the engine's; "fa2", "fa3" when chosen explicitly
+  double attention_speedup = 1.0;    ///< attention kernels' rate relative to the engine's calibrated one
+  std::optional<double> usable_memory_fraction;  ///< overrides the device's (a raised macOS wired limit)
+  bool entitled_memory_limit = false;  ///< phones: the increased-memory-limit entitlement applies
+  bool weights_mmap = false;         ///< phones: weights mapped read-only from the file, outside the app's footprint
 
   uint64_t context() const { return context_tokens ? context_tokens : prompt_tokens + gen_tokens; }
 };

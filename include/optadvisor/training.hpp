@@ -347,6 +347,9 @@ struct DeepSpeedEstimatorInput {
   bool legacy_zero2 = false;       ///< the formula before DeepSpeed PR #5099 (4P + 16P/N), still printed in its docs
 };
 DeepSpeedEstimate deepspeed_estimate(const DeepSpeedEstimatorInput& in);
+/// DeepSpeed's estimate for a scenario: the engine is DeepSpeed, the stage 2 or 3, full training, no
+/// tensor or pipeline split (the estimator knows none); nullopt otherwise.
+std::optional<DeepSpeedEstimate> deepspeed_estimate_for(const TrainingScenario& scenario);
 
 /// What the user typed for --goal training.
 struct TrainingRequest {

@@ -83,6 +83,31 @@ double prefill_attention_flops(const ModelSpec& m, double p) {
   return static_cast<double>(kv.full_layers) * full + static_cast<double>(kv.sliding_layers) * sliding;
 }
 
+/// What the program may allocate: the phone's per-app limit (or the entitled
+/// one), else the driver-visible bytes times the usable fraction (the macOS
+/// wired limit, or a raised one the workload states).
+double usable_capacity(const HardwareProfile& hw, const Workload& wl) {
+  if (hw.app_limit_bytes) {
+    if (wl.entitled_memory_limit && hw.app_limit_entitled_bytes) return *hw.app_limit_entitled_bytes;
+    return *hw.app_limit_bytes;
+  }
+  if (wl.usable_memory_fraction) return hw.memory_visible_bytes.value_or(hw.memory_capacity_bytes) * *wl.usable_memory_fraction;
+  return hw.usable_memory_bytes();
+}
+
+/// Adds `k` times every summed quantity of `src` to `dst`.
+void add_scaled(PhaseEstimate& dst, const PhaseEstimate& src, double k) {
+  dst.weights_time_s += k * src.weights_time_s;
+  dst.kv_time_s += k * src.kv_time_s;
+  dst.offload_time_s += k * src.offload_time_s;
+  dst.compute_time_s += k * src.compute_time_s;
+  dst.attention_compute_time_s += k * src.attention_compute_time_s;
+  dst.overhead_time_s += k * src.overhead_time_s;
+  dst.interconnect_time_s += k * src.interconnect_time_s;
+  dst.flops += k * src.flops;
+  dst.bytes += k * src.bytes;
+}
+
 std::string percent(double part, double whole) { return fmt::format("{:.0f}%", whole > 0 ? 100.0 * part / whole : 0.0); }
 
 /// Names the binding resource of a phase and explains it with its margin.
@@ -192,8 +217,8 @@ Analysis analyze(const Scenario& s) {
   MemoryBreakdown& mem = a.memory;
   const uint64_t context = wl.context();
   mem.total_layers = m.num_hidden_layers;
-  mem.capacity_bytes = hw.usable_memory_bytes();
-  mem.weights_bytes = w.total_bytes / tp / pp;
+  mem.capacity_bytes = usable_capacity(hw, wl);
+  mem.weights_bytes = (w.total_bytes + wl.speculation.draft_weights_bytes) / tp / pp;
   mem.kv_bytes_per_token = context ? kv_bytes_per_sequence(s, context) / static_cast<double>(context) : 0;
   mem.overhead_bytes = engine.memory.runtime_overhead_bytes;
   const double kv_per_seq = kv_bytes_per_sequence(s, context);
@@ -213,24 +238,40 @@ Analysis analyze(const Scenario& s) {
     mem.activation_bytes = tokens * hidden * engine.memory.activation_bytes_per_token / tp;
   }
   const double fixed = mem.weights_bytes + mem.activation_bytes + mem.overhead_bytes;
+  // Phones: weights mapped read-only from the file are clean pages, outside
+  // the per-app footprint limit, but they still need physical memory (at
+  // most the device's usable share of it).
+  double room = mem.capacity_bytes;
+  if (wl.weights_mmap && hw.app_limit_bytes) {
+    const double ceiling = hw.memory_capacity_bytes * hw.memory_usable_fraction.value_or(1.0);
+    room += std::clamp(ceiling - mem.capacity_bytes, 0.0, mem.weights_bytes);
+  }
   // What the KV cache may use: vLLM-style engines claim a fraction of all
   // memory up front; TensorRT-LLM gives a fraction of what is free after load.
-  double kv_budget = mem.capacity_bytes - fixed;
-  if (engine.memory.reserve_fraction) kv_budget = mem.capacity_bytes * *engine.memory.reserve_fraction - fixed;
-  else if (engine.memory.free_fraction_for_kv) kv_budget = (mem.capacity_bytes - fixed) * *engine.memory.free_fraction_for_kv;
+  double kv_budget = room - fixed;
+  if (engine.memory.reserve_fraction) kv_budget = room * *engine.memory.reserve_fraction - fixed;
+  else if (engine.memory.free_fraction_for_kv) kv_budget = (room - fixed) * *engine.memory.free_fraction_for_kv;
   kv_budget = std::max(kv_budget, 0.0);
-  mem.max_batch = kv_per_seq > 0 ? static_cast<uint64_t>(std::floor(kv_budget / kv_per_seq)) : 0;
+  // A prefix cache holds a prompt prefix the sequences share once (paged
+  // engines share its blocks across sequences).
+  const uint64_t cached_prefix = static_cast<uint64_t>(std::floor(wl.prefix_cached_fraction * static_cast<double>(wl.prompt_tokens)));
+  const double shared_kv = cached_prefix > 0 && engine.memory.kv_block_tokens > 0 ? kv_bytes_per_sequence(s, cached_prefix) : 0.0;
+  if (kv_per_seq <= 0) mem.max_batch = 0;
+  else if (shared_kv > 0)
+    mem.max_batch = kv_budget < kv_per_seq ? 0 : 1 + static_cast<uint64_t>(std::floor((kv_budget - kv_per_seq) / (kv_per_seq - shared_kv)));
+  else mem.max_batch = static_cast<uint64_t>(std::floor(kv_budget / kv_per_seq));
   mem.max_batch = std::min<uint64_t>(mem.max_batch, 1u << 20);
   uint64_t batch = wl.batch_max ? std::min<uint64_t>(std::max<uint64_t>(mem.max_batch, 1), engine.max_batch) : std::max<uint64_t>(wl.batch, 1);
-  mem.kv_cache_bytes = kv_per_seq * static_cast<double>(batch);
+  a.batch = batch;
+  mem.kv_cache_bytes = kv_per_seq * static_cast<double>(batch) - shared_kv * static_cast<double>(batch - 1);
   mem.total_bytes = fixed + mem.kv_cache_bytes;
-  mem.reserved_bytes = engine.memory.reserve_fraction ? std::max(mem.total_bytes, mem.capacity_bytes * *engine.memory.reserve_fraction)
+  mem.reserved_bytes = engine.memory.reserve_fraction ? std::max(mem.total_bytes, room * *engine.memory.reserve_fraction)
                                                       : mem.total_bytes;
-  mem.limit_bytes = engine.memory.reserve_fraction ? mem.capacity_bytes * *engine.memory.reserve_fraction : mem.capacity_bytes;
+  mem.limit_bytes = engine.memory.reserve_fraction ? room * *engine.memory.reserve_fraction : room;
   mem.fits = mem.total_bytes <= mem.limit_bytes;
   // Largest context for this batch: binary search on the (monotonic) KV size.
   {
-    const double per_seq_budget = kv_budget / static_cast<double>(batch);
+    const double per_seq_budget = (kv_budget + shared_kv * static_cast<double>(batch - 1)) / static_cast<double>(batch);
     uint64_t lo = 0, hi = m.max_position_embeddings ? m.max_position_embeddings : (1u << 20);
     if (kv_bytes_per_sequence(s, hi) <= per_seq_budget) lo = hi;
     else {
@@ -248,6 +289,7 @@ Analysis analyze(const Scenario& s) {
     const double over = mem.total_bytes - mem.limit_bytes;
     mem.offloaded_layers = std::min<uint64_t>(m.num_hidden_layers, static_cast<uint64_t>(std::ceil(over / per_layer)));
     offloaded_bytes = static_cast<double>(mem.offloaded_layers) * per_layer;
+    mem.offloaded_bytes = offloaded_bytes;
     a.warnings.push_back(fmt::format(
         "weights do not fit: llama.cpp would keep {} of {} layers in host memory (-ngl {}); those run at host-memory bandwidth",
         mem.offloaded_layers, m.num_hidden_layers, m.num_hidden_layers - mem.offloaded_layers));
@@ -261,16 +303,18 @@ Analysis analyze(const Scenario& s) {
   // Pipeline stages (llama.cpp layer split) run one after another for a
   // token, so a step reads every stage's share in turn: the per-device bytes
   // times pp, at one device's bandwidth.
-  auto pass = [&](double ctx, double tokens_per_seq, PhaseEstimate& p, bool prefill) {
+  // `past`: prompt tokens already in the KV cache (a cached prefix), attended to but not recomputed.
+  auto pass = [&](double ctx, double tokens_per_seq, PhaseEstimate& p, bool prefill, double past = 0) {
     const double tokens = tokens_per_seq * b;
     const double experts_untouched = w.routed_expert_bytes * (1.0 - experts_touched_fraction(m, tokens));
     const double weight_bytes = (w.total_bytes - embedding_skipped - experts_untouched) / tp;
     double kv_bytes = 0, attention = 0;
     if (prefill) {
-      attention = prefill_attention_flops(m, tokens_per_seq) * b;
-      kv_bytes = kv_bytes_per_sequence(s, static_cast<uint64_t>(tokens_per_seq)) * pp * b;  // written once
+      attention = (prefill_attention_flops(m, past + tokens_per_seq) - prefill_attention_flops(m, past)) * b;
+      kv_bytes = kv_bytes_per_sequence(s, static_cast<uint64_t>(past + tokens_per_seq)) * pp * b;  // written once (prefix read once)
     } else {
-      attention = attention_flops_per_token(m, ctx) * b;
+      // Every new token of a step (several when a speculative draft is verified) attends to the context.
+      attention = attention_flops_per_token(m, ctx) * b * tokens_per_seq;
       kv_bytes = kv_bytes_per_sequence(s, static_cast<uint64_t>(ctx)) * pp * b;
     }
     const double chunk = static_cast<double>(wl.ubatch_tokens ? wl.ubatch_tokens
@@ -287,7 +331,7 @@ Analysis analyze(const Scenario& s) {
     const double offload_t = offloaded_bytes > 0 ? passes * offloaded_bytes / std::max(host_bw, 1.0) : 0.0;
     const double kv_t = kv_bytes / bw;
     const double linear_compute_t = linear_flops / compute;
-    const double attention_compute_t = attention_flops / compute;
+    const double attention_compute_t = attention_flops / (compute * wl.attention_speedup);
     const double compute_t = linear_compute_t + attention_compute_t;
     const double overhead_t = passes * layers * (prefill ? backend.layer_overhead_s : f.layer_overhead_s) + f.step_overhead_s;
     double comm_t = 0;
@@ -302,6 +346,7 @@ Analysis analyze(const Scenario& s) {
     p.offload_time_s += offload_t;
     p.kv_time_s += kv_t;
     p.compute_time_s += compute_t;
+    p.attention_compute_time_s += attention_compute_t;
     p.overhead_time_s += overhead_t;
     p.interconnect_time_s += comm_t;
     p.flops += flops;
@@ -321,8 +366,10 @@ Analysis analyze(const Scenario& s) {
 
   // --- prefill: the whole prompt of every sequence -------------------------
   if (wl.prompt_tokens > 0) {
-    a.prefill.time_s = pass(0, static_cast<double>(wl.prompt_tokens), a.prefill, true);
-    finish(a.prefill, static_cast<double>(wl.prompt_tokens) * b, "prefill");
+    const double prompt = static_cast<double>(wl.prompt_tokens);
+    const double past = std::min(static_cast<double>(cached_prefix), prompt - 1);
+    a.prefill.time_s = pass(0, prompt - past, a.prefill, true, past);
+    finish(a.prefill, prompt * b, "prefill");
   }
 
   // --- decode: averaged over the generated tokens as the context grows ----
@@ -331,16 +378,29 @@ Analysis analyze(const Scenario& s) {
     const int samples = static_cast<int>(std::min<uint64_t>(wl.gen_tokens, 16));
     PhaseEstimate sum;
     double total_time = 0;
+    const Speculation& spec = wl.speculation;
     for (int i = 0; i < samples; ++i) {
       const double ctx = static_cast<double>(wl.prompt_tokens) + (i + 0.5) * g / samples;
-      total_time += pass(ctx, 1.0, sum, false);
+      if (!spec.enabled()) {
+        total_time += pass(ctx, 1.0, sum, false);
+        continue;
+      }
+      // Speculative step: the target verifies the draft tokens plus its own in
+      // one pass; drafting costs a stated fraction of a plain step; the step
+      // yields accepted_tokens tokens on average.
+      PhaseEstimate verify, plain;
+      total_time += pass(ctx, static_cast<double>(spec.draft_tokens) + 1.0, verify, false);
+      total_time += spec.draft_overhead * pass(ctx, 1.0, plain, false);
+      add_scaled(sum, verify, 1.0);
+      add_scaled(sum, plain, spec.draft_overhead);
     }
     PhaseEstimate& d = a.decode;
-    const double k = 1.0 / samples;
+    const double k = spec.enabled() ? 1.0 / samples / spec.accepted_tokens : 1.0 / samples;
     d.weights_time_s = sum.weights_time_s * k;
     d.kv_time_s = sum.kv_time_s * k;
     d.offload_time_s = sum.offload_time_s * k;
     d.compute_time_s = sum.compute_time_s * k;
+    d.attention_compute_time_s = sum.attention_compute_time_s * k;
     d.overhead_time_s = sum.overhead_time_s * k;
     d.interconnect_time_s = sum.interconnect_time_s * k;
     d.flops = sum.flops * k;

@@ -365,24 +365,6 @@ std::optional<std::string_view> llama_ftype_name(uint64_t ftype) {
   return it->second;
 }
 
-/// Summary group of a tensor, as quantize() assigns it.
-std::string group_of(const Tensor& t, const std::string& category) {
-  if (t.is_vector()) return "norms";
-  if (t.kind == "output") return "output";
-  if (category == "token_embd" || t.kind == "token_embd" || t.kind == "per_layer_token_embd" || t.kind == "pos_embd" ||
-      t.kind == "token_types")
-    return "embeddings";
-  if (t.kind.find("_exps") != std::string::npos || t.kind.find("_shexp") != std::string::npos ||
-      t.kind.find("ffn_gate_inp") != std::string::npos)
-    return "experts";
-  if (t.kind.rfind("attn_", 0) == 0) return "attention";
-  if (t.kind.rfind("ffn_", 0) == 0) return "ffn";
-  return "other";
-}
-
-constexpr std::array<std::string_view, 7> kGroupOrder = {"embeddings", "attention", "ffn",  "experts",
-                                                         "norms",      "output",    "other"};
-
 Tensor to_tensor(const TensorInfo& info) {
   Tensor t;
   t.name = info.name;
@@ -401,7 +383,6 @@ WeightsBreakdown weights_from_table(const std::vector<TensorInfo>& infos, const 
   out.container = Container::kGguf;
   const bool tied =
       std::none_of(infos.begin(), infos.end(), [](const TensorInfo& t) { return t.name == "output.weight"; });
-  std::map<std::string, GroupSummary> groups;
   std::map<std::string, uint64_t> removed;
   out.tensors.reserve(infos.size());
   for (const TensorInfo& info : infos) {
@@ -415,7 +396,7 @@ WeightsBreakdown weights_from_table(const std::vector<TensorInfo>& infos, const 
       a.category = "output";
       a.note = "tied embeddings: also the output head";
     }
-    a.group = group_of(t, category);
+    a.group = tensor_group(t, category);
     a.storage = info.type->id;
     a.quantized = info.type->quantized;
     a.elements = info.elements;
@@ -426,17 +407,9 @@ WeightsBreakdown weights_from_table(const std::vector<TensorInfo>& infos, const 
     }
     out.weights_bytes += a.bytes;
     out.params += a.elements;
-    GroupSummary& g = groups[a.group];
-    g.group = a.group;
-    ++g.tensors;
-    g.elements += a.elements;
-    g.bytes += a.bytes;
     out.tensors.push_back(std::move(a));
   }
-  for (auto name : kGroupOrder) {
-    auto it = groups.find(std::string(name));
-    if (it != groups.end()) out.groups.push_back(it->second);
-  }
+  out.groups = group_totals(out.tensors);
   for (const auto& [type, count] : removed)
     out.notes.push_back(fmt::format("{} tensors use {}, which current llama.cpp builds no longer load", count, type));
   out.bits_per_weight =

@@ -120,12 +120,18 @@ WeightsSummary summarize_weights(const ModelSpec& spec, const WeightsBreakdown& 
 }
 
 PreparedScenario prepare_scenario(const Catalog& catalog, const ScenarioRequest& r) {
+  if (r.hardware.empty()) throw bad_input("no hardware given", "pass --hw NAME (optadvisor hw list)");
+  catalog.resolve_hardware(r.hardware);  // an unknown device is reported before the model is read
+  return prepare_scenario(catalog, r, resolve_model(catalog, r.model));
+}
+
+PreparedScenario prepare_scenario(const Catalog& catalog, const ScenarioRequest& r, const ResolvedModel& model) {
   PreparedScenario out;
   Scenario& s = out.scenario;
   if (r.hardware.empty()) throw bad_input("no hardware given", "pass --hw NAME (optadvisor hw list)");
   s.hardware = &catalog.resolve_hardware(r.hardware, &out.hardware_how);
   const HardwareProfile& hw = *s.hardware;
-  out.model = resolve_model(catalog, r.model);
+  out.model = model;
   s.model = out.model.spec;
 
   // Workload numbers first: they are the cheapest to get wrong.
@@ -174,6 +180,26 @@ PreparedScenario prepare_scenario(const Catalog& catalog, const ScenarioRequest&
   if (r.ubatch_tokens > kMaxTokens) throw bad_input("--ubatch above 16,777,216 tokens is beyond any engine");
   w.flash_attention = r.flash_attention;
   w.graphs = r.graphs;
+  const Speculation& spec = r.speculation;
+  if (spec.draft_tokens > 0) {
+    if (!(spec.accepted_tokens >= 1.0) || spec.accepted_tokens > static_cast<double>(spec.draft_tokens) + 1.0)
+      throw bad_input(fmt::format("speculative decoding accepts between 1 and draft tokens + 1 = {} tokens per step (got {})",
+                                  spec.draft_tokens + 1, spec.accepted_tokens));
+    if (!(spec.draft_overhead >= 0) || !(spec.draft_weights_bytes >= 0))
+      throw bad_input("speculative decoding: the draft overhead and draft weights must be zero or more");
+  }
+  w.speculation = spec;
+  if (!(r.prefix_cached_fraction >= 0 && r.prefix_cached_fraction < 1))
+    throw bad_input(fmt::format("the cached prefix fraction must be in [0, 1) (got {})", r.prefix_cached_fraction));
+  w.prefix_cached_fraction = r.prefix_cached_fraction;
+  if (!(r.attention_speedup > 0)) throw bad_input("the attention speed-up must be positive");
+  w.attention_kernel = r.attention_kernel;
+  w.attention_speedup = r.attention_speedup;
+  if (r.usable_memory_fraction && !(*r.usable_memory_fraction > 0 && *r.usable_memory_fraction <= 1))
+    throw bad_input(fmt::format("the usable memory fraction must be in (0, 1] (got {})", *r.usable_memory_fraction));
+  w.usable_memory_fraction = r.usable_memory_fraction;
+  w.entitled_memory_limit = r.entitled_memory_limit;
+  w.weights_mmap = r.weights_mmap;
 
   // Engine, then the weight format it runs.
   s.engine = choose_engine(catalog, hw, r.engine);

@@ -210,24 +210,6 @@ bool rule_applies(const QuantRule& rule, const RuleContext& ctx, const Tensor& t
   return true;
 }
 
-/// Summary group of a tensor (for --verbose output).
-std::string group_of(const Tensor& t, const std::string& category) {
-  if (t.is_vector()) return "norms";
-  if (t.kind == "output") return "output";
-  if (category == "token_embd" || t.kind == "token_embd" || t.kind == "per_layer_token_embd" || t.kind == "pos_embd" ||
-      t.kind == "token_types")
-    return "embeddings";
-  if (t.kind.find("_exps") != std::string::npos || t.kind.find("_shexp") != std::string::npos ||
-      t.kind.find("ffn_gate_inp") != std::string::npos)
-    return "experts";
-  if (t.kind.rfind("attn_", 0) == 0) return "attention";
-  if (t.kind.rfind("ffn_", 0) == 0) return "ffn";
-  return "other";
-}
-
-constexpr std::array<std::string_view, 7> kGroupOrder = {"embeddings", "attention", "ffn", "experts",
-                                                         "norms",      "output",    "other"};
-
 /// Dimensions a GGUF tensor-info entry records (ggml_n_dims: trailing 1s dropped).
 uint64_t gguf_dims(const Tensor& t) {
   if (t.slices > 1) return 3;
@@ -701,7 +683,7 @@ WeightsBreakdown quantize(const std::vector<Tensor>& tensors, const QuantModelFa
       a.category = "output";
       a.note = "tied embeddings: follows the output rules";
     }
-    a.group = group_of(t, categories[idx]);
+    a.group = tensor_group(t, categories[idx]);
     a.elements = t.elements();
 
     // tensor_allows_quantization: 2-D and 3-D weights outside the exclusion list.
@@ -764,22 +746,13 @@ WeightsBreakdown quantize(const std::vector<Tensor>& tensors, const QuantModelFa
   }
 
   // Totals, groups, notes.
-  std::map<std::string, GroupSummary> groups;
   std::map<std::string, uint64_t> fallback_counts;
   for (const auto& a : out.tensors) {
     out.weights_bytes += a.bytes;
     out.params += a.elements;
-    GroupSummary& g = groups[a.group];
-    g.group = a.group;
-    ++g.tensors;
-    g.elements += a.elements;
-    g.bytes += a.bytes;
     if (a.note.find("not a multiple") != std::string::npos) ++fallback_counts[a.note];
   }
-  for (auto name : kGroupOrder) {
-    auto it = groups.find(std::string(name));
-    if (it != groups.end()) out.groups.push_back(it->second);
-  }
+  out.groups = group_totals(out.tensors);
   for (const auto& [note, count] : fallback_counts)
     out.notes.push_back(count == 1 ? note : fmt::format("{} tensors: {}", count, note));
   out.bits_per_weight = out.params > 0 ? 8.0 * static_cast<double>(out.weights_bytes) / static_cast<double>(out.params) : 0;
@@ -848,6 +821,39 @@ void to_json(json& j, const WeightsBreakdown& b) {
     if (!a.note.empty()) t["note"] = a.note;
     j["tensors"].push_back(std::move(t));
   }
+}
+
+std::string tensor_group(const Tensor& t, const std::string& category) {
+  if (t.is_vector()) return "norms";
+  if (t.kind == "output") return "output";
+  if (category == "token_embd" || t.kind == "token_embd" || t.kind == "per_layer_token_embd" || t.kind == "pos_embd" ||
+      t.kind == "token_types")
+    return "embeddings";
+  if (t.kind.find("_exps") != std::string::npos || t.kind.find("_shexp") != std::string::npos ||
+      t.kind.find("ffn_gate_inp") != std::string::npos)
+    return "experts";
+  if (t.kind.rfind("attn_", 0) == 0) return "attention";
+  if (t.kind.rfind("ffn_", 0) == 0) return "ffn";
+  return "other";
+}
+
+std::vector<GroupSummary> group_totals(const std::vector<TensorAssignment>& tensors) {
+  static constexpr std::array<std::string_view, 7> kGroupOrder = {"embeddings", "attention", "ffn",  "experts",
+                                                                  "norms",      "output",    "other"};
+  std::map<std::string, GroupSummary> groups;
+  for (const auto& a : tensors) {
+    GroupSummary& g = groups[a.group];
+    g.group = a.group;
+    ++g.tensors;
+    g.elements += a.elements;
+    g.bytes += a.bytes;
+  }
+  std::vector<GroupSummary> out;
+  for (auto name : kGroupOrder) {
+    auto it = groups.find(std::string(name));
+    if (it != groups.end()) out.push_back(it->second);
+  }
+  return out;
 }
 
 }  // namespace optadvisor
