@@ -192,6 +192,7 @@ int main(int argc, char** argv) {
     r.prompt_tokens = to_int(row.at("prompt"), 0);
     r.gen_tokens = to_int(row.at("gen"), 0);
     r.ubatch_tokens = to_int(row.count("ubatch") ? row.at("ubatch") : "", 0);
+    if (row.count("kv_dtype") && !row.at("kv_dtype").empty()) r.kv_dtype = row.at("kv_dtype");
     r.tp = to_int(row.at("tp"), 1);
     r.pp = to_int(row.at("pp"), 1);
     r.gpus = to_int(row.at("gpus"), 0);
