@@ -31,7 +31,7 @@ case "${1:-}" in
     cmake --preset release >/dev/null
     cmake --build --preset release -j"$jobs" >/dev/null
     shift
-    if [ $# -eq 0 ]; then set -- hw show rtx5090; fi
+    if [ $# -eq 0 ]; then set -- --hw rtx5090 --goal latency; fi
     ./build/release/optadvisor "$@"
     ;;
   test)

@@ -66,6 +66,10 @@ class Catalog {
   /// Schema-checked documents of data/training/ (training engine profiles and
   /// published runs), keyed by display path; parsed by the training module.
   const std::vector<std::pair<std::string, nlohmann::json>>& training_documents() const { return training_documents_; }
+  /// Schema-checked documents of data/rules/ (playbook rules, assumptions and
+  /// advisor defaults), keyed by display path, embedded first, then overlays;
+  /// parsed by the rule book (rules.hpp).
+  const std::vector<std::pair<std::string, nlohmann::json>>& rule_documents() const { return rule_documents_; }
 
   /// Where an entry came from ("data/hardware/..." or an overlay path).
   const std::string& origin(const std::string& id) const;
@@ -89,6 +93,7 @@ class Catalog {
   std::vector<EngineProfile> engines_;
   QuantDb quant_;
   std::vector<std::pair<std::string, nlohmann::json>> training_documents_;
+  std::vector<std::pair<std::string, nlohmann::json>> rule_documents_;
   std::map<std::string, std::string> origin_;
   NameIndex hardware_names_;
   NameIndex model_names_;

@@ -50,4 +50,7 @@ std::string render_fit(const PreparedScenario& prepared, const Analysis& analysi
 /// A command that would measure this scenario on real hardware.
 std::string measure_command(const PreparedScenario& prepared);
 
+/// The inputs of a scenario (device, model, format, engine, workload) as the JSON documents print them.
+nlohmann::json scenario_json(const PreparedScenario& prepared);
+
 }  // namespace optadvisor

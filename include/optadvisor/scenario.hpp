@@ -39,7 +39,7 @@ struct Speculation {
   double accepted_tokens = 1.0;    ///< mean tokens produced per target step, >= 1
   uint32_t draft_tokens = 0;       ///< tokens proposed and verified per step (0 = off)
   double draft_overhead = 0;       ///< drafting cost per step, as a fraction of one plain decode step
-  double draft_weights_bytes = 0;  ///< weights the drafter adds, whole model (divided like the target's)
+  double draft_memory_bytes = 0;   ///< weights and cache the drafter holds, whole model (divided like the target's)
   bool enabled() const { return draft_tokens > 0; }
 };
 

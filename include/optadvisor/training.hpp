@@ -98,7 +98,12 @@ struct TrainingEngineProfile {
   double param_gather_bytes = 2;   ///< bytes per parameter all-gathered (ZeRO-3 / FSDP, ZeRO-1/2 after the step)
   double gathered_units = 2;       ///< ZeRO-3 / FSDP: layers gathered at once (current + prefetched)
   double gathered_bytes_per_param = 4;  ///< ZeRO-3 / FSDP: unsharded 16-bit parameters and gradients of a gathered layer
+  /// With pipeline stages, keep parameters gathered and gradients unsharded across the microbatches of a
+  /// step (torchtitan sets reshard_after_forward=False under PP): only master weights and moments stay sharded.
+  bool pp_keeps_unsharded = false;
   double logits_bytes_per_entry = 10;  ///< bytes per token per vocabulary entry held around the loss
+  double fused_logits_bytes_per_entry = 4;  ///< the same with a fused cross-entropy kernel (16-bit logits, gradient in place)
+  bool fused_loss_default = false;
   bool fused_gated_mlp = false;    ///< the SwiGLU product is fused: silu(gate) is not saved
   std::vector<std::string> selective_drops;           ///< activation groups selective recompute does not save
   std::vector<std::string> selective_recompute_matmuls;  ///< layer matmuls selective recompute runs again
@@ -112,6 +117,8 @@ struct TrainingEngineProfile {
   std::map<std::string, double> gemm_efficiency;  ///< by precision: achieved / the device's maximum achievable matmul rate
   double attention_efficiency = 1;   ///< achieved / the FlashAttention-2 reference curve of the device
   double elementwise_traffic = 1;    ///< share of eager elementwise traffic left after fusion
+  double layer_overhead_s = 0;       ///< per layer per microbatch, forward + backward: kernel launches and host work not hidden
+  double gather_copy_bytes_per_param = 0;  ///< ZeRO-3/FSDP: memory traffic per parameter per microbatch to unpack gathered and pack reduced buffers
   std::vector<std::string> calibrated_on;  ///< bench/data/training_runs.csv ids
   std::vector<std::string> notes;
   nlohmann::json sources;
@@ -226,6 +233,7 @@ struct TrainingWorkload {
   PipelineSchedule schedule = PipelineSchedule::k1F1B;
   uint32_t virtual_stages = 1;  ///< per GPU, interleaved schedule
   bool flash_attention = true;
+  bool fused_loss = false;      ///< a fused cross-entropy kernel: the logits are not upcast and copied
   std::string optimizer = "adamw";
   uint64_t lora_rank = 0;       ///< 0 = full training
   std::string lora_base_quant;  ///< "" = 16-bit frozen base; else the QLoRA storage format id
@@ -271,6 +279,7 @@ struct TrainingTime {
   double gemm_s = 0;                 ///< per step, every microbatch
   double attention_s = 0;
   double elementwise_s = 0;          ///< norms, activations, residuals, casts (memory-bound)
+  double overhead_s = 0;             ///< kernel launches and host work per layer and microbatch
   double recompute_s = 0;            ///< included in the three above, shown separately
   double optimizer_s = 0;
   double dequant_s = 0;              ///< QLoRA: expanding the 4-bit base for every pass
@@ -280,7 +289,7 @@ struct TrainingTime {
   double pp_bubble_s = 0;            ///< pipeline fill and drain
   double dp_comm_s = 0;              ///< gradient / parameter traffic, total
   double dp_comm_exposed_s = 0;      ///< the part not hidden behind compute
-  double compute_s() const { return gemm_s + attention_s + elementwise_s + optimizer_s + dequant_s; }
+  double compute_s() const { return gemm_s + attention_s + elementwise_s + overhead_s + optimizer_s + dequant_s; }
   double communication_s() const { return tp_comm_s + cp_comm_s + pp_p2p_s + dp_comm_exposed_s; }
 };
 
@@ -371,6 +380,7 @@ struct TrainingRequest {
   int64_t virtual_stages = 0;   ///< 0 = the engine's default
   std::optional<bool> sequence_parallel;  ///< unset: the engine's default
   std::optional<bool> flash_attention;    ///< unset: on
+  std::optional<bool> fused_loss;         ///< unset: the engine's default
   int64_t lora_rank = 0;
   std::string quant;            ///< QLoRA base format, with lora_rank
 };
@@ -386,8 +396,10 @@ struct PreparedTraining {
 
 /// Resolves names and checks the request; one-line bad_input for every contradiction.
 PreparedTraining prepare_training(const Catalog& catalog, const TrainingRequest& request);
-/// As above with the model given (published runs, tests).
+/// As above with the model given (tests, suggestions).
 PreparedTraining prepare_training(const Catalog& catalog, const TrainingRequest& request, const ResolvedModel& model);
+/// As above for an architecture that is not a preset (published runs: GPT, MPT); no QLoRA.
+PreparedTraining prepare_training(const Catalog& catalog, const TrainingRequest& request, const TrainingModel& model);
 
 /// One change to the request and what it gives.
 struct TrainingChange {

@@ -1,38 +1,75 @@
 // SPDX-License-Identifier: MIT
 // `optadvisor estimate` and `optadvisor fit`: the same scenario options, the
 // full analysis or just the memory verdict (exit 3 when it does not fit).
+// --goal inference (the default) models serving; --goal training models a
+// training step and takes the training options.
 #include <fmt/format.h>
 
 #include "common.hpp"
 #include "optadvisor/analysis.hpp"
+#include "optadvisor/report_training.hpp"
+#include "optadvisor/training.hpp"
 
 namespace optadvisor::cli {
 namespace {
 
 struct EstimateOptions {
+  std::string goal = "inference";
   ScenarioRequest request;
   std::string flash_attention;  ///< "", "on", "off"
   std::string host_bandwidth;   ///< bytes/s, "60e9" or "60GB/s"
   FormatOption format;
+  // --goal training
+  TrainingRequest training;
+  std::string sequence_parallel;  ///< "", "on", "off"
+  std::string fused_loss;         ///< "", "on", "off"
+  std::vector<CLI::Option*> inference_only;
+  std::vector<CLI::Option*> training_only;
 };
 
 void add_scenario_options(CLI::App* cmd, EstimateOptions& o) {
   auto& r = o.request;
+  auto& t = o.training;
+  cmd->add_option("--goal", o.goal, "inference (serving) or training (a training step)")
+      ->check(CLI::IsMember({"inference", "training"}))
+      ->capture_default_str();
   cmd->add_option("--hw", r.hardware, "Device id or name (optadvisor hw list)")->required();
   add_model_options(cmd, r.model);
-  cmd->add_option("--quant,-q", r.quant, "Weight format (default: the engine's)");
-  cmd->add_option("--engine,-e", r.engine, "Engine, optionally with a backend: vllm, llama.cpp:metal (default: per device class)");
-  cmd->add_option("--batch,-b", r.batch, "Concurrent sequences, or 'max' for as many as fit")->capture_default_str();
-  cmd->add_option("--prompt,-p", r.prompt_tokens, "Prompt tokens per sequence")->capture_default_str();
-  cmd->add_option("--gen,-n", r.gen_tokens, "Generated tokens per sequence")->capture_default_str();
-  cmd->add_option("--context,-c", r.context_tokens, "KV reservation per sequence (default prompt + gen)");
-  cmd->add_option("--ubatch", r.ubatch_tokens, "Prompt tokens per forward pass (llama.cpp -ub; default: the engine's)");
-  cmd->add_option("--kv-dtype", r.kv_dtype, "KV-cache element type: f16, bf16, fp8, q8_0, q4_0");
-  cmd->add_option("--gpus", r.gpus, "GPU count (default tp x pp)");
+  cmd->add_option("--quant,-q", r.quant, "Weight format (default: the engine's); training: the frozen 4-bit base of QLoRA");
+  cmd->add_option("--engine,-e", r.engine,
+                  "Engine, optionally with a backend: vllm, llama.cpp:metal (default: per device class); training: pytorch, megatron, deepspeed");
+  o.inference_only = {
+      cmd->add_option("--batch,-b", r.batch, "Concurrent sequences, or 'max' for as many as fit")->capture_default_str(),
+      cmd->add_option("--prompt,-p", r.prompt_tokens, "Prompt tokens per sequence")->capture_default_str(),
+      cmd->add_option("--gen,-n", r.gen_tokens, "Generated tokens per sequence")->capture_default_str(),
+      cmd->add_option("--context,-c", r.context_tokens, "KV reservation per sequence (default prompt + gen)"),
+      cmd->add_option("--ubatch", r.ubatch_tokens, "Prompt tokens per forward pass (llama.cpp -ub; default: the engine's)"),
+      cmd->add_option("--kv-dtype", r.kv_dtype, "KV-cache element type: f16, bf16, fp8, q8_0, q4_0"),
+      cmd->add_option("--host-bandwidth", o.host_bandwidth, "Host memory bandwidth in bytes/s for offloaded layers (e.g. 60e9)")};
+  cmd->add_option("--gpus", r.gpus, "GPU count (inference: default tp x pp; training: default tp x pp x cp)");
   cmd->add_option("--tp", r.tp, "Tensor-parallel degree")->capture_default_str();
   cmd->add_option("--pp", r.pp, "Pipeline / layer-split degree")->capture_default_str();
-  cmd->add_option("--flash-attention", o.flash_attention, "on or off (default: the engine's)")->check(CLI::IsMember({"on", "off"}));
-  cmd->add_option("--host-bandwidth", o.host_bandwidth, "Host memory bandwidth in bytes/s for offloaded layers (e.g. 60e9)");
+  cmd->add_option("--flash-attention", o.flash_attention, "on or off (default: the engine's; training: on)")
+      ->check(CLI::IsMember({"on", "off"}));
+  o.training_only = {
+      cmd->add_option("--cp", t.cp, "Training: context-parallel degree")->capture_default_str(),
+      cmd->add_option("--seq", t.seq, "Training: tokens per sequence (default 4096, or the model's context if shorter)"),
+      cmd->add_option("--micro-batch", t.micro_batch, "Training: sequences per microbatch per data-parallel rank")->capture_default_str(),
+      cmd->add_option("--global-batch", t.global_batch, "Training: sequences per optimizer step (default micro-batch x data-parallel)"),
+      cmd->add_option("--precision", t.precision, "Training: bf16 or fp8 (default bf16)")->check(CLI::IsMember({"bf16", "fp8"})),
+      cmd->add_option("--recompute", t.recompute, "Training: activation recomputation none, selective or full (default: the engine's)")
+          ->check(CLI::IsMember({"none", "selective", "full"})),
+      cmd->add_option("--sharding", t.sharding, "Training: ddp, zero1, zero2, zero3 or fsdp (default: the engine's)")
+          ->check(CLI::IsMember({"ddp", "zero1", "zero2", "zero3", "fsdp"})),
+      cmd->add_option("--optimizer", t.optimizer, "Training: adamw or adamw-8bit (default adamw)"),
+      cmd->add_option("--lora-rank", t.lora_rank, "Training: LoRA rank (0 = train every weight)"),
+      cmd->add_option("--sequence-parallel", o.sequence_parallel, "Training: on or off with --tp > 1 (default: the engine's)")
+          ->check(CLI::IsMember({"on", "off"})),
+      cmd->add_option("--fused-loss", o.fused_loss, "Training: on or off: a fused cross-entropy kernel (no fp32 copy of the logits)")
+          ->check(CLI::IsMember({"on", "off"})),
+      cmd->add_option("--pp-schedule", t.pp_schedule, "Training: 1f1b or interleaved (default: the engine's)")
+          ->check(CLI::IsMember({"1f1b", "interleaved"})),
+      cmd->add_option("--vp", t.virtual_stages, "Training: virtual stages per GPU for --pp-schedule interleaved")};
   o.format.attach(cmd);
 }
 
@@ -54,14 +91,55 @@ ScenarioRequest finish(const EstimateOptions& o) {
   return r;
 }
 
+/// Options of the other goal are an error, not silently ignored.
+void reject_other_goal(const EstimateOptions& o) {
+  const bool training = o.goal == "training";
+  for (const CLI::Option* opt : training ? o.inference_only : o.training_only) {
+    if (opt->count() == 0) continue;
+    const auto& longs = opt->get_lnames();
+    const std::string name = longs.empty() ? opt->get_name() : "--" + longs.front();
+    std::string hint = "add --goal training";
+    if (training) {
+      hint = "training takes --seq, --micro-batch, --global-batch, --precision, --recompute, --sharding";
+      if (name == "--batch") hint = "training takes --micro-batch and --global-batch";
+      if (name == "--prompt" || name == "--gen" || name == "--context") hint = "training takes --seq (tokens per sequence)";
+    }
+    throw bad_input(fmt::format("{} applies to --goal {}", name, training ? "inference" : "training"), hint);
+  }
+}
+
+TrainingRequest training_request(const EstimateOptions& o) {
+  TrainingRequest t = o.training;
+  t.hardware = o.request.hardware;
+  t.model = o.request.model;
+  t.engine = o.request.engine;
+  t.quant = o.request.quant;
+  t.gpus = o.request.gpus;
+  t.tp = o.request.tp;
+  t.pp = o.request.pp;
+  if (!o.flash_attention.empty()) t.flash_attention = o.flash_attention == "on";
+  if (!o.sequence_parallel.empty()) t.sequence_parallel = o.sequence_parallel == "on";
+  if (!o.fused_loss.empty()) t.fused_loss = o.fused_loss == "on";
+  return t;
+}
+
 }  // namespace
 
 void register_estimate(CLI::App& app, const GlobalOptions& global) {
   auto est = std::make_shared<EstimateOptions>();
-  auto* estimate = app.add_subcommand("estimate", "Memory, time to first token, decode speed and throughput, with what binds each");
+  auto* estimate = app.add_subcommand(
+      "estimate", "Memory, time to first token, decode speed and throughput (--goal training: step time, tokens/s, MFU), with what binds each");
   add_scenario_options(estimate, *est);
   estimate->callback([est, &global] {
+    reject_other_goal(*est);
     const Catalog catalog = load_catalog(global);
+    if (est->goal == "training") {
+      const PreparedTraining prepared = prepare_training(catalog, training_request(*est));
+      const TrainingAnalysis analysis = analyze_training(prepared.scenario);
+      fmt::print("{}", render_training_estimate(prepared, analysis, est->format.get(), stdout_style(global),
+                                                deepspeed_estimate_for(prepared.scenario)));
+      return;
+    }
     const PreparedScenario prepared = prepare_scenario(catalog, finish(*est));
     const Analysis analysis = analyze(prepared.scenario);
     fmt::print("{}", render_estimate(prepared, analysis, est->format.get(), stdout_style(global)));
@@ -71,7 +149,21 @@ void register_estimate(CLI::App& app, const GlobalOptions& global) {
   auto* fit = app.add_subcommand("fit", "Does it fit? Memory breakdown, headroom, largest batch and context (exit 3 if not)");
   add_scenario_options(fit, *fit_options);
   fit->callback([fit_options, &global] {
+    reject_other_goal(*fit_options);
     const Catalog catalog = load_catalog(global);
+    if (fit_options->goal == "training") {
+      const TrainingRequest request = training_request(*fit_options);
+      const PreparedTraining prepared = prepare_training(catalog, request);
+      const TrainingAnalysis analysis = analyze_training(prepared.scenario);
+      std::vector<TrainingChange> changes;
+      if (!analysis.memory.fits) changes = suggest_training_fixes(catalog, prepared, request);
+      fmt::print("{}", render_training_fit(prepared, analysis, changes, fit_options->format.get(), stdout_style(global)));
+      if (!analysis.memory.fits)
+        throw Error(ExitCode::kCheckFailed, "does not fit",
+                    changes.empty() || !changes.front().fits ? "see the breakdown above"
+                                                             : "smallest change that fits: " + changes.front().description);
+      return;
+    }
     const PreparedScenario prepared = prepare_scenario(catalog, finish(*fit_options));
     const Analysis analysis = analyze(prepared.scenario);
     fmt::print("{}", render_fit(prepared, analysis, fit_options->format.get(), stdout_style(global)));

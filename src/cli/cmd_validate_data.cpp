@@ -6,6 +6,7 @@
 
 #include "common.hpp"
 #include "optadvisor/error.hpp"
+#include "optadvisor/rules.hpp"
 
 namespace optadvisor::cli {
 
@@ -23,7 +24,12 @@ void register_validate_data(CLI::App& app, const GlobalOptions& global) {
     std::vector<std::string> dirs = global.data_dirs;
     dirs.insert(dirs.end(), options->dirs.begin(), options->dirs.end());
     load.overlay_dirs = overlay_dirs_from(dirs, std::getenv("OPTADVISOR_DATA_DIR"));
-    const auto problems = Catalog::validate(load);
+    auto problems = Catalog::validate(load);
+    // Rule semantics (facts, transforms, assumptions, ids) need the rest of the database loaded.
+    if (problems.empty()) {
+      const Catalog catalog = Catalog::load(load);
+      RuleBook::parse(catalog.rule_documents(), catalog, problems);
+    }
     if (options->format.get() == OutputFormat::kJson) {
       nlohmann::json list = nlohmann::json::array();
       for (const auto& p : problems) list.push_back({{"file", p.file}, {"pointer", p.pointer}, {"message", p.message}});

@@ -2,6 +2,7 @@
 // What every subcommand shares: global options, output format, catalog loading.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -42,5 +43,15 @@ void register_validate_data(CLI::App& app, const GlobalOptions& global);
 void register_size(CLI::App& app, const GlobalOptions& global);
 void register_estimate(CLI::App& app, const GlobalOptions& global);
 void register_catalog_lists(CLI::App& app, const GlobalOptions& global);
+void register_advise(CLI::App& app, const GlobalOptions& global);
+void register_rules(CLI::App& app, const GlobalOptions& global);
+
+/// The advisor's options (cmd_advise.cpp), on `advise` and on the main command,
+/// so that `optadvisor --hw H --goal G` runs the advisor.
+struct AdviseOptions;
+std::shared_ptr<AdviseOptions> add_advise_options(CLI::App* app);
+/// True when any advisor option was given on the command line.
+bool advise_options_given(const AdviseOptions& options);
+void run_advise(const AdviseOptions& options, const GlobalOptions& global);
 
 }  // namespace optadvisor::cli

@@ -60,10 +60,21 @@ int main(int argc, char** argv) {
   cli::register_size(app, global);
   cli::register_estimate(app, global);
   cli::register_catalog_lists(app, global);
+  cli::register_advise(app, global);
+  cli::register_rules(app, global);
+  // optadvisor --hw H --goal G ...: the advisor without naming it.
+  const auto advise_here = cli::add_advise_options(&app);
 
   app.parse_complete_callback([&] {
     if (global.verbosity >= 2) spdlog::set_level(spdlog::level::debug);
     else if (global.verbosity == 1) spdlog::set_level(spdlog::level::info);
+    // Runs before any subcommand does: advisor options belong to no subcommand
+    // (a subcommand's unknown options fall through to the main command).
+    if (!app.get_subcommands().empty() && cli::advise_options_given(*advise_here))
+      throw optadvisor::bad_input(
+          fmt::format("'{}' does not take the advisor's options (--hw/--goal before it, or options it lacks)",
+                      command_path(&app).substr(std::string("optadvisor ").size())),
+          fmt::format("run '{} --help' for its options, or 'optadvisor --hw H --goal G' for the advisor", command_path(&app)));
   });
 
   try {
@@ -73,8 +84,12 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (app.get_subcommands().empty()) {
+      if (cli::advise_options_given(*advise_here)) {
+        cli::run_advise(*advise_here, global);
+        return 0;
+      }
       std::fputs(app.help().c_str(), stderr);
-      print_error("no command given", "try 'optadvisor hw list' or 'optadvisor hw show rtx5090'");
+      print_error("no command given", "try 'optadvisor --hw rtx5090 --goal latency' or 'optadvisor hw list'");
       return static_cast<int>(ExitCode::kBadInput);
     }
     return 0;

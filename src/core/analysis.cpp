@@ -218,7 +218,7 @@ Analysis analyze(const Scenario& s) {
   const uint64_t context = wl.context();
   mem.total_layers = m.num_hidden_layers;
   mem.capacity_bytes = usable_capacity(hw, wl);
-  mem.weights_bytes = (w.total_bytes + wl.speculation.draft_weights_bytes) / tp / pp;
+  mem.weights_bytes = (w.total_bytes + wl.speculation.draft_memory_bytes) / tp / pp;
   mem.kv_bytes_per_token = context ? kv_bytes_per_sequence(s, context) / static_cast<double>(context) : 0;
   mem.overhead_bytes = engine.memory.runtime_overhead_bytes;
   const double kv_per_seq = kv_bytes_per_sequence(s, context);

@@ -225,6 +225,8 @@ void Catalog::build(const LoadOptions& options, std::vector<Problem>& problems, 
       if (engine) place(out.engines_, std::move(*engine), doc, out.origin_, from_overlay, problems);
     } else if (doc.kind == "training") {
       out.training_documents_.emplace_back(doc.display, doc.json);
+    } else if (doc.kind == "rules") {
+      out.rule_documents_.emplace_back(doc.display, doc.json);
     } else if (doc.kind == "quant") {
       out.quant_.add_document(doc.json, found);
       with_file(found, doc);

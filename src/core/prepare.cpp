@@ -185,7 +185,7 @@ PreparedScenario prepare_scenario(const Catalog& catalog, const ScenarioRequest&
     if (!(spec.accepted_tokens >= 1.0) || spec.accepted_tokens > static_cast<double>(spec.draft_tokens) + 1.0)
       throw bad_input(fmt::format("speculative decoding accepts between 1 and draft tokens + 1 = {} tokens per step (got {})",
                                   spec.draft_tokens + 1, spec.accepted_tokens));
-    if (!(spec.draft_overhead >= 0) || !(spec.draft_weights_bytes >= 0))
+    if (!(spec.draft_overhead >= 0) || !(spec.draft_memory_bytes >= 0))
       throw bad_input("speculative decoding: the draft overhead and draft weights must be zero or more");
   }
   w.speculation = spec;

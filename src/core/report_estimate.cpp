@@ -31,6 +31,8 @@ nlohmann::json phase_json(const PhaseEstimate& p) {
             {"interconnect", p.interconnect_time_s}}}};
 }
 
+}  // namespace
+
 nlohmann::json scenario_json(const PreparedScenario& ps) {
   const Scenario& s = ps.scenario;
   const Workload& w = s.workload;
@@ -43,6 +45,8 @@ nlohmann::json scenario_json(const PreparedScenario& ps) {
                         {"prompt_tokens", w.prompt_tokens}, {"gen_tokens", w.gen_tokens}, {"context_tokens", w.context()},
                         {"kv_dtype", w.kv_dtype}, {"gpus", w.gpus}, {"tp", w.tp}, {"pp", w.pp}}}};
 }
+
+namespace {
 
 nlohmann::json memory_json(const MemoryBreakdown& m) {
   return {{"weights_bytes", m.weights_bytes},       {"kv_cache_bytes", m.kv_cache_bytes},

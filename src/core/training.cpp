@@ -181,6 +181,7 @@ TrainingAnalysis analyze_training(const TrainingScenario& s) {
   const OptimizerSpec optimizer = sys.optimizers.count(w.optimizer) ? sys.optimizers.at(w.optimizer) : OptimizerSpec{};
   const double optimizer_bpp = optimizer.bytes_per_param();
   const Placement where = place(w, sys.gpus_per_node);
+  const double logits_bytes = w.fused_loss ? e.fused_logits_bytes_per_entry : e.logits_bytes_per_entry;
 
   // ---------------------------------------------------------------- memory
   const double adapter_params_per_layer = lora ? static_cast<double>(w.lora_rank) * m.layer_lora_dims : 0;
@@ -201,18 +202,22 @@ TrainingAnalysis analyze_training(const TrainingScenario& s) {
     interleave = 1 + (pp - 1) / (pp * static_cast<double>(w.virtual_stages));
   const double first_in_flight = w.pp > 1 ? std::min(std::min(pp, M) * interleave, M) : 1.0;
 
+  const bool pp_unsharded = e.pp_keeps_unsharded && w.pp > 1 && w.sharding.stage >= 2 && !lora;
   auto stage_memory = [&](double stage_params, double in_flight, bool has_head, bool has_embedding) {
     TrainingMemory mem;
     const double params_local = stage_params / t;
     double step_only = 0;
     for (const auto& c : e.states) {
-      const bool sharded = w.sharding.stage >= c.sharded_from_stage;
+      bool sharded = w.sharding.stage >= c.sharded_from_stage;
+      if (pp_unsharded && (c.role == "weights" || c.role == "gradients")) sharded = false;
       double bpp = c.role == "optimizer" ? optimizer_bpp : c.bytes_per_param;
       if (lora) {
         if (c.role != "weights") continue;  // the frozen base has no gradients or optimizer states
         bpp = w.lora_base_bytes_per_param;
       }
-      if (sharded && !c.persistent_when_sharded) continue;  // only the gathered layers hold it
+      // FSDP2 keeps no persistent 16-bit copy once sharded (even over one rank): only the gathered layers hold it.
+      if (sharded && !c.persistent_when_sharded && !lora) continue;
+      if (!sharded && pp_unsharded && c.role == "gradients") bpp = std::max(bpp, 4.0);  // accumulated unsharded in fp32
       const double bytes = params_local * bpp / (sharded ? d_shard : 1.0);
       if (c.step_only) {
         step_only += bytes;
@@ -224,7 +229,7 @@ TrainingAnalysis analyze_training(const TrainingScenario& s) {
       else mem.optimizer_bytes += bytes;
     }
     if (lora) mem.adapter_bytes = adapter_params_local * (e.adapter_bytes_per_param + optimizer_bpp);
-    if (w.sharding.stage >= 3 && d_shard > 1) {
+    if (w.sharding.stage >= 3 && !pp_unsharded) {
       const double bytes_per_param = lora ? std::max(2.0, w.lora_base_bytes_per_param) : e.gathered_bytes_per_param;
       mem.gathered_bytes = e.gathered_units * m.largest_layer_params / t * bytes_per_param;
     }
@@ -234,7 +239,7 @@ TrainingAnalysis analyze_training(const TrainingScenario& s) {
     if (w.recompute == Recompute::kFull) mem.working_bytes = none_per_token * tokens_local;  // one layer recomputed
     else if (w.recompute == Recompute::kSelective) mem.working_bytes = (none_per_token - kept_per_token) * tokens_local;
     if (has_embedding) mem.working_bytes += 2 * h * tokens_local / ((w.sequence_parallel && w.tp > 1) ? t : 1.0);
-    if (has_head) mem.logits_bytes = tokens_local * vocab / t * e.logits_bytes_per_entry;
+    if (has_head) mem.logits_bytes = tokens_local * vocab / t * logits_bytes;
     const double live = mem.model_state_bytes() + mem.gathered_bytes + mem.activation_bytes + mem.working_bytes + mem.logits_bytes;
     mem.overhead_bytes = e.runtime_overhead_bytes + e.allocator_overhead_fraction * live;
     const double states = mem.model_state_bytes();
@@ -257,6 +262,7 @@ TrainingAnalysis analyze_training(const TrainingScenario& s) {
   // ---------------------------------------------------------------- rates
   const bool fp8 = w.precision == TrainPrecision::kFp8;
   const std::string gemm_dtype = fp8 ? "fp8" : "bf16";
+  const std::string peak_label = fp8 ? "fp8" : hw.peak_flops_per_s("bf16") ? "bf16" : "fp16";  // V100/T4 train in fp16
   const double peak_bf16 = training_peak(hw, "bf16");
   const double peak_gemm = fp8 ? training_peak(hw, "fp8") : peak_bf16;
   auto gemm_eff = [&](const std::string& dtype) {
@@ -273,13 +279,22 @@ TrainingAnalysis analyze_training(const TrainingScenario& s) {
   double intra = 0;
   if (hw.scale_up) intra = hw.scale_up->per_direction_bytes_per_s();
   else if (hw.pcie) intra = hw.pcie->per_direction_bytes_per_s();
-  intra = std::max(intra * sys.intra_node_collective_efficiency, 1.0);
   double inter_bits = sys.inter_node_bits_per_s_default;
   if (auto it = sys.inter_node_bits_per_s.find(hw.id); it != sys.inter_node_bits_per_s.end()) inter_bits = it->second;
+  if (intra <= 0) intra = inter_bits / 8;  // no link between GPUs on record: the network
+  const double intra_raw = intra;
+  intra = std::max(intra * sys.intra_node_collective_efficiency, 1.0);
   const double inter = std::max(inter_bits / 8 * sys.inter_node_collective_efficiency, 1.0);
-  auto link = [&](bool spans) { return spans ? std::min(inter, intra) : intra; };
+  // A ring that crosses nodes runs one channel per NIC: with k of its ranks in each node, the
+  // crossings share k NICs, so its bus bandwidth is min(link in the node, k x NIC per GPU).
+  const double per_node = sys.gpus_per_node;
+  auto ranks_per_node = [&](double inner) { return std::max(1.0, std::floor(per_node / std::max(inner, 1.0))); };
+  auto link = [&](bool spans, double inner = 1) {
+    if (!spans) return intra;
+    return std::max(std::min(intra_raw, ranks_per_node(inner) * inter_bits / 8) * sys.inter_node_collective_efficiency, 1.0);
+  };
 
-  a.factors.compute_dtype = gemm_dtype;
+  a.factors.compute_dtype = peak_label;
   a.factors.peak_flops_per_s = peak_gemm;
   a.factors.matmul_ceiling = ceiling;
   a.factors.gemm_efficiency = gemm_eff(gemm_dtype);
@@ -337,7 +352,7 @@ TrainingAnalysis analyze_training(const TrainingScenario& s) {
     const double grads = (static_cast<double>(m.q_width + m.k_width + m.v_width) + 2 * h + (m.gated_mlp ? 2 * f : f)) / t;
     fp8_cast = 3 * inputs + 2 * inputs + 3 * grads;
   }
-  const double loss_traffic = vocab / t * e.logits_bytes_per_entry * 2;  // write and read the loss buffers
+  const double loss_traffic = vocab / t * logits_bytes * 2;  // write and read the loss buffers
 
   const double gemm_s_mb = tokens_local * layers_per_stage * (layer_gemm + recompute_gemm) / achievable_gemm +
                            tokens_local * head_gemm / achievable_bf16;
@@ -355,7 +370,10 @@ TrainingAnalysis analyze_training(const TrainingScenario& s) {
   const double recompute_s_mb = tokens_local * layers_per_stage * recompute_gemm / achievable_gemm +
                                 tokens_local * layers_per_stage * attention_recompute / achievable_attention +
                                 tokens_local * layers_per_stage * elementwise_recompute * e.elementwise_traffic / bandwidth;
-  const double compute_mb = gemm_s_mb + attention_s_mb + elementwise_s_mb + dequant_s_mb;
+  double overhead_s_mb = layers_per_stage * e.layer_overhead_s * (w.recompute == Recompute::kFull ? 4.0 / 3.0 : 1.0);
+  if (w.sharding.stage >= 3 && !pp_unsharded)  // unpacking gathered layers and packing gradients, every microbatch
+    overhead_s_mb += layers_per_stage * m.layer_params / t * e.gather_copy_bytes_per_param / bandwidth;
+  const double compute_mb = gemm_s_mb + attention_s_mb + elementwise_s_mb + overhead_s_mb + dequant_s_mb;
 
   // Tensor-parallel collectives: two per layer in the forward, two in the backward (all-reduce, or
   // all-gather + reduce-scatter with SP: the same bytes), two more when the forward is recomputed.
@@ -370,14 +388,14 @@ TrainingAnalysis analyze_training(const TrainingScenario& s) {
   double cp_s_mb = 0;
   if (w.cp > 1) {
     const double bytes = (cp - 1) * tokens_local * static_cast<double>(m.k_width + m.v_width) / t * 2 * 3;
-    const double comm = layers_per_stage * bytes / link(where.cp_spans);
+    const double comm = layers_per_stage * bytes / link(where.cp_spans, t);
     cp_s_mb = std::max(0.0, comm - attention_s_mb);
   }
   double p2p_s_mb = 0;
   if (w.pp > 1) {
     const double v = w.schedule == PipelineSchedule::kInterleaved ? static_cast<double>(w.virtual_stages) : 1.0;
     const double bytes = tokens_local * h * 2 / rep;
-    p2p_s_mb = 2 * v * (bytes / link(where.pp_spans) + sys.collective_latency_s);
+    p2p_s_mb = 2 * v * (bytes / link(where.pp_spans, per_node) + sys.collective_latency_s);
   }
   const double microbatch_s = compute_mb + tp_s_mb + cp_s_mb + p2p_s_mb;
   const double virtual_stages = w.schedule == PipelineSchedule::kInterleaved ? static_cast<double>(w.virtual_stages) : 1.0;
@@ -389,13 +407,13 @@ TrainingAnalysis analyze_training(const TrainingScenario& s) {
   const double trainable_local = lora ? adapter_params_local : params_local;
   const auto overlap_it = e.dp_overlap.find(w.sharding.name);
   const bool overlap = overlap_it != e.dp_overlap.end() && overlap_it->second;
-  const double dp_bw = link(where.dp_spans);
+  const double dp_bw = link(where.dp_spans, t * cp);
   const double buckets = std::max(layers_per_stage, 1.0);
   double dp_total = 0, dp_exposed = 0;
   if (d_shard > 1) {
     const double rf = ring_factor(d_shard);
     const double fwd_mb = compute_mb / 3, bwd_mb = compute_mb * 2 / 3;
-    if (w.sharding.stage >= 3) {
+    if (w.sharding.stage >= 3 && !pp_unsharded) {
       const double gather = rf * params_local * (lora ? std::max(2.0, w.lora_base_bytes_per_param) : e.param_gather_bytes) / dp_bw;
       const double reduce = rf * trainable_local * e.grad_reduce_bytes / dp_bw;
       const double per_mb = 2 * gather + reduce + 3 * buckets * sys.collective_latency_s;
@@ -426,6 +444,7 @@ TrainingAnalysis analyze_training(const TrainingScenario& s) {
   tm.gemm_s = M * gemm_s_mb;
   tm.attention_s = M * attention_s_mb;
   tm.elementwise_s = M * elementwise_s_mb;
+  tm.overhead_s = M * overhead_s_mb;
   tm.recompute_s = M * recompute_s_mb;
   tm.dequant_s = M * dequant_s_mb;
   tm.optimizer_s = optimizer_s;
@@ -471,10 +490,10 @@ TrainingAnalysis analyze_training(const TrainingScenario& s) {
     if (comm_share > compute_share && comm_share >= bubble_share) a.bound = TrainingBound::kCommunication;
     else if (bubble_share > compute_share && bubble_share > comm_share) a.bound = TrainingBound::kPipelineBubble;
     a.explanation = fmt::format(
-        "{} bound: matrix math {:.0f}%, attention {:.0f}%, elementwise and optimizer {:.0f}%, exposed communication {:.0f}%, "
-        "pipeline bubble {:.0f}% of the step",
+        "{} bound: matrix math {:.0f}%, attention {:.0f}%, elementwise, launches and optimizer {:.0f}%, exposed communication "
+        "{:.0f}%, pipeline bubble {:.0f}% of the step",
         to_string(a.bound), 100 * tm.gemm_s / step, 100 * tm.attention_s / step,
-        100 * (tm.elementwise_s + tm.optimizer_s + tm.dequant_s) / step, 100 * comm_share, 100 * bubble_share);
+        100 * (tm.elementwise_s + tm.overhead_s + tm.optimizer_s + tm.dequant_s) / step, 100 * comm_share, 100 * bubble_share);
   }
 
   // ---------------------------------------------------------------- warnings and assumptions

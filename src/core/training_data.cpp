@@ -66,13 +66,6 @@ T value_or(const nlohmann::json& j, const char* key, T fallback) {
   return it == j.end() ? fallback : it->get<T>();
 }
 
-int sharding_stage(const std::string& name) {
-  if (name == "zero1") return 1;
-  if (name == "zero2") return 2;
-  if (name == "zero3" || name == "fsdp") return 3;
-  return 0;
-}
-
 TrainingEngineProfile engine_from(const nlohmann::json& j) {
   TrainingEngineProfile e;
   e.id = j.at("id").get<std::string>();
@@ -112,8 +105,11 @@ TrainingEngineProfile engine_from(const nlohmann::json& j) {
   e.tp_overlap = comm.at("tp_overlap").get<double>();
   e.gathered_units = value_or(comm, "gathered_units", 2.0);
   e.gathered_bytes_per_param = value_or(comm, "gathered_bytes_per_param", 4.0);
+  e.pp_keeps_unsharded = value_or(comm, "pp_keeps_unsharded", false);
   const auto& act = j.at("activations");
   e.logits_bytes_per_entry = act.at("logits_bytes_per_entry").get<double>();
+  e.fused_logits_bytes_per_entry = value_or(act, "fused_logits_bytes_per_entry", e.logits_bytes_per_entry);
+  e.fused_loss_default = value_or(act, "fused_loss_default", false);
   e.fused_gated_mlp = act.at("fused_gated_mlp").get<bool>();
   const auto& sel = act.at("selective");
   e.selective_description = sel.at("description").get<std::string>();
@@ -126,6 +122,8 @@ TrainingEngineProfile engine_from(const nlohmann::json& j) {
   e.gemm_efficiency = eff.at("gemm").get<std::map<std::string, double>>();
   e.attention_efficiency = eff.at("attention").get<double>();
   e.elementwise_traffic = eff.at("elementwise_traffic").get<double>();
+  e.layer_overhead_s = value_or(eff, "layer_overhead_s", 0.0);
+  e.gather_copy_bytes_per_param = value_or(eff, "gather_copy_bytes_per_param", 0.0);
   e.calibrated_on = j.at("calibrated_on").get<std::vector<std::string>>();
   e.notes = value_or(j, "notes", std::vector<std::string>{});
   e.sources = j.at("sources");
@@ -230,8 +228,10 @@ TrainingData training_data(const Catalog& catalog) {
   std::vector<Problem> problems;
   TrainingData data = training_data_from(catalog.training_documents(), problems);
   if (!problems.empty())
-    throw bad_input(to_string(problems.front()), problems.size() > 1 ? fmt::format("{} more problem(s) in the training data", problems.size() - 1)
-                                                                     : std::string("run 'optadvisor validate-data' to check the data"));
+    throw bad_input(to_string(problems.front()),
+                    problems.size() > 1 ? fmt::format("{} more problem(s) in the training data; fix the file or leave it out of --data-dir",
+                                                      problems.size() - 1)
+                                        : std::string("fix the file or leave it out of --data-dir"));
   return data;
 }
 

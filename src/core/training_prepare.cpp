@@ -37,8 +37,9 @@ constexpr int64_t kMaxGpus = 1 << 17;     // 131072: beyond any published run
 constexpr int64_t kMaxTokens = 1 << 24;   // 16M tokens per sequence
 constexpr int64_t kMaxBatch = 1 << 24;
 
-PreparedTraining prepare_with(const Catalog& catalog, const TrainingRequest& r, const ResolvedModel& resolved,
-                              std::shared_ptr<const TrainingData> data) {
+/// `spec` is the tensor list behind `model` when there is one (QLoRA needs it).
+PreparedTraining prepare_with(const Catalog& catalog, const TrainingRequest& r, const ResolvedModel& resolved, const ModelSpec* spec,
+                              const TrainingModel& model, std::shared_ptr<const TrainingData> data) {
   PreparedTraining out;
   out.data = std::move(data);
   out.model = resolved;
@@ -46,8 +47,8 @@ PreparedTraining prepare_with(const Catalog& catalog, const TrainingRequest& r, 
   if (r.hardware.empty()) throw bad_input("no hardware given", "pass --hw NAME (optadvisor hw list)");
   s.hardware = &catalog.resolve_hardware(r.hardware, &out.hardware_how);
   const HardwareProfile& hw = *s.hardware;
-  const ModelSpec& spec = resolved.spec;
-  s.model = training_model(spec);
+  s.model = model;
+  const TrainingModel& m = s.model;
   s.system = &out.data->system;
   std::vector<std::string> defaults;
 
@@ -92,16 +93,15 @@ PreparedTraining prepare_with(const Catalog& catalog, const TrainingRequest& r, 
   w.dp = static_cast<uint32_t>(gpus / inner);
   if (gpus > 1 && hw.unified_memory && hw.device_class != DeviceClass::kWorkstationGpu)
     throw bad_input(fmt::format("{} is a single-chip device; multi-GPU options do not apply", hw.id));
-  if (spec.num_attention_heads % w.tp != 0)
-    throw bad_input(fmt::format("--tp {} does not divide the model's {} attention heads", w.tp, spec.num_attention_heads),
+  if (m.heads % w.tp != 0)
+    throw bad_input(fmt::format("--tp {} does not divide the model's {} attention heads", w.tp, m.heads),
                     "use a tensor-parallel degree that divides the head count");
-  if (w.pp > spec.num_hidden_layers)
-    throw bad_input(fmt::format("--pp {} exceeds the model's {} layers", w.pp, spec.num_hidden_layers));
+  if (w.pp > m.layers) throw bad_input(fmt::format("--pp {} exceeds the model's {} layers", w.pp, m.layers));
 
   // Sequence and batch.
   if (r.seq == 0) {
     w.seq = 4096;
-    if (spec.max_position_embeddings && spec.max_position_embeddings < w.seq) w.seq = spec.max_position_embeddings;
+    if (m.max_position && m.max_position < w.seq) w.seq = m.max_position;
     defaults.push_back(fmt::format("seq {}", w.seq));
   } else {
     w.seq = static_cast<uint64_t>(at_least(r.seq, "--seq", 1));
@@ -154,7 +154,9 @@ PreparedTraining prepare_with(const Catalog& catalog, const TrainingRequest& r, 
   else if (recompute == "full") w.recompute = Recompute::kFull;
   else throw bad_input(fmt::format("--recompute '{}' is not none, selective or full", recompute));
 
-  const std::string sharding = r.sharding.empty() ? engine.default_sharding : r.sharding;
+  // One data-parallel rank has nothing to shard: default to plain data parallelism there.
+  const bool single_rank = uint64_t{w.dp} * w.cp == 1;
+  const std::string sharding = !r.sharding.empty() ? r.sharding : single_rank && contains(engine.shardings, "ddp") ? "ddp" : engine.default_sharding;
   if (!contains(engine.shardings, sharding)) {
     if (stage_of(sharding) == 0 && sharding != "ddp")
       throw bad_input(fmt::format("--sharding '{}' is not ddp, zero1, zero2, zero3 or fsdp", sharding));
@@ -162,7 +164,7 @@ PreparedTraining prepare_with(const Catalog& catalog, const TrainingRequest& r, 
   }
   w.sharding = {sharding, stage_of(sharding)};
   if (r.sharding.empty()) defaults.push_back("sharding " + sharding);
-  if (w.sharding.stage > 0 && uint64_t{w.dp} * w.cp == 1)
+  if (w.sharding.stage > 0 && single_rank)
     out.notes.push_back(fmt::format("one data-parallel rank: --sharding {} shards nothing", sharding));
 
   w.sequence_parallel = w.tp > 1 && r.sequence_parallel.value_or(engine.sequence_parallel_default);
@@ -177,23 +179,20 @@ PreparedTraining prepare_with(const Catalog& catalog, const TrainingRequest& r, 
   if (r.virtual_stages > 0 && w.schedule != PipelineSchedule::kInterleaved)
     throw bad_input("--vp applies to --pp-schedule interleaved with --pp > 1");
   if (w.schedule == PipelineSchedule::kInterleaved) {
-    const uint64_t per_stage = spec.num_hidden_layers / w.pp;
-    if (spec.num_hidden_layers % w.pp != 0)
-      throw bad_input(fmt::format("the interleaved schedule needs --pp {} to divide the model's {} layers", w.pp, spec.num_hidden_layers),
-                      "use --pp-schedule 1f1b or another --pp");
+    const uint64_t per_stage = (m.layers + w.pp - 1) / w.pp;  // uneven stages are allowed (torchtitan, Megatron)
     if (r.virtual_stages > 0) {
-      if (per_stage % static_cast<uint64_t>(r.virtual_stages) != 0)
-        throw bad_input(fmt::format("--vp {} does not divide the {} layers of each pipeline stage", r.virtual_stages, per_stage));
+      if (static_cast<uint64_t>(r.virtual_stages) > per_stage)
+        throw bad_input(fmt::format("--vp {} exceeds the {} layers of a pipeline stage", r.virtual_stages, per_stage),
+                        "each virtual stage holds at least one layer");
       w.virtual_stages = static_cast<uint32_t>(r.virtual_stages);
     } else {
-      uint32_t v = std::max<uint32_t>(engine.default_virtual_stages, 1);
-      while (v > 1 && per_stage % v != 0) --v;
-      w.virtual_stages = v;
+      w.virtual_stages = static_cast<uint32_t>(std::min<uint64_t>(std::max<uint32_t>(engine.default_virtual_stages, 1), per_stage));
     }
     if (w.virtual_stages == 1) w.schedule = PipelineSchedule::k1F1B;
   }
 
   w.flash_attention = r.flash_attention.value_or(true);
+  w.fused_loss = r.fused_loss.value_or(engine.fused_loss_default);
   if (w.cp > 1 && !w.flash_attention)
     throw bad_input("context parallelism needs FlashAttention (ring attention)", "drop --flash-attention off or --cp");
 
@@ -213,8 +212,8 @@ PreparedTraining prepare_with(const Catalog& catalog, const TrainingRequest& r, 
   if (r.lora_rank > 0) {
     if (!engine.lora)
       throw bad_input(fmt::format("{} does not run LoRA fine-tuning", engine.id), "use --engine pytorch (PEFT)");
-    if (static_cast<uint64_t>(r.lora_rank) > spec.hidden_size)
-      throw bad_input(fmt::format("--lora-rank {} exceeds the model's hidden size {}", r.lora_rank, spec.hidden_size));
+    if (static_cast<uint64_t>(r.lora_rank) > m.hidden)
+      throw bad_input(fmt::format("--lora-rank {} exceeds the model's hidden size {}", r.lora_rank, m.hidden));
     if (w.precision == TrainPrecision::kFp8) throw bad_input("fp8 training with LoRA adapters is not modelled", "use --precision bf16");
     w.lora_rank = static_cast<uint64_t>(r.lora_rank);
     if (!r.quant.empty()) {
@@ -225,7 +224,8 @@ PreparedTraining prepare_with(const Catalog& catalog, const TrainingRequest& r, 
                                                         : "QLoRA bases it supports: " + join(engine.lora_base_quants));
       if (w.tp > 1 || w.pp > 1 || w.cp > 1)
         throw bad_input("QLoRA runs data-parallel only in this model", "drop --tp, --pp and --cp");
-      const WeightsBreakdown base = quantize(model_tensors(spec), quant_facts(spec), format, catalog.quant());
+      if (!spec) throw bad_input("QLoRA needs the model's tensor list", "use --model, --model-config or --params");
+      const WeightsBreakdown base = quantize(model_tensors(*spec), quant_facts(*spec), format, catalog.quant());
       w.lora_base_quant = format.id;
       w.lora_base_bytes_per_param = base.params ? static_cast<double>(base.weights_bytes) / static_cast<double>(base.params) : 2.0;
     }
@@ -233,15 +233,24 @@ PreparedTraining prepare_with(const Catalog& catalog, const TrainingRequest& r, 
 
   if (!defaults.empty()) out.notes.insert(out.notes.begin(), "defaults: " + join(defaults, "; ") + " (change with --engine, --seq, --global-batch, --precision, --recompute, --sharding)");
   for (const auto& a : resolved.assumptions) out.notes.push_back(a);
-  if (spec.max_position_embeddings && w.seq > spec.max_position_embeddings)
-    out.notes.push_back(fmt::format("--seq {} is beyond the model's context of {} tokens", w.seq, spec.max_position_embeddings));
+  if (m.max_position && w.seq > m.max_position)
+    out.notes.push_back(fmt::format("--seq {} is beyond the model's context of {} tokens", w.seq, m.max_position));
   return out;
 }
 
 }  // namespace
 
 PreparedTraining prepare_training(const Catalog& catalog, const TrainingRequest& request, const ResolvedModel& model) {
-  return prepare_with(catalog, request, model, std::make_shared<const TrainingData>(training_data(catalog)));
+  return prepare_with(catalog, request, model, &model.spec, training_model(model.spec),
+                      std::make_shared<const TrainingData>(training_data(catalog)));
+}
+
+PreparedTraining prepare_training(const Catalog& catalog, const TrainingRequest& request, const TrainingModel& model) {
+  ResolvedModel resolved;
+  resolved.spec.id = model.id;
+  resolved.spec.name = model.name;
+  resolved.origin = "architecture";
+  return prepare_with(catalog, request, resolved, nullptr, model, std::make_shared<const TrainingData>(training_data(catalog)));
 }
 
 PreparedTraining prepare_training(const Catalog& catalog, const TrainingRequest& request) {
@@ -267,7 +276,7 @@ int kind_rank(const std::string& kind) {
 std::vector<Candidate> single_changes(const TrainingRequest& r, const PreparedTraining& p) {
   const TrainingWorkload& w = p.scenario.workload;
   const TrainingEngineProfile& e = *p.scenario.engine;
-  const ModelSpec& spec = p.model.spec;
+  const TrainingModel& m = p.scenario.model;
   const uint32_t per_node = p.scenario.system->gpus_per_node;
   std::vector<Candidate> out;
   auto add = [&](std::string what, std::string kind, auto edit) {
@@ -294,10 +303,12 @@ std::vector<Candidate> single_changes(const TrainingRequest& r, const PreparedTr
   }
   if (w.tp > 1 && !w.sequence_parallel)
     add("--sequence-parallel on", "same math", [](TrainingRequest& n) { n.sequence_parallel = true; });
+  if (!w.fused_loss && e.fused_logits_bytes_per_entry < e.logits_bytes_per_entry)
+    add("--fused-loss on", "same math", [](TrainingRequest& n) { n.fused_loss = true; });
   if (w.dp % 2 == 0 && w.lora_base_quant.empty()) {
-    if (w.tp * 2 <= per_node && spec.num_attention_heads % (w.tp * 2) == 0)
+    if (w.tp * 2 <= per_node && m.heads % (w.tp * 2) == 0)
       add(fmt::format("--tp {}", w.tp * 2), "same math", [&w](TrainingRequest& n) { n.tp = w.tp * 2; });
-    if (w.pp * 2 <= spec.num_hidden_layers)
+    if (w.pp * 2 <= m.layers)
       add(fmt::format("--pp {}", w.pp * 2), "same math", [&w](TrainingRequest& n) {
         n.pp = w.pp * 2;
         n.virtual_stages = 0;
@@ -342,6 +353,7 @@ TrainingRequest pinned(const TrainingRequest& request, const PreparedTraining& p
   r.recompute = std::string(to_string(w.recompute));
   r.sharding = w.sharding.name;
   r.optimizer = w.optimizer;
+  r.fused_loss = w.fused_loss;
   return r;
 }
 
@@ -351,7 +363,9 @@ std::vector<TrainingChange> suggest_training_fixes(const Catalog& catalog, const
                                                    const TrainingRequest& request) {
   auto evaluate = [&](const TrainingRequest& r, PreparedTraining* keep) -> std::optional<TrainingChange> {
     try {
-      PreparedTraining p = prepare_with(catalog, r, prepared.model, prepared.data);
+      const bool has_spec = prepared.model.origin != "architecture";
+      PreparedTraining p = prepare_with(catalog, r, prepared.model, has_spec ? &prepared.model.spec : nullptr,
+                                        prepared.scenario.model, prepared.data);
       const TrainingAnalysis a = analyze_training(p.scenario);
       TrainingChange c;
       c.request = r;

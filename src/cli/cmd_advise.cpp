@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: MIT
+// `optadvisor advise` and the main command's `optadvisor --hw H --goal G`:
+// the diagnosis, the ranked playbook and the stacked plan.
+#include <fmt/format.h>
+
+#include "common.hpp"
+#include "optadvisor/playbook.hpp"
+#include "optadvisor/report_advice.hpp"
+#include "optadvisor/rules.hpp"
+#include "optadvisor/training.hpp"
+
+namespace optadvisor::cli {
+
+struct AdviseOptions {
+  ScenarioRequest request;
+  std::string goal;
+  std::string flash_attention;  ///< "", "on", "off"
+  std::string cuda_graphs;      ///< "", "on", "off"
+  std::string host_bandwidth;
+  std::vector<std::string> assume;
+  bool all = false;
+  std::string why_not;
+  FormatOption format;
+  // --goal training
+  TrainingRequest training;
+  std::string sequence_parallel;  ///< "", "on", "off"
+  std::vector<CLI::Option*> inference_only;
+  std::vector<CLI::Option*> training_only;
+  std::vector<CLI::Option*> options;  ///< every option added, to tell whether any was given
+  CLI::Option* model_opts[4] = {};
+  CLI::Option* batch = nullptr;
+  CLI::Option* prompt = nullptr;
+  CLI::Option* gen = nullptr;
+  CLI::Option* context = nullptr;
+};
+
+namespace {
+
+double parse_bandwidth(const std::string& text) {
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || !(v > 0) || v > 1e14)
+    throw bad_input(fmt::format("--host-bandwidth '{}' is not a bandwidth in bytes/s", text), "e.g. 60e9 for 60 GB/s");
+  return v;
+}
+
+}  // namespace
+
+std::shared_ptr<AdviseOptions> add_advise_options(CLI::App* cmd) {
+  auto o = std::make_shared<AdviseOptions>();
+  auto& r = o->request;
+  auto add = [&](CLI::Option* opt) {
+    o->options.push_back(opt);
+    return opt;
+  };
+  add(cmd->add_option("--hw", r.hardware, "Device id or name (optadvisor hw list)"));
+  add(cmd->add_option("--goal", o->goal, "What to improve: latency, throughput, memory or training (default latency)")
+          ->check(CLI::IsMember({"latency", "throughput", "memory", "training"})));
+  o->model_opts[0] = add(cmd->add_option("--model,-m", r.model.preset, "Model preset id (default: a typical model for the device class)"));
+  o->model_opts[1] = add(cmd->add_option("--model-config", r.model.config_path, "A Hugging Face config.json")->type_name("FILE"));
+  o->model_opts[2] = add(cmd->add_option("--gguf", r.model.gguf_path, "A GGUF file (only its header is read)")->type_name("FILE"));
+  o->model_opts[3] = add(cmd->add_option("--params", r.model.params, "A bare dense model of this size: 70B, 7e9"));
+  add(cmd->add_option("--quant,-q", r.quant, "Weight format (default: the engine's)"));
+  add(cmd->add_option("--engine,-e", r.engine, "Engine, optionally with a backend (default: per device class)"));
+  o->batch = add(cmd->add_option("--batch,-b", r.batch, "Concurrent sequences, or 'max' (default 1; 16 for throughput)"));
+  o->prompt = add(cmd->add_option("--prompt,-p", r.prompt_tokens, "Prompt tokens per sequence (default 512)"));
+  o->gen = add(cmd->add_option("--gen,-n", r.gen_tokens, "Generated tokens per sequence (default 128)"));
+  o->context = add(cmd->add_option("--context,-c", r.context_tokens, "KV reservation per sequence (default prompt + gen; 8192 for memory)"));
+  o->inference_only = {o->batch, o->prompt, o->gen, o->context,
+                       add(cmd->add_option("--ubatch", r.ubatch_tokens, "Prompt tokens per forward pass (llama.cpp -ub)")),
+                       add(cmd->add_option("--kv-dtype", r.kv_dtype, "KV-cache element type: f16, bf16, fp8, q8_0, q4_0")),
+                       add(cmd->add_option("--cuda-graphs", o->cuda_graphs, "on or off (default: the backend's)")->check(CLI::IsMember({"on", "off"}))),
+                       add(cmd->add_option("--host-bandwidth", o->host_bandwidth, "Host memory bandwidth in bytes/s for offloaded layers (e.g. 60e9)"))};
+  add(cmd->add_option("--gpus", r.gpus, "GPU count (default tp x pp; training: tp x pp x cp)"));
+  add(cmd->add_option("--tp", r.tp, "Tensor-parallel degree"));
+  add(cmd->add_option("--pp", r.pp, "Pipeline / layer-split degree"));
+  add(cmd->add_option("--flash-attention", o->flash_attention, "on or off (default: the engine's)")->check(CLI::IsMember({"on", "off"})));
+  auto& t = o->training;
+  o->training_only = {
+      add(cmd->add_option("--cp", t.cp, "Training: context-parallel degree")),
+      add(cmd->add_option("--seq", t.seq, "Training: tokens per sequence (default 4096, or the model's context if shorter)")),
+      add(cmd->add_option("--micro-batch", t.micro_batch, "Training: sequences per microbatch per data-parallel rank")),
+      add(cmd->add_option("--global-batch", t.global_batch, "Training: sequences per optimizer step (default micro-batch x data-parallel)")),
+      add(cmd->add_option("--precision", t.precision, "Training: bf16 or fp8 (default bf16)")->check(CLI::IsMember({"bf16", "fp8"}))),
+      add(cmd->add_option("--recompute", t.recompute, "Training: none, selective or full (default: the framework's)")
+              ->check(CLI::IsMember({"none", "selective", "full"}))),
+      add(cmd->add_option("--sharding", t.sharding, "Training: ddp, zero1, zero2, zero3 or fsdp (default: the framework's)")
+              ->check(CLI::IsMember({"ddp", "zero1", "zero2", "zero3", "fsdp"}))),
+      add(cmd->add_option("--optimizer", t.optimizer, "Training: adamw or adamw-8bit (default adamw)")),
+      add(cmd->add_option("--lora-rank", t.lora_rank, "Training: LoRA rank (0 = train every weight)")),
+      add(cmd->add_option("--sequence-parallel", o->sequence_parallel, "Training: on or off with --tp > 1")->check(CLI::IsMember({"on", "off"})))};
+  add(cmd->add_option("--assume", o->assume, "Override an assumption: NAME=VALUE (repeatable; optadvisor rules list)")->type_name("NAME=VALUE"));
+  add(cmd->add_flag("--all", o->all, "Also list every rule that does not apply, with the reason"));
+  add(cmd->add_option("--why-not", o->why_not, "Say whether one rule applies here, and why (not)")->type_name("RULE"));
+  o->format.attach(cmd);
+  for (const char* name : {"--format", "--json"}) o->options.push_back(cmd->get_option(name));
+  return o;
+}
+
+bool advise_options_given(const AdviseOptions& o) {
+  for (const auto* opt : o.options)
+    if (opt->count() > 0) return true;
+  return false;
+}
+
+void run_advise(const AdviseOptions& o, const GlobalOptions& global) {
+  if (o.request.hardware.empty())
+    throw bad_input("no hardware given", "pass --hw NAME, e.g. optadvisor --hw rtx5090 --goal latency (optadvisor hw list)");
+  const Catalog catalog = load_catalog(global);
+  const RuleBook book = RuleBook::load(catalog);
+  AdviceRequest request;
+  request.scenario = o.request;
+  request.goal = o.goal.empty() ? Goal::kLatency : *goal_from_string(o.goal);
+  for (const auto* m : o.model_opts) request.model_given = request.model_given || m->count() > 0;
+  request.batch_given = o.batch->count() > 0;
+  request.prompt_given = o.prompt->count() > 0;
+  request.gen_given = o.gen->count() > 0;
+  request.context_given = o.context->count() > 0;
+  if (!o.flash_attention.empty()) request.scenario.flash_attention = o.flash_attention == "on";
+  if (!o.cuda_graphs.empty()) request.scenario.graphs = o.cuda_graphs == "on";
+  if (!o.host_bandwidth.empty()) request.scenario.host_bandwidth_bytes_per_s = parse_bandwidth(o.host_bandwidth);
+  const bool training = request.goal == Goal::kTraining;
+  for (const CLI::Option* opt : training ? o.inference_only : o.training_only) {
+    if (opt->count() == 0) continue;
+    const std::string name = "--" + opt->get_lnames().front();
+    throw bad_input(fmt::format("{} applies to {}", name, training ? "the inference goals (latency, throughput, memory)" : "--goal training"),
+                    training ? "training takes --seq, --micro-batch, --global-batch, --precision, --recompute, --sharding, --cp"
+                             : "add --goal training");
+  }
+  request.training = o.training;
+  if (!o.sequence_parallel.empty()) request.training.sequence_parallel = o.sequence_parallel == "on";
+  for (const auto& a : o.assume) {
+    auto [name, value] = parse_assumption_override(a);
+    request.assumptions[name] = value;
+  }
+  const Rule* why_not = o.why_not.empty() ? nullptr : &book.resolve(o.why_not);
+  const Advice advice = advise(catalog, book, request);
+  if (o.goal.empty() && !why_not && o.format.get() != OutputFormat::kJson)
+    fmt::print("(no --goal given: advising on latency; --goal throughput|memory|training for the others)\n");
+  if (why_not) {
+    fmt::print("{}", render_why_not(advice, *why_not, o.format.get()));
+    return;
+  }
+  AdviceView view;
+  view.all = o.all;
+  fmt::print("{}", render_advice(advice, book, view, o.format.get(), stdout_style(global)));
+}
+
+void register_advise(CLI::App& app, const GlobalOptions& global) {
+  auto* cmd = app.add_subcommand("advise", "What limits the model for a goal, and a ranked, quantified playbook (also: optadvisor --hw H --goal G)");
+  auto options = add_advise_options(cmd);
+  cmd->callback([options, &global] { run_advise(*options, global); });
+}
+
+}  // namespace optadvisor::cli
