@@ -511,7 +511,9 @@ void parse_rule(const nlohmann::json& j, const Catalog& catalog, const std::map<
       for (const auto& param : info->params)
         if (param.required && !step.params.contains(param.name))
           c.add(p + "/params", fmt::format("transform '{}' needs parameter '{}'", step.name, param.name));
-      for (const auto& [key, value] : step.params.items()) {
+      for (const auto& item : step.params.items()) {
+        const std::string key = item.key();
+        const auto& value = item.value();
         auto it = std::find_if(info->params.begin(), info->params.end(), [&](const TransformParam& tp) { return tp.name == key; });
         if (it == info->params.end()) {
           c.add(p + "/params/" + key, fmt::format("transform '{}' has no parameter '{}'", step.name, key));

@@ -71,7 +71,8 @@ TransformResult quantize_weights(const Params& p, const TransformInput& in) {
     return not_here(fmt::format("{} has no matrix units for {}", in.prepared.scenario.hardware->name, format->id));
   ScenarioRequest r = in.request;
   r.quant = format->id;
-  return changed(std::move(r), {fmt::format("weights: {} -> {}", in.prepared.quant->id, format->id)});
+  std::string change = fmt::format("weights: {} -> {}", in.prepared.quant->id, format->id);
+  return changed(std::move(r), {std::move(change)});
 }
 
 TransformResult kv_cache_dtype(const Params& p, const TransformInput& in) {
@@ -81,7 +82,8 @@ TransformResult kv_cache_dtype(const Params& p, const TransformInput& in) {
   if (in.prepared.scenario.workload.kv_dtype == *target) return not_here(fmt::format("the KV cache is already {}", *target));
   ScenarioRequest r = in.request;
   r.kv_dtype = *target;
-  return changed(std::move(r), {fmt::format("KV cache: {} -> {}", in.prepared.scenario.workload.kv_dtype, *target)});
+  std::string change = fmt::format("KV cache: {} -> {}", in.prepared.scenario.workload.kv_dtype, *target);
+  return changed(std::move(r), {std::move(change)});
 }
 
 /// The smallest catalog model with the target's tokenizer (same model type,
@@ -155,7 +157,8 @@ TransformResult prefix_caching(const Params& p, const TransformInput& in) {
   if (in.request.prefix_cached_fraction >= fraction) return not_here("the prefix cache is already counted");
   ScenarioRequest r = in.request;
   r.prefix_cached_fraction = fraction;
-  return changed(std::move(r), {fmt::format("{:.0f}% of each prompt served from the prefix cache", fraction * 100)});
+  std::string change = fmt::format("{:.0f}% of each prompt served from the prefix cache", fraction * 100);
+  return changed(std::move(r), {std::move(change)});
 }
 
 TransformResult flash_attention(const Params& p, const TransformInput& in) {
@@ -173,7 +176,8 @@ TransformResult flash_attention(const Params& p, const TransformInput& in) {
   r.flash_attention = true;
   r.attention_kernel = kernel;
   r.attention_speedup = in.request.attention_speedup * speedup;
-  return changed(std::move(r), {fmt::format("attention kernels {}x faster than before", format_sig3(speedup))});
+  std::string change = fmt::format("attention kernels {}x faster than before", format_sig3(speedup));
+  return changed(std::move(r), {std::move(change)});
 }
 
 TransformResult cuda_graphs(const Params&, const TransformInput& in) {
@@ -189,7 +193,8 @@ TransformResult tensor_parallel(const Params& p, const TransformInput& in) {
   ScenarioRequest r = in.request;
   r.tp = degree;
   r.gpus = degree * r.pp;
-  return changed(std::move(r), {fmt::format("{} GPUs, tensor parallel {}", r.gpus, degree)});
+  std::string change = fmt::format("{} GPUs, tensor parallel {}", r.gpus, degree);
+  return changed(std::move(r), {std::move(change)});
 }
 
 TransformResult set_batch(const Params& p, const TransformInput& in) {
@@ -201,12 +206,14 @@ TransformResult set_batch(const Params& p, const TransformInput& in) {
     if (fit <= current)
       return not_here(fmt::format("no room for more sequences: {} of this context fit", in.analysis.memory.max_batch));
     r.batch = "max";
-    return changed(std::move(r), {fmt::format("batch {} -> {} (as many as fit)", current, fit)});
+    std::string change = fmt::format("batch {} -> {} (as many as fit)", current, fit);
+    return changed(std::move(r), {std::move(change)});
   }
   const uint64_t want = p.at("batch").get<uint64_t>();
   if (want <= current) return not_here(fmt::format("the batch is already {}", current));
   r.batch = std::to_string(want);
-  return changed(std::move(r), {fmt::format("batch {} -> {}", current, want)});
+  std::string change = fmt::format("batch {} -> {}", current, want);
+  return changed(std::move(r), {std::move(change)});
 }
 
 TransformResult switch_engine(const Params& p, const TransformInput& in) {
@@ -241,7 +248,8 @@ TransformResult switch_engine(const Params& p, const TransformInput& in) {
   }
   // Engine-specific choices do not carry over.
   r.ubatch_tokens = 0;
-  return changed(std::move(r), {fmt::format("engine: {} -> {}, weights: {} -> {}", s.engine.id(), target, in.prepared.quant->id, chosen->id)});
+  std::string change = fmt::format("engine: {} -> {}, weights: {} -> {}", s.engine.id(), target, in.prepared.quant->id, chosen->id);
+  return changed(std::move(r), {std::move(change)});
 }
 
 TransformResult limit_context(const Params&, const TransformInput& in) {
@@ -270,7 +278,8 @@ TransformResult raise_wired_limit(const Params& p, const TransformInput& in) {
     return not_here(fmt::format("the GPU may already use {:.0f}% of memory", current * 100));
   ScenarioRequest r = in.request;
   r.usable_memory_fraction = fraction;
-  return changed(std::move(r), {fmt::format("GPU memory limit {:.0f}% -> {:.0f}% of RAM", current * 100, fraction * 100)});
+  std::string change = fmt::format("GPU memory limit {:.0f}% -> {:.0f}% of RAM", current * 100, fraction * 100);
+  return changed(std::move(r), {std::move(change)});
 }
 
 TransformResult memory_entitlement(const Params&, const TransformInput& in) {
@@ -279,7 +288,8 @@ TransformResult memory_entitlement(const Params&, const TransformInput& in) {
   if (in.request.entitled_memory_limit) return not_here("the entitlement is already counted");
   ScenarioRequest r = in.request;
   r.entitled_memory_limit = true;
-  return changed(std::move(r), {fmt::format("app memory limit {} -> {}", format_gb(*hw.app_limit_bytes), format_gb(*hw.app_limit_entitled_bytes))});
+  std::string change = fmt::format("app memory limit {} -> {}", format_gb(*hw.app_limit_bytes), format_gb(*hw.app_limit_entitled_bytes));
+  return changed(std::move(r), {std::move(change)});
 }
 
 TransformResult mmap_weights(const Params&, const TransformInput& in) {
@@ -376,7 +386,8 @@ TransformResult training_precision(const Params& p, const TransformInput& in) {
   if (current == precision) return not_here(fmt::format("the step already runs in {}", precision));
   TrainingRequest r = *in.training_request;
   r.precision = precision;
-  return training_changed(std::move(r), {fmt::format("precision: {} -> {}", current, precision)});
+  std::string change = fmt::format("precision: {} -> {}", current, precision);
+  return training_changed(std::move(r), {std::move(change)});
 }
 
 TransformResult recompute(const Params& p, const TransformInput& in) {
@@ -387,7 +398,8 @@ TransformResult recompute(const Params& p, const TransformInput& in) {
     return not_here(fmt::format("activation recomputation is already {}", to_string(current)));
   TrainingRequest r = *in.training_request;
   r.recompute = mode;
-  return training_changed(std::move(r), {fmt::format("recompute: {} -> {}", to_string(current), mode)});
+  std::string change = fmt::format("recompute: {} -> {}", to_string(current), mode);
+  return training_changed(std::move(r), {std::move(change)});
 }
 
 TransformResult sharding(const Params& p, const TransformInput& in) {
@@ -401,7 +413,8 @@ TransformResult sharding(const Params& p, const TransformInput& in) {
     return not_here(fmt::format("{} already shards as much ({})", sc.workload.sharding.name, sc.workload.sharding.stage));
   TrainingRequest r = *in.training_request;
   r.sharding = *target;
-  return training_changed(std::move(r), {fmt::format("sharding: {} -> {}", sc.workload.sharding.name, *target)});
+  std::string change = fmt::format("sharding: {} -> {}", sc.workload.sharding.name, *target);
+  return training_changed(std::move(r), {std::move(change)});
 }
 
 TransformResult micro_batch(const Params& p, const TransformInput& in) {
@@ -459,8 +472,9 @@ TransformResult context_parallel(const Params& p, const TransformInput& in) {
   const uint64_t dp = w.gpus / (w.tp * w.pp * cp);
   // The same sequences per step: fewer data-parallel ranks accumulate more.
   if (w.global_batch % (dp * w.micro_batch) == 0) r.global_batch = static_cast<int64_t>(w.global_batch);
-  return training_changed(std::move(r), {fmt::format("context parallel {} -> {} over the same {} GPUs (data parallel {} -> {})", w.cp, cp,
-                                                     w.gpus, w.dp, dp)});
+  std::string change = fmt::format("context parallel {} -> {} over the same {} GPUs (data parallel {} -> {})", w.cp, cp,
+                                                     w.gpus, w.dp, dp);
+  return training_changed(std::move(r), {std::move(change)});
 }
 
 TransformResult sequence_parallel(const Params&, const TransformInput& in) {
@@ -478,7 +492,8 @@ TransformResult lora(const Params& p, const TransformInput& in) {
   TrainingRequest r = *in.training_request;
   r.lora_rank = std::lround(number(p, "rank", 16));
   r.quant = p.value("base", "");
-  return training_changed(std::move(r), {fmt::format("LoRA rank {} on a {} base", r.lora_rank, r.quant.empty() ? "16-bit" : r.quant)});
+  std::string change = fmt::format("LoRA rank {} on a {} base", r.lora_rank, r.quant.empty() ? "16-bit" : r.quant);
+  return training_changed(std::move(r), {std::move(change)});
 }
 
 TransformResult optimizer(const Params& p, const TransformInput& in) {
@@ -490,7 +505,8 @@ TransformResult optimizer(const Params& p, const TransformInput& in) {
     return not_here(fmt::format("{} has no {} optimizer", in.training->scenario.engine->id, id));
   TrainingRequest r = *in.training_request;
   r.optimizer = id;
-  return training_changed(std::move(r), {fmt::format("optimizer: {} -> {}", current, id)});
+  std::string change = fmt::format("optimizer: {} -> {}", current, id);
+  return training_changed(std::move(r), {std::move(change)});
 }
 
 using TransformFn = TransformResult (*)(const Params&, const TransformInput&);
