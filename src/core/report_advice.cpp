@@ -542,14 +542,15 @@ std::string render_rules_list(const RuleBook& book, std::optional<Goal> goal, Ou
     if (goal && !r.serves(*goal)) continue;
     std::vector<std::string> goals;
     for (Goal g : r.goals) goals.push_back(std::string(to_string(g)).substr(0, 3));
-    t.add_row({r.id, join(goals, ","), r.title + (r.quantified() ? "" : " (effect not computed)")});
+    t.add_row({r.id, join(goals, ","), r.title + (r.quantified() ? "" : " *")});
     ++n;
   }
   std::string out = md ? t.to_markdown() : t.to_text();
-  out += fmt::format("\n{} rules (goals: lat = latency, thr = throughput, mem = memory, tra = training). optadvisor explain RULE shows "
-                     "one in full.\n", n);
-  out += md ? "\n## Assumptions\n\n" : "\nAssumptions: numbers about the world the rules use, each with its source; override one with "
-                                         "--assume NAME=VALUE.\n";
+  out += "\n" + wrap(fmt::format("{} rules. Goals: lat = latency, thr = throughput, mem = memory, tra = training. * = effect not "
+                                 "computed (listed, never ranked). optadvisor explain RULE shows one in full.", n), 0, 0);
+  out += md ? "\n## Assumptions\n\n"
+            : "\n" + wrap("Assumptions: numbers about the world the rules use, each with its source; override one with "
+                          "--assume NAME=VALUE.", 0, 0);
   for (const auto& [id, a] : book.assumptions()) {
     const std::string text = fmt::format("{} = {} {}: {}", id, number_text(a.value), a.unit, a.description);
     out += md ? "- " + text + "\n" : "  " + wrap(text, 4, 2);
