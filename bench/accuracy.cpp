@@ -25,6 +25,7 @@
 
 using namespace optadvisor;
 using optadvisor::bench::CsvRow;
+using optadvisor::bench::quantile;
 
 namespace {
 
@@ -60,15 +61,6 @@ double ape(const Case& c) {
 double abs_log_error(const Case& c) {
   const double p = std::max(predict(c), 1e-12);
   return std::fabs(std::log(p / c.measured));
-}
-
-double quantile(std::vector<double> v, double q) {
-  if (v.empty()) return NAN;
-  std::sort(v.begin(), v.end());
-  const double pos = q * static_cast<double>(v.size() - 1);
-  const auto lo = static_cast<std::size_t>(std::floor(pos));
-  const auto hi = std::min(lo + 1, v.size() - 1);
-  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
 }
 
 int64_t to_int(const std::string& s, int64_t fallback) {

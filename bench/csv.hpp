@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
-// A small RFC 4180 CSV reader for the benchmark data files.
+// A small RFC 4180 CSV reader and sample statistics for the benchmarks.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -55,6 +57,16 @@ inline std::vector<CsvRow> read_csv(const std::string& path) {
     out.push_back(std::move(row));
   }
   return out;
+}
+
+/// Linear-interpolated quantile (0..1) of a sample; NaN when empty.
+inline double quantile(std::vector<double> v, double q) {
+  if (v.empty()) return NAN;
+  std::sort(v.begin(), v.end());
+  const double pos = q * static_cast<double>(v.size() - 1);
+  const auto lo = static_cast<std::size_t>(std::floor(pos));
+  const auto hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
 }
 
 }  // namespace optadvisor::bench

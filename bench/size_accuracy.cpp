@@ -32,6 +32,7 @@
 
 using namespace optadvisor;
 using optadvisor::bench::CsvRow;
+using optadvisor::bench::quantile;
 
 namespace {
 
@@ -133,15 +134,6 @@ struct Stats {
   double median_pct = NAN, p90_pct = NAN, max_pct = NAN;
   std::size_t within_rounding = 0;
 };
-
-double quantile(std::vector<double> v, double q) {
-  if (v.empty()) return NAN;
-  std::sort(v.begin(), v.end());
-  const double pos = q * static_cast<double>(v.size() - 1);
-  const auto lo = static_cast<std::size_t>(std::floor(pos));
-  const auto hi = std::min(lo + 1, v.size() - 1);
-  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
-}
 
 Stats stats_of(const std::vector<const Result*>& rows) {
   Stats s;
