@@ -12,6 +12,7 @@
 #include "optadvisor/model_source.hpp"
 #include "optadvisor/prepare.hpp"
 #include "optadvisor/report.hpp"
+#include "optadvisor/require.hpp"
 
 namespace optadvisor::cli {
 
@@ -27,6 +28,18 @@ struct FormatOption {
   bool json = false;
   void attach(CLI::App* app, bool allow_markdown = true);
   OutputFormat get() const;
+};
+
+/// --require EXPR (repeatable): expressions are parsed when the command runs,
+/// before any work, so a malformed one is exit 2 with nothing on stdout.
+struct RequireOption {
+  std::vector<std::string> expressions;
+  void attach(CLI::App* app);
+  /// Parses every expression (throws bad_input with the column of the problem).
+  std::vector<Requirement> parse() const;
+  /// Checks the command's JSON output; prints each failing requirement on stderr
+  /// and throws Error(kCheckFailed) when any fails.
+  static void enforce(const std::vector<Requirement>& requirements, const nlohmann::json& document);
 };
 
 /// Loads the embedded data plus --data-dir / $OPTADVISOR_DATA_DIR overlays.
@@ -45,6 +58,11 @@ void register_estimate(CLI::App& app, const GlobalOptions& global);
 void register_catalog_lists(CLI::App& app, const GlobalOptions& global);
 void register_advise(CLI::App& app, const GlobalOptions& global);
 void register_rules(CLI::App& app, const GlobalOptions& global);
+void register_compare(CLI::App& app, const GlobalOptions& global);
+void register_search(CLI::App& app, const GlobalOptions& global);
+void register_report(CLI::App& app, const GlobalOptions& global);
+void register_calibrate(CLI::App& app, const GlobalOptions& global);
+void register_completion(CLI::App& app, const GlobalOptions& global);
 
 /// The advisor's options (cmd_advise.cpp), on `advise` and on the main command,
 /// so that `optadvisor --hw H --goal G` runs the advisor.

@@ -62,6 +62,11 @@ int main(int argc, char** argv) {
   cli::register_catalog_lists(app, global);
   cli::register_advise(app, global);
   cli::register_rules(app, global);
+  cli::register_compare(app, global);
+  cli::register_search(app, global);
+  cli::register_report(app, global);
+  cli::register_calibrate(app, global);
+  cli::register_completion(app, global);
   // optadvisor --hw H --goal G ...: the advisor without naming it.
   const auto advise_here = cli::add_advise_options(&app);
 

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 """Runs optadvisor command lines and compares them with recorded outputs.
 
-cases.json lists {name, args, exit, stdout?, stderr_contains?, stdin?, env?}. stdout files live in
+cases*.json list {name, args, exit, stdout?, stderr_contains?, stdin?, env?}. stdout files live in
 tests/golden/expected/<name>.<txt|json|md>; JSON is compared parsed. Every case also checks the
 CLI contract: the exit code, nothing but valid JSON (or nothing) on stdout for --json runs, no stack
 trace on stderr, and exactly one 'optadvisor: error:' line on failure.
@@ -22,11 +22,18 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--exe", required=True)
-    ap.add_argument("--cases", required=True)
+    ap.add_argument("--cases", required=True, action="append", help="a cases file (repeatable)")
     ap.add_argument("--only", default=None)
     args = ap.parse_args()
-    with open(args.cases) as f:
-        cases = json.load(f)
+    cases = []
+    for path in args.cases:
+        with open(path) as f:
+            cases += json.load(f)
+    names = [c["name"] for c in cases]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        print("duplicate case names: " + ", ".join(dupes))
+        return 1
     update = os.environ.get("UPDATE_GOLDEN") == "1"
     failures = []
     scratch = tempfile.mkdtemp(prefix="optadvisor-golden-")
@@ -34,7 +41,8 @@ def main():
         if args.only and args.only not in case["name"]:
             continue
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "NO_COLOR": "1", "COLUMNS": "120",
-               "HOME": scratch, "LC_ALL": "C"}
+               "HOME": scratch, "LC_ALL": "C",
+               "XDG_DATA_HOME": os.path.join(scratch, "xdg-data"), "XDG_CONFIG_HOME": os.path.join(scratch, "xdg-config")}
         for k, v in case.get("env", {}).items():
             env[k] = v.replace("@ROOT@", ROOT).replace("@SCRATCH@", scratch)
         argv = [a.replace("@ROOT@", ROOT).replace("@SCRATCH@", scratch) for a in case["args"]]
