@@ -21,6 +21,7 @@ struct AdviseOptions {
   bool all = false;
   std::string why_not;
   FormatOption format;
+  RequireOption require;
   // --goal training
   TrainingRequest training;
   std::string sequence_parallel;  ///< "", "on", "off"
@@ -98,7 +99,8 @@ std::shared_ptr<AdviseOptions> add_advise_options(CLI::App* cmd) {
   add(cmd->add_flag("--all", o->all, "Also list every rule that does not apply, with the reason"));
   add(cmd->add_option("--why-not", o->why_not, "Say whether one rule applies here, and why (not)")->type_name("RULE"));
   o->format.attach(cmd);
-  for (const char* name : {"--format", "--json"}) o->options.push_back(cmd->get_option(name));
+  o->require.attach(cmd);
+  for (const char* name : {"--format", "--json", "--require"}) o->options.push_back(cmd->get_option(name));
   return o;
 }
 
@@ -111,6 +113,9 @@ bool advise_options_given(const AdviseOptions& o) {
 void run_advise(const AdviseOptions& o, const GlobalOptions& global) {
   if (o.request.hardware.empty())
     throw bad_input("no hardware given", "pass --hw NAME, e.g. optadvisor --hw rtx5090 --goal latency (optadvisor hw list)");
+  const std::vector<Requirement> requirements = o.require.parse();
+  if (!requirements.empty() && !o.why_not.empty())
+    throw bad_input("--require does not apply to --why-not", "drop one of them");
   const Catalog catalog = load_catalog(global);
   const RuleBook book = RuleBook::load(catalog);
   AdviceRequest request;
@@ -148,7 +153,12 @@ void run_advise(const AdviseOptions& o, const GlobalOptions& global) {
   }
   AdviceView view;
   view.all = o.all;
-  fmt::print("{}", render_advice(advice, book, view, o.format.get(), stdout_style(global)));
+  const std::string output = render_advice(advice, book, view, o.format.get(), stdout_style(global));
+  fmt::print("{}", output);
+  if (!requirements.empty()) {
+    const std::string json = o.format.get() == OutputFormat::kJson ? output : render_advice(advice, book, view, OutputFormat::kJson, Style{});
+    RequireOption::enforce(requirements, nlohmann::json::parse(json));
+  }
 }
 
 void register_advise(CLI::App& app, const GlobalOptions& global) {

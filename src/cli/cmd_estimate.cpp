@@ -19,6 +19,7 @@ struct EstimateOptions {
   std::string flash_attention;  ///< "", "on", "off"
   std::string host_bandwidth;   ///< bytes/s, "60e9" or "60GB/s"
   FormatOption format;
+  RequireOption require;
   // --goal training
   TrainingRequest training;
   std::string sequence_parallel;  ///< "", "on", "off"
@@ -71,6 +72,19 @@ void add_scenario_options(CLI::App* cmd, EstimateOptions& o) {
           ->check(CLI::IsMember({"1f1b", "interleaved"})),
       cmd->add_option("--vp", t.virtual_stages, "Training: virtual stages per GPU for --pp-schedule interleaved")};
   o.format.attach(cmd);
+  o.require.attach(cmd);
+}
+
+/// Prints a command's output, then checks --require against its JSON form
+/// (rendered separately when the output is text or Markdown).
+template <typename Render>
+void print_and_enforce(const EstimateOptions& o, const std::vector<Requirement>& requirements, Render render,
+                       const GlobalOptions& global) {
+  const std::string output = render(o.format.get(), stdout_style(global));
+  fmt::print("{}", output);
+  if (requirements.empty()) return;
+  const std::string json = o.format.get() == OutputFormat::kJson ? output : render(OutputFormat::kJson, Style{});
+  RequireOption::enforce(requirements, nlohmann::json::parse(json));
 }
 
 ScenarioRequest finish(const EstimateOptions& o) {
@@ -132,17 +146,21 @@ void register_estimate(CLI::App& app, const GlobalOptions& global) {
   add_scenario_options(estimate, *est);
   estimate->callback([est, &global] {
     reject_other_goal(*est);
+    const std::vector<Requirement> requirements = est->require.parse();
     const Catalog catalog = load_catalog(global);
     if (est->goal == "training") {
       const PreparedTraining prepared = prepare_training(catalog, training_request(*est));
       const TrainingAnalysis analysis = analyze_training(prepared.scenario);
-      fmt::print("{}", render_training_estimate(prepared, analysis, est->format.get(), stdout_style(global),
-                                                deepspeed_estimate_for(prepared.scenario)));
+      const auto deepspeed = deepspeed_estimate_for(prepared.scenario);
+      print_and_enforce(*est, requirements, [&](OutputFormat f, const Style& s) {
+        return render_training_estimate(prepared, analysis, f, s, deepspeed);
+      }, global);
       return;
     }
     const PreparedScenario prepared = prepare_scenario(catalog, finish(*est));
     const Analysis analysis = analyze(prepared.scenario);
-    fmt::print("{}", render_estimate(prepared, analysis, est->format.get(), stdout_style(global)));
+    print_and_enforce(*est, requirements, [&](OutputFormat f, const Style& s) { return render_estimate(prepared, analysis, f, s); },
+                      global);
   });
 
   auto fit_options = std::make_shared<EstimateOptions>();
@@ -150,6 +168,7 @@ void register_estimate(CLI::App& app, const GlobalOptions& global) {
   add_scenario_options(fit, *fit_options);
   fit->callback([fit_options, &global] {
     reject_other_goal(*fit_options);
+    const std::vector<Requirement> requirements = fit_options->require.parse();
     const Catalog catalog = load_catalog(global);
     if (fit_options->goal == "training") {
       const TrainingRequest request = training_request(*fit_options);
@@ -157,7 +176,9 @@ void register_estimate(CLI::App& app, const GlobalOptions& global) {
       const TrainingAnalysis analysis = analyze_training(prepared.scenario);
       std::vector<TrainingChange> changes;
       if (!analysis.memory.fits) changes = suggest_training_fixes(catalog, prepared, request);
-      fmt::print("{}", render_training_fit(prepared, analysis, changes, fit_options->format.get(), stdout_style(global)));
+      print_and_enforce(*fit_options, requirements, [&](OutputFormat f, const Style& s) {
+        return render_training_fit(prepared, analysis, changes, f, s);
+      }, global);
       if (!analysis.memory.fits)
         throw Error(ExitCode::kCheckFailed, "does not fit",
                     changes.empty() || !changes.front().fits ? "see the breakdown above"
@@ -166,7 +187,8 @@ void register_estimate(CLI::App& app, const GlobalOptions& global) {
     }
     const PreparedScenario prepared = prepare_scenario(catalog, finish(*fit_options));
     const Analysis analysis = analyze(prepared.scenario);
-    fmt::print("{}", render_fit(prepared, analysis, fit_options->format.get(), stdout_style(global)));
+    print_and_enforce(*fit_options, requirements, [&](OutputFormat f, const Style& s) { return render_fit(prepared, analysis, f, s); },
+                      global);
     if (!analysis.memory.fits) throw Error(ExitCode::kCheckFailed, "does not fit", "see the breakdown above; try a smaller --quant, --context or --batch");
   });
 }

@@ -1,8 +1,13 @@
 // SPDX-License-Identifier: MIT
 #include "common.hpp"
 
+#include <cstdio>
 #include <cstdlib>
+#include <system_error>
 #include <unistd.h>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 namespace optadvisor::cli {
 
@@ -19,6 +24,34 @@ OutputFormat FormatOption::get() const {
   return OutputFormat::kText;
 }
 
+void RequireOption::attach(CLI::App* app) {
+  app->add_option("--require", expressions,
+                  "Fail (exit 3) unless this holds for the JSON output, e.g. 'decode.tokens_per_s>=30', memory.fits (repeatable)")
+      ->type_name("EXPR");
+}
+
+std::vector<Requirement> RequireOption::parse() const {
+  std::vector<Requirement> parsed;
+  parsed.reserve(expressions.size());
+  for (const auto& e : expressions) parsed.push_back(parse_requirement(e));
+  return parsed;
+}
+
+void RequireOption::enforce(const std::vector<Requirement>& requirements, const nlohmann::json& document) {
+  if (requirements.empty()) return;
+  const auto results = check_requirements(requirements, document);
+  int failed = 0;
+  for (const auto& r : results) failed += r.passed ? 0 : 1;
+  if (failed == 0) {
+    spdlog::info("all {} requirement(s) met", results.size());
+    return;
+  }
+  std::fflush(stdout);
+  for (const auto& r : results)
+    if (!r.passed) fmt::print(stderr, "optadvisor: requirement not met: {}: {}\n", r.text, r.reason);
+  throw Error(ExitCode::kCheckFailed, fmt::format("{} of {} requirement(s) not met", failed, results.size()));
+}
+
 void add_model_options(CLI::App* app, ModelRequest& model) {
   app->add_option("--model,-m", model.preset, "Model preset id (optadvisor models), e.g. llama-3.1-8b");
   app->add_option("--model-config", model.config_path, "A Hugging Face config.json")->type_name("FILE");
@@ -26,9 +59,23 @@ void add_model_options(CLI::App* app, ModelRequest& model) {
   app->add_option("--params", model.params, "A bare dense model of this size: 70B, 7e9");
 }
 
+std::optional<std::filesystem::path> user_data_dir() {
+  // XDG Base Directory: $XDG_DATA_HOME when set to an absolute path, else ~/.local/share.
+  const char* xdg = std::getenv("XDG_DATA_HOME");
+  if (xdg != nullptr && xdg[0] == '/') return std::filesystem::path(xdg) / "optadvisor";
+  const char* home = std::getenv("HOME");
+  if (home != nullptr && home[0] != '\0') return std::filesystem::path(home) / ".local" / "share" / "optadvisor";
+  return std::nullopt;
+}
+
 Catalog load_catalog(const GlobalOptions& global) {
   LoadOptions options;
-  options.overlay_dirs = overlay_dirs_from(global.data_dirs, std::getenv("OPTADVISOR_DATA_DIR"));
+  // The user's own data (calibrations written by `calibrate`) first, when it exists; --data-dir and
+  // $OPTADVISOR_DATA_DIR apply after it.
+  std::error_code ec;
+  if (auto user = user_data_dir(); user && std::filesystem::is_directory(*user, ec)) options.overlay_dirs.push_back(*user);
+  const auto dirs = overlay_dirs_from(global.data_dirs, std::getenv("OPTADVISOR_DATA_DIR"));
+  options.overlay_dirs.insert(options.overlay_dirs.end(), dirs.begin(), dirs.end());
   return Catalog::load(options);
 }
 
