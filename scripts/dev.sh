@@ -2,13 +2,17 @@
 # SPDX-License-Identifier: MIT
 # Sets up a fresh Debian 12 machine and builds optadvisor.
 #   scripts/dev.sh run    install what is missing, build a release binary, run the advisor on an example
-#   scripts/dev.sh test   install what is missing, build with -Werror, run the whole test suite
+#   scripts/dev.sh test   install what is missing, build with -Werror, run the whole test suite:
+#                         g++ release (with the accuracy and speed-budget gates), clang with
+#                         AddressSanitizer + UBSan, clang-tidy, and each fuzz target for 30 s
+#   scripts/dev.sh fuzz [seconds] [target...]   run the fuzz targets of the clang build
+#   scripts/dev.sh tidy   clang-tidy over src/ with the checks in .clang-tidy
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake pkg-config libcli11-dev nlohmann-json3-dev libfmt-dev libspdlog-dev catch2
           libvalijson-dev python3 python3-jsonschema)
-test_packages=(clang-14 libclang-rt-14-dev)
+test_packages=(clang-14 libclang-rt-14-dev clang-tidy-14 libbenchmark-dev hyperfine)
 
 install_missing() {
   local missing=()
@@ -37,17 +41,62 @@ case "${1:-}" in
   test)
     packages+=("${test_packages[@]}")
     install_missing
-    # g++ 12, release, -Werror: the whole suite, including the accuracy gates.
+    # g++ 12, release, -Werror: the whole suite, including the accuracy gates and the speed budget.
     cmake --preset ci
     cmake --build --preset ci -j"$jobs"
     ctest --preset ci -j"$jobs"
-    # clang 14, -Werror: the same suite must build warning-free and pass.
+    # clang 14, -Werror, ASan + UBSan: the same suite must build warning-free and run clean.
     cmake --preset clang
     cmake --build --preset clang -j"$jobs"
     ctest --preset clang -j"$jobs"
+    "$0" tidy
+    "$0" fuzz "${OPTADVISOR_FUZZ_SECONDS:-30}"
+    ;;
+  tidy)
+    [ -f build/clang/compile_commands.json ] || { echo "build the clang preset first" >&2; exit 2; }
+    # Headers are checked through the sources that include them (HeaderFilterRegex in .clang-tidy).
+    find src -name '*.cpp' -print0 | sort -z | xargs -0 -n 4 -P "$jobs" clang-tidy-14 -p build/clang --quiet 2>&1 |
+      grep -v -E '^[0-9]+ warnings? generated|^Suppressed|^Use -header-filter|^$' > build/clang/tidy.log || true
+    if grep -q -E 'error:|warning:' build/clang/tidy.log; then cat build/clang/tidy.log; exit 1; fi
+    echo "clang-tidy: clean" >&2
+    ;;
+  fuzz)
+    shift
+    seconds="${1:-30}"
+    shift || true
+    dir=build/clang/tests/fuzz
+    [ -d "$dir" ] || { echo "build the clang preset first" >&2; exit 2; }
+    targets=("$@")
+    if [ ${#targets[@]} -eq 0 ]; then
+      for t in "$dir"/fuzz_*; do targets+=("$(basename "$t" | sed 's/^fuzz_//')"); done
+    fi
+    work=$(mktemp -d)
+    run_one() {
+      local t="$1" corpus="$work/$1"
+      mkdir -p "$corpus"
+      cp tests/fuzz/corpus/"$t"/* "$corpus"/ 2>/dev/null || true
+      (cd "$work" && ASAN_OPTIONS=detect_leaks=1 "$OLDPWD/$dir/fuzz_$t" -max_total_time="$seconds" -rss_limit_mb=2048 \
+          -timeout=10 -malloc_limit_mb=1024 -print_final_stats=1 "$corpus" > "$work/$t.log" 2>&1)
+      local rc=$?
+      local runs
+      runs=$(grep -E '^stat::number_of_executed_units' "$work/$t.log" | awk '{print $2}')
+      echo "fuzz_$t: ${seconds} s, ${runs:-?} executions, exit $rc" >&2
+      if [ $rc -ne 0 ]; then tail -40 "$work/$t.log" >&2; return 1; fi
+    }
+    failed=0
+    # Two at a time: each target is single-threaded.
+    for ((i = 0; i < ${#targets[@]}; i += 2)); do
+      run_one "${targets[i]}" & p1=$!
+      p2=""
+      if [ $((i + 1)) -lt ${#targets[@]} ]; then run_one "${targets[i + 1]}" & p2=$!; fi
+      wait $p1 || failed=1
+      if [ -n "$p2" ]; then wait "$p2" || failed=1; fi
+    done
+    rm -rf "$work"
+    exit $failed
     ;;
   *)
-    echo "usage: scripts/dev.sh run [optadvisor arguments] | test" >&2
+    echo "usage: scripts/dev.sh run [optadvisor arguments] | test | tidy | fuzz [seconds] [target...]" >&2
     exit 2
     ;;
 esac

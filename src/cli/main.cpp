@@ -2,6 +2,7 @@
 // The optadvisor executable: argument parsing only. One try/catch maps
 // failures to exit codes (see README): 0 ok, 1 runtime, 2 bad input, 3 check failed.
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 
 #include <fmt/format.h>
@@ -9,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "common.hpp"
+#include "detect_tools.hpp"
 #include "optadvisor/error.hpp"
 #include "optadvisor/version.hpp"
 
@@ -38,7 +40,10 @@ int main(int argc, char** argv) {
   using optadvisor::ExitCode;
   namespace cli = optadvisor::cli;
 
-  auto logger = spdlog::stderr_color_mt("optadvisor");
+  // Colour on stderr only on a terminal (spdlog checks), and never with NO_COLOR or --no-color (below).
+  const char* no_color_env = std::getenv("NO_COLOR");
+  const bool no_color_env_set = no_color_env != nullptr && *no_color_env != '\0';
+  auto logger = spdlog::stderr_color_mt("optadvisor", no_color_env_set ? spdlog::color_mode::never : spdlog::color_mode::automatic);
   spdlog::set_default_logger(logger);
   spdlog::set_pattern("optadvisor: %l: %v");
   spdlog::set_level(spdlog::level::warn);
@@ -52,6 +57,8 @@ int main(int argc, char** argv) {
                  "Add or override data from a directory laid out like data/ (repeatable; also $OPTADVISOR_DATA_DIR)")
       ->type_name("DIR");
   app.add_flag("-v,--verbose", global.verbosity, "Log more to stderr (repeat for debug)");
+  bool quiet = false;  // -q is --quant on the advisor's options
+  app.add_flag("--quiet", quiet, "Only errors on stderr");
   app.add_flag("--no-color", global.no_color, "Never colour the output (NO_COLOR is honoured too)");
   app.fallthrough();
 
@@ -67,10 +74,18 @@ int main(int argc, char** argv) {
   cli::register_report(app, global);
   cli::register_calibrate(app, global);
   cli::register_completion(app, global);
+  optadvisor::Catalog::set_auto_hardware(cli::detect_local_hardware);  // --hw auto
   // optadvisor --hw H --goal G ...: the advisor without naming it.
   const auto advise_here = cli::add_advise_options(&app);
 
   app.parse_complete_callback([&] {
+    if (quiet && global.verbosity > 0)
+      throw optadvisor::bad_input("--quiet and --verbose contradict each other", "pass one of them");
+    if (global.no_color)
+      for (auto& sink : logger->sinks())
+        if (auto colored = std::dynamic_pointer_cast<spdlog::sinks::stderr_color_sink_mt>(sink))
+          colored->set_color_mode(spdlog::color_mode::never);
+    if (quiet) spdlog::set_level(spdlog::level::err);
     if (global.verbosity >= 2) spdlog::set_level(spdlog::level::debug);
     else if (global.verbosity == 1) spdlog::set_level(spdlog::level::info);
     // Runs before any subcommand does: advisor options belong to no subcommand
@@ -93,8 +108,7 @@ int main(int argc, char** argv) {
         cli::run_advise(*advise_here, global);
         return 0;
       }
-      std::fputs(app.help().c_str(), stderr);
-      print_error("no command given", "try 'optadvisor --hw rtx5090 --goal latency' or 'optadvisor hw list'");
+      print_error("no command given", "try 'optadvisor --hw rtx5090 --goal latency', 'optadvisor hw list' or 'optadvisor --help'");
       return static_cast<int>(ExitCode::kBadInput);
     }
     return 0;

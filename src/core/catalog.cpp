@@ -28,7 +28,8 @@ struct DataDocument {
 const std::map<std::string, std::string>& schema_for_kind() {
   static const std::map<std::string, std::string> m = {
       {"hardware", "hardware"}, {"models", "model"}, {"quant", "quant"},
-      {"engines", "engine"},    {"rules", "rule"},   {"training", "training"}};
+      {"engines", "engine"},    {"rules", "rule"},   {"training", "training"},
+      {"calibrations", "calibration"}};
   return m;
 }
 
@@ -101,7 +102,7 @@ void collect_overlay(const fs::path& dir, std::vector<DataDocument>& docs, std::
     const std::string kind = first_component(relative);
     if (!schema_for_kind().count(kind)) {
       problems.push_back({display, "",
-                          "unknown data kind; put the file under hardware/, models/, quant/, engines/, training/ or rules/"});
+                          "unknown data kind; put the file under hardware/, models/, quant/, engines/, training/, rules/ or calibrations/"});
       continue;
     }
     std::ifstream in(path, std::ios::binary);
@@ -201,6 +202,7 @@ void Catalog::build(const LoadOptions& options, std::vector<Problem>& problems, 
   for (const auto& dir : options.overlay_dirs) collect_overlay(dir, docs, problems);
 
   std::map<std::string, bool> from_overlay;
+  std::vector<const DataDocument*> calibration_docs;
   auto with_file = [&](std::vector<Problem>& found, const DataDocument& doc) {
     for (auto& p : found) {
       p.file = doc.display;
@@ -213,7 +215,7 @@ void Catalog::build(const LoadOptions& options, std::vector<Problem>& problems, 
       auto hw = hardware_from_json(doc.json, found);
       with_file(found, doc);
       if (!hw) continue;
-      hw->document = doc.json;
+      hw->document = std::move(doc.json);  // the parsed profile, kept whole for `hw show`
       place(out.hardware_, std::move(*hw), doc, out.origin_, from_overlay, problems);
     } else if (doc.kind == "models") {
       auto model = model_from_json(doc.json, found);
@@ -224,9 +226,11 @@ void Catalog::build(const LoadOptions& options, std::vector<Problem>& problems, 
       with_file(found, doc);
       if (engine) place(out.engines_, std::move(*engine), doc, out.origin_, from_overlay, problems);
     } else if (doc.kind == "training") {
-      out.training_documents_.emplace_back(doc.display, doc.json);
+      out.training_documents_.emplace_back(doc.display, std::move(doc.json));
     } else if (doc.kind == "rules") {
-      out.rule_documents_.emplace_back(doc.display, doc.json);
+      out.rule_documents_.emplace_back(doc.display, std::move(doc.json));
+    } else if (doc.kind == "calibrations") {
+      calibration_docs.push_back(&doc);  // resolved once every device and engine is known
     } else if (doc.kind == "quant") {
       out.quant_.add_document(doc.json, found);
       with_file(found, doc);
@@ -248,6 +252,32 @@ void Catalog::build(const LoadOptions& options, std::vector<Problem>& problems, 
   for (const auto& m : out.models_) index_names(out.model_names_, m, out.origin_[m.id], problems);
   for (const auto& e : out.engines_) out.engine_names_.add(e.id, e.id, "id");
   for (const auto& e : out.engines_) index_names(out.engine_names_, e, out.origin_[e.id], problems);
+
+  // Calibrations apply over a loaded engine backend on a loaded device; a later one replaces an earlier one.
+  for (const DataDocument* doc : calibration_docs) {
+    std::vector<Problem> found;
+    auto cal = calibration_from_json(doc->json, found);
+    with_file(found, *doc);
+    if (!cal) continue;
+    const auto engine = std::find_if(out.engines_.begin(), out.engines_.end(), [&](const EngineProfile& e) { return e.id == cal->engine; });
+    if (std::none_of(out.hardware_.begin(), out.hardware_.end(), [&](const HardwareProfile& h) { return h.id == cal->hardware; })) {
+      problems.push_back({doc->display, "/hardware", fmt::format("unknown hardware '{}'", cal->hardware)});
+    } else if (engine == out.engines_.end()) {
+      problems.push_back({doc->display, "/engine", fmt::format("unknown engine '{}'", cal->engine)});
+    } else if (!engine->backends.count(cal->backend)) {
+      std::string names;
+      for (const auto& [name, b] : engine->backends) names += (names.empty() ? "" : ", ") + name;
+      problems.push_back({doc->display, "/backend", fmt::format("engine '{}' has no backend '{}' (it has {})", cal->engine, cal->backend, names)});
+    } else {
+      cal->origin = doc->display;
+      cal->backend_profile = apply_calibration(engine->backends.at(cal->backend), cal->factors);
+      auto same = std::find_if(out.calibrations_.begin(), out.calibrations_.end(), [&](const Calibration& c) {
+        return c.hardware == cal->hardware && c.engine == cal->engine && c.backend == cal->backend;
+      });
+      if (same == out.calibrations_.end()) out.calibrations_.push_back(std::move(*cal));
+      else *same = std::move(*cal);
+    }
+  }
 }
 
 Catalog Catalog::load(const LoadOptions& options) {
@@ -273,6 +303,12 @@ std::vector<Problem> Catalog::validate(const LoadOptions& options) {
   return problems;
 }
 
+const Calibration* Catalog::find_calibration(std::string_view hardware, std::string_view engine, std::string_view backend) const {
+  for (const auto& c : calibrations_)
+    if (c.hardware == hardware && c.engine == engine && c.backend == backend) return &c;
+  return nullptr;
+}
+
 const std::string& Catalog::origin(const std::string& id) const {
   static const std::string unknown;
   auto it = origin_.find(id);
@@ -280,6 +316,7 @@ const std::string& Catalog::origin(const std::string& id) const {
 }
 
 const HardwareProfile& Catalog::resolve_hardware(std::string_view name, Resolution* how) const {
+  if (normalize_name(name) == "auto") return resolve_auto_hardware(how);  // detect.cpp
   auto found = hardware_names_.find(name);
   if (!found) hardware_names_.throw_unknown("hardware", name, "optadvisor hw list");
   if (how) *how = *found;

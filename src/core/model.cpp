@@ -4,6 +4,8 @@
 // Llama-like shape used when only a parameter count is known.
 #include "optadvisor/model.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -780,7 +782,7 @@ uint64_t kv_cache_elements(const ModelSpec& spec, uint64_t context_tokens, uint6
 
 ModelSpec model_from_params(double params) {
   if (!(params >= 1e8 && params <= 1e13)) {
-    throw bad_input("cannot build a model shape for " + std::to_string(params) + " parameters",
+    throw bad_input(fmt::format("cannot build a model shape for {:.4g} parameters", params),
                     "give a parameter count between 1e8 and 1e13 (e.g. 7e9), or a preset id or config.json");
   }
   const auto target = static_cast<uint64_t>(std::llround(params));

@@ -181,6 +181,11 @@ class Advisor {
       }
       if (!request_.context_given && d.contains("context_tokens")) {
         r.context_tokens = std::max<int64_t>(d.at("context_tokens").get<int64_t>(), r.prompt_tokens + r.gen_tokens);
+        // A preset shorter than the goal's default context gets its own maximum.
+        if (!r.model.preset.empty() && catalog_.find_model(r.model.preset)) {
+          const auto max_context = static_cast<int64_t>(catalog_.resolve_model(r.model.preset).max_position_embeddings);
+          if (max_context > 0) r.context_tokens = std::min(r.context_tokens, std::max<int64_t>(max_context, r.prompt_tokens + r.gen_tokens));
+        }
         set.push_back(fmt::format("context {}", r.context_tokens));
       }
       if (!set.empty()) {

@@ -153,13 +153,18 @@ PreparedScenario prepare_scenario(const Catalog& catalog, const ScenarioRequest&
   constexpr int64_t kMaxTokens = int64_t{1} << 24;  // 16M tokens: beyond every model's context
   w.prompt_tokens = static_cast<uint64_t>(positive(r.prompt_tokens, "--prompt", 0));
   w.gen_tokens = static_cast<uint64_t>(positive(r.gen_tokens, "--gen", 0));
-  if (r.prompt_tokens > kMaxTokens || r.gen_tokens > kMaxTokens || r.context_tokens > kMaxTokens)
-    throw bad_input("token counts above 16,777,216 are beyond any model's context");
+  for (const auto& [value, name] : {std::pair{r.prompt_tokens, "--prompt"}, {r.gen_tokens, "--gen"}, {r.context_tokens, "--context"}})
+    if (value > kMaxTokens) throw bad_input(fmt::format("{} {} is above 16,777,216 tokens, beyond any model's context", name, value));
   if (w.prompt_tokens + w.gen_tokens == 0) throw bad_input("--prompt and --gen are both 0: nothing to estimate");
   w.context_tokens = static_cast<uint64_t>(positive(r.context_tokens, "--context", 0));
   if (w.context_tokens && w.context_tokens < w.prompt_tokens + w.gen_tokens)
     throw bad_input(fmt::format("--context {} is shorter than --prompt + --gen ({})", w.context_tokens,
                                 w.prompt_tokens + w.gen_tokens));
+  const uint64_t max_context = s.model.max_position_embeddings;
+  if (max_context > 0 && w.context() > max_context)
+    throw bad_input(fmt::format("{} {} is beyond {}'s maximum context of {} tokens",
+                                w.context_tokens ? "--context" : "--prompt + --gen", w.context(), s.model.name, max_context),
+                    "shorten the context, or use a config.json whose max_position_embeddings allows it");
   w.tp = static_cast<uint32_t>(positive(r.tp, "--tp"));
   w.pp = static_cast<uint32_t>(positive(r.pp, "--pp"));
   w.gpus = static_cast<uint32_t>(r.gpus == 0 ? r.tp * r.pp : positive(r.gpus, "--gpus"));
@@ -170,6 +175,11 @@ PreparedScenario prepare_scenario(const Catalog& catalog, const ScenarioRequest&
   if (s.model.num_attention_heads % w.tp != 0)
     throw bad_input(fmt::format("--tp {} does not divide the model's {} attention heads", w.tp, s.model.num_attention_heads),
                     "use a tensor-parallel degree that divides the head count");
+  // Engines split KV heads over tp ranks, or replicate them when tp is a multiple of their count.
+  const uint64_t kv_heads = s.model.num_key_value_heads;
+  if (s.model.kv_lora_rank == 0 && kv_heads > 0 && kv_heads % w.tp != 0 && w.tp % kv_heads != 0)
+    throw bad_input(fmt::format("--tp {} neither divides the model's {} key-value heads nor is a multiple of them", w.tp, kv_heads),
+                    "engines shard KV heads over tensor-parallel ranks (or replicate them); pick a tp that divides the count");
   if (w.pp > s.model.num_hidden_layers)
     throw bad_input(fmt::format("--pp {} exceeds the model's {} layers", w.pp, s.model.num_hidden_layers));
   if (w.gpus > 1 && hw.unified_memory && hw.device_class != DeviceClass::kWorkstationGpu)
@@ -207,6 +217,12 @@ PreparedScenario prepare_scenario(const Catalog& catalog, const ScenarioRequest&
   if (s.engine.defaulted)
     out.notes.push_back(fmt::format("engine: {} (the default for {}; pick another with --engine)", s.engine.id(),
                                     to_string(hw.device_class)));
+  // The user's own measurements of this engine backend on this device replace its efficiency factors.
+  if (const Calibration* cal = catalog.find_calibration(hw.id, engine.id, s.engine.backend->name)) {
+    s.engine.backend = &cal->backend_profile;
+    out.calibration = cal;
+    out.notes.push_back(fmt::format("calibrated from your measurements: {}, {} runs, {}", cal->source_file, cal->rows, cal->date));
+  }
   if (w.gpus > 1 && (engine.id == "mlx" || engine.id == "executorch" || engine.id == "qnn"))
     throw bad_input(fmt::format("engine '{}' runs on one device; multi-GPU options do not apply", engine.id));
   if (w.tp > 1 && engine.id == "llama.cpp")

@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: MIT
+// In-process speed figures (Google Benchmark): analyze() over a sweep of every
+// device x model x batch size (plus every weight format on one device per
+// class), scenario preparation, catalog loading and a whole advisor run.
+// bench/perf.py runs this together with whole-process timings; see
+// docs/performance.md.
+#include <benchmark/benchmark.h>
+
+#include <string>
+#include <vector>
+
+#include "optadvisor/analysis.hpp"
+#include "optadvisor/catalog.hpp"
+#include "optadvisor/error.hpp"
+#include "optadvisor/playbook.hpp"
+#include "optadvisor/prepare.hpp"
+#include "optadvisor/rules.hpp"
+
+namespace {
+
+using namespace optadvisor;
+
+const Catalog& catalog() {
+  static const Catalog c = Catalog::load(LoadOptions{});
+  return c;
+}
+
+/// Requests for every device x model with the device class defaults, and
+/// every weight format on the first device of each class.
+std::vector<ScenarioRequest> sweep_requests() {
+  std::vector<ScenarioRequest> requests;
+  std::vector<DeviceClass> classes_seen;
+  for (const auto& hw : catalog().hardware()) {
+    bool first_of_class = true;
+    for (const auto& c : classes_seen) first_of_class = first_of_class && c != hw.device_class;
+    if (first_of_class) classes_seen.push_back(hw.device_class);
+    for (const auto& model : catalog().models()) {
+      ScenarioRequest r;
+      r.hardware = hw.id;
+      r.model.preset = model.id;
+      requests.push_back(r);
+      if (!first_of_class) continue;
+      for (const char* quant : {"q4_k_m", "q8_0", "f16", "fp8", "awq-int4", "nvfp4", "mlx-4bit"}) {
+        r.quant = quant;
+        requests.push_back(r);
+      }
+    }
+  }
+  return requests;
+}
+
+/// Every request that prepares (formats an engine lacks are skipped), at
+/// batch 1, 8, 64 and 512.
+const std::vector<Scenario>& sweep() {
+  static const std::vector<Scenario> scenarios = [] {
+    std::vector<Scenario> out;
+    for (const auto& r : sweep_requests()) {
+      try {
+        Scenario s = prepare_scenario(catalog(), r).scenario;
+        for (uint64_t batch : {1, 8, 64, 512}) {
+          s.workload.batch = batch;
+          out.push_back(s);
+        }
+      } catch (const Error&) {
+        // An engine/format/device combination that does not exist.
+      }
+    }
+    return out;
+  }();
+  return scenarios;
+}
+
+void BM_Analyze(benchmark::State& state) {
+  const auto& scenarios = sweep();
+  std::size_t i = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(analyze(scenarios[i]));
+    if (++i == scenarios.size()) i = 0;
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()));
+  state.counters["scenarios"] = static_cast<double>(scenarios.size());
+}
+BENCHMARK(BM_Analyze);
+
+void BM_PrepareScenario(benchmark::State& state) {
+  const auto requests = sweep_requests();
+  std::size_t i = 0;
+  for (auto _ : state) {
+    try {
+      benchmark::DoNotOptimize(prepare_scenario(catalog(), requests[i]));
+    } catch (const Error&) {
+    }
+    if (++i == requests.size()) i = 0;
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()));
+}
+BENCHMARK(BM_PrepareScenario);
+
+void BM_CatalogLoad(benchmark::State& state) {
+  for (auto _ : state) benchmark::DoNotOptimize(Catalog::load(LoadOptions{}));
+}
+BENCHMARK(BM_CatalogLoad)->Unit(benchmark::kMillisecond);
+
+void BM_AdviseLatencyRtx5090(benchmark::State& state) {
+  const RuleBook book = RuleBook::load(catalog());
+  AdviceRequest request;
+  request.scenario.hardware = "rtx5090";
+  request.goal = Goal::kLatency;
+  for (auto _ : state) benchmark::DoNotOptimize(advise(catalog(), book, request));
+}
+BENCHMARK(BM_AdviseLatencyRtx5090)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();

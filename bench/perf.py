@@ -1,0 +1,177 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""The speed budget of docs/performance.md.
+
+Whole-process figures (each a median over --runs fresh processes, timed with os.wait4):
+  version_ms     `optadvisor --version` (the cost of starting the process at all)
+  advisor_ms     `optadvisor --hw rtx5090 --goal latency --json` (load the database, advise, print)
+  estimate_ms    `optadvisor estimate --hw rtx5090 --model llama-3.1-8b --json`
+  cold_start_ratio = advisor_ms / version_ms        (target <= 1.5)
+  advisor_peak_rss_mb (ru_maxrss of the advisor run; target < 20)
+In-process figures from bench/optadvisor_perf (Google Benchmark):
+  analyze_per_s  analyze() calls per second on one core over the device x model x format x batch sweep
+                 (target >= 1e6)
+  prepare_per_s, catalog_load_ms, advise_ms
+  search_scenarios_per_s from `optadvisor search` when the command reports its count and time.
+When hyperfine is installed its figures for the two process timings are recorded too.
+
+  perf.py --exe BIN --perf-exe BIN [--runs N] [--short] [--write FILE] [--check BASELINE]
+--check fails (exit 1) when a figure regressed by more than 2x against the baseline: the cold-start
+ratio or peak RSS doubled, or a rate halved.
+"""
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+ADVISOR = ["--hw", "rtx5090", "--goal", "latency", "--json"]
+ESTIMATE = ["estimate", "--hw", "rtx5090", "--model", "llama-3.1-8b", "--json"]
+SEARCH = ["search", "--model", "llama-3.1-8b", "--goal", "throughput", "--json", "--top", "5"]
+
+
+def time_process(argv, runs):
+    """Median wall time (ms) and max peak RSS (MB) of `runs` fresh processes, output discarded."""
+    env = dict(os.environ, NO_COLOR="1")
+    times, rss = [], []
+    with open(os.devnull, "wb") as null:
+        for _ in range(runs):
+            start = time.perf_counter()
+            proc = subprocess.Popen(argv, stdout=null, stderr=null, env=env)
+            _, status, usage = os.wait4(proc.pid, 0)
+            times.append((time.perf_counter() - start) * 1e3)
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            if proc.returncode not in (0, 3):
+                raise RuntimeError(f"{' '.join(argv)} exited {proc.returncode}")
+            rss.append(usage.ru_maxrss / 1024.0)  # kB on Linux
+    return statistics.median(times), max(rss)
+
+
+def hyperfine(exe, runs):
+    if not shutil.which("hyperfine"):
+        return None
+    out = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"optadvisor-hyperfine-{os.getpid()}.json")
+    cmd = ["hyperfine", "--warmup", "3", "--runs", str(runs), "-N", "--export-json", out,
+           f"{exe} --version", f"{exe} {' '.join(ADVISOR)}"]
+    subprocess.run(cmd, check=True, capture_output=True)
+    with open(out) as f:
+        results = json.load(f)["results"]
+    os.unlink(out)
+    return {"version_ms": results[0]["median"] * 1e3, "advisor_ms": results[1]["median"] * 1e3,
+            "cold_start_ratio": results[1]["median"] / results[0]["median"]}
+
+
+def google_benchmark(perf_exe, short):
+    min_time = "0.05" if short else "0.5"
+    proc = subprocess.run([perf_exe, "--benchmark_format=json", f"--benchmark_min_time={min_time}"],
+                          check=True, capture_output=True)
+    bench = {b["name"]: b for b in json.loads(proc.stdout)["benchmarks"]}
+    return {
+        "analyze_per_s": bench["BM_Analyze"]["items_per_second"],
+        "analyze_sweep_scenarios": int(bench["BM_Analyze"]["scenarios"]),
+        "prepare_per_s": bench["BM_PrepareScenario"]["items_per_second"],
+        "catalog_load_ms": bench["BM_CatalogLoad"]["cpu_time"],
+        "advise_ms": bench["BM_AdviseLatencyRtx5090"]["cpu_time"],
+    }
+
+
+def search_rate(exe):
+    """Scenarios per second of the search command, from its own count and timing."""
+    proc = subprocess.run([exe] + SEARCH, capture_output=True, env=dict(os.environ, NO_COLOR="1"))
+    if proc.returncode not in (0, 3) or not proc.stdout.strip():
+        return None
+    doc = json.loads(proc.stdout)
+    stats = doc.get("stats") or doc.get("search") or {}
+    n = stats.get("evaluated") or stats.get("scenarios") or stats.get("configurations")
+    ms = stats.get("elapsed_ms") or (stats.get("elapsed_s", 0) * 1e3)
+    if not n or not ms:
+        return None
+    return {"search_scenarios": n, "search_ms": ms, "search_scenarios_per_s": n / (ms / 1e3)}
+
+
+def measure(args):
+    runs = 10 if args.short else args.runs
+    # One untimed run of each warms the page cache.
+    time_process([args.exe, "--version"], 1)
+    time_process([args.exe] + ADVISOR, 1)
+    version_ms, _ = time_process([args.exe, "--version"], runs)
+    advisor_ms, advisor_rss = time_process([args.exe] + ADVISOR, runs)
+    estimate_ms, _ = time_process([args.exe] + ESTIMATE, runs)
+    result = {
+        "machine": {"cpus": os.cpu_count(), "uname": " ".join(os.uname()[2:5])},
+        "runs": runs,
+        "version_ms": version_ms,
+        "advisor_ms": advisor_ms,
+        "estimate_ms": estimate_ms,
+        "cold_start_ratio": advisor_ms / version_ms,
+        "advisor_peak_rss_mb": advisor_rss,
+    }
+    hf = hyperfine(args.exe, runs)
+    if hf:
+        result["hyperfine"] = hf
+    if args.perf_exe:
+        result.update(google_benchmark(args.perf_exe, args.short))
+    sr = search_rate(args.exe)
+    if sr:
+        result.update(sr)
+    return result
+
+
+TARGETS = [("cold_start_ratio", "<=", 1.5), ("advisor_peak_rss_mb", "<", 20), ("analyze_per_s", ">=", 1e6)]
+
+
+def report(result):
+    for key, value in result.items():
+        if isinstance(value, dict):
+            continue
+        print(f"{key:28} {value:,.3f}" if isinstance(value, float) else f"{key:28} {value}")
+    for key, op, target in TARGETS:
+        if key not in result:
+            continue
+        met = result[key] <= target if op == "<=" else result[key] < target if op == "<" else result[key] >= target
+        print(f"target {key} {op} {target:g}: {'met' if met else 'MISSED'} ({result[key]:,.3f})")
+
+
+def check(result, baseline):
+    problems = []
+    # Lower is better: a doubling fails.
+    for key in ("cold_start_ratio", "advisor_peak_rss_mb"):
+        if key in baseline and key in result and result[key] > 2 * baseline[key]:
+            problems.append(f"{key} {result[key]:.3f} is more than 2x the baseline {baseline[key]:.3f}")
+    # Higher is better: halving fails.
+    for key in ("analyze_per_s", "prepare_per_s", "search_scenarios_per_s"):
+        if key in baseline and key in result and result[key] < baseline[key] / 2:
+            problems.append(f"{key} {result[key]:,.0f} is less than half the baseline {baseline[key]:,.0f}")
+    return problems
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--exe", required=True)
+    ap.add_argument("--perf-exe", default=None)
+    ap.add_argument("--runs", type=int, default=40)
+    ap.add_argument("--short", action="store_true", help="few runs, short benchmark times (CI)")
+    ap.add_argument("--write", default=None, help="write the figures as JSON")
+    ap.add_argument("--check", default=None, help="fail on a 2x regression against this baseline JSON")
+    args = ap.parse_args()
+    result = measure(args)
+    report(result)
+    if args.write:
+        with open(args.write, "w") as f:
+            json.dump(result, f, indent=2)
+            f.write("\n")
+    if args.check:
+        with open(args.check) as f:
+            baseline = json.load(f)
+        problems = check(result, baseline)
+        for p in problems:
+            print("REGRESSION: " + p)
+        return 1 if problems else 0
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""The bad-input table: tests/bad_input/cases.json.
+
+Every case is a command line that must fail cleanly: the exact exit code (2 unless the case says
+otherwise), nothing at all on stdout (no partial JSON), exactly one 'optadvisor: error:' line on stderr
+plus at most one 'hint:' line, no stack trace or sanitizer report, and the case's key words in the
+message. Fixtures that cannot live in the repository (empty, unreadable, truncated and corrupt files,
+directories passed as files, overlays with wrong units) are made in a scratch directory first.
+"""
+import argparse
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+CRASH_MARKERS = ["Traceback", "terminate called", "Aborted", "Segmentation fault", "AddressSanitizer",
+                 "runtime error:", "LeakSanitizer", "what():"]
+
+
+def gguf_string(s):
+    b = s.encode()
+    return struct.pack("<Q", len(b)) + b
+
+
+def make_fixtures(scratch):
+    os.makedirs(os.path.join(scratch, "a-directory"))
+    for name in ("empty.json", "empty.gguf"):
+        open(os.path.join(scratch, name), "wb").close()
+    with open(os.path.join(ROOT, "tests", "data", "hf", "llama-3.1-8b.json")) as f:
+        config = json.load(f)
+    config["num_hidden_layers"] = "32"
+    with open(os.path.join(scratch, "wrong-type-config.json"), "w") as f:
+        json.dump(config, f)
+    with open(os.path.join(scratch, "garbage.json"), "w") as f:
+        f.write("{not json")
+    unreadable = os.path.join(scratch, "unreadable.json")
+    with open(unreadable, "w") as f:
+        f.write("{not json either")  # fails to parse when the process can read it anyway (root)
+    os.chmod(unreadable, 0)
+    # GGUF v3: magic, version, tensor count, metadata count, then key/value pairs.
+    header = b"GGUF" + struct.pack("<I", 3) + struct.pack("<QQ", 1, 2)
+    kv = gguf_string("general.architecture") + struct.pack("<I", 8) + gguf_string("llama")
+    with open(os.path.join(scratch, "truncated.gguf"), "wb") as f:
+        f.write(header + kv[: len(kv) // 2])
+    with open(os.path.join(scratch, "huge-count.gguf"), "wb") as f:
+        f.write(b"GGUF" + struct.pack("<I", 3) + struct.pack("<QQ", 2**62, 2**62) + kv)
+    # Overlays: a profile with a bandwidth written as text with units, one with a wrong type.
+    profile_path = os.path.join(ROOT, "data", "hardware", "consumer-gpu", "rtx4090.json")
+    with open(profile_path) as f:
+        profile = json.load(f)
+    for folder, name, edit in (("overlay-units", "lab-gpu", ("bandwidth_bytes_per_s", "1008 GB/s")),
+                               ("overlay-type", "lab-gpu2", ("capacity_bytes", True))):
+        p = json.loads(json.dumps(profile))
+        p["id"] = name
+        p["name"] = "Lab GPU " + name
+        p.pop("aliases", None)
+        p.pop("default_for", None)
+        p["memory"][edit[0]] = edit[1]
+        os.makedirs(os.path.join(scratch, folder, "hardware"))
+        with open(os.path.join(scratch, folder, "hardware", name + ".json"), "w") as f:
+            json.dump(p, f)
+
+
+def run_case(exe, case, scratch):
+    argv = [a.replace("@ROOT@", ROOT).replace("@SCRATCH@", scratch) for a in case["args"]]
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "NO_COLOR": "1", "HOME": scratch, "LC_ALL": "C",
+           "XDG_DATA_HOME": os.path.join(scratch, "xdg-data")}
+    for k in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"):
+        if k in os.environ:
+            env[k] = os.environ[k]
+    proc = subprocess.run([exe] + argv, capture_output=True, env=env, cwd=scratch, timeout=60)
+    out = proc.stdout.decode("utf-8", "replace")
+    err = proc.stderr.decode("utf-8", "replace")
+    problems = []
+    want = case.get("exit", 2)
+    if proc.returncode != want:
+        problems.append(f"exit {proc.returncode}, expected {want}")
+    if out:
+        problems.append(f"stdout is not empty:\n{out[:400]}")
+    lines = [l for l in err.splitlines() if l.strip()]
+    errors = [l for l in lines if l.startswith("optadvisor: error:")]
+    hints = [l for l in lines if l.startswith("hint:")]
+    if len(errors) != 1:
+        problems.append(f"expected one 'optadvisor: error:' line, got {len(errors)}")
+    if len(hints) > 1 or len(lines) != len(errors) + len(hints):
+        problems.append("stderr has more than the error line and one hint")
+    for marker in CRASH_MARKERS:
+        if marker in err:
+            problems.append(f"crash marker {marker!r} on stderr")
+    for word in case["words"]:
+        if word.lower() not in err.lower():
+            problems.append(f"message lacks {word!r}")
+    return argv, err, problems
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--exe", required=True)
+    ap.add_argument("--cases", default=os.path.join(HERE, "cases.json"))
+    args = ap.parse_args()
+    args.exe = os.path.abspath(args.exe)
+    with open(args.cases) as f:
+        cases = json.load(f)
+    scratch = tempfile.mkdtemp(prefix="optadvisor-bad-input-")
+    try:
+        make_fixtures(scratch)
+        failures = 0
+        for case in cases:
+            argv, err, problems = run_case(args.exe, case, scratch)
+            print(f"[{'ok' if not problems else 'FAIL'}] {case['name']}: optadvisor {' '.join(argv)}")
+            if problems:
+                failures += 1
+                for p in problems:
+                    print("    " + p.replace("\n", "\n    "))
+                print("    stderr: " + err.strip().replace("\n", "\n            "))
+        print(f"{len(cases)} case(s), {failures} failure(s)")
+        return 1 if failures else 0
+    finally:
+        os.chmod(os.path.join(scratch, "unreadable.json"), 0o600)
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
