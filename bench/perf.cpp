@@ -82,6 +82,18 @@ void BM_Analyze(benchmark::State& state) {
 }
 BENCHMARK(BM_Analyze);
 
+/// The same without the explanation and warning texts (search's and the advisor's candidates).
+void BM_AnalyzeNumbers(benchmark::State& state) {
+  const auto& scenarios = sweep();
+  std::size_t i = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(analyze(scenarios[i], Detail::kNumbers));
+    if (++i == scenarios.size()) i = 0;
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()));
+}
+BENCHMARK(BM_AnalyzeNumbers);
+
 void BM_PrepareScenario(benchmark::State& state) {
   const auto requests = sweep_requests();
   std::size_t i = 0;

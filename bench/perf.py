@@ -10,7 +10,7 @@ Whole-process figures (each a median over --runs fresh processes, timed with os.
   advisor_peak_rss_mb (ru_maxrss of the advisor run; target < 20)
 In-process figures from bench/optadvisor_perf (Google Benchmark):
   analyze_per_s  analyze() calls per second on one core over the device x model x format x batch sweep
-                 (target >= 1e6)
+                 (target >= 1e6); analyze_numbers_per_s the same without the explanation texts
   prepare_per_s, catalog_load_ms, advise_ms
   search_scenarios_per_s from `optadvisor search` when the command reports its count and time.
 When hyperfine is installed its figures for the two process timings are recorded too.
@@ -71,6 +71,7 @@ def google_benchmark(perf_exe, short):
     bench = {b["name"]: b for b in json.loads(proc.stdout)["benchmarks"]}
     return {
         "analyze_per_s": bench["BM_Analyze"]["items_per_second"],
+        "analyze_numbers_per_s": bench["BM_AnalyzeNumbers"]["items_per_second"],
         "analyze_sweep_scenarios": int(bench["BM_Analyze"]["scenarios"]),
         "prepare_per_s": bench["BM_PrepareScenario"]["items_per_second"],
         "catalog_load_ms": bench["BM_CatalogLoad"]["cpu_time"],
@@ -120,7 +121,8 @@ def measure(args):
     return result
 
 
-TARGETS = [("cold_start_ratio", "<=", 1.5), ("advisor_peak_rss_mb", "<", 20), ("analyze_per_s", ">=", 1e6)]
+TARGETS = [("cold_start_ratio", "<=", 1.5), ("advisor_peak_rss_mb", "<", 20), ("analyze_per_s", ">=", 1e6),
+           ("analyze_numbers_per_s", ">=", 1e6)]
 
 
 def report(result):
@@ -142,7 +144,7 @@ def check(result, baseline):
         if key in baseline and key in result and result[key] > 2 * baseline[key]:
             problems.append(f"{key} {result[key]:.3f} is more than 2x the baseline {baseline[key]:.3f}")
     # Higher is better: halving fails.
-    for key in ("analyze_per_s", "prepare_per_s", "search_scenarios_per_s"):
+    for key in ("analyze_per_s", "analyze_numbers_per_s", "prepare_per_s", "search_scenarios_per_s"):
         if key in baseline and key in result and result[key] < baseline[key] / 2:
             problems.append(f"{key} {result[key]:,.0f} is less than half the baseline {baseline[key]:,.0f}")
     return problems

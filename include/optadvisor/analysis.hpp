@@ -50,6 +50,8 @@ struct PhaseEstimate {
   double ridge_point = 0;           ///< achievable FLOP/s over achievable bytes/s
   Bound bound = Bound::kNone;
   std::string explanation;       ///< "memory-bandwidth bound: weight reads are 94% of step time; ..."
+  /// FLOP/s the phase achieves (its FLOPs over its time; a roofline chart's y), 0 without time.
+  double achieved_flops_per_s() const { return time_s > 0 ? flops / time_s : 0; }
 };
 
 /// Efficiencies and peaks the estimate used, for the user to see.
@@ -82,8 +84,13 @@ struct Analysis {
   std::vector<std::string> assumptions;
 };
 
+/// How much of an Analysis to fill: kNumbers skips the explanations, warnings
+/// and assumption texts (every number is the same), for callers that evaluate
+/// many scenarios and show few (search, the advisor's candidate changes).
+enum class Detail { kFull, kNumbers };
+
 /// The model. Throws nothing for valid scenarios; results stay finite.
-Analysis analyze(const Scenario& scenario);
+Analysis analyze(const Scenario& scenario, Detail detail = Detail::kFull);
 
 /// KV-cache bytes for one sequence of `context` tokens, per device (divided by tp).
 double kv_bytes_per_sequence(const Scenario& s, uint64_t context);

@@ -201,6 +201,9 @@ uint64_t kv_cache_elements_per_token_full(const ModelSpec& spec);
 /// full layers hold context_tokens and sliding layers min(context, window).
 uint64_t kv_cache_elements(const ModelSpec& spec, uint64_t context_tokens, uint64_t batch,
                            KvWindowPolicy policy = KvWindowPolicy::kCapSlidingLayers);
+/// The same for a layout already worked out with kv_shape() (for callers that ask many times).
+uint64_t kv_cache_elements(const KvShape& shape, uint64_t context_tokens, uint64_t batch,
+                           KvWindowPolicy policy = KvWindowPolicy::kCapSlidingLayers);
 
 /// Imports a Hugging Face config.json (Llama, Mistral, Mixtral, Qwen2/2.5,
 /// Qwen3, Qwen3-MoE, Gemma 2, Gemma 3 incl. the multimodal config with a

@@ -54,8 +54,7 @@ double experts_touched_fraction(const ModelSpec& m, double tokens) {
 }
 
 /// Attention score+value FLOPs for one new token attending to `context` tokens, all layers.
-double attention_flops_per_token(const ModelSpec& m, double context) {
-  const KvShape kv = kv_shape(m);
+double attention_flops_per_token(const ModelSpec& m, const KvShape& kv, double context) {
   const double qk_dim = m.kv_lora_rank ? static_cast<double>(m.qk_nope_head_dim + m.qk_rope_head_dim)
                                        : static_cast<double>(m.head_dim);
   const double v_dim = m.kv_lora_rank ? static_cast<double>(m.v_head_dim) : static_cast<double>(m.head_dim);
@@ -68,8 +67,7 @@ double attention_flops_per_token(const ModelSpec& m, double context) {
 
 /// Causal prefill attention FLOPs for a prompt of `p` tokens: the sum of
 /// attention_flops_per_token over positions 0..p-1 (closed form per layer kind).
-double prefill_attention_flops(const ModelSpec& m, double p) {
-  const KvShape kv = kv_shape(m);
+double prefill_attention_flops(const ModelSpec& m, const KvShape& kv, double p) {
   const double qk_dim = m.kv_lora_rank ? static_cast<double>(m.qk_nope_head_dim + m.qk_rope_head_dim)
                                        : static_cast<double>(m.head_dim);
   const double v_dim = m.kv_lora_rank ? static_cast<double>(m.v_head_dim) : static_cast<double>(m.head_dim);
@@ -111,7 +109,7 @@ void add_scaled(PhaseEstimate& dst, const PhaseEstimate& src, double k) {
 std::string percent(double part, double whole) { return fmt::format("{:.0f}%", whole > 0 ? 100.0 * part / whole : 0.0); }
 
 /// Names the binding resource of a phase and explains it with its margin.
-void classify(PhaseEstimate& p, const char* phase) {
+void classify(PhaseEstimate& p, const char* phase, Detail level) {
   struct Part {
     Bound bound;
     double time;
@@ -126,6 +124,7 @@ void classify(PhaseEstimate& p, const char* phase) {
   for (const auto& part : parts)
     if (part.time > top->time) top = &part;
   p.bound = top->time > 0 ? top->bound : Bound::kNone;
+  if (level == Detail::kNumbers) return;
   if (p.bound == Bound::kNone) {
     p.explanation = fmt::format("{}: nothing to do", phase);
     return;
@@ -157,10 +156,14 @@ std::string_view to_string(Bound b) {
   return "none";
 }
 
-double kv_bytes_per_sequence(const Scenario& s, uint64_t context) {
+namespace {
+
+/// kv_bytes_per_sequence with the model's cache layout worked out once: the
+/// largest-context search below calls it a few dozen times per analysis.
+double kv_bytes_with(const Scenario& s, const KvShape& kv, uint64_t context) {
   const auto policy = s.engine.engine && !s.engine.engine->cap_sliding_window ? KvWindowPolicy::kFullContext
                                                                                 : KvWindowPolicy::kCapSlidingLayers;
-  const double elements = static_cast<double>(kv_cache_elements(s.model, context, 1, policy));
+  const double elements = static_cast<double>(kv_cache_elements(kv, context, 1, policy));
   // KV heads split across tensor-parallel ranks (replicated when kv_heads < tp).
   const double tp = static_cast<double>(std::max<uint32_t>(1, s.workload.tp));
   const double kv_heads = static_cast<double>(std::max<uint64_t>(1, s.model.num_key_value_heads));
@@ -168,7 +171,13 @@ double kv_bytes_per_sequence(const Scenario& s, uint64_t context) {
   return elements * s.workload.kv_bytes_per_element / split / static_cast<double>(std::max<uint32_t>(1, s.workload.pp));
 }
 
-Analysis analyze(const Scenario& s) {
+}  // namespace
+
+double kv_bytes_per_sequence(const Scenario& s, uint64_t context) { return kv_bytes_with(s, kv_shape(s.model), context); }
+
+Analysis analyze(const Scenario& s, Detail detail) {
+  const bool text = detail == Detail::kFull;
+  const KvShape kv = kv_shape(s.model);  // worked out once: the cache layout does not change below
   Analysis a;
   const HardwareProfile& hw = *s.hardware;
   const ModelSpec& m = s.model;
@@ -219,9 +228,9 @@ Analysis analyze(const Scenario& s) {
   mem.total_layers = m.num_hidden_layers;
   mem.capacity_bytes = usable_capacity(hw, wl);
   mem.weights_bytes = (w.total_bytes + wl.speculation.draft_memory_bytes) / tp / pp;
-  mem.kv_bytes_per_token = context ? kv_bytes_per_sequence(s, context) / static_cast<double>(context) : 0;
+  mem.kv_bytes_per_token = context ? kv_bytes_with(s, kv, context) / static_cast<double>(context) : 0;
   mem.overhead_bytes = engine.memory.runtime_overhead_bytes;
-  const double kv_per_seq = kv_bytes_per_sequence(s, context);
+  const double kv_per_seq = kv_bytes_with(s, kv, context);
   // Activation / compute buffers.
   if (engine.id == "llama.cpp") {
     // ggml's compute buffer: per-token activations for one ubatch, plus the f32
@@ -255,7 +264,7 @@ Analysis analyze(const Scenario& s) {
   // A prefix cache holds a prompt prefix the sequences share once (paged
   // engines share its blocks across sequences).
   const uint64_t cached_prefix = static_cast<uint64_t>(std::floor(wl.prefix_cached_fraction * static_cast<double>(wl.prompt_tokens)));
-  const double shared_kv = cached_prefix > 0 && engine.memory.kv_block_tokens > 0 ? kv_bytes_per_sequence(s, cached_prefix) : 0.0;
+  const double shared_kv = cached_prefix > 0 && engine.memory.kv_block_tokens > 0 ? kv_bytes_with(s, kv, cached_prefix) : 0.0;
   if (kv_per_seq <= 0) mem.max_batch = 0;
   else if (shared_kv > 0)
     mem.max_batch = kv_budget < kv_per_seq ? 0 : 1 + static_cast<uint64_t>(std::floor((kv_budget - kv_per_seq) / (kv_per_seq - shared_kv)));
@@ -273,11 +282,11 @@ Analysis analyze(const Scenario& s) {
   {
     const double per_seq_budget = (kv_budget + shared_kv * static_cast<double>(batch - 1)) / static_cast<double>(batch);
     uint64_t lo = 0, hi = m.max_position_embeddings ? m.max_position_embeddings : (1u << 20);
-    if (kv_bytes_per_sequence(s, hi) <= per_seq_budget) lo = hi;
+    if (kv_bytes_with(s, kv, hi) <= per_seq_budget) lo = hi;
     else {
       while (hi - lo > 1) {
         const uint64_t mid = lo + (hi - lo) / 2;
-        (kv_bytes_per_sequence(s, mid) <= per_seq_budget ? lo : hi) = mid;
+        (kv_bytes_with(s, kv, mid) <= per_seq_budget ? lo : hi) = mid;
       }
     }
     mem.max_context = lo;
@@ -290,7 +299,7 @@ Analysis analyze(const Scenario& s) {
     mem.offloaded_layers = std::min<uint64_t>(m.num_hidden_layers, static_cast<uint64_t>(std::ceil(over / per_layer)));
     offloaded_bytes = static_cast<double>(mem.offloaded_layers) * per_layer;
     mem.offloaded_bytes = offloaded_bytes;
-    a.warnings.push_back(fmt::format(
+    if (text) a.warnings.push_back(fmt::format(
         "weights do not fit: llama.cpp would keep {} of {} layers in host memory (-ngl {}); those run at host-memory bandwidth",
         mem.offloaded_layers, m.num_hidden_layers, m.num_hidden_layers - mem.offloaded_layers));
   }
@@ -310,12 +319,12 @@ Analysis analyze(const Scenario& s) {
     const double weight_bytes = (w.total_bytes - embedding_skipped - experts_untouched) / tp;
     double kv_bytes = 0, attention = 0;
     if (prefill) {
-      attention = (prefill_attention_flops(m, past + tokens_per_seq) - prefill_attention_flops(m, past)) * b;
-      kv_bytes = kv_bytes_per_sequence(s, static_cast<uint64_t>(past + tokens_per_seq)) * pp * b;  // written once (prefix read once)
+      attention = (prefill_attention_flops(m, kv, past + tokens_per_seq) - prefill_attention_flops(m, kv, past)) * b;
+      kv_bytes = kv_bytes_with(s, kv, static_cast<uint64_t>(past + tokens_per_seq)) * pp * b;  // written once (prefix read once)
     } else {
       // Every new token of a step (several when a speculative draft is verified) attends to the context.
-      attention = attention_flops_per_token(m, ctx) * b * tokens_per_seq;
-      kv_bytes = kv_bytes_per_sequence(s, static_cast<uint64_t>(ctx)) * pp * b;
+      attention = attention_flops_per_token(m, kv, ctx) * b * tokens_per_seq;
+      kv_bytes = kv_bytes_with(s, kv, static_cast<uint64_t>(ctx)) * pp * b;
     }
     const double chunk = static_cast<double>(wl.ubatch_tokens ? wl.ubatch_tokens
                                              : engine.id == "llama.cpp" ? engine.memory.ubatch_tokens
@@ -361,7 +370,7 @@ Analysis analyze(const Scenario& s) {
     p.tokens_per_s_per_sequence = p.tokens_per_s / b;
     p.arithmetic_intensity = p.bytes > 0 ? p.flops / p.bytes : 0;
     p.ridge_point = ridge;
-    classify(p, name);
+    classify(p, name, detail);
   };
 
   // --- prefill: the whole prompt of every sequence -------------------------
@@ -420,17 +429,17 @@ Analysis analyze(const Scenario& s) {
   // --- capacity and thermal ------------------------------------------------
   if (!mem.fits && mem.offloaded_layers == 0) {
     a.prefill.bound = a.decode.bound = Bound::kMemoryCapacity;
-    a.warnings.push_back(fmt::format("does not fit: needs {:.2f} GB per device, {} may use {:.2f} GB", mem.total_bytes / 1e9,
+    if (text) a.warnings.push_back(fmt::format("does not fit: needs {:.2f} GB per device, {} may use {:.2f} GB", mem.total_bytes / 1e9,
                                      engine.id, mem.limit_bytes / 1e9));
   }
   if (hw.sustained_fraction) {
     a.sustained_factor = *hw.sustained_fraction;
-    a.assumptions.push_back(fmt::format("sustained (thermally throttled) throughput is {:.0f}% of the burst figures shown",
+    if (text) a.assumptions.push_back(fmt::format("sustained (thermally throttled) throughput is {:.0f}% of the burst figures shown",
                                         a.sustained_factor * 100));
   }
-  if (m.max_position_embeddings && context > m.max_position_embeddings)
+  if (text && m.max_position_embeddings && context > m.max_position_embeddings)
     a.warnings.push_back(fmt::format("context {} exceeds the model's maximum of {} tokens", context, m.max_position_embeddings));
-  if (offloaded_bytes > 0 && host_bw <= 0)
+  if (text && offloaded_bytes > 0 && host_bw <= 0)
     a.warnings.push_back("no host-memory bandwidth known; pass --host-bandwidth for offloaded layers");
   return a;
 }

@@ -772,7 +772,10 @@ uint64_t kv_cache_elements_per_token_full(const ModelSpec& spec) {
 }
 
 uint64_t kv_cache_elements(const ModelSpec& spec, uint64_t context_tokens, uint64_t batch, KvWindowPolicy policy) {
-  const KvShape k = kv_shape(spec);
+  return kv_cache_elements(kv_shape(spec), context_tokens, batch, policy);
+}
+
+uint64_t kv_cache_elements(const KvShape& k, uint64_t context_tokens, uint64_t batch, KvWindowPolicy policy) {
   const uint64_t sliding_tokens =
       policy == KvWindowPolicy::kCapSlidingLayers ? std::min(context_tokens, k.window_tokens) : context_tokens;
   const uint64_t per_sequence =

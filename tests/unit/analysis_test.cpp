@@ -303,15 +303,44 @@ TEST_CASE("bad scenarios are bad input with a clear message", "[analysis][errors
   CHECK(with([](auto& r) { r.model.params = "7B"; }).find("give one of") == 0);
 }
 
-TEST_CASE("a context beyond the model's maximum is a warning", "[analysis][errors]") {
+TEST_CASE("a context beyond the model's maximum is bad input", "[analysis][errors]") {
   ScenarioRequest r;
   r.hardware = "h200";
   r.model.preset = "llama-2-7b";
   r.engine = "vllm";
-  r.prompt_tokens = 8000;
-  const Analysis a = analyze(prepare_scenario(catalog(), r).scenario);
+  r.prompt_tokens = 8000;  // 8000 + 128 generated = 8128 > Llama-2's 4096
+  try {
+    (void)prepare_scenario(catalog(), r);
+    FAIL("expected bad input");
+  } catch (const Error& e) {
+    CHECK(e.code() == ExitCode::kBadInput);
+    CHECK_THAT(e.what(), Catch::Contains("--prompt + --gen 8128 is beyond Llama-2-7B's maximum context of 4096 tokens"));
+  }
+  // A Scenario built directly (not through prepare) still gets the warning.
+  r.prompt_tokens = 512;
+  Scenario s = prepare_scenario(catalog(), r).scenario;
+  s.workload.prompt_tokens = 8000;
+  const Analysis a = analyze(s);
   REQUIRE_FALSE(a.warnings.empty());
-  CHECK(a.warnings.front().find("exceeds the model's maximum of 4096 tokens") != std::string::npos);
+  CHECK(a.warnings.back().find("exceeds the model's maximum of 4096 tokens") != std::string::npos);
+}
+
+TEST_CASE("analyze with Detail::kNumbers gives the same numbers without the texts", "[analysis]") {
+  ScenarioRequest r;
+  r.hardware = "rtx4090";
+  r.model.preset = "llama-3.1-70b";  // offloads: a warning in the full analysis
+  const Scenario s = prepare_scenario(catalog(), r).scenario;
+  const Analysis full = analyze(s);
+  const Analysis numbers = analyze(s, Detail::kNumbers);
+  CHECK_FALSE(full.warnings.empty());
+  CHECK(numbers.warnings.empty());
+  CHECK(numbers.decode.explanation.empty());
+  CHECK_FALSE(full.decode.explanation.empty());
+  CHECK(numbers.decode.tokens_per_s == full.decode.tokens_per_s);
+  CHECK(numbers.prefill.time_s == full.prefill.time_s);
+  CHECK(numbers.memory.total_bytes == full.memory.total_bytes);
+  CHECK(numbers.memory.max_context == full.memory.max_context);
+  CHECK(numbers.decode.bound == full.decode.bound);
 }
 
 TEST_CASE("a two-trillion-parameter MoE at 1M context and batch 4096 stays finite", "[analysis][robustness]") {
