@@ -6,6 +6,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -14,6 +15,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "optadvisor/calibration.hpp"
+#include "optadvisor/detect.hpp"
 #include "optadvisor/engine.hpp"
 #include "optadvisor/error.hpp"
 #include "optadvisor/hardware.hpp"
@@ -70,13 +73,25 @@ class Catalog {
   /// advisor defaults), keyed by display path, embedded first, then overlays;
   /// parsed by the rule book (rules.hpp).
   const std::vector<std::pair<std::string, nlohmann::json>>& rule_documents() const { return rule_documents_; }
+  /// The user's calibrations (calibrations/ in overlays), one per device and engine backend; the last loaded wins.
+  const std::vector<Calibration>& calibrations() const { return calibrations_; }
+  /// The calibration of `backend` of `engine` on device `hardware` (ids), nullptr when there is none.
+  const Calibration* find_calibration(std::string_view hardware, std::string_view engine, std::string_view backend) const;
 
   /// Where an entry came from ("data/hardware/..." or an overlay path).
   const std::string& origin(const std::string& id) const;
 
   std::optional<Resolution> find_hardware(std::string_view name) const { return hardware_names_.find(name); }
   /// As find_hardware, but an unknown name throws bad_input with suggestions.
+  /// "auto" runs the detector (set_auto_hardware) and maps what it found (detect.hpp).
   const HardwareProfile& resolve_hardware(std::string_view name, Resolution* how = nullptr) const;
+  /// Installs what "auto" runs (the CLI probes the machine; tests pass recorded
+  /// outputs). Process-wide; the detector runs at most once per installation.
+  static void set_auto_hardware(std::function<DetectedHardware()> detector);
+  /// The detector's result (runs it the first time); bad_input when none is installed.
+  static DetectedHardware detected_hardware();
+  /// Maps a detection result to one of this catalog's profiles, or says why not.
+  ProfileMatch match_detected(const DetectedHardware& detected) const;
   std::optional<Resolution> find_model(std::string_view name) const { return model_names_.find(name); }
   const ModelSpec& resolve_model(std::string_view name, Resolution* how = nullptr) const;
   /// An engine id with an optional backend, "llama.cpp:metal".
@@ -87,6 +102,7 @@ class Catalog {
 
  private:
   static void build(const LoadOptions& options, std::vector<Problem>& problems, Catalog& out);
+  const HardwareProfile& resolve_auto_hardware(Resolution* how) const;  // detect.cpp
 
   std::vector<HardwareProfile> hardware_;
   std::vector<ModelSpec> models_;
@@ -94,6 +110,7 @@ class Catalog {
   QuantDb quant_;
   std::vector<std::pair<std::string, nlohmann::json>> training_documents_;
   std::vector<std::pair<std::string, nlohmann::json>> rule_documents_;
+  std::vector<Calibration> calibrations_;
   std::map<std::string, std::string> origin_;
   NameIndex hardware_names_;
   NameIndex model_names_;

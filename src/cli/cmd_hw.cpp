@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
-// `optadvisor hw list` and `optadvisor hw show NAME`.
+// `optadvisor hw list`, `optadvisor hw show NAME` and `optadvisor hw detect` (detect_tools.cpp).
 #include <fmt/format.h>
 
 #include "common.hpp"
+#include "detect_tools.hpp"
 #include "optadvisor/error.hpp"
 
 namespace optadvisor::cli {
@@ -52,6 +53,8 @@ void register_hw(CLI::App& app, const GlobalOptions& global) {
     fmt::print("{}", render_hardware_show(device, how, catalog.hardware_origin(device.id), show_options->format.get(),
                                           stdout_style(global)));
   });
+
+  register_hw_detect(hw, global);  // detect_tools.cpp
 }
 
 }  // namespace optadvisor::cli

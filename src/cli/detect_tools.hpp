@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: MIT
+// Runs the detection probes of this machine (detect.hpp): vendor tools with a
+// timeout, /proc files, or recorded outputs from $OPTADVISOR_DETECT_FIXTURES.
+#pragma once
+
+#include <filesystem>
+
+#include <CLI/CLI.hpp>
+
+#include "common.hpp"
+#include "optadvisor/detect.hpp"
+
+namespace optadvisor::cli {
+
+/// A tool that does not answer within this is killed and counts as "timed out".
+constexpr double kProbeTimeoutS = 5.0;
+
+/// Runs a command probe (stdin and stderr on /dev/null) or reads a file probe.
+/// A tool that is not installed is kNotFound; a non-zero exit is kFailed.
+ProbeRun run_probe(const Probe& probe, double timeout_s);
+/// The recorded output DIR/<probe.fixture>; a missing file is kNotFound.
+ProbeRun read_fixture(const Probe& probe, const std::filesystem::path& dir);
+/// Detection of this machine, or of the recorded outputs in
+/// $OPTADVISOR_DETECT_FIXTURES (a testing aid, docs/detection.md).
+DetectedHardware detect_local_hardware();
+
+/// `optadvisor hw detect [--json]`, added under `hw`.
+void register_hw_detect(CLI::App* hw, const GlobalOptions& global);
+
+}  // namespace optadvisor::cli
