@@ -49,6 +49,7 @@ struct PreparedScenario {
   const QuantFormat* quant = nullptr;
   Resolution hardware_how;
   std::vector<std::string> notes;  ///< defaults chosen and why
+  const Calibration* calibration = nullptr;  ///< the user's calibration now in scenario.engine.backend, if any
 };
 
 PreparedScenario prepare_scenario(const Catalog& catalog, const ScenarioRequest& request);

@@ -15,7 +15,7 @@ namespace optadvisor {
 /// Version of every JSON document the CLI prints; bumped on breaking changes.
 constexpr int kSchemaVersion = 1;
 
-enum class OutputFormat { kText, kJson, kMarkdown };
+enum class OutputFormat { kText, kJson, kMarkdown, kHtml };
 
 /// Text styling; enabled only on a terminal and never with NO_COLOR.
 struct Style {
@@ -52,5 +52,8 @@ std::string measure_command(const PreparedScenario& prepared);
 
 /// The inputs of a scenario (device, model, format, engine, workload) as the JSON documents print them.
 nlohmann::json scenario_json(const PreparedScenario& prepared);
+
+/// {source, rows, date} of the user's calibration the scenario runs with, or null.
+nlohmann::json calibration_json(const PreparedScenario& prepared);
 
 }  // namespace optadvisor

@@ -6,8 +6,10 @@
 #include "common.hpp"
 #include "optadvisor/playbook.hpp"
 #include "optadvisor/report_advice.hpp"
+#include "optadvisor/report_html.hpp"
 #include "optadvisor/rules.hpp"
 #include "optadvisor/training.hpp"
+#include "optadvisor/version.hpp"
 
 namespace optadvisor::cli {
 
@@ -52,7 +54,7 @@ double parse_bandwidth(const std::string& text) {
 
 }  // namespace
 
-std::shared_ptr<AdviseOptions> add_advise_options(CLI::App* cmd) {
+std::shared_ptr<AdviseOptions> add_advise_options(CLI::App* cmd, bool html_report) {
   auto o = std::make_shared<AdviseOptions>();
   auto& r = o->request;
   auto add = [&](CLI::Option* opt) {
@@ -98,9 +100,11 @@ std::shared_ptr<AdviseOptions> add_advise_options(CLI::App* cmd) {
   add(cmd->add_option("--assume", o->assume, "Override an assumption: NAME=VALUE (repeatable; optadvisor rules list)")->type_name("NAME=VALUE"));
   add(cmd->add_flag("--all", o->all, "Also list every rule that does not apply, with the reason"));
   add(cmd->add_option("--why-not", o->why_not, "Say whether one rule applies here, and why (not)")->type_name("RULE"));
-  o->format.attach(cmd);
+  if (html_report) o->format.format = "html";
+  else o->format.attach(cmd, true, true);
   o->require.attach(cmd);
-  for (const char* name : {"--format", "--json", "--require"}) o->options.push_back(cmd->get_option(name));
+  for (const char* name : {"--format", "--json", "--require"})
+    if (auto* opt = cmd->get_option_no_throw(name)) o->options.push_back(opt);
   return o;
 }
 
@@ -110,13 +114,15 @@ bool advise_options_given(const AdviseOptions& o) {
   return false;
 }
 
-void run_advise(const AdviseOptions& o, const GlobalOptions& global) {
+void run_advise(const AdviseOptions& o, const GlobalOptions& global, const std::string& out_path) {
   if (o.request.hardware.empty())
     throw bad_input("no hardware given", "pass --hw NAME, e.g. optadvisor --hw rtx5090 --goal latency (optadvisor hw list)");
   const std::vector<Requirement> requirements = o.require.parse();
   if (!requirements.empty() && !o.why_not.empty())
     throw bad_input("--require does not apply to --why-not", "drop one of them");
-  const Catalog catalog = load_catalog(global);
+  const bool html = o.format.get() == OutputFormat::kHtml;
+  if (html && !o.why_not.empty()) throw bad_input("--why-not has no html output", "drop --format html (text, json or markdown), or drop --why-not");
+  const Catalog& catalog = load_catalog(global);
   const RuleBook book = RuleBook::load(catalog);
   AdviceRequest request;
   request.scenario = o.request;
@@ -145,7 +151,7 @@ void run_advise(const AdviseOptions& o, const GlobalOptions& global) {
   }
   const Rule* why_not = o.why_not.empty() ? nullptr : &book.resolve(o.why_not);
   const Advice advice = advise(catalog, book, request);
-  if (o.goal.empty() && !why_not && o.format.get() != OutputFormat::kJson)
+  if (o.goal.empty() && !why_not && o.format.get() != OutputFormat::kJson && !html)
     fmt::print("(no --goal given: advising on latency; --goal throughput|memory|training for the others)\n");
   if (why_not) {
     fmt::print("{}", render_why_not(advice, *why_not, o.format.get()));
@@ -153,8 +159,11 @@ void run_advise(const AdviseOptions& o, const GlobalOptions& global) {
   }
   AdviceView view;
   view.all = o.all;
-  const std::string output = render_advice(advice, book, view, o.format.get(), stdout_style(global));
-  fmt::print("{}", output);
+  HtmlReportInfo info{program_version(), data_version(), {}};
+  if (o.goal.empty()) info.notes.push_back("no --goal given: advising on latency; --goal throughput|memory|training for the others");
+  const std::string output = html ? render_advice_html(advice, book, view, info)
+                                  : render_advice(advice, book, view, o.format.get(), stdout_style(global));
+  write_result(output, out_path);
   if (!requirements.empty()) {
     const std::string json = o.format.get() == OutputFormat::kJson ? output : render_advice(advice, book, view, OutputFormat::kJson, Style{});
     RequireOption::enforce(requirements, nlohmann::json::parse(json));

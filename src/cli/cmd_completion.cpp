@@ -553,7 +553,7 @@ std::string man_page(const std::vector<CommandSpec>& commands) {
 }
 
 Ids catalog_ids(const GlobalOptions& global) {
-  const Catalog catalog = load_catalog(global);
+  const Catalog& catalog = load_catalog(global);
   Ids ids;
   ids.hardware.push_back("auto");
   for (const auto& h : catalog.hardware()) ids.hardware.push_back(h.id);

@@ -6,9 +6,12 @@
 #include <fmt/format.h>
 
 #include "common.hpp"
+#include "scenario_options.hpp"
 #include "optadvisor/analysis.hpp"
+#include "optadvisor/report_html.hpp"
 #include "optadvisor/report_training.hpp"
 #include "optadvisor/training.hpp"
+#include "optadvisor/version.hpp"
 
 namespace optadvisor::cli {
 namespace {
@@ -28,7 +31,7 @@ struct EstimateOptions {
   std::vector<CLI::Option*> training_only;
 };
 
-void add_scenario_options(CLI::App* cmd, EstimateOptions& o) {
+void add_scenario_options(CLI::App* cmd, EstimateOptions& o, bool allow_html = false) {
   auto& r = o.request;
   auto& t = o.training;
   cmd->add_option("--goal", o.goal, "inference (serving) or training (a training step)")
@@ -39,14 +42,7 @@ void add_scenario_options(CLI::App* cmd, EstimateOptions& o) {
   cmd->add_option("--quant,-q", r.quant, "Weight format (default: the engine's); training: the frozen 4-bit base of QLoRA");
   cmd->add_option("--engine,-e", r.engine,
                   "Engine, optionally with a backend: vllm, llama.cpp:metal (default: per device class); training: pytorch, megatron, deepspeed");
-  o.inference_only = {
-      cmd->add_option("--batch,-b", r.batch, "Concurrent sequences, or 'max' for as many as fit")->capture_default_str(),
-      cmd->add_option("--prompt,-p", r.prompt_tokens, "Prompt tokens per sequence")->capture_default_str(),
-      cmd->add_option("--gen,-n", r.gen_tokens, "Generated tokens per sequence")->capture_default_str(),
-      cmd->add_option("--context,-c", r.context_tokens, "KV reservation per sequence (default prompt + gen)"),
-      cmd->add_option("--ubatch", r.ubatch_tokens, "Prompt tokens per forward pass (llama.cpp -ub; default: the engine's)"),
-      cmd->add_option("--kv-dtype", r.kv_dtype, "KV-cache element type: f16, bf16, fp8, q8_0, q4_0"),
-      cmd->add_option("--host-bandwidth", o.host_bandwidth, "Host memory bandwidth in bytes/s for offloaded layers (e.g. 60e9)")};
+  o.inference_only = add_workload_options(cmd, r, o.host_bandwidth);
   cmd->add_option("--gpus", r.gpus, "GPU count (inference: default tp x pp; training: default tp x pp x cp)");
   cmd->add_option("--tp", r.tp, "Tensor-parallel degree")->capture_default_str();
   cmd->add_option("--pp", r.pp, "Pipeline / layer-split degree")->capture_default_str();
@@ -71,7 +67,7 @@ void add_scenario_options(CLI::App* cmd, EstimateOptions& o) {
       cmd->add_option("--pp-schedule", t.pp_schedule, "Training: 1f1b or interleaved (default: the engine's)")
           ->check(CLI::IsMember({"1f1b", "interleaved"})),
       cmd->add_option("--vp", t.virtual_stages, "Training: virtual stages per GPU for --pp-schedule interleaved")};
-  o.format.attach(cmd);
+  o.format.attach(cmd, true, allow_html);
   o.require.attach(cmd);
 }
 
@@ -90,18 +86,7 @@ void print_and_enforce(const EstimateOptions& o, const std::vector<Requirement>&
 ScenarioRequest finish(const EstimateOptions& o) {
   ScenarioRequest r = o.request;
   if (!o.flash_attention.empty()) r.flash_attention = o.flash_attention == "on";
-  if (!o.host_bandwidth.empty()) {
-    std::size_t used = 0;
-    double v = 0;
-    try {
-      v = std::stod(o.host_bandwidth, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != o.host_bandwidth.size() || !(v > 0) || v > 1e14)
-      throw bad_input(fmt::format("--host-bandwidth '{}' is not a bandwidth in bytes/s", o.host_bandwidth), "e.g. 60e9 for 60 GB/s");
-    r.host_bandwidth_bytes_per_s = v;
-  }
+  if (!o.host_bandwidth.empty()) r.host_bandwidth_bytes_per_s = parse_host_bandwidth(o.host_bandwidth);
   return r;
 }
 
@@ -143,11 +128,14 @@ void register_estimate(CLI::App& app, const GlobalOptions& global) {
   auto est = std::make_shared<EstimateOptions>();
   auto* estimate = app.add_subcommand(
       "estimate", "Memory, time to first token, decode speed and throughput (--goal training: step time, tokens/s, MFU), with what binds each");
-  add_scenario_options(estimate, *est);
+  add_scenario_options(estimate, *est, /*allow_html=*/true);
   estimate->callback([est, &global] {
     reject_other_goal(*est);
+    if (est->goal == "training" && est->format.get() == OutputFormat::kHtml)
+      throw bad_input("--format html covers inference estimates, not --goal training",
+                      "use text, json or markdown here, or 'optadvisor report --goal training' for an HTML page");
     const std::vector<Requirement> requirements = est->require.parse();
-    const Catalog catalog = load_catalog(global);
+    const Catalog& catalog = load_catalog(global);
     if (est->goal == "training") {
       const PreparedTraining prepared = prepare_training(catalog, training_request(*est));
       const TrainingAnalysis analysis = analyze_training(prepared.scenario);
@@ -159,8 +147,10 @@ void register_estimate(CLI::App& app, const GlobalOptions& global) {
     }
     const PreparedScenario prepared = prepare_scenario(catalog, finish(*est));
     const Analysis analysis = analyze(prepared.scenario);
-    print_and_enforce(*est, requirements, [&](OutputFormat f, const Style& s) { return render_estimate(prepared, analysis, f, s); },
-                      global);
+    print_and_enforce(*est, requirements, [&](OutputFormat f, const Style& s) {
+      return f == OutputFormat::kHtml ? render_estimate_html(prepared, analysis, HtmlReportInfo{program_version(), data_version(), {}})
+                                      : render_estimate(prepared, analysis, f, s);
+    }, global);
   });
 
   auto fit_options = std::make_shared<EstimateOptions>();
@@ -169,7 +159,7 @@ void register_estimate(CLI::App& app, const GlobalOptions& global) {
   fit->callback([fit_options, &global] {
     reject_other_goal(*fit_options);
     const std::vector<Requirement> requirements = fit_options->require.parse();
-    const Catalog catalog = load_catalog(global);
+    const Catalog& catalog = load_catalog(global);
     if (fit_options->goal == "training") {
       const TrainingRequest request = training_request(*fit_options);
       const PreparedTraining prepared = prepare_training(catalog, request);

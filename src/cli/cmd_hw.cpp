@@ -23,7 +23,7 @@ void register_hw(CLI::App& app, const GlobalOptions& global) {
   list->add_option("--class", list_options->device_class, "Only this device class")->check(CLI::IsMember(classes));
   list_options->format.attach(list);
   list->callback([list_options, &global] {
-    const Catalog catalog = load_catalog(global);
+    const Catalog& catalog = load_catalog(global);
     std::vector<const HardwareProfile*> devices;
     for (auto c : all_device_classes()) {
       if (!list_options->device_class.empty() && to_string(c) != list_options->device_class) continue;
@@ -47,7 +47,7 @@ void register_hw(CLI::App& app, const GlobalOptions& global) {
   show->add_option("name", show_options->name, "Device id, alias or short name (e.g. h100, 'RTX 5090', m4max)")->required();
   show_options->format.attach(show);
   show->callback([show_options, &global] {
-    const Catalog catalog = load_catalog(global);
+    const Catalog& catalog = load_catalog(global);
     Resolution how;
     const auto& device = catalog.resolve_hardware(show_options->name, &how);
     fmt::print("{}", render_hardware_show(device, how, catalog.hardware_origin(device.id), show_options->format.get(),

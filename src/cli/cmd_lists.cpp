@@ -27,7 +27,7 @@ void register_catalog_lists(CLI::App& app, const GlobalOptions& global) {
   auto* models = app.add_subcommand("models", "List the model presets");
   models_format->attach(models);
   models->callback([models_format, &global] {
-    const Catalog catalog = load_catalog(global);
+    const Catalog& catalog = load_catalog(global);
     if (models_format->get() == OutputFormat::kJson) {
       nlohmann::json list = nlohmann::json::array();
       for (const auto& m : catalog.models())
@@ -52,7 +52,7 @@ void register_catalog_lists(CLI::App& app, const GlobalOptions& global) {
   auto* engines = app.add_subcommand("engines", "List the inference engines, their backends and calibration");
   engines_format->attach(engines);
   engines->callback([engines_format, &global] {
-    const Catalog catalog = load_catalog(global);
+    const Catalog& catalog = load_catalog(global);
     if (engines_format->get() == OutputFormat::kJson) {
       nlohmann::json list = nlohmann::json::array();
       for (const auto& e : catalog.engines()) {
@@ -84,7 +84,7 @@ void register_catalog_lists(CLI::App& app, const GlobalOptions& global) {
   auto* quants = app.add_subcommand("quants", "List the quantization formats");
   quants_format->attach(quants);
   quants->callback([quants_format, &global] {
-    const Catalog catalog = load_catalog(global);
+    const Catalog& catalog = load_catalog(global);
     if (quants_format->get() == OutputFormat::kJson) {
       nlohmann::json list = nlohmann::json::array();
       for (const auto& f : catalog.quant().formats())

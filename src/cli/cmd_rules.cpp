@@ -22,7 +22,7 @@ void register_rules(CLI::App& app, const GlobalOptions& global) {
   list->add_option("--goal", list_options->goal, "Only the rules of one goal")->check(CLI::IsMember({"latency", "throughput", "memory", "training"}));
   list_options->format.attach(list);
   list->callback([list_options, &global] {
-    const Catalog catalog = load_catalog(global);
+    const Catalog& catalog = load_catalog(global);
     const RuleBook book = RuleBook::load(catalog);
     std::optional<Goal> goal;
     if (!list_options->goal.empty()) goal = goal_from_string(list_options->goal);
@@ -43,7 +43,7 @@ void register_rules(CLI::App& app, const GlobalOptions& global) {
   explain->add_option("rule", explain_options->rule, "Rule id (optadvisor rules list)")->required();
   explain_options->format.attach(explain);
   explain->callback([explain_options, &global] {
-    const Catalog catalog = load_catalog(global);
+    const Catalog& catalog = load_catalog(global);
     const RuleBook book = RuleBook::load(catalog);
     fmt::print("{}", render_rule(book.resolve(explain_options->rule), book, explain_options->format.get(), stdout_style(global)));
   });

@@ -29,7 +29,7 @@ void register_size(CLI::App& app, const GlobalOptions& global) {
   cmd->add_flag("--verbose", o->verbose, "Per-group and per-storage-type breakdown");
   o->format.attach(cmd);
   cmd->callback([o, &global] {
-    const Catalog catalog = load_catalog(global);
+    const Catalog& catalog = load_catalog(global);
     SizeResult r;
     r.model = resolve_model(catalog, o->model);
     if (o->context < 0) throw bad_input(fmt::format("--context must be zero or more (got {})", o->context));

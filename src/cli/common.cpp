@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: MIT
 #include "common.hpp"
 
+#include <cerrno>
 #include <cstdio>
+#include <deque>
+#include <memory>
 #include <cstdlib>
+#include <cstring>
 #include <system_error>
 #include <unistd.h>
 
@@ -11,16 +15,28 @@
 
 namespace optadvisor::cli {
 
-void FormatOption::attach(CLI::App* app, bool allow_markdown) {
+void FormatOption::attach(CLI::App* app, bool allow_markdown, bool allow_html) {
   std::vector<std::string> choices = {"text", "json"};
   if (allow_markdown) choices.push_back("markdown");
-  app->add_option("--format", format, "Output format")->check(CLI::IsMember(choices))->capture_default_str();
+  if (allow_html) choices.push_back("html");
+  std::string list;
+  for (const auto& c : choices) list += (list.empty() ? "" : ", ") + c;
+  // html is a real format of a few commands: say where it is, not just that it is not here.
+  const CLI::Validator no_html(
+      [allow_html, list](std::string& value) -> std::string {
+        if (allow_html || value != "html") return {};
+        return "html is not an output format of this command (it has " + list +
+               "); html reports come from 'optadvisor report', 'advise' and 'estimate'";
+      },
+      "");
+  app->add_option("--format", format, "Output format")->check(no_html)->check(CLI::IsMember(choices))->capture_default_str();
   app->add_flag("--json", json, "Same as --format json");
 }
 
 OutputFormat FormatOption::get() const {
   if (json || format == "json") return OutputFormat::kJson;
   if (format == "markdown") return OutputFormat::kMarkdown;
+  if (format == "html") return OutputFormat::kHtml;
   return OutputFormat::kText;
 }
 
@@ -68,7 +84,7 @@ std::optional<std::filesystem::path> user_data_dir() {
   return std::nullopt;
 }
 
-Catalog load_catalog(const GlobalOptions& global) {
+const Catalog& load_catalog(const GlobalOptions& global) {
   LoadOptions options;
   // The user's own data (calibrations written by `calibrate`) first, when it exists; --data-dir and
   // $OPTADVISOR_DATA_DIR apply after it.
@@ -76,7 +92,12 @@ Catalog load_catalog(const GlobalOptions& global) {
   if (auto user = user_data_dir(); user && std::filesystem::is_directory(*user, ec)) options.overlay_dirs.push_back(*user);
   const auto dirs = overlay_dirs_from(global.data_dirs, std::getenv("OPTADVISOR_DATA_DIR"));
   options.overlay_dirs.insert(options.overlay_dirs.end(), dirs.begin(), dirs.end());
-  return Catalog::load(options);
+  // Catalogs are never destroyed: freeing the parsed documents would cost about a tenth of a
+  // whole run (docs/performance.md). In-process callers (the CLI fuzz target) keep the last few.
+  static auto* kept = new std::deque<std::unique_ptr<Catalog>>();
+  kept->push_back(std::make_unique<Catalog>(Catalog::load(options)));
+  if (kept->size() > 4) kept->pop_front();
+  return *kept->back();
 }
 
 Style stdout_style(const GlobalOptions& global) {
@@ -84,6 +105,22 @@ Style stdout_style(const GlobalOptions& global) {
   const char* no_color = std::getenv("NO_COLOR");
   style.color = !global.no_color && (no_color == nullptr || *no_color == '\0') && isatty(STDOUT_FILENO) != 0;
   return style;
+}
+
+void write_result(const std::string& text, const std::string& path) {
+  if (path.empty() || path == "-") {
+    fmt::print("{}", text);
+    return;
+  }
+  std::FILE* file = std::fopen(path.c_str(), "wb");
+  if (file == nullptr)
+    throw bad_input(fmt::format("cannot write '{}': {}", path, std::strerror(errno)), "pass --out a file in a folder that exists and is writable");
+  const bool written = std::fwrite(text.data(), 1, text.size(), file) == text.size();
+  if (std::fclose(file) != 0 || !written) {
+    std::remove(path.c_str());  // no half-written file left behind
+    throw Error(ExitCode::kRuntime, fmt::format("writing '{}' failed", path), "check the free space on that disk");
+  }
+  fmt::print(stderr, "optadvisor: wrote {} ({} bytes)\n", path, text.size());
 }
 
 }  // namespace optadvisor::cli

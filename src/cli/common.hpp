@@ -2,7 +2,9 @@
 // What every subcommand shares: global options, output format, catalog loading.
 #pragma once
 
+#include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,11 +24,12 @@ struct GlobalOptions {
   bool no_color = false;
 };
 
-/// --format text|json|markdown plus the --json shorthand, attached to one subcommand.
+/// --format text|json|markdown (|html) plus the --json shorthand, attached to one subcommand.
 struct FormatOption {
   std::string format = "text";
   bool json = false;
-  void attach(CLI::App* app, bool allow_markdown = true);
+  /// allow_html: the command renders --format html (others reject it with a clear error).
+  void attach(CLI::App* app, bool allow_markdown = true, bool allow_html = false);
   OutputFormat get() const;
 };
 
@@ -42,10 +45,18 @@ struct RequireOption {
   static void enforce(const std::vector<Requirement>& requirements, const nlohmann::json& document);
 };
 
-/// Loads the embedded data plus --data-dir / $OPTADVISOR_DATA_DIR overlays.
-Catalog load_catalog(const GlobalOptions& global);
+/// Loads the embedded data, the user's data directory (user_data_dir(), when it
+/// exists), then --data-dir / $OPTADVISOR_DATA_DIR overlays.
+/// The catalog lives until the process ends.
+const Catalog& load_catalog(const GlobalOptions& global);
+/// $XDG_DATA_HOME/optadvisor (default ~/.local/share/optadvisor), where `calibrate`
+/// writes; nullopt when neither variable gives a path.
+std::optional<std::filesystem::path> user_data_dir();
 /// Colour on a terminal only, and never with NO_COLOR or --no-color.
 Style stdout_style(const GlobalOptions& global);
+/// Prints a command's whole result on stdout, or writes it to `path` ("" or "-": stdout)
+/// and says so in one line on stderr. An unwritable path is bad input (exit 2).
+void write_result(const std::string& text, const std::string& path);
 
 /// --model / --model-config / --gguf / --params on a subcommand.
 void add_model_options(CLI::App* app, ModelRequest& model);
@@ -67,9 +78,11 @@ void register_completion(CLI::App& app, const GlobalOptions& global);
 /// The advisor's options (cmd_advise.cpp), on `advise` and on the main command,
 /// so that `optadvisor --hw H --goal G` runs the advisor.
 struct AdviseOptions;
-std::shared_ptr<AdviseOptions> add_advise_options(CLI::App* app);
+/// html_report: `optadvisor report`, which has no --format and always renders HTML.
+std::shared_ptr<AdviseOptions> add_advise_options(CLI::App* app, bool html_report = false);
 /// True when any advisor option was given on the command line.
 bool advise_options_given(const AdviseOptions& options);
-void run_advise(const AdviseOptions& options, const GlobalOptions& global);
+/// Runs the advisor and prints its result, or writes it to `out_path` when not empty.
+void run_advise(const AdviseOptions& options, const GlobalOptions& global, const std::string& out_path = {});
 
 }  // namespace optadvisor::cli

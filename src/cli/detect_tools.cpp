@@ -210,7 +210,7 @@ void register_hw_detect(CLI::App* hw, const GlobalOptions& global) {
       ->type_name("DIR");
   options->format.attach(detect, false);
   detect->callback([options, &global] {
-    const Catalog catalog = load_catalog(global);
+    const Catalog& catalog = load_catalog(global);
     const DetectedHardware detected = options->from.empty() ? Catalog::detected_hardware() : detect_with(options->from, "--from");
     const ProfileMatch match = catalog.match_detected(detected);
     if (!match.id) throw bad_input(match.problem, match.hint);

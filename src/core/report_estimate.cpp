@@ -33,10 +33,15 @@ nlohmann::json phase_json(const PhaseEstimate& p) {
 
 }  // namespace
 
+nlohmann::json calibration_json(const PreparedScenario& ps) {
+  if (!ps.calibration) return nullptr;
+  return {{"source", ps.calibration->source_file}, {"rows", ps.calibration->rows}, {"date", ps.calibration->date}};
+}
+
 nlohmann::json scenario_json(const PreparedScenario& ps) {
   const Scenario& s = ps.scenario;
   const Workload& w = s.workload;
-  return {{"hardware", {{"id", s.hardware->id}, {"name", s.hardware->name}, {"class", std::string(to_string(s.hardware->device_class))}}},
+  nlohmann::json out = {{"hardware", {{"id", s.hardware->id}, {"name", s.hardware->name}, {"class", std::string(to_string(s.hardware->device_class))}}},
           {"model", {{"id", s.model.id}, {"name", s.model.name}, {"source", ps.model.origin}, {"params", s.weights.params},
                      {"active_params", s.weights.active_params}}},
           {"quant", {{"id", ps.quant->id}, {"name", ps.quant->name}, {"bits_per_weight", s.weights.bits_per_weight}}},
@@ -44,6 +49,8 @@ nlohmann::json scenario_json(const PreparedScenario& ps) {
           {"workload", {{"batch", w.batch_max ? nlohmann::json("max") : nlohmann::json(w.batch)},
                         {"prompt_tokens", w.prompt_tokens}, {"gen_tokens", w.gen_tokens}, {"context_tokens", w.context()},
                         {"kv_dtype", w.kv_dtype}, {"gpus", w.gpus}, {"tp", w.tp}, {"pp", w.pp}}}};
+  if (ps.calibration) out["engine"]["calibration"] = calibration_json(ps);
+  return out;
 }
 
 namespace {
@@ -119,6 +126,7 @@ nlohmann::json estimate_json(const PreparedScenario& ps, const Analysis& a) {
                     {"flash_attention", f.flash_attention},
                     {"calibrated_on", ps.scenario.engine.backend->calibrated_on.size()}};
   if (f.link_bandwidth_bytes_per_s > 0) out["factors"]["link_bandwidth_bytes_per_s"] = f.link_bandwidth_bytes_per_s;
+  out["factors"]["calibration"] = calibration_json(ps);
   out["warnings"] = a.warnings;
   std::vector<std::string> notes = ps.notes;
   notes.insert(notes.end(), a.assumptions.begin(), a.assumptions.end());
@@ -184,7 +192,10 @@ std::string render_estimate(const PreparedScenario& ps, const Analysis& a, Outpu
                                       f.graphs ? " (graph-captured)" : "", format_seconds(f.step_overhead_s)));
   if (f.link_bandwidth_bytes_per_s > 0) out += item("link", format_bandwidth(f.link_bandwidth_bytes_per_s) + " per direction");
   const auto& calibrated = s.engine.backend->calibrated_on;
-  out += item("source", calibrated.empty()
+  if (ps.calibration)
+    out += item("source", fmt::format("{} efficiencies calibrated on your {} measurements ({}, {})", s.engine.id(), ps.calibration->rows,
+                                      ps.calibration->source_file, ps.calibration->date));
+  else out += item("source", calibrated.empty()
                             ? fmt::format("{} efficiencies set by analogy with calibrated engines; no published measurement fitted yet", s.engine.id())
                             : fmt::format("{} efficiencies fitted on {} published measurements (docs/accuracy.md)", s.engine.id(),
                                           calibrated.size()));
