@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: MIT
+#include "scenario_options.hpp"
+
+#include <fmt/format.h>
+
+#include "optadvisor/error.hpp"
+
+namespace optadvisor::cli {
+
+std::vector<CLI::Option*> add_workload_options(CLI::App* cmd, ScenarioRequest& r, std::string& host_bandwidth) {
+  return {cmd->add_option("--batch,-b", r.batch, "Concurrent sequences, or 'max' for as many as fit")->capture_default_str(),
+          cmd->add_option("--prompt,-p", r.prompt_tokens, "Prompt tokens per sequence")->capture_default_str(),
+          cmd->add_option("--gen,-n", r.gen_tokens, "Generated tokens per sequence")->capture_default_str(),
+          cmd->add_option("--context,-c", r.context_tokens, "KV reservation per sequence (default prompt + gen)"),
+          cmd->add_option("--ubatch", r.ubatch_tokens, "Prompt tokens per forward pass (llama.cpp -ub; default: the engine's)"),
+          cmd->add_option("--kv-dtype", r.kv_dtype, "KV-cache element type: f16, bf16, fp8, q8_0, q4_0"),
+          cmd->add_option("--host-bandwidth", host_bandwidth, "Host memory bandwidth in bytes/s for offloaded layers (e.g. 60e9)")};
+}
+
+std::vector<std::string> split_list(const std::string& text, const std::string& option) {
+  std::vector<std::string> out;
+  if (text.empty()) return out;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = text.find(',', start);
+    std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    const auto first = item.find_first_not_of(" \t");
+    item = first == std::string::npos ? std::string() : item.substr(first, item.find_last_not_of(" \t") - first + 1);
+    if (item.empty())
+      throw bad_input(fmt::format("{} '{}' has an empty element", option, text), "separate the values with single commas: a,b,c");
+    out.push_back(item);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+std::optional<double> parse_host_bandwidth(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || !(v > 0) || v > 1e14)
+    throw bad_input(fmt::format("--host-bandwidth '{}' is not a bandwidth in bytes/s", text), "e.g. 60e9 for 60 GB/s");
+  return v;
+}
+
+}  // namespace optadvisor::cli

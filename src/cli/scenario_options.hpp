@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: MIT
+// The inference workload options that estimate, fit, compare and search share,
+// so that one scenario is spelled the same way on every command.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "optadvisor/prepare.hpp"
+
+namespace optadvisor::cli {
+
+/// --batch, --prompt, --gen, --context, --ubatch, --kv-dtype and --host-bandwidth
+/// (the text kept in `host_bandwidth` until parse_host_bandwidth); returns the options in that order.
+std::vector<CLI::Option*> add_workload_options(CLI::App* cmd, ScenarioRequest& request, std::string& host_bandwidth);
+
+/// "a,b,c" -> {"a", "b", "c"} (spaces around names dropped); "" -> {}. An empty
+/// element ("a,,b", "a,") is bad_input naming `option`.
+std::vector<std::string> split_list(const std::string& text, const std::string& option);
+
+/// "60e9" -> 6e10 bytes/s; "" -> nullopt; anything else (or above 100 TB/s) is bad_input.
+std::optional<double> parse_host_bandwidth(const std::string& text);
+
+}  // namespace optadvisor::cli
