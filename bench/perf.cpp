@@ -15,6 +15,7 @@
 #include "optadvisor/playbook.hpp"
 #include "optadvisor/prepare.hpp"
 #include "optadvisor/rules.hpp"
+#include "optadvisor/search.hpp"
 
 namespace {
 
@@ -121,6 +122,24 @@ void BM_AdviseLatencyRtx5090(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(advise(catalog(), book, request));
 }
 BENCHMARK(BM_AdviseLatencyRtx5090)->Unit(benchmark::kMillisecond);
+
+/// The capacity planner: every device x GPU count x format x engine x batch for
+/// llama-3.1-8b at the throughput goal (about 28,000 configurations).
+void BM_SearchThroughput8B(benchmark::State& state) {
+  SearchRequest request;
+  request.goal = Goal::kThroughput;
+  request.workload.model.preset = "llama-3.1-8b";
+  const ResolvedModel model = resolve_model(catalog(), request.workload.model);
+  uint64_t searched = 0;
+  for (auto _ : state) {
+    const SearchResult result = search(catalog(), model, request);
+    searched = result.stats.searched;
+    benchmark::DoNotOptimize(result);
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * searched));
+  state.counters["scenarios"] = static_cast<double>(searched);
+}
+BENCHMARK(BM_SearchThroughput8B)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

@@ -12,7 +12,7 @@ In-process figures from bench/optadvisor_perf (Google Benchmark):
   analyze_per_s  analyze() calls per second on one core over the device x model x format x batch sweep
                  (target >= 1e6); analyze_numbers_per_s the same without the explanation texts
   prepare_per_s, catalog_load_ms, advise_ms
-  search_scenarios_per_s from `optadvisor search` when the command reports its count and time.
+  search_scenarios_per_s  the capacity planner (search(), llama-3.1-8b, throughput goal, ~28k configurations)
 When hyperfine is installed its figures for the two process timings are recorded too.
 
   perf.py --exe BIN --perf-exe BIN [--runs N] [--short] [--write FILE] [--check BASELINE]
@@ -30,7 +30,6 @@ import time
 
 ADVISOR = ["--hw", "rtx5090", "--goal", "latency", "--json"]
 ESTIMATE = ["estimate", "--hw", "rtx5090", "--model", "llama-3.1-8b", "--json"]
-SEARCH = ["search", "--model", "llama-3.1-8b", "--goal", "throughput", "--json", "--top", "5"]
 
 
 def time_process(argv, runs):
@@ -76,21 +75,10 @@ def google_benchmark(perf_exe, short):
         "prepare_per_s": bench["BM_PrepareScenario"]["items_per_second"],
         "catalog_load_ms": bench["BM_CatalogLoad"]["cpu_time"],
         "advise_ms": bench["BM_AdviseLatencyRtx5090"]["cpu_time"],
+        "search_scenarios": int(bench["BM_SearchThroughput8B"]["scenarios"]),
+        "search_ms": bench["BM_SearchThroughput8B"]["cpu_time"],
+        "search_scenarios_per_s": bench["BM_SearchThroughput8B"]["items_per_second"],
     }
-
-
-def search_rate(exe):
-    """Scenarios per second of the search command, from its own count and timing."""
-    proc = subprocess.run([exe] + SEARCH, capture_output=True, env=dict(os.environ, NO_COLOR="1"))
-    if proc.returncode not in (0, 3) or not proc.stdout.strip():
-        return None
-    doc = json.loads(proc.stdout)
-    stats = doc.get("stats") or doc.get("search") or {}
-    n = stats.get("evaluated") or stats.get("scenarios") or stats.get("configurations")
-    ms = stats.get("elapsed_ms") or (stats.get("elapsed_s", 0) * 1e3)
-    if not n or not ms:
-        return None
-    return {"search_scenarios": n, "search_ms": ms, "search_scenarios_per_s": n / (ms / 1e3)}
 
 
 def measure(args):
@@ -115,9 +103,6 @@ def measure(args):
         result["hyperfine"] = hf
     if args.perf_exe:
         result.update(google_benchmark(args.perf_exe, args.short))
-    sr = search_rate(args.exe)
-    if sr:
-        result.update(sr)
     return result
 
 

@@ -21,7 +21,7 @@ enum class ExitCode : int {
 class Error : public std::runtime_error {
  public:
   Error(ExitCode code, std::string message, std::string hint = {})
-      : std::runtime_error(std::move(message)), code_(code), hint_(std::move(hint)) {}
+      : std::runtime_error(message), code_(code), hint_(std::move(hint)) {}
   ExitCode code() const { return code_; }
   const std::string& hint() const { return hint_; }
 

@@ -507,7 +507,7 @@ std::string llama_cpp_backend(std::string_view backends, std::string_view gpu_in
   const std::string all(backends);
   while (start <= all.size()) {
     const auto comma = all.find(',', start);
-    const std::string name = lower(trim(all.substr(start, comma == std::string::npos ? std::string::npos : comma - start)));
+    std::string name = lower(trim(all.substr(start, comma == std::string::npos ? std::string::npos : comma - start)));
     if (name == "cuda") {
       const std::string g = lower(gpu_info);
       return g.find("amd") != std::string::npos || g.find("radeon") != std::string::npos ? "rocm" : "cuda";

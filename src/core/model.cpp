@@ -844,8 +844,8 @@ ModelSpec model_from_params(double params) {
   s.rope_theta = 500000.0;
   s.notes = {
       "No architecture was given: this is a bare dense Llama-3-like decoder sized to the requested count.",
-      "Shape rule: head_dim 128, heads = hidden/128, 8 KV heads (GQA; fewer below 1024 wide), vocabulary 128256 "
-      "(Llama-3 tokenizer).",
+      std::string("Shape rule: head_dim 128, heads = hidden/128, 8 KV heads (GQA; fewer below 1024 wide), ") +
+          "vocabulary 128256 (Llama-3 tokenizer).",
       std::string("Embeddings ") + (tied ? "tied (requests below 4e9, as Llama-3.2-1B/3B)" : "untied (as Llama-3-8B and up)") + ".",
       "hidden (a multiple of 1024 from 1024 up, so heads divide by 8) is the width whose layer count is "
       "closest, by ratio, to hidden/128 (Llama-2-7B 4096/32, "

@@ -614,7 +614,7 @@ std::string render_rule(const Rule& r, const RuleBook& book, OutputFormat format
   out += md ? "# " + title + "\n\n" : style.bold(title) + "\n";
   std::vector<std::string> goals;
   for (Goal g : r.goals) goals.push_back(std::string(to_string(g)));
-  out += (md ? "" : "") + wrap(r.summary, 0, 0);
+  out += wrap(r.summary, 0, 0);
   out += wrap(fmt::format("goals: {}; effort: {}; risk: {}; defined in {}", join(goals, ", "), r.effort, r.risk_level, r.origin), 0, 0);
   out += heading("When it applies (triggers)");
   for (const auto& c : r.when) out += item(fmt::format("{}  (shown as: \"{}\")", describe(c), c.because));

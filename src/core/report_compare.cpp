@@ -149,7 +149,7 @@ std::string render_compare(const Comparison& c, OutputFormat format, const Style
   std::string reasons;
   for (const auto& row : c.rows)
     if (!row.reason.empty()) reasons += fmt::format("{}{}: {}\n", md ? "- " : "  ", row.value, row.reason);
-  if (!reasons.empty()) out += (md ? "\n" : "\n") + reasons;
+  if (!reasons.empty()) out += "\n" + reasons;
   const std::string legend[] = {
       md ? "Bold: the best value in its column, among the rows that fit." : "*: the best value in its column, among the rows that fit.",
       "MEMORY/DEVICE: needed / what the engine may use, per device. TTFT: time to first token.",

@@ -512,7 +512,7 @@ void parse_rule(const nlohmann::json& j, const Catalog& catalog, const std::map<
         if (param.required && !step.params.contains(param.name))
           c.add(p + "/params", fmt::format("transform '{}' needs parameter '{}'", step.name, param.name));
       for (const auto& item : step.params.items()) {
-        const std::string key = item.key();
+        const std::string& key = item.key();
         const auto& value = item.value();
         auto it = std::find_if(info->params.begin(), info->params.end(), [&](const TransformParam& tp) { return tp.name == key; });
         if (it == info->params.end()) {

@@ -97,7 +97,7 @@ std::string expected_type_at(const nlohmann::json& root, const std::string& poin
     return "one of " + values;
   }
   if (!node->contains("type") || !(*node)["type"].is_string()) return "";
-  const std::string type = (*node)["type"].get<std::string>();
+  std::string type = (*node)["type"].get<std::string>();
   if (type == "number") return node->contains("exclusiveMinimum") ? "a positive number" : "a number";
   if (type == "integer") return "an integer";
   if (type == "string") return "a string";

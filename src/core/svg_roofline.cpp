@@ -125,7 +125,7 @@ std::string si_label(double value, std::string_view unit) {
     m /= 1000;
     ++n;
   }
-  const std::string number = mantissa_text(m) + (unit.empty() || n == 0 ? "" : " ") + kPrefixes[n];
+  std::string number = mantissa_text(m) + (unit.empty() || n == 0 ? "" : " ") + kPrefixes[n];
   if (unit.empty()) return number;
   return number + (n == 0 ? " " : "") + std::string(unit);
 }
