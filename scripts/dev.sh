@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake pkg-config libcli11-dev nlohmann-json3-dev libfmt-dev libspdlog-dev catch2
           libvalijson-dev python3 python3-jsonschema)
-test_packages=(clang-14 libclang-rt-14-dev clang-tidy-14 libbenchmark-dev hyperfine)
+test_packages=(clang-14 libclang-rt-14-dev clang-tidy-14 libbenchmark-dev hyperfine file)
 
 install_missing() {
   local missing=()
