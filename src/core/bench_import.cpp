@@ -39,11 +39,12 @@ std::string trim(std::string_view s) {
   return std::string(s.substr(b, e - b + 1));
 }
 
-/// "[json.exception.parse_error.101] parse error at line 3, column 5: ..." -> "parse error at line 3, column 5: ...".
-std::string readable(const json::parse_error& e) {
+/// "[json.exception.parse_error.101] parse error at line 3, column 5: ..." -> "parse error at line 3, column 5: ...";
+/// a number too large for a double (out_of_range.406, "number overflow parsing '1e999'") is bad input too.
+std::string readable(const json::exception& e) {
   std::string what = e.what();
-  const auto pos = what.find("parse error");
-  return pos == std::string::npos ? what : what.substr(pos);
+  const auto pos = what.find("] ");
+  return pos == std::string::npos ? what : what.substr(pos + 2);
 }
 
 /// Typed access to one result object; a wrong type is bad input naming the row and field.
@@ -532,7 +533,7 @@ BenchFile parse_bench_results(std::string_view text, const std::string& name) {
   bool lines = false;
   try {
     docs.push_back(json::parse(text));
-  } catch (const json::parse_error& whole) {
+  } catch (const json::exception& whole) {
     std::size_t start = 0, line_no = 0;
     try {
       while (start < text.size()) {
@@ -543,7 +544,7 @@ BenchFile parse_bench_results(std::string_view text, const std::string& name) {
         if (nl == std::string_view::npos) break;
         start = nl + 1;
       }
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {
       // Several lines parsed but one did not: a cut-short JSONL file.
       if (docs.size() >= 1 && (looks_like_llama_bench(docs.front()) || looks_like_vllm_serve(docs.front())))
         throw bad_input(fmt::format("{}: line {} is not valid JSON ({})", name, line_no, readable(e)),

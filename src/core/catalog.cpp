@@ -53,11 +53,12 @@ std::optional<nlohmann::json> parse_document(std::string_view text, const std::s
   }
   try {
     return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    // e.what() is "[json.exception.parse_error.101] parse error at line 3, column 5: ..."; keep the readable part.
+  } catch (const nlohmann::json::exception& e) {
+    // e.what() is "[json.exception.parse_error.101] parse error at line 3, column 5: ..." (or out_of_range.406,
+    // "number overflow parsing '1e999'"); keep the readable part.
     std::string what = e.what();
-    auto pos = what.find("parse error");
-    problems.push_back({display, "", "invalid JSON: " + (pos == std::string::npos ? what : what.substr(pos))});
+    auto pos = what.find("] ");
+    problems.push_back({display, "", "invalid JSON: " + (pos == std::string::npos ? what : what.substr(pos + 2))});
     return std::nullopt;
   }
 }

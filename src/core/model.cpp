@@ -847,9 +847,9 @@ ModelSpec model_from_params(double params) {
       std::string("Shape rule: head_dim 128, heads = hidden/128, 8 KV heads (GQA; fewer below 1024 wide), ") +
           "vocabulary 128256 (Llama-3 tokenizer).",
       std::string("Embeddings ") + (tied ? "tied (requests below 4e9, as Llama-3.2-1B/3B)" : "untied (as Llama-3-8B and up)") + ".",
-      "hidden (a multiple of 1024 from 1024 up, so heads divide by 8) is the width whose layer count is "
-      "closest, by ratio, to hidden/128 (Llama-2-7B 4096/32, "
-      "Llama-3.1-405B 16384/126); the FFN width is then refitted (multiple of 256) to land on the count.",
+      std::string("hidden (a multiple of 1024 from 1024 up, so heads divide by 8) is the width whose layer count is ") +
+          "closest, by ratio, to hidden/128 (Llama-2-7B 4096/32, Llama-3.1-405B 16384/126); " +
+          "the FFN width is then refitted (multiple of 256) to land on the count.",
       "KV cache, speed and quantized sizes follow from this assumed shape, not from a real model."};
   return s;
 }

@@ -81,10 +81,10 @@ ResolvedModel resolve_model(const Catalog& catalog, const ModelRequest& request)
     nlohmann::json config;
     try {
       config = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error& e) {
+    } catch (const nlohmann::json::exception& e) {  // a syntax error, or a number too large for a double
       std::string what = e.what();
-      auto pos = what.find("parse error");
-      throw bad_input(fmt::format("{}: invalid JSON: {}", request.config_path, pos == std::string::npos ? what : what.substr(pos)));
+      auto pos = what.find("] ");
+      throw bad_input(fmt::format("{}: invalid JSON: {}", request.config_path, pos == std::string::npos ? what : what.substr(pos + 2)));
     }
     out.spec = model_from_hf_config(config, request.config_path);
     out.origin = request.config_path;

@@ -50,12 +50,20 @@ def make_fixtures(scratch):
         f.write(header + kv[: len(kv) // 2])
     with open(os.path.join(scratch, "huge-count.gguf"), "wb") as f:
         f.write(b"GGUF" + struct.pack("<I", 3) + struct.pack("<QQ", 2**62, 2**62) + kv)
+    # Numbers too large for a double (found by fuzzing: they were "internal failure", exit 1).
+    with open(os.path.join(scratch, "overflow-config.json"), "w") as f:
+        f.write(json.dumps(config).replace('"num_hidden_layers": "32"', '"num_hidden_layers": 1e999'))
+    with open(os.path.join(ROOT, "tests", "data", "calibration", "llama-bench-rtx4090.json")) as f:
+        bench = f.read()
+    with open(os.path.join(scratch, "overflow-bench.json"), "w") as f:
+        f.write(bench.replace('"avg_ts": ', '"avg_ts": 418186e1815 + 0 * ', 1).replace(" + 0 * ", ", \"x\": ", 1))
     # Overlays: a profile with a bandwidth written as text with units, one with a wrong type.
     profile_path = os.path.join(ROOT, "data", "hardware", "consumer-gpu", "rtx4090.json")
     with open(profile_path) as f:
         profile = json.load(f)
     for folder, name, edit in (("overlay-units", "lab-gpu", ("bandwidth_bytes_per_s", "1008 GB/s")),
-                               ("overlay-type", "lab-gpu2", ("capacity_bytes", True))):
+                               ("overlay-type", "lab-gpu2", ("capacity_bytes", True)),
+                               ("overlay-overflow", "lab-gpu3", ("capacity_bytes", 24e9))):
         p = json.loads(json.dumps(profile))
         p["id"] = name
         p["name"] = "Lab GPU " + name
@@ -64,7 +72,10 @@ def make_fixtures(scratch):
         p["memory"][edit[0]] = edit[1]
         os.makedirs(os.path.join(scratch, folder, "hardware"))
         with open(os.path.join(scratch, folder, "hardware", name + ".json"), "w") as f:
-            json.dump(p, f)
+            text = json.dumps(p)
+            if folder == "overlay-overflow":
+                text = text.replace("24000000000.0", "24e999")
+            f.write(text)
 
 
 def run_case(exe, case, scratch):
