@@ -75,9 +75,9 @@ case "${1:-}" in
       local t="$1" corpus="$work/$1"
       mkdir -p "$corpus"
       cp tests/fuzz/corpus/"$t"/* "$corpus"/ 2>/dev/null || true
+      local rc=0
       (cd "$work" && ASAN_OPTIONS=detect_leaks=1 "$OLDPWD/$dir/fuzz_$t" -max_total_time="$seconds" -rss_limit_mb=2048 \
-          -timeout=10 -malloc_limit_mb=1024 -print_final_stats=1 "$corpus" > "$work/$t.log" 2>&1)
-      local rc=$?
+          -timeout=10 -malloc_limit_mb=1024 -print_final_stats=1 "$corpus" > "$work/$t.log" 2>&1) || rc=$?
       local runs
       runs=$(grep -E '^stat::number_of_executed_units' "$work/$t.log" | awk '{print $2}')
       echo "fuzz_$t: ${seconds} s, ${runs:-?} executions, exit $rc" >&2
