@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "common.hpp"
+#include "scenario_options.hpp"
 #include "optadvisor/playbook.hpp"
 #include "optadvisor/report_advice.hpp"
 #include "optadvisor/report_html.hpp"
@@ -37,22 +38,6 @@ struct AdviseOptions {
   CLI::Option* context = nullptr;
 };
 
-namespace {
-
-double parse_bandwidth(const std::string& text) {
-  std::size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != text.size() || !(v > 0) || v > 1e14)
-    throw bad_input(fmt::format("--host-bandwidth '{}' is not a bandwidth in bytes/s", text), "e.g. 60e9 for 60 GB/s");
-  return v;
-}
-
-}  // namespace
 
 std::shared_ptr<AdviseOptions> add_advise_options(CLI::App* cmd, bool html_report) {
   auto o = std::make_shared<AdviseOptions>();
@@ -134,7 +119,7 @@ void run_advise(const AdviseOptions& o, const GlobalOptions& global, const std::
   request.context_given = o.context->count() > 0;
   if (!o.flash_attention.empty()) request.scenario.flash_attention = o.flash_attention == "on";
   if (!o.cuda_graphs.empty()) request.scenario.graphs = o.cuda_graphs == "on";
-  if (!o.host_bandwidth.empty()) request.scenario.host_bandwidth_bytes_per_s = parse_bandwidth(o.host_bandwidth);
+  request.scenario.host_bandwidth_bytes_per_s = parse_host_bandwidth(o.host_bandwidth);
   const bool training = request.goal == Goal::kTraining;
   for (const CLI::Option* opt : training ? o.inference_only : o.training_only) {
     if (opt->count() == 0) continue;
