@@ -19,9 +19,9 @@
 #include <nlohmann/json.hpp>
 
 #include "csv.hpp"
-#include "optadvisor/analysis.hpp"
-#include "optadvisor/catalog.hpp"
-#include "optadvisor/prepare.hpp"
+#include "optadvisor/analysis/analysis.hpp"
+#include "optadvisor/catalog/catalog.hpp"
+#include "optadvisor/analysis/prepare.hpp"
 
 using namespace optadvisor;
 using optadvisor::bench::CsvRow;

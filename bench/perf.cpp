@@ -9,13 +9,13 @@
 #include <string>
 #include <vector>
 
-#include "optadvisor/analysis.hpp"
-#include "optadvisor/catalog.hpp"
-#include "optadvisor/error.hpp"
-#include "optadvisor/playbook.hpp"
-#include "optadvisor/prepare.hpp"
-#include "optadvisor/rules.hpp"
-#include "optadvisor/search.hpp"
+#include "optadvisor/analysis/analysis.hpp"
+#include "optadvisor/catalog/catalog.hpp"
+#include "optadvisor/base/error.hpp"
+#include "optadvisor/advisor/playbook.hpp"
+#include "optadvisor/analysis/prepare.hpp"
+#include "optadvisor/advisor/rules.hpp"
+#include "optadvisor/planner/search.hpp"
 
 namespace {
 

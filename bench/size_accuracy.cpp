@@ -26,9 +26,9 @@
 #include <nlohmann/json.hpp>
 
 #include "csv.hpp"
-#include "optadvisor/catalog.hpp"
-#include "optadvisor/model_source.hpp"
-#include "optadvisor/quant.hpp"
+#include "optadvisor/catalog/catalog.hpp"
+#include "optadvisor/readers/model_source.hpp"
+#include "optadvisor/catalog/quant.hpp"
 
 using namespace optadvisor;
 using optadvisor::bench::CsvRow;

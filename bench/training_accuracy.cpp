@@ -24,10 +24,10 @@
 #include <nlohmann/json.hpp>
 
 #include "csv.hpp"
-#include "optadvisor/catalog.hpp"
-#include "optadvisor/report_training.hpp"
-#include "optadvisor/training.hpp"
-#include "optadvisor/units.hpp"
+#include "optadvisor/catalog/catalog.hpp"
+#include "optadvisor/render/report_training.hpp"
+#include "optadvisor/analysis/training.hpp"
+#include "base/units.hpp"
 
 using namespace optadvisor;
 using optadvisor::bench::CsvRow;

@@ -13,8 +13,8 @@
 #include "app.hpp"
 #include "common.hpp"
 #include "detect_tools.hpp"
-#include "optadvisor/error.hpp"
-#include "optadvisor/version.hpp"
+#include "optadvisor/base/error.hpp"
+#include "optadvisor/base/version.hpp"
 
 namespace {
 

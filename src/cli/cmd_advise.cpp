@@ -5,12 +5,12 @@
 
 #include "common.hpp"
 #include "scenario_options.hpp"
-#include "optadvisor/playbook.hpp"
-#include "optadvisor/report_advice.hpp"
-#include "optadvisor/report_html.hpp"
-#include "optadvisor/rules.hpp"
-#include "optadvisor/training.hpp"
-#include "optadvisor/version.hpp"
+#include "optadvisor/advisor/playbook.hpp"
+#include "optadvisor/render/report_advice.hpp"
+#include "optadvisor/render/report_html.hpp"
+#include "optadvisor/advisor/rules.hpp"
+#include "optadvisor/analysis/training.hpp"
+#include "optadvisor/base/version.hpp"
 
 namespace optadvisor::cli {
 

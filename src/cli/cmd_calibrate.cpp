@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 
 #include "common.hpp"
-#include "optadvisor/calibrate.hpp"
+#include "optadvisor/calibrate/calibrate.hpp"
 
 namespace optadvisor::cli {
 namespace {

@@ -5,8 +5,8 @@
 
 #include "common.hpp"
 #include "scenario_options.hpp"
-#include "optadvisor/compare.hpp"
-#include "optadvisor/report_compare.hpp"
+#include "optadvisor/planner/compare.hpp"
+#include "optadvisor/render/report_compare.hpp"
 
 namespace optadvisor::cli {
 namespace {

@@ -12,7 +12,7 @@
 #include <fmt/format.h>
 
 #include "common.hpp"
-#include "optadvisor/version.hpp"
+#include "optadvisor/base/version.hpp"
 
 namespace optadvisor::cli {
 namespace {

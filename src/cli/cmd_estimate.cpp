@@ -7,11 +7,11 @@
 
 #include "common.hpp"
 #include "scenario_options.hpp"
-#include "optadvisor/analysis.hpp"
-#include "optadvisor/report_html.hpp"
-#include "optadvisor/report_training.hpp"
-#include "optadvisor/training.hpp"
-#include "optadvisor/version.hpp"
+#include "optadvisor/analysis/analysis.hpp"
+#include "optadvisor/render/report_html.hpp"
+#include "optadvisor/render/report_training.hpp"
+#include "optadvisor/analysis/training.hpp"
+#include "optadvisor/base/version.hpp"
 
 namespace optadvisor::cli {
 namespace {

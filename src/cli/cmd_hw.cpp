@@ -4,7 +4,7 @@
 
 #include "common.hpp"
 #include "detect_tools.hpp"
-#include "optadvisor/error.hpp"
+#include "optadvisor/base/error.hpp"
 
 namespace optadvisor::cli {
 

@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 
 #include "common.hpp"
-#include "optadvisor/table.hpp"
-#include "optadvisor/units.hpp"
+#include "base/table.hpp"
+#include "base/units.hpp"
 
 namespace optadvisor::cli {
 namespace {

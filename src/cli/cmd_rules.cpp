@@ -4,8 +4,8 @@
 #include <fmt/format.h>
 
 #include "common.hpp"
-#include "optadvisor/report_advice.hpp"
-#include "optadvisor/rules.hpp"
+#include "optadvisor/render/report_advice.hpp"
+#include "optadvisor/advisor/rules.hpp"
 
 namespace optadvisor::cli {
 

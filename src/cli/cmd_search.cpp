@@ -11,8 +11,8 @@
 
 #include "common.hpp"
 #include "scenario_options.hpp"
-#include "optadvisor/report_search.hpp"
-#include "optadvisor/search.hpp"
+#include "optadvisor/render/report_search.hpp"
+#include "optadvisor/planner/search.hpp"
 
 namespace optadvisor::cli {
 namespace {

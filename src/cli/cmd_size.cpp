@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "common.hpp"
-#include "optadvisor/size.hpp"
+#include "optadvisor/analysis/size.hpp"
 
 namespace optadvisor::cli {
 

@@ -5,8 +5,8 @@
 #include <fmt/format.h>
 
 #include "common.hpp"
-#include "optadvisor/error.hpp"
-#include "optadvisor/rules.hpp"
+#include "optadvisor/base/error.hpp"
+#include "optadvisor/advisor/rules.hpp"
 
 namespace optadvisor::cli {
 

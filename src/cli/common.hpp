@@ -10,11 +10,11 @@
 
 #include <CLI/CLI.hpp>
 
-#include "optadvisor/catalog.hpp"
-#include "optadvisor/model_source.hpp"
-#include "optadvisor/prepare.hpp"
-#include "optadvisor/report.hpp"
-#include "optadvisor/require.hpp"
+#include "optadvisor/catalog/catalog.hpp"
+#include "optadvisor/readers/model_source.hpp"
+#include "optadvisor/analysis/prepare.hpp"
+#include "optadvisor/render/report.hpp"
+#include "optadvisor/planner/require.hpp"
 
 namespace optadvisor::cli {
 

@@ -19,8 +19,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "optadvisor/error.hpp"
-#include "optadvisor/report_detect.hpp"
+#include "optadvisor/base/error.hpp"
+#include "optadvisor/render/report_detect.hpp"
 
 extern char** environ;
 

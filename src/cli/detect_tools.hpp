@@ -8,7 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "common.hpp"
-#include "optadvisor/detect.hpp"
+#include "optadvisor/readers/detect.hpp"
 
 namespace optadvisor::cli {
 

@@ -3,7 +3,7 @@
 
 #include <fmt/format.h>
 
-#include "optadvisor/error.hpp"
+#include "optadvisor/base/error.hpp"
 
 namespace optadvisor::cli {
 

@@ -9,7 +9,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "optadvisor/prepare.hpp"
+#include "optadvisor/analysis/prepare.hpp"
 
 namespace optadvisor::cli {
 

@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <string_view>
 
-#include "optadvisor/bench_import.hpp"
-#include "optadvisor/error.hpp"
+#include "optadvisor/readers/bench_import.hpp"
+#include "optadvisor/base/error.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {

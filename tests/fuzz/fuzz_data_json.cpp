@@ -7,10 +7,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "optadvisor/catalog.hpp"
-#include "optadvisor/engine.hpp"
-#include "optadvisor/hardware.hpp"
-#include "optadvisor/model.hpp"
+#include "optadvisor/catalog/catalog.hpp"
+#include "optadvisor/catalog/engine.hpp"
+#include "optadvisor/catalog/hardware.hpp"
+#include "optadvisor/catalog/model.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const auto json = nlohmann::json::parse(std::string_view(reinterpret_cast<const char*>(data), size), nullptr, false);

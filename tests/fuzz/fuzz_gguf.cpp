@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <string_view>
 
-#include "optadvisor/catalog.hpp"
-#include "optadvisor/gguf.hpp"
+#include "optadvisor/catalog/catalog.hpp"
+#include "optadvisor/readers/gguf.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const optadvisor::Catalog catalog = optadvisor::Catalog::load({});

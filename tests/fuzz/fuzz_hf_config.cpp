@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "optadvisor/model.hpp"
+#include "optadvisor/catalog/model.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const auto json = nlohmann::json::parse(std::string_view(reinterpret_cast<const char*>(data), size), nullptr, false);

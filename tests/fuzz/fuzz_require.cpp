@@ -7,8 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "optadvisor/error.hpp"
-#include "optadvisor/require.hpp"
+#include "optadvisor/base/error.hpp"
+#include "optadvisor/planner/require.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const nlohmann::json document = nlohmann::json::parse(R"({

@@ -9,8 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "optadvisor/catalog.hpp"
-#include "optadvisor/rules.hpp"
+#include "optadvisor/catalog/catalog.hpp"
+#include "optadvisor/advisor/rules.hpp"
 
 namespace {
 

@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: MIT
+// The advisor: diagnoses what binds a scenario for a goal, applies every rule
+// that fits (each a transform of the scenario, run through the same model),
+// ranks the recommendations by their computed gain on the goal's metric and
+// stacks the best of them into a plan. Pure: no I/O, no logging.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "optadvisor/analysis/analysis.hpp"
+#include "optadvisor/analysis/prepare.hpp"
+#include "optadvisor/advisor/rules.hpp"
+#include "optadvisor/analysis/training.hpp"
+
+namespace optadvisor {
+
+/// What the user asked the advisor.
+struct AdviceRequest {
+  Goal goal = Goal::kLatency;
+  ScenarioRequest scenario;
+  bool model_given = false;    ///< else the device class's default model (data/rules/defaults)
+  bool batch_given = false;    ///< else the goal's default workload
+  bool prompt_given = false;
+  bool gen_given = false;
+  bool context_given = false;
+  /// Goal training: the training options (--seq, --micro-batch, ...); device,
+  /// model, engine, format and parallelism come from `scenario`.
+  TrainingRequest training;
+  std::map<std::string, double> assumptions;  ///< --assume overrides
+};
+
+/// One scenario run through the model, with what the rules read from it:
+/// an inference scenario, or (goal training) a training step.
+struct Evaluation {
+  ScenarioRequest request;
+  PreparedScenario prepared;
+  Analysis analysis;
+  bool training = false;  ///< the training members below hold the result
+  TrainingRequest training_request;
+  PreparedTraining training_prepared;
+  TrainingAnalysis training_analysis;
+  Facts facts;
+  bool runs = false;           ///< fits, or llama.cpp offloads layers to host memory
+  double metric = 0;           ///< the goal's metric
+  double memory_bytes = 0;     ///< needed per device
+  double bytes_per_token = 0;  ///< decode traffic per generated token of one sequence (0 for training)
+};
+
+/// The number a goal is judged by.
+struct MetricInfo {
+  std::string id;     ///< "request_latency_s", "output_tokens_per_s", "memory_use_fraction"
+  std::string label;  ///< "request latency"
+  std::string unit;   ///< "s", "tokens/s", "fraction"
+  bool lower_is_better = true;
+};
+const MetricInfo& metric_for(Goal goal);
+
+/// The goal's metric for an analysis: latency = TTFT + gen x time per token;
+/// throughput = batch x gen / (prefill + gen x decode step); memory = needed / usable.
+/// (Training: tokens/s of the whole job, TrainingAnalysis::tokens_per_s.)
+double goal_metric(Goal goal, const PreparedScenario& prepared, const Analysis& analysis);
+
+/// Every fact of fact_catalog() for an inference scenario (all but training.*).
+Facts inference_facts(const PreparedScenario& prepared, const Analysis& analysis, Goal goal);
+/// The facts of a training step: goal, hardware.*, model.*, memory.* and training.*.
+Facts training_facts(const PreparedTraining& prepared, const TrainingAnalysis& analysis);
+
+/// Fills "{fact}", "{fact:%}", "{fact:gb}", "{fact:s}", "{fact:x}", "{fact:int}" and "{@assumption}".
+std::string fill_template(const std::string& text, const Facts& facts, const std::map<std::string, double>& assumptions);
+
+struct UsedAssumption {
+  std::string id;
+  double value = 0;
+  bool overridden = false;
+};
+
+struct Recommendation {
+  const Rule* rule = nullptr;
+  int rank = 0;
+  std::vector<std::string> why;            ///< the triggers that hold, filled in
+  std::vector<std::string> prerequisites;  ///< what it needs (all met here)
+  std::vector<std::string> notes;          ///< what the transform chose
+  std::vector<UsedAssumption> assumptions;
+  std::string how_engine;                  ///< the engine the how-to is for
+  std::string how;
+  Evaluation after;
+  double gain = 1;  ///< improvement factor (> 1 is better): see gain_basis
+  /// "metric": the goal's metric before over after; "runs": it makes a scenario that does not fit
+  /// run (gain infinite); "memory": neither fits, and this is the memory needed before over after.
+  std::string gain_basis = "metric";
+};
+
+/// A rule that applies but whose effect the model does not compute.
+struct Unquantified {
+  const Rule* rule = nullptr;
+  std::vector<std::string> why;
+  std::string how_engine;
+  std::string how;
+};
+
+/// A rule left out, and why.
+struct NotApplicable {
+  const Rule* rule = nullptr;
+  std::string stage;   ///< "goal", "prerequisite", "trigger", "transform", "does not fit", "no gain"
+  std::string reason;
+};
+
+struct PlanStep {
+  const Rule* rule = nullptr;
+  Evaluation result;
+  double step_gain = 1;
+  double cumulative_gain = 1;  ///< over the baseline (infinite when the baseline does not run)
+  double gain_over_first = 1;  ///< over the first step that runs (the baseline's gain when the baseline runs)
+  int first_running_step = 0;  ///< 1-based step that made a baseline that does not fit run; 0 when the baseline runs
+  std::string gain_basis = "metric";  ///< of step_gain, as Recommendation::gain_basis
+  std::vector<std::string> notes;
+};
+
+struct PlanSkip {
+  const Rule* rule = nullptr;
+  std::string reason;
+};
+
+struct Diagnosis {
+  std::string phase;        ///< "decode", "prefill", "memory"
+  std::string bound;        ///< compute, memory-bandwidth, memory-capacity, overhead, interconnect, none
+  std::string explanation;  ///< the analysis's sentence for that phase
+  bool thermal = false;     ///< the device throttles under sustained load (phones)
+  nlohmann::json figures = nlohmann::json::object();  ///< numbers in base units
+};
+
+struct Advice {
+  Goal goal = Goal::kLatency;
+  MetricInfo metric;
+  Evaluation base;
+  Diagnosis diagnosis;
+  std::vector<Recommendation> recommendations;  ///< ranked, best first
+  std::vector<Unquantified> unquantified;
+  std::vector<NotApplicable> not_applicable;
+  std::vector<PlanStep> plan;
+  std::vector<PlanSkip> plan_skipped;
+  std::vector<std::string> notes;          ///< defaults the advisor chose
+  std::map<std::string, double> assumption_values;  ///< every assumption, overrides applied
+};
+
+/// Runs the advisor. Throws bad_input for bad requests (unknown names,
+/// contradictions, unknown or out-of-range --assume values).
+Advice advise(const Catalog& catalog, const RuleBook& book, const AdviceRequest& request);
+
+}  // namespace optadvisor

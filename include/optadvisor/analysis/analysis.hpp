@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: MIT
+// analyze(Scenario) -> Analysis: memory, prefill, decode and serving
+// throughput, with what binds each phase. A pure function: no I/O, no
+// logging, no globals; microseconds per call.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "optadvisor/analysis/scenario.hpp"
+
+namespace optadvisor {
+
+enum class Bound { kCompute, kMemoryBandwidth, kMemoryCapacity, kOverhead, kInterconnect, kThermal, kNone };
+std::string_view to_string(Bound b);
+
+struct MemoryBreakdown {
+  double weights_bytes = 0;     ///< per device
+  double kv_cache_bytes = 0;    ///< per device, for the batch at full context
+  double activation_bytes = 0;  ///< activation / compute buffers per device
+  double overhead_bytes = 0;    ///< runtime context and engine reservations per device
+  double total_bytes = 0;
+  double capacity_bytes = 0;    ///< usable by the program per device
+  double reserved_bytes = 0;    ///< what the engine claims up front (vLLM), else total
+  double limit_bytes = 0;       ///< what the engine may use: capacity, or capacity x its reserve fraction
+  bool fits = false;
+  double kv_bytes_per_token = 0;   ///< per sequence, all layers, at the window-capped full context average
+  uint64_t max_batch = 0;          ///< sequences of this context that fit
+  uint64_t max_context = 0;        ///< tokens per sequence that fit at this batch
+  uint64_t offloaded_layers = 0;   ///< llama.cpp layers kept in host memory
+  double offloaded_bytes = 0;      ///< weights of those layers, per device
+  uint64_t total_layers = 0;
+};
+
+/// The cost of one phase, split so the binding resource is visible.
+struct PhaseEstimate {
+  double time_s = 0;             ///< wall time of the phase (prefill: TTFT; decode: per token)
+  double tokens_per_s = 0;       ///< aggregate over the batch
+  double tokens_per_s_per_sequence = 0;
+  double flops = 0;              ///< per phase (prefill) or per step (decode)
+  double bytes = 0;              ///< memory traffic, same basis
+  double compute_time_s = 0;
+  double attention_compute_time_s = 0;  ///< the attention part of compute_time_s
+  double weights_time_s = 0;
+  double kv_time_s = 0;
+  double overhead_time_s = 0;
+  double interconnect_time_s = 0;
+  double offload_time_s = 0;     ///< reading host-resident layers
+  double arithmetic_intensity = 0;  ///< FLOP per byte
+  double ridge_point = 0;           ///< achievable FLOP/s over achievable bytes/s
+  Bound bound = Bound::kNone;
+  std::string explanation;       ///< "memory-bandwidth bound: weight reads are 94% of step time; ..."
+  /// FLOP/s the phase achieves (its FLOPs over its time; a roofline chart's y), 0 without time.
+  double achieved_flops_per_s() const { return time_s > 0 ? flops / time_s : 0; }
+};
+
+/// Efficiencies and peaks the estimate used, for the user to see.
+struct Factors {
+  double peak_bandwidth_bytes_per_s = 0;
+  double achievable_bandwidth_bytes_per_s = 0;
+  double peak_compute_flops_per_s = 0;
+  std::string compute_dtype;
+  double achievable_compute_flops_per_s = 0;
+  double decode_bandwidth_efficiency = 0;
+  double prefill_compute_efficiency = 0;
+  double layer_overhead_s = 0;
+  double step_overhead_s = 0;
+  bool graphs = false;
+  bool flash_attention = true;
+  double link_bandwidth_bytes_per_s = 0;  ///< per direction, for tensor parallel
+};
+
+struct Analysis {
+  MemoryBreakdown memory;
+  PhaseEstimate prefill;
+  PhaseEstimate decode;          ///< averaged over the generated tokens
+  uint64_t batch = 1;            ///< sequences the estimate ran (the resolved --batch)
+  bool has_throughput = false;
+  uint64_t throughput_batch = 0;
+  double output_tokens_per_s = 0;  ///< serving: batch x gen / (prefill + decode time)
+  double sustained_factor = 1.0;   ///< thermal: sustained / burst (phones)
+  Factors factors;
+  std::vector<std::string> warnings;
+  std::vector<std::string> assumptions;
+};
+
+/// How much of an Analysis to fill: kNumbers skips the explanations, warnings
+/// and assumption texts (every number is the same), for callers that evaluate
+/// many scenarios and show few (search, the advisor's candidate changes).
+enum class Detail { kFull, kNumbers };
+
+/// The model. Throws nothing for valid scenarios; results stay finite.
+Analysis analyze(const Scenario& scenario, Detail detail = Detail::kFull);
+
+/// KV-cache bytes for one sequence of `context` tokens, per device (divided by tp).
+double kv_bytes_per_sequence(const Scenario& s, uint64_t context);
+
+}  // namespace optadvisor

@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: MIT
+// Turns what the user typed (names, numbers) into a checked Scenario: resolves
+// device, model, weight format and engine, picks defaults per device class,
+// and rejects contradictions with one clear message.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "optadvisor/catalog/catalog.hpp"
+#include "optadvisor/readers/model_source.hpp"
+#include "optadvisor/analysis/scenario.hpp"
+
+namespace optadvisor {
+
+struct ScenarioRequest {
+  std::string hardware;
+  ModelRequest model;
+  std::string quant;            ///< "" = the engine's default, or the GGUF file's own type
+  std::string engine;           ///< "" = the device class default
+  std::string batch = "1";      ///< a number or "max"
+  int64_t prompt_tokens = 512;
+  int64_t gen_tokens = 128;
+  int64_t context_tokens = 0;   ///< 0 = prompt + gen
+  std::string kv_dtype;         ///< "" = f16 (or the engine's first)
+  int64_t gpus = 0;             ///< 0 = tp x pp
+  int64_t tp = 1;
+  int64_t pp = 1;
+  std::optional<bool> flash_attention;
+  std::optional<bool> graphs;
+  std::optional<double> host_bandwidth_bytes_per_s;
+  int64_t ubatch_tokens = 0;    ///< 0 = the engine's (llama.cpp -ub, vLLM max_num_batched_tokens)
+  // Serving techniques the advisor's transforms switch on (see Workload).
+  Speculation speculation;
+  double prefix_cached_fraction = 0;
+  std::string attention_kernel;
+  double attention_speedup = 1.0;
+  std::optional<double> usable_memory_fraction;
+  bool entitled_memory_limit = false;
+  bool weights_mmap = false;
+};
+
+/// A ready Scenario plus what was resolved on the way, for reports.
+struct PreparedScenario {
+  Scenario scenario;
+  ResolvedModel model;
+  WeightsBreakdown weights;
+  const QuantFormat* quant = nullptr;
+  Resolution hardware_how;
+  std::vector<std::string> notes;  ///< defaults chosen and why
+  const Calibration* calibration = nullptr;  ///< the user's calibration now in scenario.engine.backend, if any
+};
+
+PreparedScenario prepare_scenario(const Catalog& catalog, const ScenarioRequest& request);
+/// The same with the model already resolved from request.model (no file is read again).
+PreparedScenario prepare_scenario(const Catalog& catalog, const ScenarioRequest& request, const ResolvedModel& model);
+
+/// The per-tensor weights of a model in a format (the GGUF's own table when the model came from a file).
+WeightsBreakdown model_weights(const Catalog& catalog, const ResolvedModel& model, const QuantFormat& format);
+
+/// What analyze() needs from the per-tensor weights.
+WeightsSummary summarize_weights(const ModelSpec& spec, const WeightsBreakdown& weights);
+
+/// Picks the engine and backend for a device: the user's choice checked
+/// against what runs there, else the device class default.
+EngineChoice choose_engine(const Catalog& catalog, const HardwareProfile& hw, const std::string& requested);
+
+}  // namespace optadvisor

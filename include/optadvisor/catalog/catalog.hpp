@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: MIT
+// The loaded database: the data/ files embedded in the binary, plus overlay
+// directories (--data-dir, $OPTADVISOR_DATA_DIR) that add or replace entries.
+// Every file is checked against its JSON Schema and then semantically; all
+// problems are collected, with file and JSON pointer.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "optadvisor/catalog/calibration.hpp"
+#include "optadvisor/readers/detect.hpp"
+#include "optadvisor/catalog/engine.hpp"
+#include "optadvisor/base/error.hpp"
+#include "optadvisor/catalog/hardware.hpp"
+#include "optadvisor/catalog/model.hpp"
+#include "optadvisor/catalog/quant.hpp"
+
+namespace optadvisor {
+
+struct LoadOptions {
+  /// Directories laid out like data/ (hardware/, models/, quant/, engines/, training/),
+  /// applied in order after the embedded data; a later entry with the same id wins.
+  std::vector<std::filesystem::path> overlay_dirs;
+  /// Schema-check the embedded files too (validate-data does; the tests do).
+  /// Off by default: the embedded data is checked when it is built and tested.
+  bool validate_embedded = false;
+};
+
+/// How a user's name reached an entry.
+struct Resolution {
+  std::string query;
+  std::string id;
+  std::string via;  ///< "id", "alias" or "default bin"
+};
+
+/// Normalized names (ids, aliases, default bins) of one kind of entry.
+class NameIndex {
+ public:
+  /// Adds a name; returns the id it already leads to when that is another id.
+  std::optional<std::string> add(const std::string& name, const std::string& id, const std::string& via);
+  std::optional<Resolution> find(std::string_view name) const;
+  /// Throws bad_input "unknown <kind> 'name'" with the closest ids as a hint.
+  [[noreturn]] void throw_unknown(std::string_view kind, std::string_view name, std::string_view list_command) const;
+
+ private:
+  std::map<std::string, Resolution> names_;
+};
+
+class Catalog {
+ public:
+  /// Loads embedded data and overlays; throws Error(kBadInput) naming the first
+  /// problem (and how many more) when any file is invalid.
+  static Catalog load(const LoadOptions& options);
+  /// Checks every file and returns every problem found (empty: all valid).
+  static std::vector<Problem> validate(const LoadOptions& options);
+
+  const std::vector<HardwareProfile>& hardware() const { return hardware_; }
+  const std::vector<ModelSpec>& models() const { return models_; }
+  const std::vector<EngineProfile>& engines() const { return engines_; }
+  const QuantDb& quant() const { return quant_; }
+  /// Schema-checked documents of data/training/ (training engine profiles and
+  /// published runs), keyed by display path; parsed by the training module.
+  const std::vector<std::pair<std::string, nlohmann::json>>& training_documents() const { return training_documents_; }
+  /// Schema-checked documents of data/rules/ (playbook rules, assumptions and
+  /// advisor defaults), keyed by display path, embedded first, then overlays;
+  /// parsed by the rule book (rules.hpp).
+  const std::vector<std::pair<std::string, nlohmann::json>>& rule_documents() const { return rule_documents_; }
+  /// The user's calibrations (calibrations/ in overlays), one per device and engine backend; the last loaded wins.
+  const std::vector<Calibration>& calibrations() const { return calibrations_; }
+  /// The calibration of `backend` of `engine` on device `hardware` (ids), nullptr when there is none.
+  const Calibration* find_calibration(std::string_view hardware, std::string_view engine, std::string_view backend) const;
+
+  /// Where an entry came from ("data/hardware/..." or an overlay path).
+  const std::string& origin(const std::string& id) const;
+
+  std::optional<Resolution> find_hardware(std::string_view name) const { return hardware_names_.find(name); }
+  /// As find_hardware, but an unknown name throws bad_input with suggestions.
+  /// "auto" runs the detector (set_auto_hardware) and maps what it found (detect.hpp).
+  const HardwareProfile& resolve_hardware(std::string_view name, Resolution* how = nullptr) const;
+  /// Installs what "auto" runs (the CLI probes the machine; tests pass recorded
+  /// outputs). Process-wide; the detector runs at most once per installation.
+  static void set_auto_hardware(std::function<DetectedHardware()> detector);
+  /// The detector's result (runs it the first time); bad_input when none is installed.
+  static DetectedHardware detected_hardware();
+  /// Maps a detection result to one of this catalog's profiles, or says why not.
+  ProfileMatch match_detected(const DetectedHardware& detected) const;
+  std::optional<Resolution> find_model(std::string_view name) const { return model_names_.find(name); }
+  const ModelSpec& resolve_model(std::string_view name, Resolution* how = nullptr) const;
+  /// An engine id with an optional backend, "llama.cpp:metal".
+  const EngineProfile& resolve_engine(std::string_view name) const;
+
+  /// Kept for `hw show`; same as origin().
+  const std::string& hardware_origin(const std::string& id) const { return origin(id); }
+
+ private:
+  static void build(const LoadOptions& options, std::vector<Problem>& problems, Catalog& out);
+  const HardwareProfile& resolve_auto_hardware(Resolution* how) const;  // detect.cpp
+
+  std::vector<HardwareProfile> hardware_;
+  std::vector<ModelSpec> models_;
+  std::vector<EngineProfile> engines_;
+  QuantDb quant_;
+  std::vector<std::pair<std::string, nlohmann::json>> training_documents_;
+  std::vector<std::pair<std::string, nlohmann::json>> rule_documents_;
+  std::vector<Calibration> calibrations_;
+  std::map<std::string, std::string> origin_;
+  NameIndex hardware_names_;
+  NameIndex model_names_;
+  NameIndex engine_names_;
+};
+
+/// Checks a document against the named schema (e.g. "hardware"); problems get
+/// the display name and a JSON pointer. The schemas are embedded.
+void check_against_schema(const std::string& schema_name, const nlohmann::json& doc, const std::string& display,
+                          std::vector<Problem>& problems);
+
+/// Overlay directories from --data-dir values and $OPTADVISOR_DATA_DIR (colon-separated), env first.
+std::vector<std::filesystem::path> overlay_dirs_from(const std::vector<std::string>& cli_dirs, const char* env_value);
+
+}  // namespace optadvisor

@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: MIT
+// Inference engine profiles: what an engine achieves on a device, as fractions
+// of the device's peak bandwidth and compute, its per-step overheads and its
+// memory reservations. The schema is data/schema/engine.schema.json.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "optadvisor/base/error.hpp"
+#include "optadvisor/catalog/hardware.hpp"
+
+namespace optadvisor {
+
+/// Multipliers on the backend efficiencies for one weight format.
+struct QuantEfficiency {
+  double decode = 1.0;
+  double prefill = 1.0;
+};
+
+/// Efficiency factors of one engine backend (llama.cpp's cuda, metal, ...).
+struct BackendProfile {
+  std::string name;                          ///< "cuda", "metal", "default", ...
+  double decode_bandwidth_efficiency = 0.7;  ///< achieved / peak memory bandwidth in decode
+  double prefill_compute_efficiency = 0.5;   ///< achieved / peak matrix FLOP/s in prefill
+  std::string compute_dtype = "fp16";        ///< the peak prefill efficiency refers to, for 16/32-bit weights
+  std::string quantized_compute_dtype;       ///< the same for quantized weights ("int8": llama.cpp's MMQ kernels); "" = compute_dtype
+  double layer_overhead_s = 0;               ///< per decode step and layer (launches, syncs)
+  double step_overhead_s = 0;                ///< per decode step (sampling, scheduling)
+  bool graphs = false;                       ///< decode step captured as a graph
+  std::vector<std::string> applies_to_classes;  ///< device classes this backend suits (empty: all)
+  std::vector<std::string> calibrated_on;       ///< measurement ids the efficiencies were fitted on (empty: set by analogy)
+  std::map<std::string, QuantEfficiency> quant_efficiency;  ///< per weight format, relative to the backend's values
+};
+
+struct EngineMemory {
+  double runtime_overhead_bytes = 0;           ///< CUDA/Metal context and libraries
+  std::optional<double> reserve_fraction;      ///< vLLM gpu_memory_utilization: share of total memory claimed
+  std::optional<double> free_fraction_for_kv;  ///< TensorRT-LLM free_gpu_memory_fraction
+  double activation_bytes_per_token = 0;       ///< peak activation workspace per batched token per hidden unit
+  uint64_t max_batched_tokens = 8192;          ///< tokens per forward pass in prefill (vLLM max_num_batched_tokens)
+  uint64_t ubatch_tokens = 512;                ///< llama.cpp n_ubatch (compute buffer sizing)
+  bool flash_attention_default = true;
+  uint64_t kv_block_tokens = 0;                ///< paged KV block size (0 = contiguous)
+};
+
+struct EngineProfile {
+  std::string id;    ///< "llama.cpp", "vllm", ...
+  std::string name;
+  std::string kind;  ///< "inference" or "training"
+  std::vector<std::string> aliases;
+  std::map<std::string, BackendProfile> backends;
+  double graph_overhead_factor = 0.3;  ///< layer overhead kept when the step is a graph
+  double allreduce_latency_s = 0;      ///< fixed cost of one tensor-parallel all-reduce
+  double host_bandwidth_bytes_per_s = 0;  ///< achievable host-memory bandwidth for offloaded layers (peak x efficiency)
+  std::vector<std::string> default_for_classes;  ///< device classes where this is the default engine
+  std::vector<std::string> quants;     ///< quant ids; "*gguf" stands for every GGUF file type
+  std::string default_quant;
+  std::map<std::string, QuantEfficiency> quant_efficiency;  ///< by quant id, plus "default"
+  EngineMemory memory;
+  bool cap_sliding_window = true;  ///< KV for sliding layers capped at the window
+  std::vector<std::string> kv_dtypes;
+  uint64_t max_batch = 256;
+  std::string measure_command;
+  std::vector<std::string> notes;
+  nlohmann::json sources;
+
+  /// The multipliers for a quant id on a backend: the backend's own, then the
+  /// engine's, then "default", then 1.
+  QuantEfficiency efficiency_for(const BackendProfile& backend, const std::string& quant_id) const;
+};
+
+std::optional<EngineProfile> engine_from_json(const nlohmann::json& j, std::vector<Problem>& problems);
+
+/// An engine with the backend chosen for a device: "llama.cpp:metal", or
+/// "llama.cpp" on an NVIDIA GPU -> cuda (the first llama.cpp backend the
+/// device lists).
+struct EngineChoice {
+  const EngineProfile* engine = nullptr;
+  const BackendProfile* backend = nullptr;
+  std::string id() const;  ///< "llama.cpp:cuda", "vllm"
+  bool defaulted = false;  ///< picked by device class, not by the user
+};
+
+}  // namespace optadvisor

@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: MIT
+// A hardware profile: one device's memory, dense compute per data type,
+// interconnect, capabilities and software ecosystem, each number sourced.
+// The schema is data/schema/hardware.schema.json.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "optadvisor/base/error.hpp"
+
+namespace optadvisor {
+
+/// What kind of device a profile describes; decides defaults (engine, model).
+enum class DeviceClass { kDatacenterGpu, kWorkstationGpu, kConsumerGpu, kAppleSilicon, kMobileSoc, kAccelerator };
+
+/// "datacenter-gpu", "apple-silicon", ...
+std::string_view to_string(DeviceClass c);
+std::optional<DeviceClass> device_class_from_string(std::string_view s);
+/// Every class, in display order.
+const std::vector<DeviceClass>& all_device_classes();
+
+/// A point-to-point link (NVLink, xGMI, ICI, PCIe).
+struct Link {
+  std::string kind;                   ///< "nvlink4", "xgmi", "pcie5 x16", ...
+  double bandwidth_bytes_per_s = 0;   ///< as stated by `bidirectional`
+  bool bidirectional = true;          ///< true: the figure sums both directions
+  /// Bandwidth in one direction, the figure collectives are limited by.
+  double per_direction_bytes_per_s() const { return bidirectional ? bandwidth_bytes_per_s / 2 : bandwidth_bytes_per_s; }
+};
+
+/// Feature flags the rule engine keys on.
+struct Capabilities {
+  bool fp8 = false;
+  bool nvfp4 = false;
+  bool mxfp4 = false;
+  bool int4 = false;
+  bool flash_attention_2 = false;
+  bool flash_attention_3 = false;
+  bool cuda_graphs = false;
+  bool unified_memory = false;
+  bool npu = false;
+  bool multi_gpu_link = false;
+};
+
+struct HardwareProfile {
+  std::string id;
+  std::string name;
+  std::string vendor;
+  DeviceClass device_class = DeviceClass::kConsumerGpu;
+  std::string architecture;
+  std::vector<std::string> aliases;
+  std::vector<std::string> default_for;  ///< short names that resolve to this bin
+  int launch_year = 0;
+  bool announced = false;                ///< pre-release figures
+  std::optional<double> price_usd;
+
+  std::string memory_type;
+  double memory_capacity_bytes = 0;
+  double memory_bandwidth_bytes_per_s = 0;
+  std::optional<double> memory_visible_bytes;     ///< what the driver reports, when measured
+  std::optional<double> memory_usable_fraction;  ///< of capacity a program may allocate
+  std::optional<double> app_limit_bytes;           ///< per-app limit (phones)
+  std::optional<double> app_limit_entitled_bytes;  ///< with the increased-memory entitlement (iOS)
+  bool unified_memory = false;
+
+  /// Dense peak FLOP/s (or OP/s for integer types) by data type: "fp32", "bf16", "fp8", "fp4", ...
+  /// On GeForce cards these are the FP32-accumulate rates.
+  std::map<std::string, double> flops_per_s;
+  /// GeForce only: the FP16-accumulate rates, recorded separately.
+  std::map<std::string, double> fp16_accumulate_flops_per_s;
+  std::optional<double> npu_ops_per_s;
+  /// The CPU cluster's dense peak by data type (llama.cpp CPU backend, XNNPACK).
+  std::map<std::string, double> cpu_flops_per_s;
+
+  std::optional<double> cache_bytes;
+  std::optional<int> compute_units;
+  std::string compute_unit_kind;
+  std::optional<double> power_watts;
+  std::optional<double> sustained_fraction;  ///< thermal: sustained / burst throughput
+
+  std::optional<Link> scale_up;
+  std::optional<Link> pcie;
+  Capabilities capabilities;
+  std::vector<std::string> engines;  ///< engine ids, "llama.cpp:cuda", "vllm", ...
+  std::vector<std::string> estimated;  ///< JSON pointers of estimated values
+  std::vector<std::string> notes;
+  nlohmann::json sources;  ///< array of {title, url, read, covers}
+  nlohmann::json document; ///< the profile as loaded, for `hw show --json`
+
+  /// Peak dense rate for a data type, if the hardware accelerates it.
+  std::optional<double> peak_flops_per_s(const std::string& dtype) const;
+  /// Bytes a program can actually use: the app limit (phones), else the
+  /// driver-visible bytes (or capacity) times the usable fraction (macOS wired limit).
+  double usable_memory_bytes() const;
+  /// True when the value at this JSON pointer is marked as an estimate.
+  bool is_estimated(std::string_view pointer) const;
+};
+
+/// Builds a profile from a schema-valid document; semantic problems (e.g. a
+/// usable fraction with no capacity) are appended with their JSON pointer.
+std::optional<HardwareProfile> hardware_from_json(const nlohmann::json& j, std::vector<Problem>& problems);
+
+}  // namespace optadvisor

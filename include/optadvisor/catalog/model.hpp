@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: MIT
+// Model architecture presets (Hugging Face config.json field names) and the
+// tensor list they imply. Tensor names follow GGUF ("blk.3.ffn_down.weight"),
+// so llama-quantize's per-tensor rules can be applied to presets and GGUF
+// files alike.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "optadvisor/base/error.hpp"
+
+namespace optadvisor {
+
+/// One weight tensor. Shapes follow ggml order: `row_elements` is ne[0], the
+/// contiguous dimension that quantization blocks run along.
+struct Tensor {
+  std::string name;           ///< full GGUF name, e.g. "blk.3.attn_v.weight"
+  std::string kind;           ///< name without "blk.N." and ".weight": "attn_v", "ffn_down_exps", "token_embd", "output_norm"
+  int layer = -1;             ///< block index, -1 outside the blocks
+  uint64_t row_elements = 0;  ///< ne[0]
+  uint64_t rows = 1;          ///< ne[1]
+  uint64_t slices = 1;        ///< ne[2] (experts for merged expert tensors), 1 otherwise
+  uint64_t elements() const { return row_elements * rows * slices; }
+  /// 1-D tensors (norms, biases) stay F32 in GGUF files whatever the file type.
+  bool is_vector() const { return rows == 1 && slices == 1; }
+};
+
+/// SigLIP-style vision tower of a multimodal checkpoint (HF `vision_config`).
+/// Used only to reconcile published checkpoint totals: llama.cpp writes the
+/// tower to a separate mmproj file, so it is not part of `model_tensors`.
+struct VisionTowerSpec {
+  uint64_t hidden_size = 0;        ///< tower width
+  uint64_t num_hidden_layers = 0;  ///< encoder layers
+  uint64_t intermediate_size = 0;  ///< encoder MLP width
+  uint64_t patch_size = 0;         ///< patch edge, pixels
+  uint64_t image_size = 0;         ///< input image edge, pixels
+  uint64_t num_channels = 3;       ///< input colour channels
+};
+
+/// Checkpoint weight quantization as stated by HF `quantization_config`.
+/// Only what changes the published element count is kept.
+struct CheckpointQuantization {
+  std::string quant_method;                 ///< "fp8" (block scales) or "mxfp4" (one scale per 32 weights)
+  std::vector<uint64_t> weight_block_size;  ///< fp8: [rows, columns] of one scale block, e.g. [128, 128]
+};
+
+/// A transformer decoder as the advisor models it. Field names are the Hugging
+/// Face config.json names wherever one exists; counts are plain element counts
+/// (not bytes), widths are elements per token. Zero means "absent" for the
+/// optional integer fields (no experts, no MLA, no sliding window, ...).
+struct ModelSpec {
+  std::string id;                    ///< catalogue id, e.g. "llama-3.1-8b"
+  std::string name;                  ///< display name
+  std::vector<std::string> aliases;  ///< other ids that resolve to this preset
+  /// HF architecture family: llama, mistral, mixtral, qwen2, qwen3, qwen3_moe,
+  /// gemma2, gemma3_text, phi3, deepseek_v3, gpt_oss. Selects the GGUF tensor
+  /// layout (e.g. phi3's fused attn_qkv) and the trait defaults below.
+  std::string model_type;
+
+  uint64_t hidden_size = 0;              ///< residual stream width H
+  uint64_t num_hidden_layers = 0;        ///< decoder blocks L (MTP blocks not included)
+  uint64_t num_attention_heads = 0;      ///< query heads
+  uint64_t num_key_value_heads = 0;      ///< KV heads (GQA); equals heads for MHA
+  uint64_t head_dim = 0;                 ///< per-head width; hidden/heads unless stated
+  uint64_t intermediate_size = 0;        ///< dense FFN width (HF value; for mixtral/gpt_oss HF uses it for the expert width)
+  uint64_t vocab_size = 0;               ///< embedding rows V
+  bool tie_word_embeddings = false;      ///< output head shares token_embd
+  uint64_t max_position_embeddings = 0;  ///< longest context the config allows, tokens (0 = unknown)
+  double rope_theta = 0.0;               ///< RoPE base (0 = unknown); informational
+
+  bool attention_bias = false;  ///< bias on q, k, v and o projections (HF attention_bias)
+  bool qkv_bias = false;        ///< bias on q, k, v only (Qwen2 hardcodes it)
+  bool mlp_bias = false;        ///< bias on FFN / expert projections (HF mlp_bias; gpt-oss experts)
+  bool router_bias = false;     ///< bias on the MoE router (gpt-oss)
+  bool router_score_correction_bias = false;  ///< DeepSeek-V3 e_score_correction_bias (GGUF exp_probs_b)
+  bool qk_norm = false;         ///< per-head RMSNorm on q and k (Qwen3, Gemma-3)
+  bool sandwich_norm = false;   ///< extra post-attention and post-FFN norms (Gemma-2/3)
+  bool attention_sinks = false; ///< one learned sink logit per head per layer (gpt-oss)
+
+  uint64_t num_experts = 0;                      ///< routed experts per MoE layer (HF num_local_experts / num_experts / n_routed_experts)
+  uint64_t num_experts_per_tok = 0;              ///< routed experts used per token
+  uint64_t moe_intermediate_size = 0;            ///< width of one routed expert
+  uint64_t shared_expert_intermediate_size = 0;  ///< total width of the always-on shared expert(s) (DeepSeek: n_shared_experts x moe_intermediate_size)
+  uint64_t first_k_dense_replace = 0;            ///< the first k layers use a dense FFN (DeepSeek)
+  std::vector<uint64_t> mlp_only_layers;         ///< further layers with a dense FFN (Qwen-MoE)
+
+  uint64_t q_lora_rank = 0;       ///< MLA query compression rank (0 = plain q projection)
+  uint64_t kv_lora_rank = 0;      ///< MLA latent width (0 = not MLA)
+  uint64_t qk_rope_head_dim = 0;  ///< MLA rotary part of q/k heads (also cached, shared by heads)
+  uint64_t qk_nope_head_dim = 0;  ///< MLA non-rotary part of q/k heads
+  uint64_t v_head_dim = 0;        ///< MLA value head width
+
+  uint64_t sliding_window = 0;          ///< window of sliding-attention layers, tokens (0 = none)
+  uint64_t sliding_window_pattern = 0;  ///< N: layer i is full attention iff (i+1) mod N == 0 (Gemma-2: 2, Gemma-3: 6)
+  std::vector<std::string> layer_types; ///< explicit per-layer "sliding_attention" / "full_attention" (HF layer_types)
+
+  uint64_t num_nextn_predict_layers = 0;  ///< multi-token-prediction blocks in the checkpoint (not in GGUF)
+  std::optional<VisionTowerSpec> vision_config;       ///< vision tower of a multimodal checkpoint
+  std::optional<CheckpointQuantization> quantization_config;  ///< checkpoint quantization
+
+  /// What the published checkpoint total counts beyond `model_tensors`:
+  /// "rotary_inv_freq_buffers", "untied_output_copy", "vision_tower",
+  /// "mtp_layers", "quantization_scales". See checkpoint_extra_terms().
+  std::vector<std::string> checkpoint_includes;
+  uint64_t params_exact = 0;  ///< published checkpoint total (HF safetensors.total); 0 = none published
+  std::string params_source;  ///< where params_exact was read
+  nlohmann::json sources = nlohmann::json::array();  ///< [{title, url, read, covers}]
+  std::vector<std::string> notes;                    ///< modelling notes and assumptions
+};
+
+/// The model_type values this module understands.
+const std::vector<std::string>& supported_model_types();
+
+/// True when layer `layer` (0-based) uses sliding-window attention.
+bool is_sliding_layer(const ModelSpec& spec, uint64_t layer);
+
+/// True when layer `layer` has routed experts (else a dense FFN).
+bool is_moe_layer(const ModelSpec& spec, uint64_t layer);
+
+/// Reads a preset document (data/models/<id>.json, already schema-valid or
+/// not) and applies the model_type's trait defaults. Checks what a schema
+/// cannot: heads divisible by KV heads, experts_per_tok <= experts, layer
+/// pattern lengths, MLA fields given together, ... Every problem found is
+/// appended (JSON pointer + message, `file` left empty); returns nullopt if any.
+std::optional<ModelSpec> model_from_json(const nlohmann::json& j, std::vector<Problem>& problems);
+
+/// The preset document for `spec`; model_from_json(to_json(s)) reproduces s.
+nlohmann::json to_json(const ModelSpec& spec);
+
+/// Every weight tensor with the GGUF name and ggml shape that llama.cpp's
+/// convert_hf_to_gguf.py writes for this architecture: merged 3-D expert
+/// tensors, split MLA attn_k_b/attn_v_b, fused phi3 attn_qkv/ffn_up, biases as
+/// separate ".bias" tensors. Omits the computed constants the converter may
+/// add (rope_freqs, rope_factors_long/short: a few hundred F32 values), the
+/// MTP blocks (the converter skips them) and vision towers (mmproj file).
+std::vector<Tensor> model_tensors(const ModelSpec& spec);
+
+/// Sum of model_tensors() elements: the model's weights as a GGUF holds them.
+uint64_t parameter_count(const ModelSpec& spec);
+
+/// Weights touched per token: everything except the routed experts a token
+/// does not use (num_experts_per_tok of num_experts per MoE layer; shared
+/// experts always). The input embedding table is included whole.
+uint64_t active_parameter_count(const ModelSpec& spec);
+
+/// One term of the difference between a published checkpoint total and
+/// parameter_count().
+struct CountTerm {
+  std::string what;       ///< the checkpoint_includes entry it explains
+  uint64_t elements = 0;  ///< stored elements
+};
+
+/// The extra stored elements each `checkpoint_includes` entry stands for,
+/// computed from the architecture: rotary inv_freq buffers (head_dim/2 per
+/// layer), an untied copy of the output head, the SigLIP tower + Gemma-3
+/// projector, MTP blocks with their embedding/head copies, FP8 block scales or
+/// MXFP4 scales.
+std::vector<CountTerm> checkpoint_extra_terms(const ModelSpec& spec);
+
+/// parameter_count() plus checkpoint_extra_terms(): what HF's safetensors
+/// total reports for the checkpoint. Equals params_exact for every preset.
+uint64_t checkpoint_parameter_count(const ModelSpec& spec);
+
+/// Which engine convention to follow for sliding-window layers.
+enum class KvWindowPolicy {
+  /// Sliding layers hold min(context, sliding_window) tokens: HF transformers'
+  /// cache, vLLM's hybrid allocator, llama.cpp's SWA cache for gemma2/gemma3/
+  /// gpt-oss (llama.cpp adds n_ubatch cells of slack, not modelled here).
+  kCapSlidingLayers,
+  /// Every layer holds the whole context: engines without SWA-aware caches,
+  /// llama.cpp with --swa-full, and llama.cpp for llama/phi3 architectures,
+  /// which ignore Mistral-v0.1's and Phi-3's sliding_window.
+  kFullContext,
+};
+
+/// The per-token cache layout of one model.
+struct KvShape {
+  uint64_t full_layers = 0;                   ///< layers caching every token
+  uint64_t sliding_layers = 0;                ///< layers caching at most window_tokens
+  uint64_t window_tokens = 0;                 ///< sliding_window, 0 when no layer slides
+  uint64_t elements_per_token_per_layer = 0;  ///< 2 x kv_heads x head_dim, or kv_lora_rank + qk_rope_head_dim for MLA
+  bool latent = false;                        ///< MLA: one shared latent, no separate V
+};
+
+/// Cache layout: MHA/GQA cache K and V (2 x kv_heads x head_dim per layer per
+/// token); MLA caches the compressed latent plus the shared rotary key
+/// (kv_lora_rank + qk_rope_head_dim, as llama.cpp and vLLM/SGLang MLA do).
+KvShape kv_shape(const ModelSpec& spec);
+
+/// KV-cache elements per token over all layers, ignoring any window: the
+/// figure to report per token. Multiply by bytes per element for memory.
+uint64_t kv_cache_elements_per_token_full(const ModelSpec& spec);
+
+/// KV-cache ELEMENTS (not bytes) for `batch` sequences of `context_tokens`
+/// each: sum over layers of elements_per_token_per_layer x tokens held, where
+/// full layers hold context_tokens and sliding layers min(context, window).
+uint64_t kv_cache_elements(const ModelSpec& spec, uint64_t context_tokens, uint64_t batch,
+                           KvWindowPolicy policy = KvWindowPolicy::kCapSlidingLayers);
+/// The same for a layout already worked out with kv_shape() (for callers that ask many times).
+uint64_t kv_cache_elements(const KvShape& shape, uint64_t context_tokens, uint64_t batch,
+                           KvWindowPolicy policy = KvWindowPolicy::kCapSlidingLayers);
+
+/// Imports a Hugging Face config.json (Llama, Mistral, Mixtral, Qwen2/2.5,
+/// Qwen3, Qwen3-MoE, Gemma 2, Gemma 3 incl. the multimodal config with a
+/// nested text_config, Phi-3, DeepSeek-V3, gpt-oss). Unknown fields are
+/// ignored; absent optional fields take transformers' config-class defaults.
+/// Throws bad_input naming `source_name` and the field when a required field
+/// is missing or has the wrong type, or the model_type is unsupported.
+ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& source_name);
+
+/// A bare dense Llama-3-like model of about `params` parameters, for when
+/// nothing else is known. Shape rule (stated in the result's notes): head_dim
+/// 128, 8 KV heads, vocab 128256, tied embeddings below 4e9, layers ~
+/// hidden/128, FFN refitted so parameter_count lands within 1% of `params`.
+/// Throws bad_input outside 1e8..1e13.
+ModelSpec model_from_params(double params);
+
+}  // namespace optadvisor

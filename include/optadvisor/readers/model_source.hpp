@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: MIT
+// Where a model comes from: a catalog preset (--model), a Hugging Face
+// config.json (--model-config), a GGUF header (--gguf) or a bare parameter
+// count (--params). One resolved model for every command.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "optadvisor/catalog/catalog.hpp"
+#include "optadvisor/catalog/model.hpp"
+#include "optadvisor/catalog/quant.hpp"
+
+namespace optadvisor {
+
+struct ModelRequest {
+  std::string preset;        ///< --model
+  std::string config_path;   ///< --model-config
+  std::string gguf_path;     ///< --gguf
+  std::string params;        ///< --params "70B", "7e9"
+  bool any() const { return !preset.empty() || !config_path.empty() || !gguf_path.empty() || !params.empty(); }
+};
+
+struct ResolvedModel {
+  ModelSpec spec;
+  std::string origin;                 ///< "preset", "config.json path", "GGUF path", "--params"
+  std::optional<Resolution> how;      ///< for presets
+  /// For GGUF files: the weights exactly as the file stores them.
+  std::optional<WeightsBreakdown> gguf_weights;
+  std::string gguf_quant_id;          ///< file type recorded in the GGUF, mapped to a quant id when known
+  std::vector<std::string> assumptions;
+};
+
+/// Resolves exactly one model source; throws bad_input for none, several,
+/// unknown presets, unreadable or invalid files.
+ResolvedModel resolve_model(const Catalog& catalog, const ModelRequest& request);
+
+/// Parses "70B", "7.5b", "125M", "7e9", "1.2T" into a parameter count.
+/// Throws bad_input naming `option` for anything else, zero or negative.
+double parse_param_count(const std::string& text, const std::string& option);
+
+/// The facts llama-quantize's rules read, from a model.
+QuantModelFacts quant_facts(const ModelSpec& spec);
+
+/// Reads a whole text file; bad_input naming the path when it is missing, a directory or unreadable.
+std::string read_text_file(const std::string& path, const std::string& what);
+
+}  // namespace optadvisor

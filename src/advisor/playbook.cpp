@@ -1,0 +1,738 @@
+// SPDX-License-Identifier: MIT
+// The advisor: facts, conditions, transforms, ranking and the stacked plan.
+// Every impact is analyze() on a transformed scenario; nothing here states an
+// effect as a number.
+#include "optadvisor/advisor/playbook.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "optadvisor/advisor/transforms.hpp"
+#include "base/units.hpp"
+
+namespace optadvisor {
+namespace {
+
+double share(double part, double whole) { return whole > 0 ? part / whole : 0.0; }
+
+std::string format_value(const nlohmann::json& v, const std::string& format) {
+  if (v.is_boolean()) return v.get<bool>() ? "yes" : "no";
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_array()) {
+    std::string out;
+    for (const auto& x : v) out += (out.empty() ? "" : ", ") + format_value(x, "");
+    return out;
+  }
+  if (!v.is_number()) return v.dump();
+  const double x = v.get<double>();
+  if (format.empty() && x == std::round(x) && std::fabs(x) < 1e15) return fmt::format("{:.0f}", x);
+  if (format == "%") return fmt::format("{:.0f}%", x * 100);
+  if (format == "gb") return format_gb(x);
+  if (format == "s") return format_seconds(x);
+  if (format == "x") return fmt::format("{:.2f}x", x);
+  if (format == "int") return fmt::format("{:.0f}", x);
+  return format_sig3(x);
+}
+
+bool same_model(const ModelRequest& a, const ModelRequest& b) {
+  return a.preset == b.preset && a.config_path == b.config_path && a.gguf_path == b.gguf_path && a.params == b.params;
+}
+
+int level(const std::string& s) { return s == "low" ? 0 : s == "medium" ? 1 : 2; }
+
+/// Replaces "@id" parameters with the assumption's value.
+nlohmann::json resolve_params(const nlohmann::json& params, const std::map<std::string, double>& values) {
+  nlohmann::json out = params;
+  for (auto& [key, v] : out.items())
+    if (v.is_string() && !v.get<std::string>().empty() && v.get<std::string>()[0] == '@') v = values.at(v.get<std::string>().substr(1));
+  return out;
+}
+
+/// Why a condition fails, for the user.
+std::string failure(const Condition& c, const Facts& facts, const std::map<std::string, double>& values) {
+  if (!c.reason.empty()) return fill_template(c.reason, facts, values);
+  if (!c.any.empty()) {
+    std::string out;
+    for (const auto& sub : c.any) out += (out.empty() ? "" : "; and ") + failure(sub, facts, values);
+    return out;
+  }
+  auto it = facts.find(c.fact);
+  const std::string actual = it == facts.end() ? "unknown" : format_value(it->second, "");
+  return fmt::format("{} is {} (needs {} {})", c.fact, actual, c.op, format_value(c.value, ""));
+}
+
+class Advisor {
+ public:
+  Advisor(const Catalog& catalog, const RuleBook& book, const AdviceRequest& request) : catalog_(catalog), book_(book), request_(request) {}
+
+  Advice run() {
+    check_assumption_overrides(book_, request_.assumptions);
+    Advice out;
+    out.goal = request_.goal;
+    out.metric = metric_for(request_.goal);
+    for (const auto& [id, a] : book_.assumptions()) values_[id] = a.value;
+    for (const auto& [id, v] : request_.assumptions) values_[id] = v;
+    out.assumption_values = values_;
+    const double min_gain = book_.defaults().min_gain;
+
+    out.base = request_.goal == Goal::kTraining ? evaluate_training(training_request(with_defaults(out.notes)), nullptr)
+                                                 : evaluate(with_defaults(out.notes), nullptr);
+    const Evaluation& base = out.base;
+    out.diagnosis = diagnose(base);
+
+    for (const Rule& rule : book_.rules()) {
+      if (!rule.serves(request_.goal)) {
+        std::string goals;
+        for (Goal g : rule.goals) goals += (goals.empty() ? "" : ", ") + std::string(to_string(g));
+        out.not_applicable.push_back({&rule, "goal", fmt::format("serves the {} goal(s), not {}", goals, to_string(request_.goal))});
+        continue;
+      }
+      std::string reason;
+      std::string stage = gate(rule, base.facts, reason);
+      if (!stage.empty()) {
+        out.not_applicable.push_back({&rule, stage, reason});
+        continue;
+      }
+      if (!rule.quantified()) {
+        out.unquantified.push_back({&rule, why(rule, base.facts), engine_id(base), rule.how_for(engine_id(base))});
+        continue;
+      }
+      std::vector<std::string> notes;
+      auto after = apply(rule, base, notes, reason);
+      if (!after) {
+        out.not_applicable.push_back({&rule, "transform", reason});
+        continue;
+      }
+      const double gain = gain_of(base, *after);
+      if (base.runs && !after->runs) {
+        out.not_applicable.push_back({&rule, "does not fit",
+                                      fmt::format("would not fit: needs {} per device, {} usable", format_gb(after->memory_bytes),
+                                                  format_gb(limit_bytes(*after)))});
+        continue;
+      }
+      if (!(gain >= min_gain)) {
+        const bool progress = !base.runs && !after->runs && request_.goal != Goal::kMemory;
+        out.not_applicable.push_back(
+            {&rule, "no gain",
+             progress ? fmt::format("still does not fit and needs no less memory: {} -> {}", format_gb(base.memory_bytes), format_gb(after->memory_bytes))
+                      : fmt::format("no computed gain on {}: {} -> {}", out.metric.label, metric_text(base), metric_text(*after))});
+        continue;
+      }
+      Recommendation r;
+      r.rule = &rule;
+      r.why = why(rule, base.facts);
+      for (const auto& c : rule.requires_) r.prerequisites.push_back(fill_template(c.text, base.facts, values_));
+      r.notes = std::move(notes);
+      for (const auto& id : rule.assumptions) r.assumptions.push_back({id, values_.at(id), request_.assumptions.count(id) > 0});
+      r.how_engine = engine_id(*after);
+      r.how = rule.how_for(r.how_engine);
+      if (r.how.empty()) {
+        r.how_engine = engine_id(base);
+        r.how = rule.how_for(r.how_engine);
+      }
+      r.gain_basis = basis_of(base, *after);
+      r.after = std::move(*after);
+      r.gain = gain;
+      out.recommendations.push_back(std::move(r));
+    }
+    rank(out);
+    stack(out, min_gain);
+    return out;
+  }
+
+ private:
+  const Catalog& catalog_;
+  const RuleBook& book_;
+  const AdviceRequest& request_;
+  std::map<std::string, double> values_;
+
+  /// The user's request with the advisor's defaults for what was left out.
+  ScenarioRequest with_defaults(std::vector<std::string>& notes) const {
+    ScenarioRequest r = request_.scenario;
+    if (r.hardware.empty()) throw bad_input("no hardware given", "pass --hw NAME (optadvisor hw list)");
+    const HardwareProfile& hw = catalog_.resolve_hardware(r.hardware);
+    const std::string cls(to_string(hw.device_class));
+    if (!request_.model_given && !r.model.any()) {
+      auto it = book_.defaults().models.find(cls);
+      if (it == book_.defaults().models.end())
+        throw bad_input(fmt::format("no default model for {} devices", cls), "pass --model M (optadvisor models)");
+      r.model.preset = it->second;
+      notes.push_back(fmt::format("model: {} (typical for {} devices; pick yours with --model)", it->second, cls));
+    }
+    auto w = book_.defaults().workloads.find(std::string(to_string(request_.goal)));
+    if (w != book_.defaults().workloads.end()) {
+      const nlohmann::json& d = w->second;
+      std::vector<std::string> set;
+      if (!request_.batch_given && d.contains("batch")) {
+        r.batch = d.at("batch").is_string() ? d.at("batch").get<std::string>() : std::to_string(d.at("batch").get<int64_t>());
+        set.push_back("batch " + r.batch);
+      }
+      if (!request_.prompt_given && d.contains("prompt_tokens")) {
+        r.prompt_tokens = d.at("prompt_tokens").get<int64_t>();
+        set.push_back(fmt::format("prompt {}", r.prompt_tokens));
+      }
+      if (!request_.gen_given && d.contains("gen_tokens")) {
+        r.gen_tokens = d.at("gen_tokens").get<int64_t>();
+        set.push_back(fmt::format("generate {}", r.gen_tokens));
+      }
+      if (!request_.context_given && d.contains("context_tokens")) {
+        r.context_tokens = std::max<int64_t>(d.at("context_tokens").get<int64_t>(), r.prompt_tokens + r.gen_tokens);
+        // A preset shorter than the goal's default context gets its own maximum.
+        if (!r.model.preset.empty() && catalog_.find_model(r.model.preset)) {
+          const auto max_context = static_cast<int64_t>(catalog_.resolve_model(r.model.preset).max_position_embeddings);
+          if (max_context > 0) r.context_tokens = std::min(r.context_tokens, std::max<int64_t>(max_context, r.prompt_tokens + r.gen_tokens));
+        }
+        set.push_back(fmt::format("context {}", r.context_tokens));
+      }
+      if (!set.empty()) {
+        std::string list;
+        for (const auto& s : set) list += (list.empty() ? "" : ", ") + s;
+        notes.push_back(fmt::format("{}: the {} goal's default (change with --batch, --prompt, --gen, --context)", list,
+                                    to_string(request_.goal)));
+      }
+    }
+    return r;
+  }
+
+  static std::string engine_id(const Evaluation& e) {
+    return e.training ? e.training_prepared.scenario.engine->id : e.prepared.scenario.engine.engine->id;
+  }
+  static double limit_bytes(const Evaluation& e) {
+    return e.training ? e.training_analysis.memory.capacity_bytes : e.analysis.memory.limit_bytes;
+  }
+
+  /// The training request: the training options plus what the scenario options say.
+  TrainingRequest training_request(const ScenarioRequest& s) const {
+    TrainingRequest t = request_.training;
+    t.hardware = s.hardware;
+    t.model = s.model;
+    t.engine = s.engine;
+    t.quant = s.quant;
+    t.gpus = s.gpus;
+    t.tp = s.tp;
+    t.pp = s.pp;
+    t.flash_attention = s.flash_attention;
+    return t;
+  }
+
+  Evaluation evaluate_training(TrainingRequest request, const Evaluation* base) const {
+    Evaluation e;
+    e.training = true;
+    e.training_request = std::move(request);
+    if (base && same_model(base->training_request.model, e.training_request.model))
+      e.training_prepared = prepare_training(catalog_, e.training_request, base->training_prepared.model);
+    else e.training_prepared = prepare_training(catalog_, e.training_request);
+    e.training_analysis = analyze_training(e.training_prepared.scenario);
+    e.facts = training_facts(e.training_prepared, e.training_analysis);
+    e.runs = e.training_analysis.memory.fits;
+    e.metric = e.training_analysis.tokens_per_s;
+    e.memory_bytes = e.training_analysis.memory.total_bytes;
+    return e;
+  }
+
+  Evaluation evaluate(ScenarioRequest request, const Evaluation* base) const {
+    Evaluation e;
+    e.request = std::move(request);
+    if (base && same_model(base->request.model, e.request.model)) e.prepared = prepare_scenario(catalog_, e.request, base->prepared.model);
+    else e.prepared = prepare_scenario(catalog_, e.request);
+    e.analysis = analyze(e.prepared.scenario);
+    e.facts = inference_facts(e.prepared, e.analysis, request_.goal);
+    e.runs = e.analysis.memory.fits || e.analysis.memory.offloaded_layers > 0;
+    e.metric = goal_metric(request_.goal, e.prepared, e.analysis);
+    e.memory_bytes = e.analysis.memory.total_bytes;
+    e.bytes_per_token = e.analysis.decode.bytes / static_cast<double>(std::max<uint64_t>(e.analysis.batch, 1));
+    return e;
+  }
+
+  /// "" when the rule's prerequisites and triggers hold, else the stage that failed and why.
+  std::string gate(const Rule& rule, const Facts& facts, std::string& reason) const {
+    for (const auto& c : rule.requires_)
+      if (!c.holds(facts)) {
+        reason = failure(c, facts, values_);
+        return "prerequisite";
+      }
+    for (const auto& c : rule.when)
+      if (!c.holds(facts)) {
+        reason = failure(c, facts, values_);
+        return "trigger";
+      }
+    return {};
+  }
+
+  std::vector<std::string> why(const Rule& rule, const Facts& facts) const {
+    std::vector<std::string> out;
+    for (const auto& c : rule.when) out.push_back(fill_template(c.because, facts, values_));
+    return out;
+  }
+
+  /// Applies every transform step of a rule to `from`; empty with a reason when one does not apply.
+  std::optional<Evaluation> apply(const Rule& rule, const Evaluation& from, std::vector<std::string>& notes, std::string& reason) const {
+    Evaluation current = from;
+    for (const auto& step : rule.transform) {
+      const TransformStep resolved{step.name, resolve_params(step.params, values_)};
+      TransformInput input{catalog_, current.request, current.prepared, current.analysis};
+      if (current.training) {
+        input.training_request = &current.training_request;
+        input.training = &current.training_prepared;
+        input.training_analysis = &current.training_analysis;
+      }
+      const TransformResult result = apply_transform(resolved, input);
+      if (!result.request && !result.training_request) {
+        reason = result.not_applicable;
+        return std::nullopt;
+      }
+      notes.insert(notes.end(), result.notes.begin(), result.notes.end());
+      try {
+        current = result.training_request ? evaluate_training(*result.training_request, &from) : evaluate(*result.request, &from);
+      } catch (const Error& e) {
+        reason = e.what();
+        return std::nullopt;
+      }
+    }
+    return current;
+  }
+
+  double gain_of(const Evaluation& before, const Evaluation& after) const {
+    const MetricInfo& m = metric_for(request_.goal);
+    // Running at all comes first: making it run is an unbounded gain, and
+    // breaking a scenario that runs is none. While neither runs, progress is
+    // the memory it no longer needs (the memory goal's metric already is).
+    if (before.runs != after.runs) return after.runs ? std::numeric_limits<double>::infinity() : 0.0;
+    if (!after.runs && request_.goal != Goal::kMemory)
+      return after.memory_bytes > 0 ? before.memory_bytes / after.memory_bytes : 0.0;
+    if (m.lower_is_better) return after.metric > 0 ? before.metric / after.metric : std::numeric_limits<double>::infinity();
+    return before.metric > 0 ? after.metric / before.metric : std::numeric_limits<double>::infinity();
+  }
+
+  std::string basis_of(const Evaluation& before, const Evaluation& after) const {
+    if (before.runs != after.runs) return "runs";
+    return !after.runs && request_.goal != Goal::kMemory ? "memory" : "metric";
+  }
+
+  std::string metric_text(const Evaluation& e) const {
+    switch (request_.goal) {
+      case Goal::kLatency: return format_seconds(e.metric);
+      case Goal::kThroughput: return fmt::format("{} tokens/s", format_sig3(e.metric));
+      case Goal::kMemory: return fmt::format("{:.0f}% of usable memory", e.metric * 100);
+      case Goal::kTraining: return fmt::format("{} tokens/s", format_sig3(e.metric));
+    }
+    return format_sig3(e.metric);
+  }
+
+  void rank(Advice& out) const {
+    const bool lower = out.metric.lower_is_better;
+    // Making it run first, then the goal's metric, then memory progress while it still does not fit.
+    auto tier = [](const Recommendation& r) { return r.gain_basis == "runs" ? 0 : r.gain_basis == "metric" ? 1 : 2; };
+    std::sort(out.recommendations.begin(), out.recommendations.end(), [&](const Recommendation& a, const Recommendation& b) {
+      if (tier(a) != tier(b)) return tier(a) < tier(b);
+      const bool ai = std::isinf(a.gain), bi = std::isinf(b.gain);
+      if (ai != bi) return ai;
+      if (ai && a.after.metric != b.after.metric) return lower ? a.after.metric < b.after.metric : a.after.metric > b.after.metric;
+      if (!ai && a.gain != b.gain) return a.gain > b.gain;
+      if (level(a.rule->effort) != level(b.rule->effort)) return level(a.rule->effort) < level(b.rule->effort);
+      if (level(a.rule->risk_level) != level(b.rule->risk_level)) return level(a.rule->risk_level) < level(b.rule->risk_level);
+      return a.rule->id < b.rule->id;
+    });
+    for (std::size_t i = 0; i < out.recommendations.size(); ++i) out.recommendations[i].rank = static_cast<int>(i + 1);
+  }
+
+  /// The top recommendations applied in rank order, each re-checked on the
+  /// scenario the earlier steps left and kept only when it still helps.
+  /// The other rules of the goal come after the ranked ones, tried quietly:
+  /// some only apply or pay off once others have changed the scenario (a
+  /// smaller KV cache once the batch fills memory, a GGUF quant once the
+  /// engine is llama.cpp).
+  void stack(Advice& out, double min_gain) const {
+    Evaluation current = out.base;
+    std::set<std::string> used_transforms;
+    std::map<std::string, std::string> used_by;
+    std::vector<const Rule*> candidates;
+    for (const auto& rec : out.recommendations) candidates.push_back(rec.rule);
+    for (const auto& na : out.not_applicable)
+      if (na.stage != "goal" && na.rule->quantified()) candidates.push_back(na.rule);
+    const std::size_t ranked = out.recommendations.size();
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
+      if (static_cast<int>(out.plan.size()) >= book_.defaults().plan_steps) break;
+      const Rule& rule = *candidates[i];
+      const bool quiet = i >= ranked;  // unranked rules are tried silently
+      std::string conflict;
+      for (const auto& step : rule.transform)
+        if (used_transforms.count(step.name)) conflict = used_by[step.name];
+      auto skip = [&](std::string why_skipped) {
+        if (!quiet) out.plan_skipped.push_back({&rule, std::move(why_skipped)});
+      };
+      if (!conflict.empty()) {
+        skip(fmt::format("changes what {} already changed", conflict));
+        continue;
+      }
+      std::string reason;
+      if (!gate(rule, current.facts, reason).empty()) {
+        skip("after the steps above: " + reason);
+        continue;
+      }
+      std::vector<std::string> notes;
+      auto after = apply(rule, current, notes, reason);
+      if (!after) {
+        skip("after the steps above: " + reason);
+        continue;
+      }
+      const double step_gain = gain_of(current, *after);
+      if (!(step_gain >= min_gain)) {
+        skip(current.runs && !after->runs ? "it would no longer fit after the steps above" : "no further gain after the steps above");
+        continue;
+      }
+      const std::string basis = basis_of(current, *after);
+      for (const auto& step : rule.transform) {
+        used_transforms.insert(step.name);
+        used_by[step.name] = rule.id;
+      }
+      current = std::move(*after);
+      PlanStep s;
+      s.rule = &rule;
+      s.step_gain = step_gain;
+      s.gain_basis = basis;
+      s.cumulative_gain = gain_of(out.base, current);
+      // When the baseline does not fit, later gains are counted from the step that made it run.
+      const PlanStep* running = nullptr;
+      for (const auto& earlier : out.plan)
+        if (earlier.result.runs && !running) running = &earlier;
+      s.first_running_step = out.base.runs ? 0 : running ? static_cast<int>(running - out.plan.data()) + 1 : current.runs ? static_cast<int>(out.plan.size()) + 1 : 0;
+      s.gain_over_first = out.base.runs ? s.cumulative_gain : running ? gain_of(running->result, current) : 1.0;
+      s.notes = std::move(notes);
+      s.result = current;
+      out.plan.push_back(std::move(s));
+    }
+  }
+
+  Diagnosis diagnose_training(const Evaluation& e) const {
+    Diagnosis d;
+    const TrainingAnalysis& a = e.training_analysis;
+    const TrainingMemory& m = a.memory;
+    d.phase = "training step";
+    d.bound = std::string(to_string(a.bound));
+    d.explanation = a.explanation;
+    nlohmann::json& f = d.figures;
+    f["step_time_s"] = a.time.step_time_s;
+    f["tokens_per_s"] = a.tokens_per_s;
+    f["tokens_per_s_per_gpu"] = a.tokens_per_s_per_gpu;
+    f["mfu"] = a.mfu;
+    f["memory_total_bytes"] = m.total_bytes;
+    f["memory_limit_bytes"] = m.capacity_bytes;
+    f["memory_fits"] = m.fits;
+    f["model_state_bytes"] = m.model_state_bytes();
+    f["activation_bytes"] = m.activation_bytes;
+    f["compute_s"] = a.time.compute_s();
+    f["communication_s"] = a.time.communication_s();
+    f["pipeline_bubble_s"] = a.time.pp_bubble_s;
+    return d;
+  }
+
+  Diagnosis diagnose(const Evaluation& e) const {
+    if (e.training) return diagnose_training(e);
+    Diagnosis d;
+    const Analysis& a = e.analysis;
+    const Workload& w = e.prepared.scenario.workload;
+    const auto& m = a.memory;
+    const double gen = static_cast<double>(w.gen_tokens);
+    const double decode_total = gen * a.decode.time_s;
+    nlohmann::json& f = d.figures;
+    f["memory_total_bytes"] = m.total_bytes;
+    f["memory_limit_bytes"] = m.limit_bytes;
+    f["memory_fits"] = m.fits;
+    const double sustained = e.prepared.scenario.hardware->sustained_fraction.value_or(1.0);
+    if (sustained < 1.0) {
+      d.thermal = true;
+      f["sustained_fraction"] = sustained;
+      f["sustained_decode_tokens_per_s"] = a.decode.tokens_per_s * sustained;
+    }
+    auto phase = [&](bool decode) {
+      const PhaseEstimate& p = decode ? a.decode : a.prefill;
+      d.phase = decode ? "decode" : "prefill";
+      d.bound = std::string(to_string(p.bound));
+      // The analysis says "decode: memory-bandwidth bound, ..."; the phase is reported separately.
+      const std::string prefix = d.phase + ": ";
+      d.explanation = p.explanation.rfind(prefix, 0) == 0 ? p.explanation.substr(prefix.size()) : p.explanation;
+    };
+    switch (request_.goal) {
+      case Goal::kLatency:
+      case Goal::kThroughput:
+        phase(decode_total >= a.prefill.time_s);
+        f["ttft_s"] = a.prefill.time_s;
+        f["time_per_token_s"] = a.decode.time_s;
+        f["decode_tokens_per_s"] = a.decode.tokens_per_s_per_sequence;
+        f["request_latency_s"] = a.prefill.time_s + decode_total;
+        f["decode_share"] = share(decode_total, a.prefill.time_s + decode_total);
+        f["batch"] = a.batch;
+        f["max_batch"] = m.max_batch;
+        f["output_tokens_per_s"] = goal_metric(Goal::kThroughput, e.prepared, a);
+        f["decode_bytes_per_token"] = e.bytes_per_token;
+        f["arithmetic_intensity"] = d.phase == "decode" ? a.decode.arithmetic_intensity : a.prefill.arithmetic_intensity;
+        f["ridge_point"] = a.decode.ridge_point;
+        if (!e.runs) {
+          d.bound = "memory-capacity";
+          d.explanation = fmt::format("does not fit: needs {} per device, {} usable", format_gb(m.total_bytes), format_gb(m.limit_bytes));
+        }
+        break;
+      case Goal::kMemory: {
+        d.phase = "memory";
+        d.bound = m.fits ? "none" : "memory-capacity";
+        struct Part {
+          const char* name;
+          double bytes;
+        };
+        const Part parts[] = {{"weights", m.weights_bytes}, {"KV cache", m.kv_cache_bytes}, {"activations", m.activation_bytes},
+                              {"runtime overhead", m.overhead_bytes}};
+        const Part* top = &parts[0];
+        for (const auto& p : parts)
+          if (p.bytes > top->bytes) top = &p;
+        d.explanation = fmt::format("{}: needs {} per device, {} usable ({:.0f}%); {} are {:.0f}% of it",
+                                    m.fits ? "fits" : "does not fit", format_gb(m.total_bytes), format_gb(m.limit_bytes),
+                                    share(m.total_bytes, m.limit_bytes) * 100, top->name, share(top->bytes, m.total_bytes) * 100);
+        if (m.offloaded_layers > 0)
+          d.explanation += fmt::format("; llama.cpp keeps {} of {} layers in host memory", m.offloaded_layers, m.total_layers);
+        f["weights_bytes"] = m.weights_bytes;
+        f["kv_cache_bytes"] = m.kv_cache_bytes;
+        f["activation_bytes"] = m.activation_bytes;
+        f["overhead_bytes"] = m.overhead_bytes;
+        f["headroom_bytes"] = m.limit_bytes - m.total_bytes;
+        f["max_context_tokens"] = m.max_context;
+        f["max_batch"] = m.max_batch;
+        f["offloaded_layers"] = m.offloaded_layers;
+        f["use_fraction"] = share(m.total_bytes, m.limit_bytes);
+        break;
+      }
+      case Goal::kTraining: break;
+    }
+    return d;
+  }
+};
+
+}  // namespace
+
+const MetricInfo& metric_for(Goal goal) {
+  static const MetricInfo latency{"request_latency_s", "request latency", "s", true};
+  static const MetricInfo throughput{"output_tokens_per_s", "serving throughput", "tokens/s", false};
+  static const MetricInfo memory{"memory_use_fraction", "memory needed / usable", "fraction", true};
+  static const MetricInfo training{"training_tokens_per_s", "training throughput", "tokens/s", false};
+  switch (goal) {
+    case Goal::kLatency: return latency;
+    case Goal::kThroughput: return throughput;
+    case Goal::kMemory: return memory;
+    case Goal::kTraining: return training;
+  }
+  return latency;
+}
+
+double goal_metric(Goal goal, const PreparedScenario& ps, const Analysis& a) {
+  const Workload& w = ps.scenario.workload;
+  const double gen = static_cast<double>(w.gen_tokens);
+  const double b = static_cast<double>(std::max<uint64_t>(a.batch, 1));
+  switch (goal) {
+    case Goal::kLatency: return a.prefill.time_s + gen * a.decode.time_s;
+    case Goal::kThroughput: {
+      const double total = a.prefill.time_s + gen * a.decode.time_s;
+      const double tokens = gen > 0 ? b * gen : b * static_cast<double>(w.prompt_tokens);
+      return total > 0 ? tokens / total : 0.0;
+    }
+    case Goal::kMemory: return share(a.memory.total_bytes, a.memory.limit_bytes);
+    case Goal::kTraining: return 0;  // training steps use TrainingAnalysis::tokens_per_s
+  }
+  return 0;
+}
+
+namespace {
+
+void hardware_facts(Facts& f, const HardwareProfile& hw) {
+  const Capabilities& c = hw.capabilities;
+  f["hardware.id"] = hw.id;
+  f["hardware.name"] = hw.name;
+  f["hardware.class"] = std::string(to_string(hw.device_class));
+  f["hardware.vendor"] = hw.vendor;
+  f["hardware.capabilities.fp8"] = c.fp8;
+  f["hardware.capabilities.nvfp4"] = c.nvfp4;
+  f["hardware.capabilities.mxfp4"] = c.mxfp4;
+  f["hardware.capabilities.int4"] = c.int4;
+  f["hardware.capabilities.flash_attention_2"] = c.flash_attention_2;
+  f["hardware.capabilities.flash_attention_3"] = c.flash_attention_3;
+  f["hardware.capabilities.cuda_graphs"] = c.cuda_graphs;
+  f["hardware.capabilities.unified_memory"] = c.unified_memory;
+  f["hardware.capabilities.npu"] = c.npu;
+  f["hardware.capabilities.multi_gpu_link"] = c.multi_gpu_link;
+  std::vector<std::string> engines;
+  for (const auto& e : hw.engines) {
+    const std::string base = e.substr(0, e.find(':'));
+    if (std::find(engines.begin(), engines.end(), base) == engines.end()) engines.push_back(base);
+  }
+  f["hardware.engines"] = engines;
+  f["hardware.memory_bytes"] = hw.memory_capacity_bytes;
+  f["hardware.usable_fraction"] = hw.memory_usable_fraction.value_or(1.0);
+  f["hardware.app_memory_limit"] = hw.app_limit_bytes.has_value();
+  f["hardware.entitled_memory_limit"] = hw.app_limit_entitled_bytes.has_value();
+  f["hardware.sustained_fraction"] = hw.sustained_fraction.value_or(1.0);
+}
+
+void model_facts(Facts& f, const ModelSpec& m, double params, double active_params) {
+  f["model.id"] = m.id;
+  f["model.name"] = m.name;
+  f["model.params"] = params;
+  f["model.active_params"] = active_params;
+  f["model.moe"] = m.num_experts > 0;
+  f["model.sliding_window"] = kv_shape(m).sliding_layers > 0;
+  f["model.mla"] = m.kv_lora_rank > 0;
+  f["model.layers"] = m.num_hidden_layers;
+  f["model.attention_heads"] = m.num_attention_heads;
+  f["model.kv_heads"] = m.num_key_value_heads;
+  f["model.max_context"] = m.max_position_embeddings;
+}
+
+}  // namespace
+
+Facts inference_facts(const PreparedScenario& ps, const Analysis& a, Goal goal) {
+  const Scenario& s = ps.scenario;
+  const Workload& w = s.workload;
+  const EngineProfile& engine = *s.engine.engine;
+  const MemoryBreakdown& mem = a.memory;
+  Facts f;
+  f["goal"] = std::string(to_string(goal));
+  hardware_facts(f, *s.hardware);
+  model_facts(f, s.model, s.weights.params, s.weights.active_params);
+  f["engine.id"] = engine.id;
+  f["engine.backend"] = s.engine.backend->name;
+  f["engine.kv_dtypes"] = engine.kv_dtypes;
+  f["engine.quants"] = engine.quants;
+  f["engine.paged_kv"] = engine.memory.kv_block_tokens > 0;
+  f["quant.id"] = ps.quant->id;
+  f["quant.container"] = std::string(to_string(ps.quant->container));
+  f["quant.bits_per_weight"] = s.weights.bits_per_weight;
+  f["quant.quantized"] = s.weights.quantized;
+  f["workload.batch"] = a.batch;
+  f["workload.batch_max"] = w.batch_max;
+  f["workload.prompt_tokens"] = w.prompt_tokens;
+  f["workload.gen_tokens"] = w.gen_tokens;
+  f["workload.context_tokens"] = w.context();
+  f["workload.kv_dtype"] = w.kv_dtype;
+  f["workload.kv_bits"] = w.kv_bytes_per_element * 8.0;
+  f["workload.gpus"] = w.gpus;
+  f["workload.tp"] = w.tp;
+  f["workload.pp"] = w.pp;
+  f["workload.flash_attention"] = a.factors.flash_attention;
+  f["workload.attention_kernel"] = w.attention_kernel;
+  f["workload.graphs"] = a.factors.graphs;
+  f["workload.speculative"] = w.speculation.enabled();
+  f["workload.prefix_cached_fraction"] = w.prefix_cached_fraction;
+  f["workload.weights_mmap"] = w.weights_mmap;
+  f["workload.memory_limit_raised"] = w.usable_memory_fraction.has_value() || w.entitled_memory_limit;
+  f["memory.fits"] = mem.fits;
+  f["memory.runs"] = mem.fits || mem.offloaded_layers > 0;
+  f["memory.total_bytes"] = mem.total_bytes;
+  f["memory.limit_bytes"] = mem.limit_bytes;
+  f["memory.use_fraction"] = share(mem.total_bytes, mem.limit_bytes);
+  f["memory.headroom_bytes"] = mem.limit_bytes - mem.total_bytes;
+  f["memory.weights_share"] = share(mem.weights_bytes, mem.total_bytes);
+  f["memory.kv_share"] = share(mem.kv_cache_bytes, mem.total_bytes);
+  f["memory.max_batch"] = mem.max_batch;
+  f["memory.max_context"] = mem.max_context;
+  f["memory.offloaded_layers"] = mem.offloaded_layers;
+  f["prefill.bound"] = std::string(to_string(a.prefill.bound));
+  f["prefill.time_s"] = a.prefill.time_s;
+  f["prefill.attention_share"] = share(a.prefill.attention_compute_time_s, a.prefill.time_s);
+  const PhaseEstimate& d = a.decode;
+  f["decode.bound"] = std::string(to_string(d.bound));
+  f["decode.time_s"] = d.time_s;
+  f["decode.weights_share"] = share(d.weights_time_s + d.offload_time_s, d.time_s);
+  f["decode.kv_share"] = share(d.kv_time_s, d.time_s);
+  f["decode.compute_share"] = share(d.compute_time_s, d.time_s);
+  f["decode.overhead_share"] = share(d.overhead_time_s, d.time_s);
+  f["decode.interconnect_share"] = share(d.interconnect_time_s, d.time_s);
+  const double decode_total = static_cast<double>(w.gen_tokens) * d.time_s;
+  f["request.decode_share"] = share(decode_total, a.prefill.time_s + decode_total);
+  f["throughput.tokens_per_s"] = goal_metric(Goal::kThroughput, ps, a);
+  return f;
+}
+
+Facts training_facts(const PreparedTraining& p, const TrainingAnalysis& a) {
+  const TrainingScenario& sc = p.scenario;
+  const TrainingWorkload& w = sc.workload;
+  const TrainingMemory& m = a.memory;
+  const TrainingTime& t = a.time;
+  Facts f;
+  f["goal"] = "training";
+  hardware_facts(f, *sc.hardware);
+  model_facts(f, p.model.spec, sc.model.params, static_cast<double>(active_parameter_count(p.model.spec)));
+  f["memory.fits"] = m.fits;
+  f["memory.runs"] = m.fits;
+  f["memory.total_bytes"] = m.total_bytes;
+  f["memory.limit_bytes"] = m.capacity_bytes;
+  f["memory.use_fraction"] = share(m.total_bytes, m.capacity_bytes);
+  f["memory.headroom_bytes"] = m.capacity_bytes - m.total_bytes;
+  f["training.engine"] = sc.engine->id;
+  f["training.shardings"] = sc.engine->shardings;
+  f["training.engine_lora"] = sc.engine->lora;
+  f["training.bound"] = std::string(to_string(a.bound));
+  f["training.fits"] = m.fits;
+  f["training.precision"] = std::string(to_string(w.precision));
+  f["training.recompute"] = std::string(to_string(w.recompute));
+  f["training.sharding_stage"] = w.sharding.stage;
+  f["training.gpus"] = w.gpus;
+  f["training.data_parallel"] = w.dp;
+  f["training.tp"] = w.tp;
+  f["training.pp"] = w.pp;
+  f["training.cp"] = w.cp;
+  f["training.sequence_parallel"] = w.sequence_parallel;
+  f["training.sequence_tokens"] = w.seq;
+  f["training.micro_batch"] = w.micro_batch;
+  f["training.grad_accum"] = w.microbatches;
+  f["training.lora"] = w.lora_rank > 0;
+  f["training.qlora"] = w.lora_rank > 0 && !w.lora_base_quant.empty();
+  f["training.optimizer"] = w.optimizer;
+  f["training.step_time_s"] = t.step_time_s;
+  f["training.mfu"] = a.mfu;
+  f["training.attention_share"] = share(t.attention_s, t.step_time_s);
+  f["training.recompute_share"] = share(t.recompute_s, t.step_time_s);
+  f["training.comm_share"] = share(t.communication_s(), t.step_time_s);
+  f["training.memory_share_activations"] = share(m.activation_bytes, m.total_bytes);
+  f["training.memory_share_states"] = share(m.model_state_bytes(), m.total_bytes);
+  f["training.headroom_bytes"] = m.capacity_bytes - m.total_bytes;
+  return f;
+}
+
+std::string fill_template(const std::string& text, const Facts& facts, const std::map<std::string, double>& assumptions) {
+  std::string out;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    const std::size_t open = text.find('{', pos);
+    if (open == std::string::npos) break;
+    const std::size_t close = text.find('}', open);
+    if (close == std::string::npos) break;
+    out += text.substr(pos, open - pos);
+    const std::string inner = text.substr(open + 1, close - open - 1);
+    if (!is_placeholder(inner)) {
+      out += '{';
+      pos = open + 1;
+      continue;
+    }
+    const std::size_t colon = inner.find(':');
+    const std::string name = inner.substr(0, colon);
+    const std::string format = colon == std::string::npos ? "" : inner.substr(colon + 1);
+    if (!name.empty() && name[0] == '@') {
+      auto it = assumptions.find(name.substr(1));
+      out += it == assumptions.end() ? "?" : format_value(it->second, format);
+    } else {
+      auto it = facts.find(name);
+      out += it == facts.end() ? "?" : format_value(it->second, format);
+    }
+    pos = close + 1;
+  }
+  out += text.substr(pos);
+  return out;
+}
+
+Advice advise(const Catalog& catalog, const RuleBook& book, const AdviceRequest& request) {
+  return Advisor(catalog, book, request).run();
+}
+
+}  // namespace optadvisor

@@ -1,0 +1,623 @@
+// SPDX-License-Identifier: MIT
+// The scenario transforms rules apply. Each changes the request (what the
+// user asked plus earlier changes) and nothing else; the advisor prepares and
+// analyzes the result with the same model as the baseline.
+#include "optadvisor/advisor/transforms.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "optadvisor/readers/model_source.hpp"
+#include "base/units.hpp"
+
+namespace optadvisor {
+namespace {
+
+using Params = nlohmann::json;
+
+TransformResult not_here(std::string why) {
+  TransformResult r;
+  r.not_applicable = std::move(why);
+  return r;
+}
+
+TransformResult changed(ScenarioRequest request, std::vector<std::string> notes = {}) {
+  TransformResult r;
+  r.request = std::move(request);
+  r.notes = std::move(notes);
+  return r;
+}
+
+double number(const Params& p, const char* key, double fallback = 0) {
+  return p.contains(key) && p.at(key).is_number() ? p.at(key).get<double>() : fallback;
+}
+
+/// A per-engine choice: a plain id, or {engine id: id, "*": id}.
+std::optional<std::string> for_engine(const Params& value, const std::string& engine_id) {
+  if (value.is_string()) return value.get<std::string>();
+  if (value.is_object()) {
+    if (value.contains(engine_id)) return value.at(engine_id).get<std::string>();
+    if (value.contains("*")) return value.at("*").get<std::string>();
+  }
+  return std::nullopt;
+}
+
+bool engine_runs(const EngineProfile& engine, const QuantFormat& format) {
+  if (format.container == Container::kGguf)
+    return std::find(engine.quants.begin(), engine.quants.end(), "*gguf") != engine.quants.end();
+  return std::find(engine.quants.begin(), engine.quants.end(), format.id) != engine.quants.end();
+}
+
+/// Parameters of one decoder layer: everything but the embeddings, over the layers.
+double layer_params(const Scenario& s) {
+  const double embeddings = static_cast<double>(s.model.vocab_size * s.model.hidden_size) * (s.model.tie_word_embeddings ? 1.0 : 2.0);
+  const double layers = static_cast<double>(std::max<uint64_t>(s.model.num_hidden_layers, 1));
+  return std::max(s.weights.params - embeddings, 0.0) / layers;
+}
+
+/// Drafts are shipped in 16-bit (EAGLE heads, Medusa heads): 2 bytes per parameter.
+constexpr double kDraftBytesPerParam = 2.0;
+
+TransformResult quantize_weights(const Params& p, const TransformInput& in) {
+  const std::string engine = in.prepared.scenario.engine.engine->id;
+  const auto target = for_engine(p.at("quant"), engine);
+  if (!target) return not_here(fmt::format("no weight format is given for {}", engine));
+  const QuantFormat* format = in.catalog.quant().find(*target);
+  if (!format) return not_here(fmt::format("unknown weight format '{}'", *target));
+  if (in.prepared.quant->id == format->id) return not_here(fmt::format("the weights are already {}", format->id));
+  if (!format_runs_on(format->id, *in.prepared.scenario.hardware))
+    return not_here(fmt::format("{} has no matrix units for {}", in.prepared.scenario.hardware->name, format->id));
+  ScenarioRequest r = in.request;
+  r.quant = format->id;
+  std::string change = fmt::format("weights: {} -> {}", in.prepared.quant->id, format->id);
+  return changed(std::move(r), {std::move(change)});
+}
+
+TransformResult kv_cache_dtype(const Params& p, const TransformInput& in) {
+  const std::string engine = in.prepared.scenario.engine.engine->id;
+  const auto target = for_engine(p.at("dtype"), engine);
+  if (!target) return not_here(fmt::format("no KV-cache dtype is given for {}", engine));
+  if (in.prepared.scenario.workload.kv_dtype == *target) return not_here(fmt::format("the KV cache is already {}", *target));
+  ScenarioRequest r = in.request;
+  r.kv_dtype = *target;
+  std::string change = fmt::format("KV cache: {} -> {}", in.prepared.scenario.workload.kv_dtype, *target);
+  return changed(std::move(r), {std::move(change)});
+}
+
+/// The smallest catalog model with the target's tokenizer (same model type,
+/// vocabulary within 1%) and at most `max_fraction` of its parameters.
+const ModelSpec* draft_model_for(const Catalog& catalog, const Scenario& s, double max_fraction) {
+  const ModelSpec* best = nullptr;
+  const double target_params = static_cast<double>(parameter_count(s.model));
+  for (const auto& m : catalog.models()) {
+    if (m.model_type != s.model.model_type || m.id == s.model.id) continue;
+    const double vocab_gap = std::fabs(static_cast<double>(m.vocab_size) - static_cast<double>(s.model.vocab_size));
+    if (vocab_gap > 0.01 * static_cast<double>(s.model.vocab_size)) continue;
+    const double params = static_cast<double>(parameter_count(m));
+    if (params > max_fraction * target_params) continue;
+    if (!best || params < static_cast<double>(parameter_count(*best))) best = &m;
+  }
+  return best;
+}
+
+TransformResult speculative_decoding(const Params& p, const TransformInput& in) {
+  if (in.request.speculation.enabled())
+    return not_here(fmt::format("speculative decoding ({}) is already on", in.request.speculation.method));
+  const Scenario& s = in.prepared.scenario;
+  if (s.workload.gen_tokens == 0) return not_here("nothing is generated (--gen 0)");
+  Speculation spec;
+  spec.method = p.at("method").get<std::string>();
+  spec.accepted_tokens = number(p, "accepted_tokens", 1.0);
+  spec.draft_tokens = static_cast<uint32_t>(std::lround(number(p, "draft_tokens", 1.0)));
+  spec.draft_overhead = number(p, "draft_overhead", 0.0);
+  spec.accepted_tokens = std::min(spec.accepted_tokens, static_cast<double>(spec.draft_tokens) + 1.0);
+  const std::string drafter = p.value("drafter", "none");
+  std::vector<std::string> notes;
+  const double hidden = static_cast<double>(s.model.hidden_size);
+  if (drafter == "one-layer") {
+    spec.draft_memory_bytes = layer_params(s) * kDraftBytesPerParam;
+    notes.push_back(fmt::format("drafter: one decoder layer, {} in 16-bit", format_gb(spec.draft_memory_bytes)));
+  } else if (drafter == "heads") {
+    const double heads = number(p, "heads", 1.0);
+    spec.draft_memory_bytes = heads * (hidden * hidden + hidden * static_cast<double>(s.model.vocab_size)) * kDraftBytesPerParam;
+    notes.push_back(fmt::format("drafter: {:.0f} heads with their own output layers, {} in 16-bit", heads, format_gb(spec.draft_memory_bytes)));
+  } else if (drafter == "draft-model") {
+    const ModelSpec* draft = draft_model_for(in.catalog, s, number(p, "max_draft_fraction", 0.25));
+    if (!draft)
+      return not_here(fmt::format("no smaller model with {}'s tokenizer is in the catalog (optadvisor models)", s.model.name));
+    ScenarioRequest dr = in.request;
+    dr.model = ModelRequest{};
+    dr.model.preset = draft->id;
+    if (!in.prepared.model.gguf_quant_id.empty() && dr.quant.empty()) dr.quant = in.prepared.quant->id;
+    PreparedScenario draft_prepared;
+    try {
+      draft_prepared = prepare_scenario(in.catalog, dr);
+    } catch (const Error& e) {
+      return not_here(fmt::format("the draft model {} does not run here: {}", draft->id, e.what()));
+    }
+    const Analysis da = analyze(draft_prepared.scenario);
+    if (!(in.analysis.decode.time_s > 0)) return not_here("no decode step to compare the draft with");
+    // Drafting k tokens runs the draft model k times.
+    spec.draft_overhead = static_cast<double>(spec.draft_tokens) * da.decode.time_s / in.analysis.decode.time_s;
+    spec.draft_memory_bytes = draft_prepared.scenario.weights.total_bytes + da.memory.kv_cache_bytes * std::max(1.0, static_cast<double>(s.workload.tp * s.workload.pp));
+    notes.push_back(fmt::format("draft model: {} ({}, {}); drafting {} tokens costs {:.2f} of a target step", draft->id,
+                                draft_prepared.quant->id, format_gb(spec.draft_memory_bytes), spec.draft_tokens, spec.draft_overhead));
+  }
+  ScenarioRequest r = in.request;
+  r.speculation = spec;
+  notes.push_back(fmt::format("{} accepted tokens per step of {} drafted", format_sig3(spec.accepted_tokens), spec.draft_tokens));
+  return changed(std::move(r), std::move(notes));
+}
+
+TransformResult prefix_caching(const Params& p, const TransformInput& in) {
+  const double fraction = number(p, "shared_fraction");
+  if (in.prepared.scenario.workload.prompt_tokens < 2) return not_here("the prompt is too short to share a prefix");
+  if (in.request.prefix_cached_fraction >= fraction) return not_here("the prefix cache is already counted");
+  ScenarioRequest r = in.request;
+  r.prefix_cached_fraction = fraction;
+  std::string change = fmt::format("{:.0f}% of each prompt served from the prefix cache", fraction * 100);
+  return changed(std::move(r), {std::move(change)});
+}
+
+TransformResult flash_attention(const Params& p, const TransformInput& in) {
+  const std::string kernel = p.at("kernel").get<std::string>();
+  const double speedup = number(p, "speedup", 1.0);
+  ScenarioRequest r = in.request;
+  if (kernel == "fa2") {
+    if (in.analysis.factors.flash_attention) return not_here("flash attention is already on");
+  } else if (kernel == "fa3") {
+    if (in.request.attention_kernel == "fa3") return not_here("FlashAttention-3 is already on");
+    if (!in.analysis.factors.flash_attention) return not_here("turn flash attention on first (FlashAttention-2)");
+  } else {
+    return not_here(fmt::format("unknown attention kernel '{}'", kernel));
+  }
+  r.flash_attention = true;
+  r.attention_kernel = kernel;
+  r.attention_speedup = in.request.attention_speedup * speedup;
+  std::string change = fmt::format("attention kernels {}x faster than before", format_sig3(speedup));
+  return changed(std::move(r), {std::move(change)});
+}
+
+TransformResult cuda_graphs(const Params&, const TransformInput& in) {
+  if (in.analysis.factors.graphs) return not_here("the decode step is already a CUDA graph");
+  ScenarioRequest r = in.request;
+  r.graphs = true;
+  return changed(std::move(r), {"decode step captured as a CUDA graph"});
+}
+
+TransformResult tensor_parallel(const Params& p, const TransformInput& in) {
+  const int64_t degree = std::lround(number(p, "degree", 2));
+  if (in.request.tp >= degree) return not_here(fmt::format("tensor parallelism is already {}", in.request.tp));
+  ScenarioRequest r = in.request;
+  r.tp = degree;
+  r.gpus = degree * r.pp;
+  std::string change = fmt::format("{} GPUs, tensor parallel {}", r.gpus, degree);
+  return changed(std::move(r), {std::move(change)});
+}
+
+TransformResult set_batch(const Params& p, const TransformInput& in) {
+  ScenarioRequest r = in.request;
+  const uint64_t current = in.analysis.batch;
+  if (p.at("batch").is_string()) {
+    if (in.request.batch == "max") return not_here("the batch is already as large as fits");
+    const uint64_t fit = std::min<uint64_t>(in.analysis.memory.max_batch, in.prepared.scenario.engine.engine->max_batch);
+    if (fit <= current)
+      return not_here(fmt::format("no room for more sequences: {} of this context fit", in.analysis.memory.max_batch));
+    r.batch = "max";
+    std::string change = fmt::format("batch {} -> {} (as many as fit)", current, fit);
+    return changed(std::move(r), {std::move(change)});
+  }
+  const uint64_t want = p.at("batch").get<uint64_t>();
+  if (want <= current) return not_here(fmt::format("the batch is already {}", current));
+  r.batch = std::to_string(want);
+  std::string change = fmt::format("batch {} -> {}", current, want);
+  return changed(std::move(r), {std::move(change)});
+}
+
+TransformResult switch_engine(const Params& p, const TransformInput& in) {
+  const Scenario& s = in.prepared.scenario;
+  const std::string target = p.at("engine").get<std::string>();
+  if (s.engine.engine->id == target) return not_here(fmt::format("the engine is already {}", target));
+  const EngineProfile& engine = in.catalog.resolve_engine(target);
+  // Keep the precision: the map's format for this precision class, else the next wider one.
+  const Params& map = p.at("quants");
+  std::vector<std::string> order;
+  const std::string cls = precision_class(s.weights.bits_per_weight);
+  for (const std::string c : {"4", "8", "16"})
+    if (std::stoi(c) >= std::stoi(cls)) order.push_back(c);
+  order.push_back("*");
+  const QuantFormat* chosen = nullptr;
+  for (const auto& c : order) {
+    if (!map.contains(c)) continue;
+    const QuantFormat* f = in.catalog.quant().find(map.at(c).get<std::string>());
+    if (f && engine_runs(engine, *f) && format_runs_on(f->id, *s.hardware)) {
+      chosen = f;
+      break;
+    }
+  }
+  if (!chosen) return not_here(fmt::format("no weight format of this precision runs on {} with {}", s.hardware->name, target));
+  ScenarioRequest r = in.request;
+  r.engine = target;
+  r.quant = chosen->id;
+  if (std::find(engine.kv_dtypes.begin(), engine.kv_dtypes.end(), s.workload.kv_dtype) == engine.kv_dtypes.end()) r.kv_dtype.clear();
+  if (target == "llama.cpp" && r.tp > 1) {
+    r.pp = r.tp * r.pp;
+    r.tp = 1;
+  }
+  // Engine-specific choices do not carry over.
+  r.ubatch_tokens = 0;
+  std::string change = fmt::format("engine: {} -> {}, weights: {} -> {}", s.engine.id(), target, in.prepared.quant->id, chosen->id);
+  return changed(std::move(r), {std::move(change)});
+}
+
+TransformResult limit_context(const Params&, const TransformInput& in) {
+  const Workload& w = in.prepared.scenario.workload;
+  const uint64_t context = w.context();
+  const uint64_t fit = in.analysis.memory.max_context;
+  if (fit >= context) return not_here("the context already fits");
+  if (fit <= w.gen_tokens)
+    return not_here(fmt::format("not even {} tokens of context fit: the weights and buffers leave no room for the KV cache", w.gen_tokens + 1));
+  ScenarioRequest r = in.request;
+  r.context_tokens = static_cast<int64_t>(fit);
+  std::string note = fmt::format("context {} -> {} tokens", context, fit);
+  if (w.prompt_tokens + w.gen_tokens > fit) {
+    r.prompt_tokens = static_cast<int64_t>(fit - w.gen_tokens);
+    note += fmt::format(" (prompt {} -> {} tokens)", w.prompt_tokens, r.prompt_tokens);
+  }
+  return changed(std::move(r), {note});
+}
+
+TransformResult raise_wired_limit(const Params& p, const TransformInput& in) {
+  const HardwareProfile& hw = *in.prepared.scenario.hardware;
+  const double fraction = number(p, "fraction");
+  if (hw.app_limit_bytes) return not_here("phones have a per-app limit, not a wired-memory limit");
+  const double current = in.request.usable_memory_fraction.value_or(hw.memory_usable_fraction.value_or(1.0));
+  if (!hw.memory_usable_fraction || current >= fraction)
+    return not_here(fmt::format("the GPU may already use {:.0f}% of memory", current * 100));
+  ScenarioRequest r = in.request;
+  r.usable_memory_fraction = fraction;
+  std::string change = fmt::format("GPU memory limit {:.0f}% -> {:.0f}% of RAM", current * 100, fraction * 100);
+  return changed(std::move(r), {std::move(change)});
+}
+
+TransformResult memory_entitlement(const Params&, const TransformInput& in) {
+  const HardwareProfile& hw = *in.prepared.scenario.hardware;
+  if (!hw.app_limit_bytes || !hw.app_limit_entitled_bytes) return not_here("no entitled memory limit is known for this device");
+  if (in.request.entitled_memory_limit) return not_here("the entitlement is already counted");
+  ScenarioRequest r = in.request;
+  r.entitled_memory_limit = true;
+  std::string change = fmt::format("app memory limit {} -> {}", format_gb(*hw.app_limit_bytes), format_gb(*hw.app_limit_entitled_bytes));
+  return changed(std::move(r), {std::move(change)});
+}
+
+TransformResult mmap_weights(const Params&, const TransformInput& in) {
+  if (!in.prepared.scenario.hardware->app_limit_bytes) return not_here("no per-app footprint limit applies on this device");
+  if (in.request.weights_mmap) return not_here("the weights are already mapped");
+  ScenarioRequest r = in.request;
+  r.weights_mmap = true;
+  return changed(std::move(r), {"weights mapped read-only from the file (clean pages, outside the app footprint)"});
+}
+
+double kv_elements_per_token(const ModelSpec& m, uint64_t context) {
+  return static_cast<double>(kv_cache_elements(m, std::max<uint64_t>(context, 1), 1, KvWindowPolicy::kCapSlidingLayers)) /
+         static_cast<double>(std::max<uint64_t>(context, 1));
+}
+
+TransformResult switch_model(const Params& p, const TransformInput& in) {
+  const Scenario& s = in.prepared.scenario;
+  const std::string select = p.at("select").get<std::string>();
+  const double params = static_cast<double>(parameter_count(s.model));
+  const ModelSpec* best = nullptr;
+  std::string why;
+  if (select == "kv-efficient") {
+    const double band = number(p, "params_band", 2.0);
+    const double max_ratio = number(p, "max_kv_ratio", 0.5);
+    const uint64_t context = s.workload.context();
+    const double own = kv_elements_per_token(s.model, context);
+    double best_distance = 0;
+    for (const auto& m : in.catalog.models()) {
+      if (m.sliding_window == 0 && m.kv_lora_rank == 0) continue;
+      const double mp = static_cast<double>(parameter_count(m));
+      if (mp > params * band || mp < params / band) continue;
+      if (m.max_position_embeddings && m.max_position_embeddings < context) continue;
+      if (kv_elements_per_token(m, context) > max_ratio * own) continue;
+      const double distance = std::fabs(std::log(mp / params));
+      if (!best || distance < best_distance) best = &m, best_distance = distance;
+    }
+    if (!best) return not_here("no catalog model of a similar size caches markedly less KV at this context");
+    why = fmt::format("model: {} -> {} ({}; KV per token at {} tokens {:.2f}x)", s.model.id, best->id,
+                      best->kv_lora_rank ? "multi-head latent attention" : "sliding-window layers", context,
+                      kv_elements_per_token(*best, context) / own);
+  } else if (select == "sustained") {
+    const double sustained = s.hardware->sustained_fraction.value_or(1.0);
+    if (sustained >= 1.0) return not_here(fmt::format("{} is not known to throttle", s.hardware->name));
+    const double target = static_cast<double>(active_parameter_count(s.model)) * sustained;
+    for (int pass = 0; pass < 2 && !best; ++pass) {
+      for (const auto& m : in.catalog.models()) {
+        if (pass == 0 && m.model_type != s.model.model_type) continue;
+        const double active = static_cast<double>(active_parameter_count(m));
+        if (active > target || m.id == s.model.id) continue;
+        if (!best || active > static_cast<double>(active_parameter_count(*best))) best = &m;
+      }
+    }
+    if (!best) return not_here("no smaller model is in the catalog");
+    why = fmt::format("model: {} -> {} (at most {:.0f}% of the active parameters, the sustained share of burst speed)", s.model.id,
+                      best->id, sustained * 100);
+  } else {
+    return not_here(fmt::format("unknown model selection '{}'", select));
+  }
+  ScenarioRequest r = in.request;
+  r.model = ModelRequest{};
+  r.model.preset = best->id;
+  if (!in.prepared.model.gguf_quant_id.empty() && r.quant.empty()) r.quant = in.prepared.quant->id;
+  return changed(std::move(r), {why});
+}
+
+// --- training ---------------------------------------------------------------
+
+TransformResult training_changed(TrainingRequest request, std::vector<std::string> notes) {
+  TransformResult r;
+  r.training_request = std::move(request);
+  r.notes = std::move(notes);
+  return r;
+}
+
+int sharding_stage(const std::string& name) {
+  if (name == "zero1") return 1;
+  if (name == "zero2") return 2;
+  if (name == "zero3" || name == "fsdp") return 3;
+  return 0;
+}
+
+/// Runs a changed training request through the model (for transforms that search).
+std::optional<TrainingAnalysis> try_training(const TransformInput& in, const TrainingRequest& r) {
+  try {
+    return analyze_training(prepare_training(in.catalog, r, in.training->model).scenario);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
+TransformResult training_precision(const Params& p, const TransformInput& in) {
+  const std::string precision = p.at("precision").get<std::string>();
+  const std::string current(to_string(in.training->scenario.workload.precision));
+  if (current == precision) return not_here(fmt::format("the step already runs in {}", precision));
+  TrainingRequest r = *in.training_request;
+  r.precision = precision;
+  std::string change = fmt::format("precision: {} -> {}", current, precision);
+  return training_changed(std::move(r), {std::move(change)});
+}
+
+TransformResult recompute(const Params& p, const TransformInput& in) {
+  const std::string mode = p.at("mode").get<std::string>();
+  const Recompute current = in.training->scenario.workload.recompute;
+  auto rank = [](const std::string& m) { return m == "full" ? 2 : m == "selective" ? 1 : 0; };
+  if (rank(std::string(to_string(current))) >= rank(mode))
+    return not_here(fmt::format("activation recomputation is already {}", to_string(current)));
+  TrainingRequest r = *in.training_request;
+  r.recompute = mode;
+  std::string change = fmt::format("recompute: {} -> {}", to_string(current), mode);
+  return training_changed(std::move(r), {std::move(change)});
+}
+
+TransformResult sharding(const Params& p, const TransformInput& in) {
+  const TrainingScenario& sc = in.training->scenario;
+  const auto target = for_engine(p.at("name"), sc.engine->id);
+  if (!target) return not_here(fmt::format("no sharding mode is given for {}", sc.engine->id));
+  if (std::find(sc.engine->shardings.begin(), sc.engine->shardings.end(), *target) == sc.engine->shardings.end())
+    return not_here(fmt::format("{} has no {} sharding", sc.engine->id, *target));
+  if (sc.workload.dp < 2) return not_here("one data-parallel rank: there is nothing to shard over (add GPUs)");
+  if (sharding_stage(*target) <= sc.workload.sharding.stage)
+    return not_here(fmt::format("{} already shards as much ({})", sc.workload.sharding.name, sc.workload.sharding.stage));
+  TrainingRequest r = *in.training_request;
+  r.sharding = *target;
+  std::string change = fmt::format("sharding: {} -> {}", sc.workload.sharding.name, *target);
+  return training_changed(std::move(r), {std::move(change)});
+}
+
+TransformResult micro_batch(const Params& p, const TransformInput& in) {
+  const std::string mode = p.at("mode").get<std::string>();
+  const TrainingWorkload& w = in.training->scenario.workload;
+  const bool fits = in.training_analysis->memory.fits;
+  TrainingRequest r = *in.training_request;
+  // Keep the optimizer step's batch: what the micro-batch gives up, accumulation makes up.
+  const uint64_t global = w.global_batch;
+  r.global_batch = static_cast<int64_t>(global);
+  if (mode == "fit") {
+    if (fits) return not_here("the step fits already");
+    if (w.micro_batch <= 1) return not_here("the micro-batch is already 1");
+    for (uint64_t micro = w.micro_batch / 2; micro >= 1; micro /= 2) {
+      r.micro_batch = static_cast<int64_t>(micro);
+      auto a = try_training(in, r);
+      if (a && a->memory.fits)
+        return training_changed(r, {fmt::format("micro-batch {} -> {}, accumulating {} microbatches per step (global batch {} kept)",
+                                                w.micro_batch, micro, global / (w.dp * micro), global)});
+      if (micro == 1) break;
+    }
+    return not_here("even a micro-batch of 1 does not fit");
+  }
+  if (!fits) return not_here("the step does not fit yet");
+  uint64_t best = 0;
+  for (uint64_t micro = w.micro_batch * 2; micro <= w.micro_batch * 64; micro *= 2) {
+    TrainingRequest t = r;
+    t.micro_batch = static_cast<int64_t>(micro);
+    if (global % (w.dp * micro) != 0) t.global_batch = static_cast<int64_t>(w.dp * micro);
+    auto a = try_training(in, t);
+    if (!a || !a->memory.fits) break;
+    best = micro;
+  }
+  if (best == 0) return not_here(fmt::format("a micro-batch of {} does not fit", w.micro_batch * 2));
+  r.micro_batch = static_cast<int64_t>(best);
+  std::string note = fmt::format("micro-batch {} -> {}", w.micro_batch, best);
+  if (global % (w.dp * best) != 0) {
+    r.global_batch = static_cast<int64_t>(w.dp * best);
+    note += fmt::format("; the global batch grows {} -> {} sequences (re-tune the learning rate)", global, w.dp * best);
+  } else {
+    note += fmt::format(", {} microbatches per step (global batch {} kept)", global / (w.dp * best), global);
+  }
+  return training_changed(std::move(r), {note});
+}
+
+TransformResult context_parallel(const Params& p, const TransformInput& in) {
+  const TrainingWorkload& w = in.training->scenario.workload;
+  const uint32_t degree = static_cast<uint32_t>(std::lround(number(p, "degree", 2)));
+  const uint32_t cp = w.cp * degree;
+  if (w.gpus % (w.tp * w.pp * cp) != 0)
+    return not_here(fmt::format("{} GPUs do not split into tp {} x pp {} x cp {}", w.gpus, w.tp, w.pp, cp));
+  TrainingRequest r = *in.training_request;
+  r.cp = cp;
+  r.gpus = w.gpus;
+  const uint64_t dp = w.gpus / (w.tp * w.pp * cp);
+  // The same sequences per step: fewer data-parallel ranks accumulate more.
+  if (w.global_batch % (dp * w.micro_batch) == 0) r.global_batch = static_cast<int64_t>(w.global_batch);
+  std::string change = fmt::format("context parallel {} -> {} over the same {} GPUs (data parallel {} -> {})", w.cp, cp,
+                                                     w.gpus, w.dp, dp);
+  return training_changed(std::move(r), {std::move(change)});
+}
+
+TransformResult sequence_parallel(const Params&, const TransformInput& in) {
+  const TrainingWorkload& w = in.training->scenario.workload;
+  if (w.tp < 2) return not_here("sequence parallelism splits along tensor parallelism; tp is 1");
+  if (w.sequence_parallel) return not_here("sequence parallelism is already on");
+  TrainingRequest r = *in.training_request;
+  r.sequence_parallel = true;
+  return training_changed(std::move(r), {"sequence parallelism on"});
+}
+
+TransformResult lora(const Params& p, const TransformInput& in) {
+  const TrainingWorkload& w = in.training->scenario.workload;
+  if (w.lora_rank > 0) return not_here(fmt::format("already training LoRA adapters (rank {})", w.lora_rank));
+  TrainingRequest r = *in.training_request;
+  r.lora_rank = std::lround(number(p, "rank", 16));
+  r.quant = p.value("base", "");
+  std::string change = fmt::format("LoRA rank {} on a {} base", r.lora_rank, r.quant.empty() ? "16-bit" : r.quant);
+  return training_changed(std::move(r), {std::move(change)});
+}
+
+TransformResult optimizer(const Params& p, const TransformInput& in) {
+  const std::string id = p.at("id").get<std::string>();
+  const std::string current = in.training->scenario.workload.optimizer;
+  if (current == id) return not_here(fmt::format("the optimizer is already {}", id));
+  const auto& list = in.training->scenario.engine->optimizers;
+  if (std::find(list.begin(), list.end(), id) == list.end())
+    return not_here(fmt::format("{} has no {} optimizer", in.training->scenario.engine->id, id));
+  TrainingRequest r = *in.training_request;
+  r.optimizer = id;
+  std::string change = fmt::format("optimizer: {} -> {}", current, id);
+  return training_changed(std::move(r), {std::move(change)});
+}
+
+using TransformFn = TransformResult (*)(const Params&, const TransformInput&);
+
+struct Entry {
+  TransformInfo info;
+  TransformFn fn;
+};
+
+const std::vector<Entry>& entries() {
+  static const std::vector<Entry> list = {
+      {{"quantize_weights", "store the weights in another format (re-quantized per tensor, as the format's tool would)",
+        {{"quant", "quant", true, "format id, or {engine id: format id, \"*\": format id}"}}},
+       quantize_weights},
+      {{"kv_cache_dtype", "store the KV cache in another element type",
+        {{"dtype", "kv-dtype", true, "KV-cache dtype, or {engine id: dtype, \"*\": dtype}"}}},
+       kv_cache_dtype},
+      {{"speculative_decoding", "draft tokens cheaply and verify them in one target step",
+        {{"method", "string", true, "eagle, medusa, draft-model or ngram"},
+         {"accepted_tokens", "number", true, "mean tokens kept per target step (acceptance length)"},
+         {"draft_tokens", "number", true, "tokens drafted and verified per step"},
+         {"draft_overhead", "number", false, "drafting cost per step as a fraction of a plain decode step (computed for draft-model)"},
+         {"drafter", "string", false, "what the drafter holds in memory: one-layer, heads, draft-model or none"},
+         {"heads", "number", false, "Medusa heads (drafter heads)"},
+         {"max_draft_fraction", "number", false, "draft-model: largest draft as a fraction of the target's parameters"}}},
+       speculative_decoding},
+      {{"prefix_caching", "serve a shared prompt prefix from the KV cache instead of recomputing it",
+        {{"shared_fraction", "number", true, "share of each prompt that is a cached prefix"}}},
+       prefix_caching},
+      {{"flash_attention", "fused attention kernels",
+        {{"kernel", "string", true, "fa2 or fa3"}, {"speedup", "number", true, "attention kernel speed-up over what runs now"}}},
+       flash_attention},
+      {{"cuda_graphs", "capture the decode step as a CUDA graph", {}}, cuda_graphs},
+      {{"tensor_parallel", "split every layer across GPUs", {{"degree", "integer", true, "GPUs per model replica"}}}, tensor_parallel},
+      {{"set_batch", "serve more sequences at once", {{"batch", "batch", true, "\"max\" (as many as fit) or a number"}}}, set_batch},
+      {{"switch_engine", "serve with another engine, keeping the weights' precision",
+        {{"engine", "engine", true, "engine id"},
+         {"quants", "precision-map", true, "format per precision class: {\"4\": ..., \"8\": ..., \"16\": ..., \"*\": ...}"}}},
+       switch_engine},
+      {{"limit_context", "cap the context at what fits in memory", {}}, limit_context},
+      {{"raise_wired_limit", "raise the macOS GPU wired-memory limit", {{"fraction", "number", true, "share of RAM the GPU may wire"}}},
+       raise_wired_limit},
+      {{"memory_entitlement", "use the increased-memory-limit entitlement (iOS)", {}}, memory_entitlement},
+      {{"mmap_weights", "map the weights read-only from the file (outside the iOS footprint)", {}}, mmap_weights},
+      {{"switch_model", "pick another catalog model",
+        {{"select", "string", true, "kv-efficient (sliding-window or MLA of a similar size) or sustained (fits the throttled rate)"},
+         {"params_band", "number", false, "kv-efficient: parameter ratio allowed either way"},
+         {"max_kv_ratio", "number", false, "kv-efficient: KV per token at most this share of the current model's"}}},
+       switch_model},
+      {{"training_precision", "train in another precision (FP8 GEMMs with BF16 master weights)",
+        {{"precision", "string", true, "bf16 or fp8"}}, true},
+       training_precision},
+      {{"recompute", "recompute activations in the backward pass instead of saving them",
+        {{"mode", "string", true, "selective (attention core) or full (every layer)"}}, true},
+       recompute},
+      {{"sharding", "shard model states over the data-parallel ranks (ZeRO / FSDP)",
+        {{"name", "sharding", true, "zero1, zero2, zero3 or fsdp, or {framework id: name}"}}, true},
+       sharding},
+      {{"micro_batch", "change the micro-batch, keeping the global batch through gradient accumulation",
+        {{"mode", "string", true, "max (largest that fits) or fit (smallest change that fits)"}}, true},
+       micro_batch},
+      {{"context_parallel", "split each sequence over GPUs (ring attention) instead of replicating it",
+        {{"degree", "integer", true, "factor to multiply the context-parallel degree by"}}, true},
+       context_parallel},
+      {{"sequence_parallel", "split norms and dropout along the sequence with tensor parallelism", {}, true}, sequence_parallel},
+      {{"lora", "train low-rank adapters on a frozen base",
+        {{"rank", "integer", true, "adapter rank"}, {"base", "string", false, "frozen base format: \"\" (16-bit) or nf4 (QLoRA)"}}, true},
+       lora},
+      {{"optimizer", "use another optimizer", {{"id", "string", true, "optimizer id (adamw-8bit)"}}, true}, optimizer},
+  };
+  return list;
+}
+
+}  // namespace
+
+const std::vector<TransformInfo>& transform_catalog() {
+  static const std::vector<TransformInfo> infos = [] {
+    std::vector<TransformInfo> out;
+    for (const auto& e : entries()) out.push_back(e.info);
+    return out;
+  }();
+  return infos;
+}
+
+const TransformInfo* find_transform(std::string_view name) {
+  for (const auto& t : transform_catalog())
+    if (t.name == name) return &t;
+  return nullptr;
+}
+
+TransformResult apply_transform(const TransformStep& step, const TransformInput& in) {
+  for (const auto& e : entries()) {
+    if (e.info.name != step.name) continue;
+    if (e.info.training != (in.training != nullptr))
+      return not_here(fmt::format("'{}' transforms {} scenarios", step.name, e.info.training ? "training" : "inference"));
+    return e.fn(step.params, in);
+  }
+  throw Error(ExitCode::kRuntime, fmt::format("internal: unknown transform '{}'", step.name));
+}
+
+std::string precision_class(double bits_per_weight) {
+  if (bits_per_weight <= 7.0) return "4";
+  if (bits_per_weight <= 11.0) return "8";
+  return "16";
+}
+
+bool format_runs_on(const std::string& quant_id, const HardwareProfile& hw) {
+  if (quant_id == "fp8") return hw.capabilities.fp8;
+  if (quant_id == "nvfp4") return hw.capabilities.nvfp4;
+  if (quant_id == "mxfp4") return hw.capabilities.mxfp4;
+  return true;
+}
+
+}  // namespace optadvisor

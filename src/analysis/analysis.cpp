@@ -1,0 +1,447 @@
+// SPDX-License-Identifier: MIT
+// The inference performance and memory model. Every efficiency comes from the
+// engine profile (data/engines/), every peak from the hardware profile; this
+// file holds only the formulas.
+#include "optadvisor/analysis/analysis.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace optadvisor {
+namespace {
+
+/// Peak rate for a compute dtype: "fp16", "bf16", "fp8", "fp4", "int8",
+/// "cpu:fp32", "npu". Falls back fp16 -> bf16 -> fp32 -> CPU, and says which it used.
+double peak_compute(const HardwareProfile& hw, const std::string& dtype, std::string* used) {
+  // The first rate present wins; `used` names it.
+  auto from = [&](const std::map<std::string, double>& rates, const std::string& key, const std::string& label) {
+    auto it = rates.find(key);
+    if (it == rates.end() || !(it->second > 0)) return false;
+    *used = label;
+    return true;
+  };
+  auto rate = [&](const std::map<std::string, double>& rates, const std::string& key) { return rates.at(key); };
+  if (dtype == "npu" && hw.npu_ops_per_s) {
+    *used = "npu";
+    return *hw.npu_ops_per_s;
+  }
+  if (dtype == "fp16acc16" && from(hw.fp16_accumulate_flops_per_s, "fp16", "fp16 (FP16 accumulate)"))
+    return rate(hw.fp16_accumulate_flops_per_s, "fp16");
+  if (dtype.rfind("cpu:", 0) == 0) {
+    const std::string key = dtype.substr(4);
+    if (from(hw.cpu_flops_per_s, key, dtype)) return rate(hw.cpu_flops_per_s, key);
+    if (from(hw.cpu_flops_per_s, "fp32", "cpu:fp32")) return rate(hw.cpu_flops_per_s, "fp32");
+  }
+  for (const std::string& key : {dtype, std::string("fp16"), std::string("bf16"), std::string("fp32")})
+    if (from(hw.flops_per_s, key, key)) return rate(hw.flops_per_s, key);
+  if (from(hw.cpu_flops_per_s, "fp32", "cpu:fp32")) return rate(hw.cpu_flops_per_s, "fp32");
+  if (hw.npu_ops_per_s) {
+    *used = "npu";
+    return *hw.npu_ops_per_s;
+  }
+  *used = "none";
+  return 0;
+}
+
+/// Expected fraction of routed experts a batch of `tokens` touches in one
+/// layer when each token picks k of E uniformly: 1 - (1 - k/E)^tokens.
+double experts_touched_fraction(const ModelSpec& m, double tokens) {
+  if (m.num_experts == 0 || m.num_experts_per_tok == 0) return 1.0;
+  const double pick = static_cast<double>(m.num_experts_per_tok) / static_cast<double>(m.num_experts);
+  return 1.0 - std::pow(1.0 - pick, std::max(tokens, 1.0));
+}
+
+/// Attention score+value FLOPs for one new token attending to `context` tokens, all layers.
+double attention_flops_per_token(const ModelSpec& m, const KvShape& kv, double context) {
+  const double qk_dim = m.kv_lora_rank ? static_cast<double>(m.qk_nope_head_dim + m.qk_rope_head_dim)
+                                       : static_cast<double>(m.head_dim);
+  const double v_dim = m.kv_lora_rank ? static_cast<double>(m.v_head_dim) : static_cast<double>(m.head_dim);
+  const double heads = static_cast<double>(m.num_attention_heads);
+  const double window = kv.window_tokens ? std::min<double>(context, static_cast<double>(kv.window_tokens)) : context;
+  const double per_layer_full = 2.0 * heads * (qk_dim + v_dim) * context;
+  const double per_layer_sliding = 2.0 * heads * (qk_dim + v_dim) * window;
+  return static_cast<double>(kv.full_layers) * per_layer_full + static_cast<double>(kv.sliding_layers) * per_layer_sliding;
+}
+
+/// Causal prefill attention FLOPs for a prompt of `p` tokens: the sum of
+/// attention_flops_per_token over positions 0..p-1 (closed form per layer kind).
+double prefill_attention_flops(const ModelSpec& m, const KvShape& kv, double p) {
+  const double qk_dim = m.kv_lora_rank ? static_cast<double>(m.qk_nope_head_dim + m.qk_rope_head_dim)
+                                       : static_cast<double>(m.head_dim);
+  const double v_dim = m.kv_lora_rank ? static_cast<double>(m.v_head_dim) : static_cast<double>(m.head_dim);
+  const double c = 2.0 * static_cast<double>(m.num_attention_heads) * (qk_dim + v_dim);
+  const double full = c * p * p / 2.0;
+  double sliding = full;
+  if (kv.window_tokens && p > static_cast<double>(kv.window_tokens)) {
+    const double w = static_cast<double>(kv.window_tokens);
+    sliding = c * (w * w / 2.0 + (p - w) * w);
+  }
+  return static_cast<double>(kv.full_layers) * full + static_cast<double>(kv.sliding_layers) * sliding;
+}
+
+/// What the program may allocate: the phone's per-app limit (or the entitled
+/// one), else the driver-visible bytes times the usable fraction (the macOS
+/// wired limit, or a raised one the workload states).
+double usable_capacity(const HardwareProfile& hw, const Workload& wl) {
+  if (hw.app_limit_bytes) {
+    if (wl.entitled_memory_limit && hw.app_limit_entitled_bytes) return *hw.app_limit_entitled_bytes;
+    return *hw.app_limit_bytes;
+  }
+  if (wl.usable_memory_fraction) return hw.memory_visible_bytes.value_or(hw.memory_capacity_bytes) * *wl.usable_memory_fraction;
+  return hw.usable_memory_bytes();
+}
+
+/// Adds `k` times every summed quantity of `src` to `dst`.
+void add_scaled(PhaseEstimate& dst, const PhaseEstimate& src, double k) {
+  dst.weights_time_s += k * src.weights_time_s;
+  dst.kv_time_s += k * src.kv_time_s;
+  dst.offload_time_s += k * src.offload_time_s;
+  dst.compute_time_s += k * src.compute_time_s;
+  dst.attention_compute_time_s += k * src.attention_compute_time_s;
+  dst.overhead_time_s += k * src.overhead_time_s;
+  dst.interconnect_time_s += k * src.interconnect_time_s;
+  dst.flops += k * src.flops;
+  dst.bytes += k * src.bytes;
+}
+
+std::string percent(double part, double whole) { return fmt::format("{:.0f}%", whole > 0 ? 100.0 * part / whole : 0.0); }
+
+/// Names the binding resource of a phase and explains it with its margin.
+void classify(PhaseEstimate& p, const char* phase, Detail level) {
+  struct Part {
+    Bound bound;
+    double time;
+    const char* what;
+  };
+  const double memory = p.weights_time_s + p.kv_time_s + p.offload_time_s;
+  const Part parts[] = {{Bound::kCompute, p.compute_time_s, "matrix math"},
+                        {Bound::kMemoryBandwidth, memory, "memory reads"},
+                        {Bound::kOverhead, p.overhead_time_s, "launch and scheduling overhead"},
+                        {Bound::kInterconnect, p.interconnect_time_s, "tensor-parallel all-reduces"}};
+  const Part* top = &parts[0];
+  for (const auto& part : parts)
+    if (part.time > top->time) top = &part;
+  p.bound = top->time > 0 ? top->bound : Bound::kNone;
+  if (level == Detail::kNumbers) return;
+  if (p.bound == Bound::kNone) {
+    p.explanation = fmt::format("{}: nothing to do", phase);
+    return;
+  }
+  std::string detail;
+  if (p.bound == Bound::kMemoryBandwidth) {
+    const double biggest = std::max({p.weights_time_s, p.kv_time_s, p.offload_time_s});
+    const char* which = biggest == p.weights_time_s ? "weight reads" : biggest == p.kv_time_s ? "KV-cache reads" : "host-memory (offloaded layer) reads";
+    detail = fmt::format("{} are {} of the time", which, percent(biggest, p.time_s));
+  } else {
+    detail = fmt::format("{} is {} of the time", top->what, percent(top->time, p.time_s));
+  }
+  p.explanation = fmt::format("{}: {} bound, {}; arithmetic intensity {:.3g} FLOP/byte vs ridge {:.3g}", phase,
+                              to_string(p.bound), detail, p.arithmetic_intensity, p.ridge_point);
+}
+
+}  // namespace
+
+std::string_view to_string(Bound b) {
+  switch (b) {
+    case Bound::kCompute: return "compute";
+    case Bound::kMemoryBandwidth: return "memory-bandwidth";
+    case Bound::kMemoryCapacity: return "memory-capacity";
+    case Bound::kOverhead: return "overhead";
+    case Bound::kInterconnect: return "interconnect";
+    case Bound::kThermal: return "thermal";
+    case Bound::kNone: return "none";
+  }
+  return "none";
+}
+
+namespace {
+
+/// kv_bytes_per_sequence with the model's cache layout worked out once: the
+/// largest-context search below calls it a few dozen times per analysis.
+double kv_bytes_with(const Scenario& s, const KvShape& kv, uint64_t context) {
+  const auto policy = s.engine.engine && !s.engine.engine->cap_sliding_window ? KvWindowPolicy::kFullContext
+                                                                                : KvWindowPolicy::kCapSlidingLayers;
+  const double elements = static_cast<double>(kv_cache_elements(kv, context, 1, policy));
+  // KV heads split across tensor-parallel ranks (replicated when kv_heads < tp).
+  const double tp = static_cast<double>(std::max<uint32_t>(1, s.workload.tp));
+  const double kv_heads = static_cast<double>(std::max<uint64_t>(1, s.model.num_key_value_heads));
+  const double split = s.model.kv_lora_rank ? 1.0 : std::min(tp, kv_heads);
+  return elements * s.workload.kv_bytes_per_element / split / static_cast<double>(std::max<uint32_t>(1, s.workload.pp));
+}
+
+}  // namespace
+
+double kv_bytes_per_sequence(const Scenario& s, uint64_t context) { return kv_bytes_with(s, kv_shape(s.model), context); }
+
+Analysis analyze(const Scenario& s, Detail detail) {
+  const bool text = detail == Detail::kFull;
+  const KvShape kv = kv_shape(s.model);  // worked out once: the cache layout does not change below
+  Analysis a;
+  const HardwareProfile& hw = *s.hardware;
+  const ModelSpec& m = s.model;
+  const WeightsSummary& w = s.weights;
+  const EngineProfile& engine = *s.engine.engine;
+  const BackendProfile& backend = *s.engine.backend;
+  const Workload& wl = s.workload;
+  const double tp = std::max<uint32_t>(1, wl.tp);
+  const double pp = std::max<uint32_t>(1, wl.pp);
+  const double layers = static_cast<double>(m.num_hidden_layers);
+  const double hidden = static_cast<double>(m.hidden_size);
+
+  // --- factors -------------------------------------------------------------
+  Factors& f = a.factors;
+  const QuantEfficiency qe = engine.efficiency_for(backend, w.quant_id);
+  f.peak_bandwidth_bytes_per_s = hw.memory_bandwidth_bytes_per_s;
+  f.decode_bandwidth_efficiency = std::min(1.0, backend.decode_bandwidth_efficiency * qe.decode);
+  f.achievable_bandwidth_bytes_per_s = f.peak_bandwidth_bytes_per_s * f.decode_bandwidth_efficiency;
+  std::string dtype = w.quantized && !backend.quantized_compute_dtype.empty() ? backend.quantized_compute_dtype : backend.compute_dtype;
+  if (!w.native_compute_dtype.empty() && engine.id != "llama.cpp") {
+    const auto& c = hw.capabilities;
+    const bool native = (w.native_compute_dtype == "fp8" && c.fp8) ||
+                        (w.native_compute_dtype == "fp4" && (c.nvfp4 || c.mxfp4)) ||
+                        (w.native_compute_dtype == "int8" && hw.flops_per_s.count("int8"));
+    if (native) dtype = w.native_compute_dtype;
+  }
+  f.peak_compute_flops_per_s = peak_compute(hw, dtype, &f.compute_dtype);
+  f.prefill_compute_efficiency = std::min(1.0, backend.prefill_compute_efficiency * qe.prefill);
+  f.achievable_compute_flops_per_s = f.peak_compute_flops_per_s * f.prefill_compute_efficiency;
+  f.graphs = wl.graphs.value_or(backend.graphs);
+  f.layer_overhead_s = backend.layer_overhead_s * (f.graphs ? engine.graph_overhead_factor : 1.0);
+  f.step_overhead_s = backend.step_overhead_s;
+  f.flash_attention = wl.flash_attention.value_or(engine.memory.flash_attention_default) &&
+                      (hw.capabilities.flash_attention_2 || engine.id == "llama.cpp" || engine.id == "mlx");
+  const Link* link = nullptr;
+  if (tp > 1) {
+    if (hw.capabilities.multi_gpu_link && hw.scale_up) link = &*hw.scale_up;
+    else if (hw.pcie) link = &*hw.pcie;
+    f.link_bandwidth_bytes_per_s = link ? link->per_direction_bytes_per_s() : 0;
+  }
+  const double bw = std::max(f.achievable_bandwidth_bytes_per_s, 1.0);
+  const double compute = std::max(f.achievable_compute_flops_per_s, 1.0);
+  const double ridge = compute / bw;
+
+  // --- memory --------------------------------------------------------------
+  MemoryBreakdown& mem = a.memory;
+  const uint64_t context = wl.context();
+  mem.total_layers = m.num_hidden_layers;
+  mem.capacity_bytes = usable_capacity(hw, wl);
+  mem.weights_bytes = (w.total_bytes + wl.speculation.draft_memory_bytes) / tp / pp;
+  mem.kv_bytes_per_token = context ? kv_bytes_with(s, kv, context) / static_cast<double>(context) : 0;
+  mem.overhead_bytes = engine.memory.runtime_overhead_bytes;
+  const double kv_per_seq = kv_bytes_with(s, kv, context);
+  // Activation / compute buffers.
+  if (engine.id == "llama.cpp") {
+    // ggml's compute buffer: per-token activations for one ubatch, plus the f32
+    // KQ score matrix (context x ubatch x heads) unless flash attention fuses it.
+    const double ubatch = static_cast<double>(
+        std::min<uint64_t>(wl.ubatch_tokens ? wl.ubatch_tokens : engine.memory.ubatch_tokens, std::max<uint64_t>(wl.prompt_tokens, 1)));
+    mem.activation_bytes = ubatch * hidden * engine.memory.activation_bytes_per_token +
+                           static_cast<double>(m.vocab_size) * 4.0;
+    if (!f.flash_attention)
+      mem.activation_bytes += static_cast<double>(context) * ubatch * static_cast<double>(m.num_attention_heads) * 4.0 / tp;
+  } else {
+    // The profiling forward pass runs max_batched_tokens at once (chunked prefill).
+    const double tokens = static_cast<double>(wl.ubatch_tokens ? wl.ubatch_tokens : engine.memory.max_batched_tokens);
+    mem.activation_bytes = tokens * hidden * engine.memory.activation_bytes_per_token / tp;
+  }
+  const double fixed = mem.weights_bytes + mem.activation_bytes + mem.overhead_bytes;
+  // Phones: weights mapped read-only from the file are clean pages, outside
+  // the per-app footprint limit, but they still need physical memory (at
+  // most the device's usable share of it).
+  double room = mem.capacity_bytes;
+  if (wl.weights_mmap && hw.app_limit_bytes) {
+    const double ceiling = hw.memory_capacity_bytes * hw.memory_usable_fraction.value_or(1.0);
+    room += std::clamp(ceiling - mem.capacity_bytes, 0.0, mem.weights_bytes);
+  }
+  // What the KV cache may use: vLLM-style engines claim a fraction of all
+  // memory up front; TensorRT-LLM gives a fraction of what is free after load.
+  double kv_budget = room - fixed;
+  if (engine.memory.reserve_fraction) kv_budget = room * *engine.memory.reserve_fraction - fixed;
+  else if (engine.memory.free_fraction_for_kv) kv_budget = (room - fixed) * *engine.memory.free_fraction_for_kv;
+  kv_budget = std::max(kv_budget, 0.0);
+  // A prefix cache holds a prompt prefix the sequences share once (paged
+  // engines share its blocks across sequences).
+  const uint64_t cached_prefix = static_cast<uint64_t>(std::floor(wl.prefix_cached_fraction * static_cast<double>(wl.prompt_tokens)));
+  const double shared_kv = cached_prefix > 0 && engine.memory.kv_block_tokens > 0 ? kv_bytes_with(s, kv, cached_prefix) : 0.0;
+  if (kv_per_seq <= 0) mem.max_batch = 0;
+  else if (shared_kv > 0)
+    mem.max_batch = kv_budget < kv_per_seq ? 0 : 1 + static_cast<uint64_t>(std::floor((kv_budget - kv_per_seq) / (kv_per_seq - shared_kv)));
+  else mem.max_batch = static_cast<uint64_t>(std::floor(kv_budget / kv_per_seq));
+  mem.max_batch = std::min<uint64_t>(mem.max_batch, 1u << 20);
+  uint64_t batch = wl.batch_max ? std::min<uint64_t>(std::max<uint64_t>(mem.max_batch, 1), engine.max_batch) : std::max<uint64_t>(wl.batch, 1);
+  a.batch = batch;
+  mem.kv_cache_bytes = kv_per_seq * static_cast<double>(batch) - shared_kv * static_cast<double>(batch - 1);
+  mem.total_bytes = fixed + mem.kv_cache_bytes;
+  mem.reserved_bytes = engine.memory.reserve_fraction ? std::max(mem.total_bytes, room * *engine.memory.reserve_fraction)
+                                                      : mem.total_bytes;
+  mem.limit_bytes = engine.memory.reserve_fraction ? room * *engine.memory.reserve_fraction : room;
+  mem.fits = mem.total_bytes <= mem.limit_bytes;
+  // Largest context for this batch: binary search on the (monotonic) KV size.
+  {
+    const double per_seq_budget = (kv_budget + shared_kv * static_cast<double>(batch - 1)) / static_cast<double>(batch);
+    uint64_t lo = 0, hi = m.max_position_embeddings ? m.max_position_embeddings : (1u << 20);
+    if (kv_bytes_with(s, kv, hi) <= per_seq_budget) lo = hi;
+    else {
+      while (hi - lo > 1) {
+        const uint64_t mid = lo + (hi - lo) / 2;
+        (kv_bytes_with(s, kv, mid) <= per_seq_budget ? lo : hi) = mid;
+      }
+    }
+    mem.max_context = lo;
+  }
+  // llama.cpp keeps layers that do not fit in host memory (partial offload).
+  double offloaded_bytes = 0;
+  if (!mem.fits && engine.id == "llama.cpp" && !hw.unified_memory && layers > 0) {
+    const double per_layer = w.total_bytes / layers / tp / pp;
+    const double over = mem.total_bytes - mem.limit_bytes;
+    mem.offloaded_layers = std::min<uint64_t>(m.num_hidden_layers, static_cast<uint64_t>(std::ceil(over / per_layer)));
+    offloaded_bytes = static_cast<double>(mem.offloaded_layers) * per_layer;
+    mem.offloaded_bytes = offloaded_bytes;
+    if (text) a.warnings.push_back(fmt::format(
+        "weights do not fit: llama.cpp would keep {} of {} layers in host memory (-ngl {}); those run at host-memory bandwidth",
+        mem.offloaded_layers, m.num_hidden_layers, m.num_hidden_layers - mem.offloaded_layers));
+  }
+  const double host_bw = wl.host_bandwidth_bytes_per_s.value_or(0);
+
+  // --- one step of the model over `tokens` new tokens per sequence ---------
+  const double b = static_cast<double>(batch);
+  const double embedding_skipped = w.tied_embeddings ? 0.0 : w.token_embedding_bytes;
+  const double resident_fraction = 1.0 - offloaded_bytes / std::max(w.total_bytes / tp / pp, 1.0);
+  // Pipeline stages (llama.cpp layer split) run one after another for a
+  // token, so a step reads every stage's share in turn: the per-device bytes
+  // times pp, at one device's bandwidth.
+  // `past`: prompt tokens already in the KV cache (a cached prefix), attended to but not recomputed.
+  auto pass = [&](double ctx, double tokens_per_seq, PhaseEstimate& p, bool prefill, double past = 0) {
+    const double tokens = tokens_per_seq * b;
+    const double experts_untouched = w.routed_expert_bytes * (1.0 - experts_touched_fraction(m, tokens));
+    const double weight_bytes = (w.total_bytes - embedding_skipped - experts_untouched) / tp;
+    double kv_bytes = 0, attention = 0;
+    if (prefill) {
+      attention = (prefill_attention_flops(m, kv, past + tokens_per_seq) - prefill_attention_flops(m, kv, past)) * b;
+      kv_bytes = kv_bytes_with(s, kv, static_cast<uint64_t>(past + tokens_per_seq)) * pp * b;  // written once (prefix read once)
+    } else {
+      // Every new token of a step (several when a speculative draft is verified) attends to the context.
+      attention = attention_flops_per_token(m, kv, ctx) * b * tokens_per_seq;
+      kv_bytes = kv_bytes_with(s, kv, static_cast<uint64_t>(ctx)) * pp * b;
+    }
+    const double chunk = static_cast<double>(wl.ubatch_tokens ? wl.ubatch_tokens
+                                             : engine.id == "llama.cpp" ? engine.memory.ubatch_tokens
+                                                                        : engine.memory.max_batched_tokens);
+    const double passes = prefill ? std::max(1.0, std::ceil(tokens / std::max(chunk, 1.0))) : 1.0;
+    // Kernels run one after another, so each operator is its own roofline:
+    // the weight GEMMs (bound by weight reads or matrix math) and attention
+    // (bound by KV reads or its own math), summed.
+    const double linear_flops = 2.0 * w.active_params * tokens / tp;
+    const double attention_flops = attention / tp;
+    const double flops = linear_flops + attention_flops;
+    const double weights_t = passes * weight_bytes * resident_fraction / bw;
+    const double offload_t = offloaded_bytes > 0 ? passes * offloaded_bytes / std::max(host_bw, 1.0) : 0.0;
+    const double kv_t = kv_bytes / bw;
+    const double linear_compute_t = linear_flops / compute;
+    const double attention_compute_t = attention_flops / (compute * wl.attention_speedup);
+    const double compute_t = linear_compute_t + attention_compute_t;
+    const double overhead_t = passes * layers * (prefill ? backend.layer_overhead_s : f.layer_overhead_s) + f.step_overhead_s;
+    double comm_t = 0;
+    if (tp > 1) {
+      // Two all-reduces per layer of tokens x hidden bf16 activations; a ring
+      // moves 2(tp-1)/tp of the message over each link, plus a fixed latency.
+      const double message = tokens * hidden * 2.0;
+      comm_t = 2.0 * layers *
+               (2.0 * (tp - 1) / tp * message / std::max(f.link_bandwidth_bytes_per_s, 1.0) + engine.allreduce_latency_s);
+    }
+    p.weights_time_s += weights_t;
+    p.offload_time_s += offload_t;
+    p.kv_time_s += kv_t;
+    p.compute_time_s += compute_t;
+    p.attention_compute_time_s += attention_compute_t;
+    p.overhead_time_s += overhead_t;
+    p.interconnect_time_s += comm_t;
+    p.flops += flops;
+    p.bytes += passes * weight_bytes + kv_bytes;
+    // Pipeline stages run in turn for one sequence. (llama.cpp can overlap
+    // micro-batches across stages, but published runs show little of it:
+    // 70B Q4_K_M pp4096 is 846 tok/s on 2 and 840 on 4 RTX 4090s.)
+    return std::max(weights_t + offload_t, linear_compute_t) + std::max(kv_t, attention_compute_t) + overhead_t + comm_t;
+  };
+  auto finish = [&](PhaseEstimate& p, double tokens, const char* name) {
+    p.tokens_per_s = p.time_s > 0 ? tokens / p.time_s : 0;
+    p.tokens_per_s_per_sequence = p.tokens_per_s / b;
+    p.arithmetic_intensity = p.bytes > 0 ? p.flops / p.bytes : 0;
+    p.ridge_point = ridge;
+    classify(p, name, detail);
+  };
+
+  // --- prefill: the whole prompt of every sequence -------------------------
+  if (wl.prompt_tokens > 0) {
+    const double prompt = static_cast<double>(wl.prompt_tokens);
+    const double past = std::min(static_cast<double>(cached_prefix), prompt - 1);
+    a.prefill.time_s = pass(0, prompt - past, a.prefill, true, past);
+    finish(a.prefill, prompt * b, "prefill");
+  }
+
+  // --- decode: averaged over the generated tokens as the context grows ----
+  if (wl.gen_tokens > 0) {
+    const double g = static_cast<double>(wl.gen_tokens);
+    const int samples = static_cast<int>(std::min<uint64_t>(wl.gen_tokens, 16));
+    PhaseEstimate sum;
+    double total_time = 0;
+    const Speculation& spec = wl.speculation;
+    for (int i = 0; i < samples; ++i) {
+      const double ctx = static_cast<double>(wl.prompt_tokens) + (i + 0.5) * g / samples;
+      if (!spec.enabled()) {
+        total_time += pass(ctx, 1.0, sum, false);
+        continue;
+      }
+      // Speculative step: the target verifies the draft tokens plus its own in
+      // one pass; drafting costs a stated fraction of a plain step; the step
+      // yields accepted_tokens tokens on average.
+      PhaseEstimate verify, plain;
+      total_time += pass(ctx, static_cast<double>(spec.draft_tokens) + 1.0, verify, false);
+      total_time += spec.draft_overhead * pass(ctx, 1.0, plain, false);
+      add_scaled(sum, verify, 1.0);
+      add_scaled(sum, plain, spec.draft_overhead);
+    }
+    PhaseEstimate& d = a.decode;
+    const double k = spec.enabled() ? 1.0 / samples / spec.accepted_tokens : 1.0 / samples;
+    d.weights_time_s = sum.weights_time_s * k;
+    d.kv_time_s = sum.kv_time_s * k;
+    d.offload_time_s = sum.offload_time_s * k;
+    d.compute_time_s = sum.compute_time_s * k;
+    d.attention_compute_time_s = sum.attention_compute_time_s * k;
+    d.overhead_time_s = sum.overhead_time_s * k;
+    d.interconnect_time_s = sum.interconnect_time_s * k;
+    d.flops = sum.flops * k;
+    d.bytes = sum.bytes * k;
+    d.time_s = total_time * k;
+    finish(d, b, "decode");
+  }
+
+  // --- serving throughput --------------------------------------------------
+  if ((wl.batch_max || batch > 1) && wl.gen_tokens > 0) {
+    a.has_throughput = true;
+    a.throughput_batch = batch;
+    const double total = a.prefill.time_s + a.decode.time_s * static_cast<double>(wl.gen_tokens);
+    a.output_tokens_per_s = total > 0 ? b * static_cast<double>(wl.gen_tokens) / total : 0;
+  }
+
+  // --- capacity and thermal ------------------------------------------------
+  if (!mem.fits && mem.offloaded_layers == 0) {
+    a.prefill.bound = a.decode.bound = Bound::kMemoryCapacity;
+    if (text) a.warnings.push_back(fmt::format("does not fit: needs {:.2f} GB per device, {} may use {:.2f} GB", mem.total_bytes / 1e9,
+                                     engine.id, mem.limit_bytes / 1e9));
+  }
+  if (hw.sustained_fraction) {
+    a.sustained_factor = *hw.sustained_fraction;
+    if (text) a.assumptions.push_back(fmt::format("sustained (thermally throttled) throughput is {:.0f}% of the burst figures shown",
+                                        a.sustained_factor * 100));
+  }
+  if (text && m.max_position_embeddings && context > m.max_position_embeddings)
+    a.warnings.push_back(fmt::format("context {} exceeds the model's maximum of {} tokens", context, m.max_position_embeddings));
+  if (text && offloaded_bytes > 0 && host_bw <= 0)
+    a.warnings.push_back("no host-memory bandwidth known; pass --host-bandwidth for offloaded layers");
+  return a;
+}
+
+}  // namespace optadvisor

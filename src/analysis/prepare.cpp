@@ -1,0 +1,273 @@
+// SPDX-License-Identifier: MIT
+#include "optadvisor/analysis/prepare.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace optadvisor {
+namespace {
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& i : items) out += (out.empty() ? "" : ", ") + i;
+  return out;
+}
+
+bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
+
+/// Inference engines the device lists, as "engine" or "engine:backend".
+std::vector<std::string> inference_engines_on(const Catalog& catalog, const HardwareProfile& hw) {
+  std::vector<std::string> out;
+  for (const auto& e : hw.engines) {
+    const std::string base = e.substr(0, e.find(':'));
+    for (const auto& profile : catalog.engines())
+      if (profile.id == base && profile.kind == "inference") out.push_back(e);
+  }
+  return out;
+}
+
+int64_t positive(int64_t value, const char* option, int64_t min = 1) {
+  if (value < min) {
+    throw bad_input(fmt::format("{} must be {} (got {})", option, min == 0 ? "zero or more" : "at least " + std::to_string(min),
+                                value));
+  }
+  return value;
+}
+
+}  // namespace
+
+EngineChoice choose_engine(const Catalog& catalog, const HardwareProfile& hw, const std::string& requested) {
+  const auto available = inference_engines_on(catalog, hw);
+  EngineChoice choice;
+  std::string wanted = requested;
+  if (wanted.empty()) {
+    for (const auto& e : catalog.engines()) {
+      if (std::find(e.default_for_classes.begin(), e.default_for_classes.end(), std::string(to_string(hw.device_class))) ==
+          e.default_for_classes.end())
+        continue;
+      for (const auto& a : available)
+        if (a == e.id || starts_with(a, e.id + ":")) wanted = e.id;
+      if (!wanted.empty()) break;
+    }
+    if (wanted.empty() && !available.empty()) wanted = available.front();
+    if (wanted.empty()) throw bad_input(fmt::format("no inference engine is known to run on {}", hw.id));
+    choice.defaulted = true;
+  }
+  const EngineProfile& engine = catalog.resolve_engine(wanted);
+  if (engine.kind != "inference")
+    throw bad_input(fmt::format("engine '{}' is a training framework", wanted), "inference engines on " + hw.id + ": " + join(available));
+  choice.engine = &engine;
+  const auto colon = wanted.find(':');
+  std::string backend = colon == std::string::npos ? std::string{} : wanted.substr(colon + 1);
+  // The device's own list says which backends run there.
+  std::vector<std::string> device_backends;
+  bool runs = false;
+  for (const auto& a : available) {
+    if (a == engine.id) runs = true;
+    if (starts_with(a, engine.id + ":")) {
+      runs = true;
+      device_backends.push_back(a.substr(engine.id.size() + 1));
+    }
+  }
+  if (!runs)
+    throw bad_input(fmt::format("engine '{}' does not run on {}", wanted, hw.id), "engines that do: " + join(available));
+  if (backend.empty()) {
+    if (!device_backends.empty()) backend = device_backends.front();
+  } else if (std::find(device_backends.begin(), device_backends.end(), backend) == device_backends.end()) {
+    throw bad_input(fmt::format("engine '{}' does not run on {}", wanted, hw.id), "engines that do: " + join(available));
+  }
+  auto it = backend.empty() ? engine.backends.end() : engine.backends.find(backend);
+  if (it == engine.backends.end()) {
+    // Engines with one backend name it after the platform ("metal", "npu"); take it.
+    it = engine.backends.find("default");
+    if (it == engine.backends.end()) it = engine.backends.begin();
+  }
+  choice.backend = &it->second;
+  return choice;
+}
+
+WeightsBreakdown model_weights(const Catalog& catalog, const ResolvedModel& model, const QuantFormat& format) {
+  if (model.gguf_weights && (format.id == model.gguf_quant_id || model.gguf_quant_id.empty()))
+    return *model.gguf_weights;
+  return quantize(model_tensors(model.spec), quant_facts(model.spec), format, catalog.quant());
+}
+
+WeightsSummary summarize_weights(const ModelSpec& spec, const WeightsBreakdown& weights) {
+  WeightsSummary s;
+  s.quant_id = weights.format_id;
+  s.total_bytes = static_cast<double>(weights.weights_bytes);
+  s.params = static_cast<double>(weights.params);
+  s.bits_per_weight = weights.bits_per_weight;
+  s.tied_embeddings = spec.tie_word_embeddings;
+  double unquantized_bytes = 0;
+  for (const auto& t : weights.tensors) {
+    std::string storage = t.storage;
+    for (auto& ch : storage) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    if (storage == "f16" || storage == "bf16" || storage == "f32") unquantized_bytes += static_cast<double>(t.bytes);
+    if (t.kind == "token_embd") s.token_embedding_bytes += static_cast<double>(t.bytes);
+    if (t.kind.size() > 5 && t.kind.compare(t.kind.size() - 5, 5, "_exps") == 0) s.routed_expert_bytes += static_cast<double>(t.bytes);
+  }
+  s.quantized = unquantized_bytes < 0.5 * s.total_bytes;
+  // Active parameters scale with the tensors actually stored (a GGUF may differ from the preset).
+  const double preset_total = static_cast<double>(parameter_count(spec));
+  const double preset_active = static_cast<double>(active_parameter_count(spec));
+  s.active_params = preset_total > 0 ? s.params * preset_active / preset_total : s.params;
+  s.per_layer_bytes = spec.num_hidden_layers ? s.total_bytes / static_cast<double>(spec.num_hidden_layers) : s.total_bytes;
+  if (weights.format_id == "fp8") s.native_compute_dtype = "fp8";
+  else if (weights.format_id == "nvfp4" || weights.format_id == "mxfp4") s.native_compute_dtype = "fp4";
+  return s;
+}
+
+PreparedScenario prepare_scenario(const Catalog& catalog, const ScenarioRequest& r) {
+  if (r.hardware.empty()) throw bad_input("no hardware given", "pass --hw NAME (optadvisor hw list)");
+  catalog.resolve_hardware(r.hardware);  // an unknown device is reported before the model is read
+  return prepare_scenario(catalog, r, resolve_model(catalog, r.model));
+}
+
+PreparedScenario prepare_scenario(const Catalog& catalog, const ScenarioRequest& r, const ResolvedModel& model) {
+  PreparedScenario out;
+  Scenario& s = out.scenario;
+  if (r.hardware.empty()) throw bad_input("no hardware given", "pass --hw NAME (optadvisor hw list)");
+  s.hardware = &catalog.resolve_hardware(r.hardware, &out.hardware_how);
+  if (out.hardware_how.query == "auto") out.notes.push_back("hardware: " + out.hardware_how.via);
+  const HardwareProfile& hw = *s.hardware;
+  out.model = model;
+  s.model = out.model.spec;
+
+  // Workload numbers first: they are the cheapest to get wrong.
+  Workload& w = s.workload;
+  if (r.batch == "max") {
+    w.batch_max = true;
+  } else {
+    std::size_t used = 0;
+    long long value = 0;
+    try {
+      value = std::stoll(r.batch, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != r.batch.size()) throw bad_input(fmt::format("--batch '{}' is not a number or 'max'", r.batch));
+    w.batch = static_cast<uint64_t>(positive(value, "--batch"));
+    if (w.batch > (1u << 20)) throw bad_input(fmt::format("--batch {} is beyond any device (at most 1048576)", w.batch));
+  }
+  constexpr int64_t kMaxTokens = int64_t{1} << 24;  // 16M tokens: beyond every model's context
+  w.prompt_tokens = static_cast<uint64_t>(positive(r.prompt_tokens, "--prompt", 0));
+  w.gen_tokens = static_cast<uint64_t>(positive(r.gen_tokens, "--gen", 0));
+  for (const auto& [value, name] : {std::pair{r.prompt_tokens, "--prompt"}, {r.gen_tokens, "--gen"}, {r.context_tokens, "--context"}})
+    if (value > kMaxTokens) throw bad_input(fmt::format("{} {} is above 16,777,216 tokens, beyond any model's context", name, value));
+  if (w.prompt_tokens + w.gen_tokens == 0) throw bad_input("--prompt and --gen are both 0: nothing to estimate");
+  w.context_tokens = static_cast<uint64_t>(positive(r.context_tokens, "--context", 0));
+  if (w.context_tokens && w.context_tokens < w.prompt_tokens + w.gen_tokens)
+    throw bad_input(fmt::format("--context {} is shorter than --prompt + --gen ({})", w.context_tokens,
+                                w.prompt_tokens + w.gen_tokens));
+  const uint64_t max_context = s.model.max_position_embeddings;
+  if (max_context > 0 && w.context() > max_context)
+    throw bad_input(fmt::format("{} {} is beyond {}'s maximum context of {} tokens",
+                                w.context_tokens ? "--context" : "--prompt + --gen", w.context(), s.model.name, max_context),
+                    "shorten the context, or use a config.json whose max_position_embeddings allows it");
+  w.tp = static_cast<uint32_t>(positive(r.tp, "--tp"));
+  w.pp = static_cast<uint32_t>(positive(r.pp, "--pp"));
+  w.gpus = static_cast<uint32_t>(r.gpus == 0 ? r.tp * r.pp : positive(r.gpus, "--gpus"));
+  if (r.tp > 1024 || r.pp > 1024 || r.gpus > 1024) throw bad_input("at most 1024 GPUs are modelled");
+  if (static_cast<int64_t>(w.tp) * w.pp != w.gpus)
+    throw bad_input(fmt::format("--tp {} x --pp {} = {} does not match --gpus {}", w.tp, w.pp, w.tp * w.pp, w.gpus),
+                    "every GPU holds one tensor-parallel shard of one pipeline stage");
+  if (s.model.num_attention_heads % w.tp != 0)
+    throw bad_input(fmt::format("--tp {} does not divide the model's {} attention heads", w.tp, s.model.num_attention_heads),
+                    "use a tensor-parallel degree that divides the head count");
+  // Engines split KV heads over tp ranks, or replicate them when tp is a multiple of their count.
+  const uint64_t kv_heads = s.model.num_key_value_heads;
+  if (s.model.kv_lora_rank == 0 && kv_heads > 0 && kv_heads % w.tp != 0 && w.tp % kv_heads != 0)
+    throw bad_input(fmt::format("--tp {} neither divides the model's {} key-value heads nor is a multiple of them", w.tp, kv_heads),
+                    "engines shard KV heads over tensor-parallel ranks (or replicate them); pick a tp that divides the count");
+  if (w.pp > s.model.num_hidden_layers)
+    throw bad_input(fmt::format("--pp {} exceeds the model's {} layers", w.pp, s.model.num_hidden_layers));
+  if (w.gpus > 1 && hw.unified_memory && hw.device_class != DeviceClass::kWorkstationGpu)
+    throw bad_input(fmt::format("{} is a single-chip device; multi-GPU options do not apply", hw.id));
+  if (r.host_bandwidth_bytes_per_s && !(*r.host_bandwidth_bytes_per_s > 0))
+    throw bad_input("--host-bandwidth must be a positive number of bytes/s");
+  w.ubatch_tokens = static_cast<uint64_t>(positive(r.ubatch_tokens, "--ubatch", 0));
+  if (r.ubatch_tokens > kMaxTokens) throw bad_input("--ubatch above 16,777,216 tokens is beyond any engine");
+  w.flash_attention = r.flash_attention;
+  w.graphs = r.graphs;
+  const Speculation& spec = r.speculation;
+  if (spec.draft_tokens > 0) {
+    if (!(spec.accepted_tokens >= 1.0) || spec.accepted_tokens > static_cast<double>(spec.draft_tokens) + 1.0)
+      throw bad_input(fmt::format("speculative decoding accepts between 1 and draft tokens + 1 = {} tokens per step (got {})",
+                                  spec.draft_tokens + 1, spec.accepted_tokens));
+    if (!(spec.draft_overhead >= 0) || !(spec.draft_memory_bytes >= 0))
+      throw bad_input("speculative decoding: the draft overhead and draft weights must be zero or more");
+  }
+  w.speculation = spec;
+  if (!(r.prefix_cached_fraction >= 0 && r.prefix_cached_fraction < 1))
+    throw bad_input(fmt::format("the cached prefix fraction must be in [0, 1) (got {})", r.prefix_cached_fraction));
+  w.prefix_cached_fraction = r.prefix_cached_fraction;
+  if (!(r.attention_speedup > 0)) throw bad_input("the attention speed-up must be positive");
+  w.attention_kernel = r.attention_kernel;
+  w.attention_speedup = r.attention_speedup;
+  if (r.usable_memory_fraction && !(*r.usable_memory_fraction > 0 && *r.usable_memory_fraction <= 1))
+    throw bad_input(fmt::format("the usable memory fraction must be in (0, 1] (got {})", *r.usable_memory_fraction));
+  w.usable_memory_fraction = r.usable_memory_fraction;
+  w.entitled_memory_limit = r.entitled_memory_limit;
+  w.weights_mmap = r.weights_mmap;
+
+  // Engine, then the weight format it runs.
+  s.engine = choose_engine(catalog, hw, r.engine);
+  const EngineProfile& engine = *s.engine.engine;
+  if (s.engine.defaulted)
+    out.notes.push_back(fmt::format("engine: {} (the default for {}; pick another with --engine)", s.engine.id(),
+                                    to_string(hw.device_class)));
+  // The user's own measurements of this engine backend on this device replace its efficiency factors.
+  if (const Calibration* cal = catalog.find_calibration(hw.id, engine.id, s.engine.backend->name)) {
+    s.engine.backend = &cal->backend_profile;
+    out.calibration = cal;
+    out.notes.push_back(fmt::format("calibrated from your measurements: {}, {} runs, {}", cal->source_file, cal->rows, cal->date));
+  }
+  if (w.gpus > 1 && (engine.id == "mlx" || engine.id == "executorch" || engine.id == "qnn"))
+    throw bad_input(fmt::format("engine '{}' runs on one device; multi-GPU options do not apply", engine.id));
+  if (w.tp > 1 && engine.id == "llama.cpp")
+    throw bad_input("llama.cpp splits layers across GPUs; use --pp N (its default -sm layer) instead of --tp",
+                    "or pick an engine with tensor parallelism: --engine vllm");
+
+  std::string quant_id = r.quant;
+  if (quant_id.empty()) {
+    quant_id = out.model.gguf_quant_id.empty() ? engine.default_quant : out.model.gguf_quant_id;
+    out.notes.push_back(fmt::format("weights: {} ({}; pick another with --quant)", quant_id,
+                                    out.model.gguf_quant_id.empty() ? "the engine's default" : "the GGUF file's type"));
+  }
+  const QuantFormat* format = &catalog.quant().resolve(quant_id);
+  const bool takes_gguf = std::find(engine.quants.begin(), engine.quants.end(), "*gguf") != engine.quants.end();
+  auto supported = [&](const QuantFormat& f) {
+    if (f.container == Container::kGguf) return takes_gguf;
+    return std::find(engine.quants.begin(), engine.quants.end(), f.id) != engine.quants.end();
+  };
+  if (!supported(*format)) {
+    // "bf16" means the checkpoint, not a GGUF, for engines that load checkpoints.
+    if (const QuantFormat* hf = catalog.quant().find("hf-" + format->id); hf && supported(*hf)) format = hf;
+  }
+  if (!supported(*format)) {
+    std::vector<std::string> ok;
+    for (const auto& f : catalog.quant().formats())
+      if (supported(f)) ok.push_back(f.id);
+    if (ok.size() > 12) ok.resize(12), ok.push_back("...");
+    throw bad_input(fmt::format("engine '{}' does not run {} weights", engine.id, format->id), "it runs: " + join(ok));
+  }
+  out.quant = format;
+  out.weights = model_weights(catalog, out.model, *format);
+  s.weights = summarize_weights(s.model, out.weights);
+
+  w.kv_dtype = r.kv_dtype.empty() ? (engine.kv_dtypes.empty() ? std::string("f16") : engine.kv_dtypes.front()) : r.kv_dtype;
+  w.kv_bytes_per_element = catalog.quant().kv_bytes_per_element(w.kv_dtype);
+  if (std::find(engine.kv_dtypes.begin(), engine.kv_dtypes.end(), w.kv_dtype) == engine.kv_dtypes.end())
+    throw bad_input(fmt::format("engine '{}' has no {} KV cache", engine.id, w.kv_dtype), "it supports: " + join(engine.kv_dtypes));
+  if (w.kv_dtype == "fp8" && !hw.capabilities.fp8 && engine.id != "llama.cpp")
+    out.notes.push_back("fp8 KV cache without native FP8: the engine stores fp8 and converts on read");
+  if (engine.id == "llama.cpp" && !hw.unified_memory && !r.host_bandwidth_bytes_per_s)
+    w.host_bandwidth_bytes_per_s = engine.host_bandwidth_bytes_per_s;
+  else
+    w.host_bandwidth_bytes_per_s = r.host_bandwidth_bytes_per_s;
+  return out;
+}
+
+}  // namespace optadvisor

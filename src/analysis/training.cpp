@@ -1,0 +1,522 @@
+// SPDX-License-Identifier: MIT
+// The training model: memory per GPU and time per step. Every efficiency
+// comes from the engine profile or the system document (data/training/),
+// every peak from the hardware profile; this file holds the formulas.
+// Notation: t = tensor-parallel, p = pipeline, c = context-parallel,
+// d = data-parallel degree; M microbatches per replica per step.
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "optadvisor/analysis/training.hpp"
+
+namespace optadvisor {
+namespace {
+
+bool contains(const std::vector<std::string>& v, const std::string& s) { return std::find(v.begin(), v.end(), s) != v.end(); }
+
+double ring_factor(double n) { return n > 1 ? (n - 1) / n : 0.0; }
+
+/// Peak dense rate for training in `dtype`: bf16 falls back to fp16 (V100, T4), fp8 to nothing.
+double training_peak(const HardwareProfile& hw, const std::string& dtype) {
+  if (auto r = hw.peak_flops_per_s(dtype)) return *r;
+  if (dtype == "bf16")
+    if (auto r = hw.peak_flops_per_s("fp16")) return *r;
+  return 0;
+}
+
+/// The device's maximum achievable matmul fraction for a dtype.
+double matmul_ceiling(const TrainingSystem& sys, const HardwareProfile& hw, const std::string& dtype) {
+  const std::string key = dtype == "bf16" && !hw.peak_flops_per_s("bf16") ? std::string("fp16") : dtype;
+  if (auto it = sys.matmul_ceiling.find(hw.id); it != sys.matmul_ceiling.end())
+    if (auto d = it->second.find(key); d != it->second.end()) return d->second;
+  if (auto d = sys.matmul_ceiling_default.find(key); d != sys.matmul_ceiling_default.end()) return d->second;
+  return 0.8;
+}
+
+/// FlashAttention-2 reference efficiency of the device at sequence length `seq`.
+double attention_reference(const TrainingSystem& sys, const HardwareProfile& hw, double seq) {
+  double at_long = sys.attention_efficiency_default;
+  for (const auto& [keyword, value] : sys.attention_efficiency_by_arch)
+    if (hw.architecture.find(keyword) != std::string::npos) at_long = value;
+  return at_long * seq / (seq + sys.attention_half_seq);
+}
+
+/// Average keys a query attends to in a causal sequence of `seq` tokens,
+/// with a sliding window on a share of the layers.
+double causal_keys(const TrainingModel& m, double seq) {
+  const double full = (seq + 1) / 2;
+  if (m.sliding_window == 0 || m.sliding_layer_fraction <= 0) return full;
+  const double w = static_cast<double>(m.sliding_window);
+  const double sliding = w >= seq ? full : w - w * w / (2 * seq);
+  return (1 - m.sliding_layer_fraction) * full + m.sliding_layer_fraction * sliding;
+}
+
+double sum_groups(const std::map<std::string, double>& groups, const std::vector<std::string>& drop = {}) {
+  double total = 0;
+  for (const auto& [g, v] : groups)
+    if (!contains(drop, g)) total += v;
+  return total;
+}
+
+struct Placement {
+  bool tp_spans = false;  ///< the tensor-parallel group crosses nodes
+  bool cp_spans = false;
+  bool dp_spans = false;
+  bool pp_spans = false;  ///< consecutive stages sit on different nodes
+};
+
+Placement place(const TrainingWorkload& w, uint32_t per_node) {
+  // Megatron order: tp innermost, then cp, then dp, then pp.
+  Placement p;
+  const uint64_t tp = w.tp, tc = uint64_t{w.tp} * w.cp, tcd = tc * w.dp;
+  p.tp_spans = tp > per_node;
+  p.cp_spans = w.cp > 1 && tc > per_node;
+  p.dp_spans = w.dp > 1 && tcd > per_node;
+  p.pp_spans = w.pp > 1 && tcd >= per_node;
+  return p;
+}
+
+}  // namespace
+
+std::map<std::string, double> activation_bytes_per_token_by_group(const TrainingModel& m, const TrainingWorkload& w,
+                                                                  bool fused_gated_mlp) {
+  const double t = static_cast<double>(w.tp);
+  const double rep = (w.sequence_parallel && w.tp > 1) ? t : 1.0;  // replicated groups split only with SP
+  const double h = static_cast<double>(m.hidden);
+  const double f = m.ffn_active_width;
+  std::map<std::string, double> g;
+  g["norm_inputs"] = 2 * 2 * h / rep;   // inputs of the two norms, 16-bit
+  g["norm_outputs"] = 2 * 2 * h / rep;  // inputs of the QKV and first MLP matmuls
+  g["dropout_masks"] = m.dropout ? 2 * h / rep : 0;  // 1-byte masks after attention and MLP
+  g["q"] = 2 * static_cast<double>(m.q_width) / t;
+  g["k"] = 2 * static_cast<double>(m.k_width) / t;
+  g["v"] = 2 * static_cast<double>(m.v_width) / t;
+  // The attention output feeds the output projection; FlashAttention also keeps an fp32 log-sum-exp per head.
+  g["attention_out"] = (2 * static_cast<double>(m.attention_out_width) + (w.flash_attention ? 4.0 * static_cast<double>(m.heads) : 0)) / t;
+  // Without FlashAttention: softmax output (2 B), and with dropout its mask (1 B) and output (2 B), per key per head.
+  g["attention_scores"] =
+      w.flash_attention ? 0 : (2 + (m.dropout ? 3 : 0)) * static_cast<double>(m.heads) * static_cast<double>(w.seq) / t;
+  if (m.gated_mlp) {
+    g["mlp_gate"] = 2 * f / t;
+    g["mlp_up"] = 2 * f / t;
+    g["mlp_act"] = fused_gated_mlp ? 0 : 2 * f / t;  // silu(gate), saved by the product unless fused
+    g["mlp_down_input"] = 2 * f / t;
+  } else {
+    g["mlp_gate"] = 0;
+    g["mlp_up"] = 2 * f / t;  // activation input
+    g["mlp_act"] = 0;
+    g["mlp_down_input"] = 2 * f / t;  // activation output
+  }
+  return g;
+}
+
+DeepSpeedEstimate deepspeed_estimate(const DeepSpeedEstimatorInput& in) {
+  // deepspeed/runtime/zero/stage_1_and_2.py and stage3.py, term for term.
+  const double p = in.params;
+  const double total_gpus = static_cast<double>(in.gpus_per_node) * in.nodes;
+  const double per_node = static_cast<double>(in.gpus_per_node);
+  DeepSpeedEstimate out;
+  if (in.stage <= 2) {
+    if (in.offload_optimizer) {
+      out.gpu_bytes = 2 * p;
+      out.cpu_bytes = p * std::max(4 * total_gpus, 16.0) * in.additional_buffer_factor;
+    } else {
+      out.gpu_bytes = in.legacy_zero2 ? 4 * p + 16 * p / total_gpus : 2 * p + 18 * p / total_gpus;
+      out.cpu_bytes = p * 4 * per_node * in.additional_buffer_factor;
+    }
+    return out;
+  }
+  const double largest_layer_memory = 4 * in.largest_layer_params;
+  const double gpus_factor = 1.0 / in.nodes;
+  if (in.offload_params) {  // parameters and optimizer on the CPU
+    out.gpu_bytes = largest_layer_memory;
+    out.cpu_bytes = in.zero_init ? p * 18 * gpus_factor * in.additional_buffer_factor
+                                 : p * std::max(4 * per_node, 18 * gpus_factor) * in.additional_buffer_factor;
+  } else if (in.offload_optimizer) {
+    out.gpu_bytes = largest_layer_memory + 2 * p / total_gpus;
+    out.cpu_bytes = in.zero_init ? p * 16 * gpus_factor * in.additional_buffer_factor
+                                 : std::max(4 * per_node, 16 * gpus_factor) * p * in.additional_buffer_factor;
+  } else {
+    out.gpu_bytes = largest_layer_memory + 18 * p / total_gpus;
+    out.cpu_bytes = in.zero_init ? in.largest_layer_params * 4 * per_node * in.additional_buffer_factor
+                                 : p * 4 * per_node * in.additional_buffer_factor;
+  }
+  return out;
+}
+
+std::optional<DeepSpeedEstimate> deepspeed_estimate_for(const TrainingScenario& s) {
+  const TrainingWorkload& w = s.workload;
+  if (!s.engine || s.engine->id != "deepspeed" || w.sharding.stage < 2 || w.lora_rank > 0 || w.tp > 1 || w.pp > 1) return std::nullopt;
+  DeepSpeedEstimatorInput in;
+  in.params = s.model.params;
+  in.largest_layer_params = s.model.largest_layer_params;
+  const uint32_t per_node = s.system ? s.system->gpus_per_node : 8;
+  const uint32_t ranks = w.dp * w.cp;
+  in.gpus_per_node = std::min(ranks, per_node);
+  in.nodes = (ranks + in.gpus_per_node - 1) / in.gpus_per_node;
+  in.stage = w.sharding.stage;
+  return deepspeed_estimate(in);
+}
+
+TrainingAnalysis analyze_training(const TrainingScenario& s) {
+  TrainingAnalysis a;
+  const HardwareProfile& hw = *s.hardware;
+  const TrainingModel& m = s.model;
+  const TrainingEngineProfile& e = *s.engine;
+  const TrainingSystem& sys = *s.system;
+  const TrainingWorkload& w = s.workload;
+
+  const double t = w.tp, pp = w.pp, cp = w.cp;
+  const double d_shard = static_cast<double>(w.dp) * cp;  // optimizer / FSDP sharding and gradient reduction group
+  const double M = static_cast<double>(w.microbatches);
+  const double layers = static_cast<double>(m.layers);
+  const double layers_per_stage = std::ceil(layers / pp);
+  const bool lora = w.lora_rank > 0;
+  const double tokens_mb = static_cast<double>(w.micro_batch) * static_cast<double>(w.seq);  // per replica per microbatch
+  const double tokens_local = tokens_mb / cp;                                                // on one GPU
+  const double h = static_cast<double>(m.hidden);
+  const double vocab = static_cast<double>(m.vocab);
+  const OptimizerSpec optimizer = sys.optimizers.count(w.optimizer) ? sys.optimizers.at(w.optimizer) : OptimizerSpec{};
+  const double optimizer_bpp = optimizer.bytes_per_param();
+  const Placement where = place(w, sys.gpus_per_node);
+  const double logits_bytes = w.fused_loss ? e.fused_logits_bytes_per_entry : e.logits_bytes_per_entry;
+
+  // ---------------------------------------------------------------- memory
+  const double adapter_params_per_layer = lora ? static_cast<double>(w.lora_rank) * m.layer_lora_dims : 0;
+  const double adapter_params_local = adapter_params_per_layer * layers_per_stage / t;
+  const double first_stage_params = layers_per_stage * m.layer_params + m.embedding_params +
+                                    (w.pp == 1 ? (m.tied_embeddings ? 0 : m.head_params) + m.other_params : 0);
+  const double last_stage_params = layers_per_stage * m.layer_params + m.head_params + m.other_params;
+
+  const auto groups = activation_bytes_per_token_by_group(m, w, e.fused_gated_mlp);
+  const double none_per_token = sum_groups(groups);
+  double kept_per_token = none_per_token;
+  if (w.recompute == Recompute::kSelective) kept_per_token = sum_groups(groups, e.selective_drops);
+  if (w.recompute == Recompute::kFull) kept_per_token = 2 * h / ((w.sequence_parallel && w.tp > 1) ? t : 1.0);
+  const double per_layer_mb = kept_per_token * tokens_local;
+
+  double interleave = 1;
+  if (w.pp > 1 && w.schedule == PipelineSchedule::kInterleaved && w.virtual_stages > 1)
+    interleave = 1 + (pp - 1) / (pp * static_cast<double>(w.virtual_stages));
+  const double first_in_flight = w.pp > 1 ? std::min(std::min(pp, M) * interleave, M) : 1.0;
+
+  const bool pp_unsharded = e.pp_keeps_unsharded && w.pp > 1 && w.sharding.stage >= 2 && !lora;
+  auto stage_memory = [&](double stage_params, double in_flight, bool has_head, bool has_embedding) {
+    TrainingMemory mem;
+    const double params_local = stage_params / t;
+    double step_only = 0;
+    for (const auto& c : e.states) {
+      bool sharded = w.sharding.stage >= c.sharded_from_stage;
+      if (pp_unsharded && (c.role == "weights" || c.role == "gradients")) sharded = false;
+      double bpp = c.role == "optimizer" ? optimizer_bpp : c.bytes_per_param;
+      if (lora) {
+        if (c.role != "weights") continue;  // the frozen base has no gradients or optimizer states
+        bpp = w.lora_base_bytes_per_param;
+      }
+      // FSDP2 keeps no persistent 16-bit copy once sharded (even over one rank): only the gathered layers hold it.
+      if (sharded && !c.persistent_when_sharded && !lora) continue;
+      if (!sharded && pp_unsharded && c.role == "gradients") bpp = std::max(bpp, 4.0);  // accumulated unsharded in fp32
+      const double bytes = params_local * bpp / (sharded ? d_shard : 1.0);
+      if (c.step_only) {
+        step_only += bytes;
+        continue;
+      }
+      if (c.role == "weights") mem.weights_bytes += bytes;
+      else if (c.role == "gradients") mem.gradients_bytes += bytes;
+      else if (c.role == "master") mem.master_weights_bytes += bytes;
+      else mem.optimizer_bytes += bytes;
+    }
+    if (lora) mem.adapter_bytes = adapter_params_local * (e.adapter_bytes_per_param + optimizer_bpp);
+    if (w.sharding.stage >= 3 && !pp_unsharded) {
+      const double bytes_per_param = lora ? std::max(2.0, w.lora_base_bytes_per_param) : e.gathered_bytes_per_param;
+      mem.gathered_bytes = e.gathered_units * m.largest_layer_params / t * bytes_per_param;
+    }
+    mem.activation_bytes_per_layer = per_layer_mb;
+    mem.in_flight_microbatches = in_flight;
+    mem.activation_bytes = per_layer_mb * layers_per_stage * in_flight;
+    if (w.recompute == Recompute::kFull) mem.working_bytes = none_per_token * tokens_local;  // one layer recomputed
+    else if (w.recompute == Recompute::kSelective) mem.working_bytes = (none_per_token - kept_per_token) * tokens_local;
+    if (has_embedding) mem.working_bytes += 2 * h * tokens_local / ((w.sequence_parallel && w.tp > 1) ? t : 1.0);
+    if (has_head) mem.logits_bytes = tokens_local * vocab / t * logits_bytes;
+    const double live = mem.model_state_bytes() + mem.gathered_bytes + mem.activation_bytes + mem.working_bytes + mem.logits_bytes;
+    mem.overhead_bytes = e.runtime_overhead_bytes + e.allocator_overhead_fraction * live;
+    const double states = mem.model_state_bytes();
+    mem.step_bytes = states + step_only + e.runtime_overhead_bytes + e.allocator_overhead_fraction * (states + step_only);
+    mem.total_bytes = std::max(live + mem.overhead_bytes, mem.step_bytes);
+    return mem;
+  };
+  if (w.pp == 1) {
+    a.memory = stage_memory(first_stage_params, 1.0, true, true);
+    a.memory.peak_stage = "only";
+  } else {
+    TrainingMemory first = stage_memory(first_stage_params, first_in_flight, false, true);
+    TrainingMemory last = stage_memory(last_stage_params, 1.0, true, false);
+    a.memory = first.total_bytes >= last.total_bytes ? first : last;
+    a.memory.peak_stage = first.total_bytes >= last.total_bytes ? "first" : "last";
+  }
+  a.memory.capacity_bytes = hw.usable_memory_bytes();
+  a.memory.fits = a.memory.total_bytes <= a.memory.capacity_bytes;
+
+  // ---------------------------------------------------------------- rates
+  const bool fp8 = w.precision == TrainPrecision::kFp8;
+  const std::string gemm_dtype = fp8 ? "fp8" : "bf16";
+  const std::string peak_label = fp8 ? "fp8" : hw.peak_flops_per_s("bf16") ? "bf16" : "fp16";  // V100/T4 train in fp16
+  const double peak_bf16 = training_peak(hw, "bf16");
+  const double peak_gemm = fp8 ? training_peak(hw, "fp8") : peak_bf16;
+  auto gemm_eff = [&](const std::string& dtype) {
+    auto it = e.gemm_efficiency.find(dtype);
+    return it != e.gemm_efficiency.end() ? it->second : e.gemm_efficiency.at("bf16");
+  };
+  const double ceiling = matmul_ceiling(sys, hw, gemm_dtype);
+  const double achievable_gemm = std::max(peak_gemm * ceiling * gemm_eff(gemm_dtype), 1.0);
+  const double achievable_bf16 = std::max(peak_bf16 * matmul_ceiling(sys, hw, "bf16") * gemm_eff("bf16"), 1.0);
+  const double seq = static_cast<double>(w.seq);
+  const double attention_eff = attention_reference(sys, hw, seq) * e.attention_efficiency;
+  const double achievable_attention = w.flash_attention ? std::max(peak_bf16 * attention_eff, 1.0) : achievable_bf16;
+  const double bandwidth = std::max(hw.memory_bandwidth_bytes_per_s * sys.memory_bandwidth_efficiency, 1.0);
+  double intra = 0;
+  if (hw.scale_up) intra = hw.scale_up->per_direction_bytes_per_s();
+  else if (hw.pcie) intra = hw.pcie->per_direction_bytes_per_s();
+  double inter_bits = sys.inter_node_bits_per_s_default;
+  if (auto it = sys.inter_node_bits_per_s.find(hw.id); it != sys.inter_node_bits_per_s.end()) inter_bits = it->second;
+  if (intra <= 0) intra = inter_bits / 8;  // no link between GPUs on record: the network
+  const double intra_raw = intra;
+  intra = std::max(intra * sys.intra_node_collective_efficiency, 1.0);
+  const double inter = std::max(inter_bits / 8 * sys.inter_node_collective_efficiency, 1.0);
+  // A ring that crosses nodes runs one channel per NIC: with k of its ranks in each node, the
+  // crossings share k NICs, so its bus bandwidth is min(link in the node, k x NIC per GPU).
+  const double per_node = sys.gpus_per_node;
+  auto ranks_per_node = [&](double inner) { return std::max(1.0, std::floor(per_node / std::max(inner, 1.0))); };
+  auto link = [&](bool spans, double inner = 1) {
+    if (!spans) return intra;
+    return std::max(std::min(intra_raw, ranks_per_node(inner) * inter_bits / 8) * sys.inter_node_collective_efficiency, 1.0);
+  };
+
+  a.factors.compute_dtype = peak_label;
+  a.factors.peak_flops_per_s = peak_gemm;
+  a.factors.matmul_ceiling = ceiling;
+  a.factors.gemm_efficiency = gemm_eff(gemm_dtype);
+  a.factors.achievable_gemm_flops_per_s = achievable_gemm;
+  a.factors.attention_efficiency = w.flash_attention ? attention_eff : achievable_bf16 / std::max(peak_bf16, 1.0);
+  a.factors.memory_bandwidth_bytes_per_s = bandwidth;
+  a.factors.intra_node_bytes_per_s = intra;
+  a.factors.inter_node_bytes_per_s = inter;
+  a.factors.dp_spans_nodes = where.dp_spans;
+  a.factors.tp_spans_nodes = where.tp_spans;
+
+  // ---------------------------------------------------------------- one microbatch on the slowest stage (the one with the head)
+  const double layer_gemm_fwd = 2 * m.layer_active_params / t;  // FLOPs per token per layer on this GPU
+  const double head_gemm_fwd = 2 * m.head_params / t;
+  const double adapter_flops = 6 * adapter_params_per_layer / t;  // forward + both backward matmuls of the adapters
+  double selective_matmul_params = 0;
+  for (const auto& kind : e.selective_recompute_matmuls) {
+    auto it = m.layer_matmul_params_by_kind.find(kind);
+    if (it != m.layer_matmul_params_by_kind.end()) selective_matmul_params += it->second;
+  }
+  const double pass_factor = lora ? 2.0 : 3.0;  // LoRA: no weight gradients for the frozen base
+  double layer_gemm = pass_factor * layer_gemm_fwd + (lora ? adapter_flops : 0);
+  double recompute_gemm = 0;
+  if (w.recompute == Recompute::kFull) recompute_gemm = layer_gemm_fwd;
+  else if (w.recompute == Recompute::kSelective) recompute_gemm = 2 * selective_matmul_params / t;
+  const double head_gemm = pass_factor * head_gemm_fwd;
+
+  // Attention core: causal with FlashAttention (the backward recomputes scores: 2.5 x forward), full square without.
+  const double qkv_dims = static_cast<double>(m.q_width + m.attention_out_width);
+  const double keys = w.flash_attention ? causal_keys(m, seq) : seq;
+  const double attention_fwd = 2 * qkv_dims * keys / t;
+  const double attention_hw = attention_fwd * (w.flash_attention ? 3.5 : 3.0);
+  double attention_recompute = 0;
+  if (w.recompute == Recompute::kFull) attention_recompute = attention_fwd;
+  else if (w.recompute == Recompute::kSelective && !w.flash_attention && contains(e.selective_drops, "attention_scores"))
+    attention_recompute = attention_fwd;
+
+  // Elementwise traffic per token per layer in the forward pass (eager kernels; backward about twice).
+  const double rep = (w.sequence_parallel && w.tp > 1) ? t : 1.0;
+  const double f = m.ffn_active_width;
+  double elementwise_fwd = (8 * h + 12 * h + (m.dropout ? 10 * h : 0)) / rep;  // norms, residual adds, dropout
+  elementwise_fwd += ((m.rope ? 4.0 * static_cast<double>(m.q_width + m.k_width) : 0) + (m.gated_mlp ? 10 * f : 4 * f)) / t;
+  if (!w.flash_attention)
+    elementwise_fwd += static_cast<double>(m.heads) * seq * (6 + (m.dropout ? 5 : 0)) / t;  // scores written, softmax, dropout
+  double elementwise_layer = 3 * elementwise_fwd;
+  double elementwise_recompute = 0;
+  if (w.recompute == Recompute::kFull) elementwise_recompute = elementwise_fwd;
+  else if (w.recompute == Recompute::kSelective && none_per_token > 0)
+    elementwise_recompute = elementwise_fwd * (none_per_token - kept_per_token) / none_per_token;
+  double fp8_cast = 0;
+  if (fp8) {
+    // Tensor-wise scaling: cast every linear input (read 2 B, write 1 B) and keep a transposed copy for the
+    // weight gradient, and cast the output gradients in the backward.
+    const double inputs = (2 * h + static_cast<double>(m.attention_out_width) + f) / t;
+    const double grads = (static_cast<double>(m.q_width + m.k_width + m.v_width) + 2 * h + (m.gated_mlp ? 2 * f : f)) / t;
+    fp8_cast = 3 * inputs + 2 * inputs + 3 * grads;
+  }
+  const double loss_traffic = vocab / t * logits_bytes * 2;  // write and read the loss buffers
+
+  const double gemm_s_mb = tokens_local * layers_per_stage * (layer_gemm + recompute_gemm) / achievable_gemm +
+                           tokens_local * head_gemm / achievable_bf16;
+  const double attention_s_mb = tokens_local * layers_per_stage * (attention_hw + attention_recompute) / achievable_attention;
+  double elementwise_bytes_mb =
+      tokens_local * (layers_per_stage * ((elementwise_layer + elementwise_recompute) * e.elementwise_traffic + fp8_cast) +
+                      loss_traffic * e.elementwise_traffic);
+  if (fp8) elementwise_bytes_mb += layers_per_stage * m.layer_params / t * 6;  // weight casts and transposes
+  const double elementwise_s_mb = elementwise_bytes_mb / bandwidth;
+  double dequant_s_mb = 0;
+  if (lora && !w.lora_base_quant.empty()) {
+    const double passes = 2 + (w.recompute == Recompute::kFull ? 1 : 0);
+    dequant_s_mb = passes * layers_per_stage * m.layer_params / t * (w.lora_base_bytes_per_param + 2 + 2) / bandwidth;
+  }
+  const double recompute_s_mb = tokens_local * layers_per_stage * recompute_gemm / achievable_gemm +
+                                tokens_local * layers_per_stage * attention_recompute / achievable_attention +
+                                tokens_local * layers_per_stage * elementwise_recompute * e.elementwise_traffic / bandwidth;
+  double overhead_s_mb = layers_per_stage * e.layer_overhead_s * (w.recompute == Recompute::kFull ? 4.0 / 3.0 : 1.0);
+  if (w.sharding.stage >= 3 && !pp_unsharded)  // unpacking gathered layers and packing gradients, every microbatch
+    overhead_s_mb += layers_per_stage * m.layer_params / t * e.gather_copy_bytes_per_param / bandwidth;
+  const double compute_mb = gemm_s_mb + attention_s_mb + elementwise_s_mb + overhead_s_mb + dequant_s_mb;
+
+  // Tensor-parallel collectives: two per layer in the forward, two in the backward (all-reduce, or
+  // all-gather + reduce-scatter with SP: the same bytes), two more when the forward is recomputed.
+  double tp_s_mb = 0;
+  if (w.tp > 1) {
+    const double collectives = 4 + (w.recompute == Recompute::kFull ? 2 : 0);
+    const double bytes = tokens_local * h * 2;
+    const double one = 2 * ring_factor(t) * bytes / link(where.tp_spans) + sys.collective_latency_s;
+    tp_s_mb = layers_per_stage * collectives * one * (1 - e.tp_overlap);
+  }
+  // Context parallelism: ring exchange of K and V blocks (3x with the backward), under the attention kernels.
+  double cp_s_mb = 0;
+  if (w.cp > 1) {
+    const double bytes = (cp - 1) * tokens_local * static_cast<double>(m.k_width + m.v_width) / t * 2 * 3;
+    const double comm = layers_per_stage * bytes / link(where.cp_spans, t);
+    cp_s_mb = std::max(0.0, comm - attention_s_mb);
+  }
+  double p2p_s_mb = 0;
+  if (w.pp > 1) {
+    const double v = w.schedule == PipelineSchedule::kInterleaved ? static_cast<double>(w.virtual_stages) : 1.0;
+    const double bytes = tokens_local * h * 2 / rep;
+    p2p_s_mb = 2 * v * (bytes / link(where.pp_spans, per_node) + sys.collective_latency_s);
+  }
+  const double microbatch_s = compute_mb + tp_s_mb + cp_s_mb + p2p_s_mb;
+  const double virtual_stages = w.schedule == PipelineSchedule::kInterleaved ? static_cast<double>(w.virtual_stages) : 1.0;
+  const double bubble_s = w.pp > 1 ? (pp - 1) / virtual_stages * microbatch_s : 0;
+  const double pipeline_s = M * microbatch_s + bubble_s;
+
+  // ---------------------------------------------------------------- data-parallel traffic and the optimizer step
+  const double params_local = (w.pp == 1 ? first_stage_params : std::max(first_stage_params, last_stage_params)) / t;
+  const double trainable_local = lora ? adapter_params_local : params_local;
+  const auto overlap_it = e.dp_overlap.find(w.sharding.name);
+  const bool overlap = overlap_it != e.dp_overlap.end() && overlap_it->second;
+  const double dp_bw = link(where.dp_spans, t * cp);
+  const double buckets = std::max(layers_per_stage, 1.0);
+  double dp_total = 0, dp_exposed = 0;
+  if (d_shard > 1) {
+    const double rf = ring_factor(d_shard);
+    const double fwd_mb = compute_mb / 3, bwd_mb = compute_mb * 2 / 3;
+    if (w.sharding.stage >= 3 && !pp_unsharded) {
+      const double gather = rf * params_local * (lora ? std::max(2.0, w.lora_base_bytes_per_param) : e.param_gather_bytes) / dp_bw;
+      const double reduce = rf * trainable_local * e.grad_reduce_bytes / dp_bw;
+      const double per_mb = 2 * gather + reduce + 3 * buckets * sys.collective_latency_s;
+      dp_total = M * per_mb;
+      dp_exposed = overlap ? M * (std::max(0.0, per_mb - compute_mb) + per_mb / (3 * buckets)) : dp_total;
+    } else {
+      const double grad = (w.sharding.stage == 0 ? 2 : 1) * rf * trainable_local * e.grad_reduce_bytes / dp_bw +
+                          buckets * sys.collective_latency_s;
+      const double gather = w.sharding.stage >= 1 ? rf * trainable_local * e.param_gather_bytes / dp_bw : 0;
+      dp_total = grad + gather;
+      dp_exposed = overlap ? std::max(0.0, grad - bwd_mb) + grad / buckets + std::max(0.0, gather - fwd_mb) : dp_total;
+    }
+  }
+  // AdamW step: read and write master weights and moments, read gradients, write the 16-bit weights.
+  double master_bpp = 0, grad_bpp = 0;
+  int optimizer_stage = 1;
+  for (const auto& c : e.states) {
+    if (c.role == "master") master_bpp += c.bytes_per_param;
+    if (c.role == "gradients" && !c.step_only) grad_bpp += c.bytes_per_param;
+    if (c.role == "optimizer") optimizer_stage = c.sharded_from_stage;
+  }
+  const double updated_local = trainable_local / (w.sharding.stage >= optimizer_stage ? d_shard : 1.0);
+  const double step_traffic = lora ? 2 * (4 + optimizer_bpp) + 4 : 2 * (master_bpp + optimizer_bpp) + grad_bpp + 2;
+  const double optimizer_s = updated_local * step_traffic / bandwidth;
+
+  TrainingTime& tm = a.time;
+  tm.microbatch_time_s = microbatch_s;
+  tm.gemm_s = M * gemm_s_mb;
+  tm.attention_s = M * attention_s_mb;
+  tm.elementwise_s = M * elementwise_s_mb;
+  tm.overhead_s = M * overhead_s_mb;
+  tm.recompute_s = M * recompute_s_mb;
+  tm.dequant_s = M * dequant_s_mb;
+  tm.optimizer_s = optimizer_s;
+  tm.tp_comm_s = M * tp_s_mb;
+  tm.cp_comm_s = M * cp_s_mb;
+  tm.pp_p2p_s = M * p2p_s_mb;
+  tm.pp_bubble_s = bubble_s;
+  tm.dp_comm_s = dp_total;
+  tm.dp_comm_exposed_s = dp_exposed;
+  tm.step_time_s = pipeline_s + dp_exposed + optimizer_s;
+
+  // ---------------------------------------------------------------- throughput and utilisation
+  a.tokens_per_step = static_cast<double>(w.global_batch) * seq;
+  a.tokens_per_s = tm.step_time_s > 0 ? a.tokens_per_step / tm.step_time_s : 0;
+  a.tokens_per_s_per_gpu = a.tokens_per_s / static_cast<double>(w.gpus);
+  const double matmul_params = layers * m.layer_active_params + m.head_params;
+  const double attention_model = 6 * qkv_dims * seq * layers;  // non-causal, as Megatron, llm-foundry and torchtitan count it
+  const double adapter_total = adapter_params_per_layer * layers;
+  a.trainable_params = lora ? adapter_total : m.params;
+  a.model_flops_per_token = (lora ? 4 * matmul_params + 6 * adapter_total : 6 * matmul_params) + attention_model;
+  double recompute_flops = 0;
+  if (w.recompute == Recompute::kFull) recompute_flops = 2 * layers * m.layer_active_params + attention_model / 3;
+  else if (w.recompute == Recompute::kSelective)
+    recompute_flops = 2 * layers * selective_matmul_params +
+                      (!w.flash_attention && contains(e.selective_drops, "attention_scores") ? attention_model / 3 : 0);
+  a.hardware_flops_per_token = a.model_flops_per_token + recompute_flops;
+  if (peak_gemm > 0) {
+    a.mfu = a.model_flops_per_token * a.tokens_per_s_per_gpu / peak_gemm;
+    a.hfu = a.hardware_flops_per_token * a.tokens_per_s_per_gpu / peak_gemm;
+  }
+
+  // ---------------------------------------------------------------- what binds it
+  const double step = std::max(tm.step_time_s, 1e-12);
+  const double compute_share = (tm.compute_s()) / step;
+  const double comm_share = tm.communication_s() / step;
+  const double bubble_share = tm.pp_bubble_s / step;
+  if (!a.memory.fits) {
+    a.bound = TrainingBound::kMemoryCapacity;
+    a.explanation = fmt::format("memory-capacity bound: needs {:.1f} GB per GPU, {:.1f} GB usable", a.memory.total_bytes / 1e9,
+                                a.memory.capacity_bytes / 1e9);
+  } else {
+    a.bound = TrainingBound::kCompute;
+    if (comm_share > compute_share && comm_share >= bubble_share) a.bound = TrainingBound::kCommunication;
+    else if (bubble_share > compute_share && bubble_share > comm_share) a.bound = TrainingBound::kPipelineBubble;
+    a.explanation = fmt::format(
+        "{} bound: matrix math {:.0f}%, attention {:.0f}%, elementwise, launches and optimizer {:.0f}%, exposed communication "
+        "{:.0f}%, pipeline bubble {:.0f}% of the step",
+        to_string(a.bound), 100 * tm.gemm_s / step, 100 * tm.attention_s / step,
+        100 * (tm.elementwise_s + tm.overhead_s + tm.optimizer_s + tm.dequant_s) / step, 100 * comm_share, 100 * bubble_share);
+  }
+
+  // ---------------------------------------------------------------- warnings and assumptions
+  if (w.pp > 1 && bubble_share > 0.15)
+    a.warnings.push_back(fmt::format("the pipeline bubble is {:.0f}% of the step: raise the microbatches per step ({} now; "
+                                     "--global-batch) or use --pp-schedule interleaved",
+                                     100 * bubble_share, w.microbatches));
+  if (where.tp_spans) a.warnings.push_back("the tensor-parallel group crosses nodes: its collectives run at network speed");
+  if (m.max_position && w.seq > m.max_position)
+    a.warnings.push_back(fmt::format("sequence {} is longer than the model's context of {} tokens", w.seq, m.max_position));
+  const TrainingMemory& mem = a.memory;
+  const double forward_backward_peak = mem.model_state_bytes() + mem.gathered_bytes + mem.activation_bytes + mem.working_bytes +
+                                       mem.logits_bytes + mem.overhead_bytes;
+  if (mem.step_bytes > forward_backward_peak)
+    a.assumptions.push_back("the peak is reached in the optimizer step (its fp32 gradient partition), not in forward/backward");
+  a.assumptions.push_back("MFU counts 6 x parameters x tokens plus non-causal attention (12 x layers x width x sequence), "
+                          "as Megatron, llm-foundry and torchtitan do");
+  if (lora)
+    a.assumptions.push_back("LoRA: model FLOPs are 4 x base parameters (forward and input gradients) plus 6 x adapter parameters");
+  if (m.moe) a.assumptions.push_back("MoE: experts are split by tensor parallelism only (no expert parallelism); FLOPs count the routed experts a token uses");
+  if (w.gpus > sys.gpus_per_node)
+    a.assumptions.push_back(fmt::format("{} GPUs per node; {:.0f} Gb/s per GPU between nodes", sys.gpus_per_node, inter_bits / 1e9));
+  return a;
+}
+
+}  // namespace optadvisor

@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: MIT
+#include "base/units.hpp"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace optadvisor {
+
+std::string format_sig3(double value) {
+  if (!std::isfinite(value)) return "-";
+  const double a = std::fabs(value);
+  if (a >= 100 || a == 0) return fmt::format("{:.0f}", value);
+  if (a >= 10) return fmt::format("{:.1f}", value);
+  if (a >= 1) return fmt::format("{:.2f}", value);
+  return fmt::format("{:.3g}", value);
+}
+
+std::string format_gb(double bytes) { return format_sig3(bytes / kBytesPerGB) + " GB"; }
+
+std::string format_bytes(double bytes) {
+  if (bytes < 1e6) return fmt::format("{:.0f} bytes", bytes);
+  if (bytes < 1e9)
+    return fmt::format("{} MB ({} MiB)", format_sig3(bytes / 1e6), format_sig3(bytes / 1048576.0));
+  return fmt::format("{} GB ({} GiB)", format_sig3(bytes / kBytesPerGB), format_sig3(bytes / kBytesPerGiB));
+}
+
+std::string format_bandwidth(double bytes_per_s) {
+  if (bytes_per_s >= 1e12) return format_sig3(bytes_per_s / 1e12) + " TB/s";
+  return format_sig3(bytes_per_s / 1e9) + " GB/s";
+}
+
+std::string format_flops(double flops_per_s) {
+  if (flops_per_s >= 1e15) return format_sig3(flops_per_s / 1e15) + " PFLOP/s";
+  return format_sig3(flops_per_s / 1e12) + " TFLOP/s";
+}
+
+std::string format_seconds(double seconds) {
+  if (!std::isfinite(seconds)) return "-";
+  if (seconds >= 1) return format_sig3(seconds) + " s";
+  if (seconds >= 1e-3) return format_sig3(seconds * 1e3) + " ms";
+  return format_sig3(seconds * 1e6) + " us";
+}
+
+}  // namespace optadvisor

@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: MIT
+#include "optadvisor/catalog/engine.hpp"
+
+namespace optadvisor {
+
+QuantEfficiency EngineProfile::efficiency_for(const BackendProfile& backend, const std::string& quant_id) const {
+  if (auto own = backend.quant_efficiency.find(quant_id); own != backend.quant_efficiency.end()) return own->second;
+  auto it = quant_efficiency.find(quant_id);
+  if (it != quant_efficiency.end()) return it->second;
+  it = quant_efficiency.find("default");
+  if (it != quant_efficiency.end()) return it->second;
+  return {};
+}
+
+std::string EngineChoice::id() const {
+  if (engine == nullptr) return {};
+  if (backend == nullptr || backend->name == "default") return engine->id;
+  return engine->id + ":" + backend->name;
+}
+
+std::optional<EngineProfile> engine_from_json(const nlohmann::json& j, std::vector<Problem>& problems) {
+  EngineProfile e;
+  try {
+    e.id = j.at("id").get<std::string>();
+    e.name = j.at("name").get<std::string>();
+    e.kind = j.at("kind").get<std::string>();
+    e.aliases = j.value("aliases", std::vector<std::string>{});
+    for (const auto& [name, b] : j.at("backends").items()) {
+      BackendProfile bp;
+      bp.name = name;
+      bp.decode_bandwidth_efficiency = b.at("decode_bandwidth_efficiency").get<double>();
+      bp.prefill_compute_efficiency = b.at("prefill_compute_efficiency").get<double>();
+      bp.compute_dtype = b.value("compute_dtype", std::string{"fp16"});
+      bp.quantized_compute_dtype = b.value("quantized_compute_dtype", std::string{});
+      bp.layer_overhead_s = b.at("layer_overhead_s").get<double>();
+      bp.step_overhead_s = b.at("step_overhead_s").get<double>();
+      bp.graphs = b.value("graphs", false);
+      bp.applies_to_classes = b.value("applies_to_classes", std::vector<std::string>{});
+      bp.calibrated_on = b.value("calibrated_on", std::vector<std::string>{});
+      if (b.contains("quant_efficiency"))
+        for (const auto& [q, v] : b.at("quant_efficiency").items())
+          bp.quant_efficiency[q] = {v.value("decode", 1.0), v.value("prefill", 1.0)};
+      for (const auto& c : bp.applies_to_classes)
+        if (!device_class_from_string(c))
+          problems.push_back({"", "/backends/" + name + "/applies_to_classes", "unknown device class '" + c + "'"});
+      e.backends[name] = bp;
+    }
+    e.graph_overhead_factor = j.value("graph_overhead_factor", 0.3);
+    e.allreduce_latency_s = j.value("allreduce_latency_s", 0.0);
+    e.host_bandwidth_bytes_per_s = j.value("host_bandwidth_bytes_per_s", 0.0) * j.value("host_bandwidth_efficiency", 1.0);
+    e.default_for_classes = j.value("default_for_classes", std::vector<std::string>{});
+    e.quants = j.at("quants").get<std::vector<std::string>>();
+    e.default_quant = j.value("default_quant", std::string{});
+    if (j.contains("quant_efficiency")) {
+      for (const auto& [q, v] : j.at("quant_efficiency").items())
+        e.quant_efficiency[q] = {v.value("decode", 1.0), v.value("prefill", 1.0)};
+    }
+    const auto& m = j.at("memory");
+    e.memory.runtime_overhead_bytes = m.at("runtime_overhead_bytes").get<double>();
+    if (m.contains("reserve_fraction")) e.memory.reserve_fraction = m.at("reserve_fraction").get<double>();
+    if (m.contains("free_fraction_for_kv")) e.memory.free_fraction_for_kv = m.at("free_fraction_for_kv").get<double>();
+    e.memory.activation_bytes_per_token = m.value("activation_bytes_per_token", 0.0);
+    e.memory.max_batched_tokens = m.value("max_batched_tokens", uint64_t{8192});
+    e.memory.ubatch_tokens = m.value("ubatch_tokens", uint64_t{512});
+    e.memory.flash_attention_default = m.value("flash_attention_default", true);
+    e.memory.kv_block_tokens = m.value("kv_block_tokens", uint64_t{0});
+    e.cap_sliding_window = j.value("kv_window_policy", std::string{"cap-sliding"}) == "cap-sliding";
+    e.kv_dtypes = j.value("kv_dtypes", std::vector<std::string>{"f16"});
+    e.max_batch = j.value("max_batch", uint64_t{256});
+    e.measure_command = j.value("measure_command", std::string{});
+    e.notes = j.value("notes", std::vector<std::string>{});
+    e.sources = j.at("sources");
+  } catch (const nlohmann::json::exception& ex) {
+    problems.push_back({"", "", std::string("malformed engine profile: ") + ex.what()});
+    return std::nullopt;
+  }
+  if (!e.default_quant.empty() && e.kind == "inference") {
+    bool listed = false;
+    for (const auto& q : e.quants) listed = listed || q == e.default_quant || q == "*gguf";
+    if (!listed) problems.push_back({"", "/default_quant", "not among this engine's quants"});
+  }
+  return e;
+}
+
+}  // namespace optadvisor

@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: MIT
+#include "optadvisor/catalog/hardware.hpp"
+
+#include <algorithm>
+#include <array>
+#include <utility>
+
+namespace optadvisor {
+namespace {
+
+constexpr std::array<std::pair<DeviceClass, std::string_view>, 6> kClassNames = {{
+    {DeviceClass::kDatacenterGpu, "datacenter-gpu"},
+    {DeviceClass::kWorkstationGpu, "workstation-gpu"},
+    {DeviceClass::kConsumerGpu, "consumer-gpu"},
+    {DeviceClass::kAppleSilicon, "apple-silicon"},
+    {DeviceClass::kMobileSoc, "mobile-soc"},
+    {DeviceClass::kAccelerator, "accelerator"},
+}};
+
+template <typename T>
+std::optional<T> optional_at(const nlohmann::json& j, const char* key) {
+  if (!j.is_object() || !j.contains(key) || j.at(key).is_null()) return std::nullopt;
+  return j.at(key).get<T>();
+}
+
+std::optional<Link> link_from_json(const nlohmann::json& j) {
+  Link link;
+  link.kind = j.value("kind", std::string{});
+  link.bandwidth_bytes_per_s = j.at("bandwidth_bytes_per_s").get<double>();
+  link.bidirectional = j.value("direction", std::string{"bidirectional"}) == "bidirectional";
+  return link;
+}
+
+std::map<std::string, double> rates_from_json(const nlohmann::json& j) {
+  std::map<std::string, double> out;
+  for (const auto& [dtype, value] : j.items()) out[dtype] = value.get<double>();
+  return out;
+}
+
+}  // namespace
+
+std::string_view to_string(DeviceClass c) {
+  for (const auto& [cls, name] : kClassNames)
+    if (cls == c) return name;
+  return "unknown";
+}
+
+std::optional<DeviceClass> device_class_from_string(std::string_view s) {
+  for (const auto& [cls, name] : kClassNames)
+    if (name == s) return cls;
+  return std::nullopt;
+}
+
+const std::vector<DeviceClass>& all_device_classes() {
+  static const std::vector<DeviceClass> classes = [] {
+    std::vector<DeviceClass> v;
+    for (const auto& entry : kClassNames) v.push_back(entry.first);
+    return v;
+  }();
+  return classes;
+}
+
+std::optional<double> HardwareProfile::peak_flops_per_s(const std::string& dtype) const {
+  auto it = flops_per_s.find(dtype);
+  if (it == flops_per_s.end()) return std::nullopt;
+  return it->second;
+}
+
+double HardwareProfile::usable_memory_bytes() const {
+  if (app_limit_bytes) return *app_limit_bytes;
+  return memory_visible_bytes.value_or(memory_capacity_bytes) * memory_usable_fraction.value_or(1.0);
+}
+
+bool HardwareProfile::is_estimated(std::string_view pointer) const {
+  return std::find(estimated.begin(), estimated.end(), pointer) != estimated.end();
+}
+
+std::optional<HardwareProfile> hardware_from_json(const nlohmann::json& j, std::vector<Problem>& problems) {
+  const std::size_t problems_before = problems.size();
+  HardwareProfile hw;
+  try {
+    hw.id = j.at("id").get<std::string>();
+    hw.name = j.at("name").get<std::string>();
+    hw.vendor = j.at("vendor").get<std::string>();
+    hw.device_class = device_class_from_string(j.at("class").get<std::string>()).value_or(DeviceClass::kConsumerGpu);
+    hw.architecture = j.value("architecture", std::string{});
+    hw.aliases = j.value("aliases", std::vector<std::string>{});
+    hw.default_for = j.value("default_for", std::vector<std::string>{});
+    hw.launch_year = j.at("launch_year").get<int>();
+    hw.announced = j.value("status", std::string{"shipping"}) == "announced";
+    hw.price_usd = optional_at<double>(j, "price_usd");
+
+    const auto& mem = j.at("memory");
+    hw.memory_type = mem.at("type").get<std::string>();
+    hw.memory_capacity_bytes = mem.at("capacity_bytes").get<double>();
+    hw.memory_bandwidth_bytes_per_s = mem.at("bandwidth_bytes_per_s").get<double>();
+    hw.memory_usable_fraction = optional_at<double>(mem, "usable_fraction");
+    hw.memory_visible_bytes = optional_at<double>(mem, "visible_bytes");
+    hw.app_limit_bytes = optional_at<double>(mem, "app_limit_bytes");
+    hw.app_limit_entitled_bytes = optional_at<double>(mem, "app_limit_entitled_bytes");
+    hw.unified_memory = mem.value("unified", false);
+
+    const auto& compute = j.at("compute");
+    hw.flops_per_s = rates_from_json(compute.at("flops_per_s"));
+    if (compute.contains("fp16_accumulate_flops_per_s"))
+      hw.fp16_accumulate_flops_per_s = rates_from_json(compute.at("fp16_accumulate_flops_per_s"));
+    hw.npu_ops_per_s = optional_at<double>(compute, "npu_ops_per_s");
+    if (compute.contains("cpu_flops_per_s")) hw.cpu_flops_per_s = rates_from_json(compute.at("cpu_flops_per_s"));
+
+    hw.cache_bytes = optional_at<double>(j, "cache_bytes");
+    hw.compute_units = optional_at<int>(j, "compute_units");
+    hw.compute_unit_kind = j.value("compute_unit_kind", std::string{});
+    hw.power_watts = optional_at<double>(j, "power_watts");
+    if (j.contains("thermal")) hw.sustained_fraction = j.at("thermal").at("sustained_fraction").get<double>();
+
+    if (j.contains("interconnect")) {
+      const auto& ic = j.at("interconnect");
+      if (ic.contains("scale_up")) hw.scale_up = link_from_json(ic.at("scale_up"));
+      if (ic.contains("pcie")) {
+        const auto& p = ic.at("pcie");
+        Link link;
+        link.kind = "pcie" + std::to_string(p.at("generation").get<int>()) + " x" + std::to_string(p.at("lanes").get<int>());
+        link.bandwidth_bytes_per_s = p.at("bandwidth_bytes_per_s").get<double>();
+        link.bidirectional = false;
+        hw.pcie = link;
+      }
+    }
+
+    const auto& caps = j.at("capabilities");
+    hw.capabilities.fp8 = caps.at("fp8").get<bool>();
+    hw.capabilities.nvfp4 = caps.at("nvfp4").get<bool>();
+    hw.capabilities.mxfp4 = caps.at("mxfp4").get<bool>();
+    hw.capabilities.int4 = caps.at("int4").get<bool>();
+    hw.capabilities.flash_attention_2 = caps.at("flash_attention_2").get<bool>();
+    hw.capabilities.flash_attention_3 = caps.at("flash_attention_3").get<bool>();
+    hw.capabilities.cuda_graphs = caps.at("cuda_graphs").get<bool>();
+    hw.capabilities.unified_memory = caps.at("unified_memory").get<bool>();
+    hw.capabilities.npu = caps.at("npu").get<bool>();
+    hw.capabilities.multi_gpu_link = caps.at("multi_gpu_link").get<bool>();
+
+    hw.engines = j.at("engines").get<std::vector<std::string>>();
+    hw.estimated = j.value("estimated", std::vector<std::string>{});
+    hw.notes = j.value("notes", std::vector<std::string>{});
+    hw.sources = j.at("sources");
+  } catch (const nlohmann::json::exception& e) {
+    // The schema check runs first, so this only fires on documents that skipped it.
+    problems.push_back({"", "", std::string("malformed hardware profile: ") + e.what()});
+    return std::nullopt;
+  }
+
+  // Checks the schema cannot express.
+  if (hw.app_limit_entitled_bytes && hw.app_limit_bytes && *hw.app_limit_entitled_bytes < *hw.app_limit_bytes)
+    problems.push_back({"", "/memory/app_limit_entitled_bytes", "must not be below app_limit_bytes"});
+  if (hw.app_limit_bytes && *hw.app_limit_bytes > hw.memory_capacity_bytes)
+    problems.push_back({"", "/memory/app_limit_bytes", "exceeds capacity_bytes"});
+  if (hw.flops_per_s.empty() && hw.cpu_flops_per_s.empty() && !hw.npu_ops_per_s)
+    problems.push_back({"", "/compute/flops_per_s", "needs at least one data type"});
+  if (hw.capabilities.fp8 && !hw.flops_per_s.count("fp8"))
+    problems.push_back({"", "/compute/flops_per_s/fp8", "capabilities.fp8 is true but no fp8 rate is given"});
+  for (const auto& [dtype, rate] : hw.fp16_accumulate_flops_per_s) {
+    auto it = hw.flops_per_s.find(dtype);
+    if (it != hw.flops_per_s.end() && rate < it->second)
+      problems.push_back({"", "/compute/fp16_accumulate_flops_per_s/" + dtype,
+                          "FP16-accumulate rate is below the FP32-accumulate rate; the two look swapped"});
+  }
+  // A wildly large figure is almost always a unit slip (TFLOPS written as FLOP/s x1e3).
+  for (const auto& [dtype, rate] : hw.flops_per_s)
+    if (rate > 1e17)
+      problems.push_back({"", "/compute/flops_per_s/" + dtype, "above 100 PFLOP/s for one device; check the units (FLOP/s)"});
+  if (hw.memory_bandwidth_bytes_per_s > 1e14)
+    problems.push_back({"", "/memory/bandwidth_bytes_per_s", "above 100 TB/s; check the units (bytes/s)"});
+  if (hw.memory_bandwidth_bytes_per_s < 1e9)
+    problems.push_back({"", "/memory/bandwidth_bytes_per_s", "below 1 GB/s; check the units (bytes/s, not GB/s)"});
+  if (hw.memory_capacity_bytes < 1e8)
+    problems.push_back({"", "/memory/capacity_bytes", "below 100 MB; check the units (bytes, not GB)"});
+
+  if (problems.size() != problems_before) return std::nullopt;
+  return hw;
+}
+
+}  // namespace optadvisor

@@ -1,0 +1,857 @@
+// SPDX-License-Identifier: MIT
+// Model presets: reading and writing the preset document, the GGUF tensor list
+// an architecture implies, parameter and KV-cache counts, and the bare
+// Llama-like shape used when only a parameter count is known.
+#include "optadvisor/catalog/model.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <set>
+#include <string_view>
+
+namespace optadvisor {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr std::string_view kSliding = "sliding_attention";
+constexpr std::string_view kFull = "full_attention";
+
+/// Architecture traits that follow from model_type; a preset may override each.
+struct Traits {
+  bool tie_word_embeddings = false;
+  bool attention_bias = false;
+  bool qkv_bias = false;
+  bool mlp_bias = false;
+  bool router_bias = false;
+  bool router_score_correction_bias = false;
+  bool qk_norm = false;
+  bool sandwich_norm = false;
+  bool attention_sinks = false;
+};
+
+Traits traits_for(const std::string& model_type) {
+  Traits t;
+  if (model_type == "qwen2") {
+    t.qkv_bias = true;  // Qwen2Attention: q/k/v Linear(bias=True), o_proj without bias
+  } else if (model_type == "qwen3" || model_type == "qwen3_moe") {
+    t.qk_norm = true;
+  } else if (model_type == "gemma2") {
+    t.tie_word_embeddings = true;  // Gemma2Config default
+    t.sandwich_norm = true;
+  } else if (model_type == "gemma3_text") {
+    t.tie_word_embeddings = true;  // Gemma3TextConfig default
+    t.sandwich_norm = true;
+    t.qk_norm = true;
+  } else if (model_type == "deepseek_v3") {
+    t.router_score_correction_bias = true;
+  } else if (model_type == "gpt_oss") {
+    t.attention_bias = true;
+    t.mlp_bias = true;
+    t.router_bias = true;
+    t.attention_sinks = true;
+  }
+  return t;
+}
+
+const std::set<std::string>& known_fields() {
+  static const std::set<std::string> fields = {
+      "$schema", "id", "name", "aliases", "model_type", "hidden_size", "num_hidden_layers",
+      "num_attention_heads", "num_key_value_heads", "head_dim", "intermediate_size", "vocab_size",
+      "tie_word_embeddings", "max_position_embeddings", "rope_theta", "attention_bias", "qkv_bias",
+      "mlp_bias", "router_bias", "router_score_correction_bias", "qk_norm", "sandwich_norm",
+      "attention_sinks", "num_experts", "num_experts_per_tok", "moe_intermediate_size",
+      "shared_expert_intermediate_size", "first_k_dense_replace", "mlp_only_layers", "q_lora_rank",
+      "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim", "sliding_window",
+      "sliding_window_pattern", "layer_types", "num_nextn_predict_layers", "vision_config",
+      "quantization_config", "checkpoint_includes", "params_exact", "params_source", "sources",
+      "notes"};
+  return fields;
+}
+
+const std::vector<std::string>& checkpoint_include_names() {
+  static const std::vector<std::string> names = {"rotary_inv_freq_buffers", "untied_output_copy",
+                                                 "vision_tower", "mtp_layers",
+                                                 "quantization_scales"};
+  return names;
+}
+
+/// Reads typed fields of one JSON object, recording a Problem per bad field.
+class FieldReader {
+ public:
+  FieldReader(const json& j, std::string base, std::vector<Problem>& problems)
+      : j_(j), base_(std::move(base)), problems_(problems) {}
+
+  std::string pointer(const std::string& key) const { return base_ + "/" + key; }
+
+  void problem(const std::string& ptr, std::string message) {
+    problems_.push_back(Problem{"", ptr, std::move(message)});
+    ok_ = false;
+  }
+
+  bool ok() const { return ok_; }
+  bool has(const char* key) const { return j_.contains(key) && !j_.at(key).is_null(); }
+
+  std::optional<uint64_t> uint(const char* key, bool required = false) {
+    if (!has(key)) {
+      if (required) problem(pointer(key), std::string("missing required field '") + key + "'");
+      return std::nullopt;
+    }
+    const json& v = j_.at(key);
+    if (v.is_number_unsigned()) return v.get<uint64_t>();
+    if (v.is_number_integer() && v.get<int64_t>() >= 0) return static_cast<uint64_t>(v.get<int64_t>());
+    problem(pointer(key), "expected a non-negative integer");
+    return std::nullopt;
+  }
+
+  std::optional<bool> boolean(const char* key) {
+    if (!has(key)) return std::nullopt;
+    const json& v = j_.at(key);
+    if (v.is_boolean()) return v.get<bool>();
+    problem(pointer(key), "expected true or false");
+    return std::nullopt;
+  }
+
+  std::optional<double> number(const char* key) {
+    if (!has(key)) return std::nullopt;
+    const json& v = j_.at(key);
+    if (v.is_number()) return v.get<double>();
+    problem(pointer(key), "expected a number");
+    return std::nullopt;
+  }
+
+  std::optional<std::string> string(const char* key, bool required = false) {
+    if (!has(key)) {
+      if (required) problem(pointer(key), std::string("missing required field '") + key + "'");
+      return std::nullopt;
+    }
+    const json& v = j_.at(key);
+    if (v.is_string() && !v.get<std::string>().empty()) return v.get<std::string>();
+    problem(pointer(key), "expected a non-empty string");
+    return std::nullopt;
+  }
+
+  std::vector<std::string> strings(const char* key) {
+    std::vector<std::string> out;
+    if (!has(key)) return out;
+    const json& v = j_.at(key);
+    if (!v.is_array()) {
+      problem(pointer(key), "expected an array of strings");
+      return out;
+    }
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (v[i].is_string()) {
+        out.push_back(v[i].get<std::string>());
+      } else {
+        problem(pointer(key) + "/" + std::to_string(i), "expected a string");
+      }
+    }
+    return out;
+  }
+
+  std::vector<uint64_t> uints(const char* key) {
+    std::vector<uint64_t> out;
+    if (!has(key)) return out;
+    const json& v = j_.at(key);
+    if (!v.is_array()) {
+      problem(pointer(key), "expected an array of non-negative integers");
+      return out;
+    }
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (v[i].is_number_unsigned() || (v[i].is_number_integer() && v[i].get<int64_t>() >= 0)) {
+        out.push_back(v[i].get<uint64_t>());
+      } else {
+        problem(pointer(key) + "/" + std::to_string(i), "expected a non-negative integer");
+      }
+    }
+    return out;
+  }
+
+ private:
+  const json& j_;
+  std::string base_;
+  std::vector<Problem>& problems_;
+  bool ok_ = true;
+};
+
+std::string weight_name(int layer, const std::string& kind) {
+  std::string name = layer >= 0 ? "blk." + std::to_string(layer) + "." + kind : kind;
+  const bool is_bias = kind.size() > 5 && kind.compare(kind.size() - 5, 5, ".bias") == 0;
+  return is_bias ? name : name + ".weight";
+}
+
+void add(std::vector<Tensor>& out, int layer, const std::string& kind, uint64_t ne0, uint64_t ne1 = 1,
+         uint64_t ne2 = 1) {
+  Tensor t;
+  t.name = weight_name(layer, kind);
+  t.kind = kind;
+  t.layer = layer;
+  t.row_elements = ne0;
+  t.rows = ne1;
+  t.slices = ne2;
+  out.push_back(std::move(t));
+}
+
+bool is_mla(const ModelSpec& s) { return s.kv_lora_rank > 0; }
+
+/// Tensors of decoder block `layer`, exactly as convert_hf_to_gguf.py names
+/// and shapes them (ggml order: ne0 is the input dimension of a Linear).
+void add_block(const ModelSpec& s, uint64_t layer_index, std::vector<Tensor>& out) {
+  const int i = static_cast<int>(layer_index);
+  const uint64_t h = s.hidden_size;
+  const uint64_t nh = s.num_attention_heads;
+
+  add(out, i, "attn_norm", h);
+  if (is_mla(s)) {
+    // DeepSeek-V2/V3 MLA (llama.cpp arch deepseek2). kv_b_proj is written as
+    // attn_k_b (transposed, per head) and attn_v_b for the absorbed matmuls.
+    const uint64_t qk_head = s.qk_nope_head_dim + s.qk_rope_head_dim;
+    if (s.q_lora_rank > 0) {
+      add(out, i, "attn_q_a", h, s.q_lora_rank);
+      add(out, i, "attn_q_a_norm", s.q_lora_rank);
+      add(out, i, "attn_q_b", s.q_lora_rank, nh * qk_head);
+    } else {
+      add(out, i, "attn_q", h, nh * qk_head);
+    }
+    add(out, i, "attn_kv_a_mqa", h, s.kv_lora_rank + s.qk_rope_head_dim);
+    add(out, i, "attn_kv_a_norm", s.kv_lora_rank);
+    add(out, i, "attn_k_b", s.qk_nope_head_dim, s.kv_lora_rank, nh);
+    add(out, i, "attn_v_b", s.kv_lora_rank, s.v_head_dim, nh);
+    add(out, i, "attn_output", nh * s.v_head_dim, h);
+    if (s.attention_bias) add(out, i, "attn_output.bias", h);
+  } else {
+    const uint64_t q_width = nh * s.head_dim;
+    const uint64_t kv_width = s.num_key_value_heads * s.head_dim;
+    if (s.model_type == "phi3") {
+      // Phi-3 checkpoints store qkv_proj fused; llama.cpp keeps it as attn_qkv.
+      add(out, i, "attn_qkv", h, q_width + 2 * kv_width);
+      if (s.attention_bias || s.qkv_bias) add(out, i, "attn_qkv.bias", q_width + 2 * kv_width);
+    } else {
+      add(out, i, "attn_q", h, q_width);
+      add(out, i, "attn_k", h, kv_width);
+      add(out, i, "attn_v", h, kv_width);
+      if (s.attention_bias || s.qkv_bias) {
+        add(out, i, "attn_q.bias", q_width);
+        add(out, i, "attn_k.bias", kv_width);
+        add(out, i, "attn_v.bias", kv_width);
+      }
+    }
+    add(out, i, "attn_output", q_width, h);
+    if (s.attention_bias) add(out, i, "attn_output.bias", h);
+    if (s.qk_norm) {
+      add(out, i, "attn_q_norm", s.head_dim);
+      add(out, i, "attn_k_norm", s.head_dim);
+    }
+  }
+  if (s.attention_sinks) add(out, i, "attn_sinks", nh);
+  if (s.sandwich_norm) add(out, i, "post_attention_norm", h);
+  // gpt-oss's pre-FFN norm (HF post_attention_layernorm) keeps the
+  // ATTN_POST_NORM name in llama.cpp; everyone else calls it ffn_norm.
+  add(out, i, s.model_type == "gpt_oss" ? "post_attention_norm" : "ffn_norm", h);
+
+  if (is_moe_layer(s, layer_index)) {
+    const uint64_t e = s.num_experts;
+    const uint64_t f = s.moe_intermediate_size;
+    add(out, i, "ffn_gate_inp", h, e);
+    if (s.router_bias) add(out, i, "ffn_gate_inp.bias", e);
+    if (s.router_score_correction_bias) add(out, i, "exp_probs_b.bias", e);
+    add(out, i, "ffn_gate_exps", h, f, e);
+    add(out, i, "ffn_up_exps", h, f, e);
+    add(out, i, "ffn_down_exps", f, h, e);
+    if (s.mlp_bias) {
+      add(out, i, "ffn_gate_exps.bias", f, e);
+      add(out, i, "ffn_up_exps.bias", f, e);
+      add(out, i, "ffn_down_exps.bias", h, e);
+    }
+    if (s.shared_expert_intermediate_size > 0) {
+      const uint64_t fs = s.shared_expert_intermediate_size;
+      add(out, i, "ffn_gate_shexp", h, fs);
+      add(out, i, "ffn_up_shexp", h, fs);
+      add(out, i, "ffn_down_shexp", fs, h);
+    }
+  } else {
+    const uint64_t f = s.intermediate_size;
+    if (s.model_type == "phi3") {
+      // Phi-3's gate_up_proj stays fused: ffn_up is 2 x intermediate wide.
+      add(out, i, "ffn_up", h, 2 * f);
+      add(out, i, "ffn_down", f, h);
+    } else {
+      add(out, i, "ffn_gate", h, f);
+      add(out, i, "ffn_up", h, f);
+      add(out, i, "ffn_down", f, h);
+      if (s.mlp_bias) {
+        add(out, i, "ffn_gate.bias", f);
+        add(out, i, "ffn_up.bias", f);
+        add(out, i, "ffn_down.bias", h);
+      }
+    }
+  }
+  if (s.sandwich_norm) add(out, i, "post_ffw_norm", h);
+}
+
+uint64_t sum_elements(const std::vector<Tensor>& tensors) {
+  uint64_t n = 0;
+  for (const Tensor& t : tensors) n += t.elements();
+  return n;
+}
+
+uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+bool ends_with(const std::string& s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+bool is_expert_kind(const std::string& kind) {
+  return kind == "ffn_gate_exps" || kind == "ffn_up_exps" || kind == "ffn_down_exps";
+}
+
+/// FP8 block scales the HF checkpoint stores for `block`'s Linear weights:
+/// ceil(out/rows) x ceil(in/cols) per matrix. Routers, norms and biases stay
+/// BF16/F32. attn_k_b + attn_v_b are one kv_b_proj in the checkpoint.
+uint64_t fp8_scale_elements(const ModelSpec& s, const std::vector<Tensor>& block, uint64_t block_rows,
+                            uint64_t block_cols) {
+  uint64_t n = 0;
+  for (const Tensor& t : block) {
+    if (t.is_vector() || ends_with(t.kind, ".bias") || t.kind == "ffn_gate_inp") continue;
+    if (t.kind == "attn_v_b") continue;  // counted with attn_k_b
+    if (t.kind == "attn_k_b") {
+      const uint64_t out_rows = s.num_attention_heads * (s.qk_nope_head_dim + s.v_head_dim);
+      n += ceil_div(out_rows, block_rows) * ceil_div(s.kv_lora_rank, block_cols);
+      continue;
+    }
+    n += t.slices * ceil_div(t.rows, block_rows) * ceil_div(t.row_elements, block_cols);
+  }
+  return n;
+}
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const std::string& s : items) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+}  // namespace
+
+const std::vector<std::string>& supported_model_types() {
+  static const std::vector<std::string> types = {"llama",   "mistral", "mixtral",     "qwen2",
+                                                 "qwen3",   "qwen3_moe", "gemma2",    "gemma3_text",
+                                                 "phi3",    "deepseek_v3", "gpt_oss"};
+  return types;
+}
+
+bool is_sliding_layer(const ModelSpec& spec, uint64_t layer) {
+  if (spec.sliding_window == 0) return false;
+  if (!spec.layer_types.empty()) return layer < spec.layer_types.size() && spec.layer_types[layer] == kSliding;
+  if (spec.sliding_window_pattern > 0) return (layer + 1) % spec.sliding_window_pattern != 0;
+  return true;  // a single sliding_window with no pattern applies to every layer
+}
+
+bool is_moe_layer(const ModelSpec& spec, uint64_t layer) {
+  if (spec.num_experts == 0 || layer < spec.first_k_dense_replace) return false;
+  return std::find(spec.mlp_only_layers.begin(), spec.mlp_only_layers.end(), layer) ==
+         spec.mlp_only_layers.end();
+}
+
+std::optional<ModelSpec> model_from_json(const nlohmann::json& j, std::vector<Problem>& problems) {
+  if (!j.is_object()) {
+    problems.push_back(Problem{"", "", "expected a JSON object"});
+    return std::nullopt;
+  }
+  FieldReader r(j, "", problems);
+  for (const auto& item : j.items()) {
+    if (known_fields().count(item.key()) == 0) r.problem("/" + item.key(), "unknown field '" + item.key() + "'");
+  }
+
+  ModelSpec s;
+  s.id = r.string("id", true).value_or("");
+  s.name = r.string("name", true).value_or("");
+  s.aliases = r.strings("aliases");
+  s.model_type = r.string("model_type", true).value_or("");
+  const auto& types = supported_model_types();
+  if (!s.model_type.empty() && std::find(types.begin(), types.end(), s.model_type) == types.end()) {
+    r.problem("/model_type", "unsupported model_type '" + s.model_type + "' (supported: " + join(types) + ")");
+  }
+  const Traits t = traits_for(s.model_type);
+
+  s.hidden_size = r.uint("hidden_size", true).value_or(0);
+  s.num_hidden_layers = r.uint("num_hidden_layers", true).value_or(0);
+  s.num_attention_heads = r.uint("num_attention_heads", true).value_or(0);
+  s.vocab_size = r.uint("vocab_size", true).value_or(0);
+  s.num_key_value_heads = r.uint("num_key_value_heads").value_or(s.num_attention_heads);
+  s.intermediate_size = r.uint("intermediate_size").value_or(0);
+  s.tie_word_embeddings = r.boolean("tie_word_embeddings").value_or(t.tie_word_embeddings);
+  s.max_position_embeddings = r.uint("max_position_embeddings").value_or(0);
+  s.rope_theta = r.number("rope_theta").value_or(0.0);
+
+  s.attention_bias = r.boolean("attention_bias").value_or(t.attention_bias);
+  s.qkv_bias = r.boolean("qkv_bias").value_or(t.qkv_bias);
+  s.mlp_bias = r.boolean("mlp_bias").value_or(t.mlp_bias);
+  s.router_bias = r.boolean("router_bias").value_or(t.router_bias);
+  s.router_score_correction_bias =
+      r.boolean("router_score_correction_bias").value_or(t.router_score_correction_bias);
+  s.qk_norm = r.boolean("qk_norm").value_or(t.qk_norm);
+  s.sandwich_norm = r.boolean("sandwich_norm").value_or(t.sandwich_norm);
+  s.attention_sinks = r.boolean("attention_sinks").value_or(t.attention_sinks);
+
+  s.num_experts = r.uint("num_experts").value_or(0);
+  s.num_experts_per_tok = r.uint("num_experts_per_tok").value_or(0);
+  s.moe_intermediate_size = r.uint("moe_intermediate_size").value_or(0);
+  s.shared_expert_intermediate_size = r.uint("shared_expert_intermediate_size").value_or(0);
+  s.first_k_dense_replace = r.uint("first_k_dense_replace").value_or(0);
+  s.mlp_only_layers = r.uints("mlp_only_layers");
+
+  s.q_lora_rank = r.uint("q_lora_rank").value_or(0);
+  s.kv_lora_rank = r.uint("kv_lora_rank").value_or(0);
+  s.qk_rope_head_dim = r.uint("qk_rope_head_dim").value_or(0);
+  s.qk_nope_head_dim = r.uint("qk_nope_head_dim").value_or(0);
+  s.v_head_dim = r.uint("v_head_dim").value_or(0);
+
+  const uint64_t default_head_dim =
+      s.kv_lora_rank > 0 ? s.qk_nope_head_dim + s.qk_rope_head_dim
+                         : (s.num_attention_heads > 0 ? s.hidden_size / s.num_attention_heads : 0);
+  s.head_dim = r.uint("head_dim").value_or(default_head_dim);
+
+  s.sliding_window = r.uint("sliding_window").value_or(0);
+  s.sliding_window_pattern = r.uint("sliding_window_pattern").value_or(0);
+  s.layer_types = r.strings("layer_types");
+  s.num_nextn_predict_layers = r.uint("num_nextn_predict_layers").value_or(0);
+
+  if (r.has("vision_config")) {
+    const json& v = j.at("vision_config");
+    if (!v.is_object()) {
+      r.problem("/vision_config", "expected an object");
+    } else {
+      FieldReader vr(v, "/vision_config", problems);
+      VisionTowerSpec vt;
+      vt.hidden_size = vr.uint("hidden_size", true).value_or(0);
+      vt.num_hidden_layers = vr.uint("num_hidden_layers", true).value_or(0);
+      vt.intermediate_size = vr.uint("intermediate_size", true).value_or(0);
+      vt.patch_size = vr.uint("patch_size", true).value_or(0);
+      vt.image_size = vr.uint("image_size", true).value_or(0);
+      vt.num_channels = vr.uint("num_channels").value_or(3);
+      for (const auto& item : v.items()) {
+        static const std::set<std::string> vkeys = {"hidden_size", "num_hidden_layers", "intermediate_size",
+                                                    "patch_size", "image_size", "num_channels"};
+        if (vkeys.count(item.key()) == 0) vr.problem("/vision_config/" + item.key(), "unknown field '" + item.key() + "'");
+      }
+      if (vt.patch_size == 0 || vt.image_size % std::max<uint64_t>(vt.patch_size, 1) != 0) {
+        vr.problem("/vision_config/patch_size", "expected a positive divisor of image_size");
+      }
+      if (!vr.ok()) r.problem("/vision_config", "invalid vision_config");
+      s.vision_config = vt;
+    }
+  }
+  if (r.has("quantization_config")) {
+    const json& q = j.at("quantization_config");
+    if (!q.is_object()) {
+      r.problem("/quantization_config", "expected an object");
+    } else {
+      FieldReader qr(q, "/quantization_config", problems);
+      CheckpointQuantization cq;
+      cq.quant_method = qr.string("quant_method", true).value_or("");
+      cq.weight_block_size = qr.uints("weight_block_size");
+      if (cq.quant_method == "fp8" &&
+          (cq.weight_block_size.size() != 2 || cq.weight_block_size[0] == 0 || cq.weight_block_size[1] == 0)) {
+        qr.problem("/quantization_config/weight_block_size", "fp8 needs [rows, columns] of one scale block");
+      } else if (!cq.quant_method.empty() && cq.quant_method != "fp8" && cq.quant_method != "mxfp4") {
+        qr.problem("/quantization_config/quant_method", "expected 'fp8' or 'mxfp4'");
+      }
+      if (!qr.ok()) r.problem("/quantization_config", "invalid quantization_config");
+      s.quantization_config = cq;
+    }
+  }
+  s.checkpoint_includes = r.strings("checkpoint_includes");
+  s.params_exact = r.uint("params_exact").value_or(0);
+  s.params_source = r.string("params_source").value_or("");
+  if (r.has("sources")) {
+    if (j.at("sources").is_array()) {
+      s.sources = j.at("sources");
+    } else {
+      r.problem("/sources", "expected an array");
+    }
+  }
+  s.notes = r.strings("notes");
+
+  // Semantic checks beyond the schema.
+  auto positive = [&](const char* key, uint64_t v) {
+    if (j.contains(key) && v == 0) r.problem(std::string("/") + key, "must be positive");
+  };
+  positive("hidden_size", s.hidden_size);
+  positive("num_hidden_layers", s.num_hidden_layers);
+  positive("num_attention_heads", s.num_attention_heads);
+  positive("vocab_size", s.vocab_size);
+  positive("num_key_value_heads", s.num_key_value_heads);
+  positive("head_dim", s.head_dim);
+
+  if (is_mla(s)) {
+    if (s.qk_rope_head_dim == 0 || s.qk_nope_head_dim == 0 || s.v_head_dim == 0) {
+      r.problem("/kv_lora_rank", "MLA needs qk_rope_head_dim, qk_nope_head_dim and v_head_dim as well");
+    }
+    if (s.checkpoint_includes.end() != std::find(s.checkpoint_includes.begin(), s.checkpoint_includes.end(),
+                                                 "rotary_inv_freq_buffers")) {
+      r.problem("/checkpoint_includes", "rotary_inv_freq_buffers is modelled for non-MLA attention only");
+    }
+  } else {
+    if (s.q_lora_rank > 0 || s.qk_rope_head_dim > 0 || s.qk_nope_head_dim > 0 || s.v_head_dim > 0) {
+      r.problem("/kv_lora_rank", "MLA fields given without kv_lora_rank");
+    }
+    if (s.num_key_value_heads > 0 && s.num_attention_heads % s.num_key_value_heads != 0) {
+      r.problem("/num_key_value_heads", "num_attention_heads (" + std::to_string(s.num_attention_heads) +
+                                            ") must be a multiple of num_key_value_heads (" +
+                                            std::to_string(s.num_key_value_heads) + ")");
+    }
+    if (s.num_key_value_heads > s.num_attention_heads) {
+      r.problem("/num_key_value_heads", "more KV heads than attention heads");
+    }
+  }
+
+  if (s.num_experts > 0) {
+    if (s.num_experts_per_tok == 0) r.problem("/num_experts_per_tok", "MoE model needs num_experts_per_tok");
+    if (s.num_experts_per_tok > s.num_experts) {
+      r.problem("/num_experts_per_tok", "num_experts_per_tok (" + std::to_string(s.num_experts_per_tok) +
+                                            ") exceeds num_experts (" + std::to_string(s.num_experts) + ")");
+    }
+    if (s.moe_intermediate_size == 0) r.problem("/moe_intermediate_size", "MoE model needs moe_intermediate_size");
+  } else if (s.num_experts_per_tok > 0 || s.moe_intermediate_size > 0 || s.shared_expert_intermediate_size > 0 ||
+             s.first_k_dense_replace > 0 || !s.mlp_only_layers.empty()) {
+    r.problem("/num_experts", "MoE fields given without num_experts");
+  }
+  if (s.num_hidden_layers > 0) {
+    if (s.first_k_dense_replace > s.num_hidden_layers) {
+      r.problem("/first_k_dense_replace", "exceeds num_hidden_layers");
+    }
+    for (size_t i = 0; i < s.mlp_only_layers.size(); ++i) {
+      if (s.mlp_only_layers[i] >= s.num_hidden_layers) {
+        r.problem("/mlp_only_layers/" + std::to_string(i), "layer index out of range");
+      }
+    }
+    bool needs_dense = s.num_experts == 0;
+    for (uint64_t i = 0; i < s.num_hidden_layers && !needs_dense; ++i) needs_dense = !is_moe_layer(s, i);
+    if (needs_dense && s.intermediate_size == 0) {
+      r.problem("/intermediate_size", "dense FFN layers need a positive intermediate_size");
+    }
+  }
+
+  if (!s.layer_types.empty()) {
+    if (s.layer_types.size() != s.num_hidden_layers) {
+      r.problem("/layer_types", "has " + std::to_string(s.layer_types.size()) + " entries for " +
+                                    std::to_string(s.num_hidden_layers) + " layers");
+    }
+    for (size_t i = 0; i < s.layer_types.size(); ++i) {
+      if (s.layer_types[i] != kSliding && s.layer_types[i] != kFull) {
+        r.problem("/layer_types/" + std::to_string(i), "expected 'sliding_attention' or 'full_attention'");
+      }
+    }
+    if (s.sliding_window_pattern > 0) {
+      r.problem("/sliding_window_pattern", "give either layer_types or sliding_window_pattern, not both");
+    }
+  }
+  if ((s.sliding_window_pattern > 0 || !s.layer_types.empty()) && s.sliding_window == 0) {
+    r.problem("/sliding_window", "a sliding-layer pattern needs sliding_window");
+  }
+
+  const auto includes = [&](const char* what) {
+    return std::find(s.checkpoint_includes.begin(), s.checkpoint_includes.end(), what) !=
+           s.checkpoint_includes.end();
+  };
+  const auto& names = checkpoint_include_names();
+  for (size_t i = 0; i < s.checkpoint_includes.size(); ++i) {
+    if (std::find(names.begin(), names.end(), s.checkpoint_includes[i]) == names.end()) {
+      r.problem("/checkpoint_includes/" + std::to_string(i),
+                "unknown entry '" + s.checkpoint_includes[i] + "' (expected one of: " + join(names) + ")");
+    }
+  }
+  if (includes("vision_tower") && !s.vision_config) {
+    r.problem("/checkpoint_includes", "vision_tower needs vision_config");
+  }
+  if (includes("mtp_layers") && s.num_nextn_predict_layers == 0) {
+    r.problem("/checkpoint_includes", "mtp_layers needs num_nextn_predict_layers");
+  }
+  if (includes("mtp_layers") && s.num_experts == 0) {
+    r.problem("/checkpoint_includes", "mtp_layers is modelled for DeepSeek-style MoE blocks only");
+  }
+  if (includes("quantization_scales") && !s.quantization_config) {
+    r.problem("/checkpoint_includes", "quantization_scales needs quantization_config");
+  }
+  if (includes("untied_output_copy") && !s.tie_word_embeddings) {
+    r.problem("/checkpoint_includes", "untied_output_copy applies to tied models only");
+  }
+
+  if (!r.ok()) return std::nullopt;
+  return s;
+}
+
+nlohmann::json to_json(const ModelSpec& s) {
+  json j;
+  j["id"] = s.id;
+  j["name"] = s.name;
+  if (!s.aliases.empty()) j["aliases"] = s.aliases;
+  j["model_type"] = s.model_type;
+  j["hidden_size"] = s.hidden_size;
+  j["num_hidden_layers"] = s.num_hidden_layers;
+  j["num_attention_heads"] = s.num_attention_heads;
+  j["num_key_value_heads"] = s.num_key_value_heads;
+  if (!is_mla(s)) j["head_dim"] = s.head_dim;
+  if (s.intermediate_size > 0) j["intermediate_size"] = s.intermediate_size;
+  j["vocab_size"] = s.vocab_size;
+  j["tie_word_embeddings"] = s.tie_word_embeddings;
+  if (s.max_position_embeddings > 0) j["max_position_embeddings"] = s.max_position_embeddings;
+  if (s.rope_theta > 0) j["rope_theta"] = s.rope_theta;
+  j["attention_bias"] = s.attention_bias;
+  j["qkv_bias"] = s.qkv_bias;
+  j["mlp_bias"] = s.mlp_bias;
+  j["router_bias"] = s.router_bias;
+  j["router_score_correction_bias"] = s.router_score_correction_bias;
+  j["qk_norm"] = s.qk_norm;
+  j["sandwich_norm"] = s.sandwich_norm;
+  j["attention_sinks"] = s.attention_sinks;
+  if (s.num_experts > 0) {
+    j["num_experts"] = s.num_experts;
+    j["num_experts_per_tok"] = s.num_experts_per_tok;
+    j["moe_intermediate_size"] = s.moe_intermediate_size;
+    if (s.shared_expert_intermediate_size > 0) j["shared_expert_intermediate_size"] = s.shared_expert_intermediate_size;
+    if (s.first_k_dense_replace > 0) j["first_k_dense_replace"] = s.first_k_dense_replace;
+    if (!s.mlp_only_layers.empty()) j["mlp_only_layers"] = s.mlp_only_layers;
+  }
+  if (is_mla(s)) {
+    if (s.q_lora_rank > 0) j["q_lora_rank"] = s.q_lora_rank;
+    j["kv_lora_rank"] = s.kv_lora_rank;
+    j["qk_rope_head_dim"] = s.qk_rope_head_dim;
+    j["qk_nope_head_dim"] = s.qk_nope_head_dim;
+    j["v_head_dim"] = s.v_head_dim;
+  }
+  if (s.sliding_window > 0) {
+    j["sliding_window"] = s.sliding_window;
+    if (s.sliding_window_pattern > 0) j["sliding_window_pattern"] = s.sliding_window_pattern;
+    if (!s.layer_types.empty()) j["layer_types"] = s.layer_types;
+  }
+  if (s.num_nextn_predict_layers > 0) j["num_nextn_predict_layers"] = s.num_nextn_predict_layers;
+  if (s.vision_config) {
+    const VisionTowerSpec& v = *s.vision_config;
+    j["vision_config"] = {{"hidden_size", v.hidden_size},   {"num_hidden_layers", v.num_hidden_layers},
+                          {"intermediate_size", v.intermediate_size}, {"patch_size", v.patch_size},
+                          {"image_size", v.image_size},     {"num_channels", v.num_channels}};
+  }
+  if (s.quantization_config) {
+    json q = {{"quant_method", s.quantization_config->quant_method}};
+    if (!s.quantization_config->weight_block_size.empty()) {
+      q["weight_block_size"] = s.quantization_config->weight_block_size;
+    }
+    j["quantization_config"] = q;
+  }
+  if (!s.checkpoint_includes.empty()) j["checkpoint_includes"] = s.checkpoint_includes;
+  if (s.params_exact > 0) j["params_exact"] = s.params_exact;
+  if (!s.params_source.empty()) j["params_source"] = s.params_source;
+  j["sources"] = s.sources.is_array() ? s.sources : json::array();
+  if (!s.notes.empty()) j["notes"] = s.notes;
+  return j;
+}
+
+std::vector<Tensor> model_tensors(const ModelSpec& spec) {
+  std::vector<Tensor> out;
+  out.reserve(spec.num_hidden_layers * 24 + 3);
+  add(out, -1, "token_embd", spec.hidden_size, spec.vocab_size);
+  for (uint64_t i = 0; i < spec.num_hidden_layers; ++i) add_block(spec, i, out);
+  add(out, -1, "output_norm", spec.hidden_size);
+  if (!spec.tie_word_embeddings) add(out, -1, "output", spec.hidden_size, spec.vocab_size);
+  return out;
+}
+
+uint64_t parameter_count(const ModelSpec& spec) { return sum_elements(model_tensors(spec)); }
+
+uint64_t active_parameter_count(const ModelSpec& spec) {
+  uint64_t n = 0;
+  for (const Tensor& t : model_tensors(spec)) {
+    const bool routed = t.kind == "ffn_gate_exps" || t.kind == "ffn_up_exps" || t.kind == "ffn_down_exps" ||
+                        t.kind == "ffn_gate_exps.bias" || t.kind == "ffn_up_exps.bias" ||
+                        t.kind == "ffn_down_exps.bias";
+    if (routed && spec.num_experts > 0) {
+      // Expert-bias tensors hold the experts along ne1, weights along ne2.
+      n += t.elements() / spec.num_experts * spec.num_experts_per_tok;
+    } else {
+      n += t.elements();
+    }
+  }
+  return n;
+}
+
+std::vector<CountTerm> checkpoint_extra_terms(const ModelSpec& s) {
+  std::vector<CountTerm> terms;
+  const auto includes = [&](const char* what) {
+    return std::find(s.checkpoint_includes.begin(), s.checkpoint_includes.end(), what) !=
+           s.checkpoint_includes.end();
+  };
+  const uint64_t h = s.hidden_size;
+  const uint64_t embedding = s.vocab_size * h;
+
+  if (includes("rotary_inv_freq_buffers")) {
+    // transformers < 4.31 saved each layer's rotary_emb.inv_freq buffer
+    // (head_dim/2 floats) into the checkpoint.
+    terms.push_back({"rotary_inv_freq_buffers", s.num_hidden_layers * (s.head_dim / 2)});
+  }
+  if (includes("untied_output_copy")) {
+    // The checkpoint stores lm_head.weight although tie_word_embeddings is true.
+    terms.push_back({"untied_output_copy", embedding});
+  }
+  if (includes("vision_tower") && s.vision_config) {
+    // SigLIP encoder (Gemma-3's vision_config): per layer q/k/v/o with bias,
+    // fc1/fc2 with bias, two LayerNorms (weight + bias); patch conv with bias;
+    // learned position table; post LayerNorm. Projector: Gemma3
+    // mm_input_projection (vision x text hidden) + mm_soft_emb_norm.
+    const VisionTowerSpec& v = *s.vision_config;
+    const uint64_t hv = v.hidden_size;
+    const uint64_t per_layer = 4 * (hv * hv + hv) + (hv * v.intermediate_size + v.intermediate_size) +
+                               (v.intermediate_size * hv + hv) + 2 * (2 * hv);
+    const uint64_t patches = (v.image_size / v.patch_size) * (v.image_size / v.patch_size);
+    const uint64_t tower = v.num_hidden_layers * per_layer + (v.num_channels * v.patch_size * v.patch_size * hv + hv) +
+                           patches * hv + 2 * hv;
+    const uint64_t projector = hv * h + hv;
+    terms.push_back({"vision_tower", tower + projector});
+  }
+  std::vector<Tensor> mtp_blocks;
+  if (includes("mtp_layers")) {
+    // DeepSeek-V3 MTP module i (HF model.layers.{L+i}): a full MoE decoder
+    // block, enorm + hnorm, eh_proj (2H -> H), shared_head.norm, and its own
+    // stored copies of embed_tokens and shared_head.head.
+    for (uint64_t m = 0; m < s.num_nextn_predict_layers; ++m) add_block(s, s.num_hidden_layers + m, mtp_blocks);
+    const uint64_t per_module_extra = 3 * h + 2 * h * h + 2 * embedding;
+    terms.push_back({"mtp_layers", sum_elements(mtp_blocks) + s.num_nextn_predict_layers * per_module_extra});
+  }
+  if (includes("quantization_scales") && s.quantization_config) {
+    const CheckpointQuantization& q = *s.quantization_config;
+    std::vector<Tensor> blocks;
+    for (uint64_t i = 0; i < s.num_hidden_layers; ++i) add_block(s, i, blocks);
+    blocks.insert(blocks.end(), mtp_blocks.begin(), mtp_blocks.end());
+    uint64_t scales = 0;
+    if (q.quant_method == "fp8" && q.weight_block_size.size() == 2) {
+      scales = fp8_scale_elements(s, blocks, q.weight_block_size[0], q.weight_block_size[1]);
+    } else if (q.quant_method == "mxfp4") {
+      // gpt-oss: experts only (modules_to_not_convert keeps attention, router,
+      // embeddings and head in BF16); one E8M0 scale per 32 weights.
+      for (const Tensor& t : blocks) {
+        if (is_expert_kind(t.kind)) scales += t.elements() / 32;
+      }
+    }
+    terms.push_back({"quantization_scales", scales});
+  }
+  return terms;
+}
+
+uint64_t checkpoint_parameter_count(const ModelSpec& spec) {
+  uint64_t n = parameter_count(spec);
+  for (const CountTerm& t : checkpoint_extra_terms(spec)) n += t.elements;
+  return n;
+}
+
+KvShape kv_shape(const ModelSpec& spec) {
+  KvShape k;
+  if (is_mla(spec)) {
+    k.latent = true;
+    k.elements_per_token_per_layer = spec.kv_lora_rank + spec.qk_rope_head_dim;
+  } else {
+    k.elements_per_token_per_layer = 2 * spec.num_key_value_heads * spec.head_dim;
+  }
+  for (uint64_t i = 0; i < spec.num_hidden_layers; ++i) {
+    if (is_sliding_layer(spec, i)) {
+      ++k.sliding_layers;
+    } else {
+      ++k.full_layers;
+    }
+  }
+  k.window_tokens = k.sliding_layers > 0 ? spec.sliding_window : 0;
+  return k;
+}
+
+uint64_t kv_cache_elements_per_token_full(const ModelSpec& spec) {
+  const KvShape k = kv_shape(spec);
+  return (k.full_layers + k.sliding_layers) * k.elements_per_token_per_layer;
+}
+
+uint64_t kv_cache_elements(const ModelSpec& spec, uint64_t context_tokens, uint64_t batch, KvWindowPolicy policy) {
+  return kv_cache_elements(kv_shape(spec), context_tokens, batch, policy);
+}
+
+uint64_t kv_cache_elements(const KvShape& k, uint64_t context_tokens, uint64_t batch, KvWindowPolicy policy) {
+  const uint64_t sliding_tokens =
+      policy == KvWindowPolicy::kCapSlidingLayers ? std::min(context_tokens, k.window_tokens) : context_tokens;
+  const uint64_t per_sequence =
+      k.elements_per_token_per_layer * (k.full_layers * context_tokens + k.sliding_layers * sliding_tokens);
+  return per_sequence * batch;
+}
+
+ModelSpec model_from_params(double params) {
+  if (!(params >= 1e8 && params <= 1e13)) {
+    throw bad_input(fmt::format("cannot build a model shape for {:.4g} parameters", params),
+                    "give a parameter count between 1e8 and 1e13 (e.g. 7e9), or a preset id or config.json");
+  }
+  const auto target = static_cast<uint64_t>(std::llround(params));
+  constexpr uint64_t kVocab = 128256;  // Llama-3 tokenizer
+  constexpr uint64_t kHeadDim = 128;
+  const bool tied = params < 4e9;  // Llama-3.2-1B/3B tie, 8B and up do not
+
+  // Base shape: layers ~ hidden/128 (Llama-2-7B 4096/32, 13B 5120/40,
+  // 3.1-405B 16384/126) with FFN 3.5 x hidden (Llama-3-8B/70B).
+  auto build = [&](uint64_t hidden, uint64_t layers, uint64_t ffn) {
+    ModelSpec s;
+    s.model_type = "llama";
+    s.hidden_size = hidden;
+    s.num_hidden_layers = layers;
+    s.num_attention_heads = hidden / kHeadDim;
+    s.num_key_value_heads = std::min<uint64_t>(8, s.num_attention_heads);
+    s.head_dim = kHeadDim;
+    s.intermediate_size = ffn;
+    s.vocab_size = kVocab;
+    s.tie_word_embeddings = tied;
+    return s;
+  };
+  uint64_t best_hidden = 512;
+  uint64_t best_layers = 1;
+  double best_gap = 1e300;
+  for (uint64_t hidden = 512; hidden <= 32768; hidden += hidden < 1024 ? kHeadDim : 8 * kHeadDim) {
+    const uint64_t ffn = (hidden * 7 / 2 + 255) / 256 * 256;
+    const uint64_t fixed = parameter_count(build(hidden, 0, ffn));
+    const uint64_t per_layer = parameter_count(build(hidden, 1, ffn)) - fixed;
+    if (fixed >= target) break;
+    const double layers = static_cast<double>(target - fixed) / static_cast<double>(per_layer);
+    if (layers < 1.0) continue;
+    const double gap = std::fabs(std::log(layers / (static_cast<double>(hidden) / 128.0)));
+    if (gap < best_gap) {
+      best_gap = gap;
+      best_hidden = hidden;
+      best_layers = static_cast<uint64_t>(std::llround(layers));
+    }
+  }
+  // Refit the FFN width (multiple of 256) so the total lands on the request.
+  const uint64_t no_ffn = parameter_count(build(best_hidden, best_layers, 0));
+  const uint64_t per_ffn_unit = 3 * best_hidden * best_layers;  // gate, up, down per unit of width
+  uint64_t ffn = 256;
+  if (target > no_ffn) ffn = std::max<uint64_t>(256, (target - no_ffn + per_ffn_unit * 128) / (per_ffn_unit * 256) * 256);
+
+  ModelSpec s = build(best_hidden, best_layers, ffn);
+  char label[32];
+  if (params >= 1e12) {
+    std::snprintf(label, sizeof label, "%.3gt", params / 1e12);
+  } else {
+    std::snprintf(label, sizeof label, "%.3gb", params / 1e9);
+  }
+  s.id = std::string("params-") + label;
+  s.name = std::string("Llama-like dense model, ~") + label + " parameters";
+  s.max_position_embeddings = 131072;
+  s.rope_theta = 500000.0;
+  s.notes = {
+      "No architecture was given: this is a bare dense Llama-3-like decoder sized to the requested count.",
+      std::string("Shape rule: head_dim 128, heads = hidden/128, 8 KV heads (GQA; fewer below 1024 wide), ") +
+          "vocabulary 128256 (Llama-3 tokenizer).",
+      std::string("Embeddings ") + (tied ? "tied (requests below 4e9, as Llama-3.2-1B/3B)" : "untied (as Llama-3-8B and up)") + ".",
+      std::string("hidden (a multiple of 1024 from 1024 up, so heads divide by 8) is the width whose layer count is ") +
+          "closest, by ratio, to hidden/128 (Llama-2-7B 4096/32, Llama-3.1-405B 16384/126); " +
+          "the FFN width is then refitted (multiple of 256) to land on the count.",
+      "KV cache, speed and quantized sizes follow from this assumed shape, not from a real model."};
+  return s;
+}
+
+}  // namespace optadvisor

@@ -1,0 +1,642 @@
+// SPDX-License-Identifier: MIT
+#include "optadvisor/planner/search.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "optadvisor/advisor/playbook.hpp"
+#include "optadvisor/render/report.hpp"
+
+namespace optadvisor {
+
+const std::vector<std::string>& default_search_quants() {
+  // GGUF: the 4- to 8-bit K-quants and f16; checkpoints: bf16, FP8, AWQ and
+  // the FP4 formats; MLX, QNN and ExecuTorch take their own 4/8-bit formats.
+  static const std::vector<std::string> quants = {"q4_k_m", "q5_k_m",   "q6_k",  "q8_0",  "f16",      "hf-bf16", "fp8", "awq-int4",
+                                                  "nvfp4",  "mxfp4",    "mlx-4bit", "mlx-8bit", "w4a16", "8da4w"};
+  return quants;
+}
+
+// --- ScenarioCache -------------------------------------------------------------
+
+ScenarioCache::ScenarioCache(const Catalog& catalog, const ResolvedModel& model, ScenarioRequest base)
+    : catalog_(catalog), model_(model), base_(std::move(base)) {}
+
+ScenarioRequest ScenarioCache::request(const HardwareProfile& hardware, const std::string& engine, const std::string& quant,
+                                       uint32_t gpus, uint32_t tp, uint32_t pp) const {
+  ScenarioRequest r = base_;
+  r.hardware = hardware.id;
+  r.engine = engine;
+  r.quant = quant;
+  r.gpus = gpus;
+  r.tp = tp;
+  r.pp = pp;
+  return r;
+}
+
+const EngineChoice& ScenarioCache::engine_on(const HardwareProfile& hardware, const std::string& engine) {
+  auto [it, inserted] = engines_.try_emplace({hardware.id, engine});
+  if (inserted) {
+    try {
+      it->second.value = choose_engine(catalog_, hardware, engine);
+    } catch (const Error& e) {
+      it->second.error = e;
+    }
+  }
+  return it->second.get();
+}
+
+const PreparedScenario& ScenarioCache::template_for(const HardwareProfile& hardware, const std::string& engine,
+                                                    const std::string& quant) {
+  auto [it, inserted] = templates_.try_emplace({engine, quant});
+  if (inserted) {
+    // Prepared on the first device the engine runs on, on one GPU: what it
+    // checks and computes past the device (workload, format, weights, KV
+    // dtype) holds for every device and GPU count.
+    try {
+      PreparedScenario t = prepare_scenario(catalog_, request(hardware, engine, quant, 1, 1, 1), model_);
+      t.weights = WeightsBreakdown{};
+      t.model.gguf_weights.reset();
+      it->second.value = std::move(t);
+    } catch (const Error& e) {
+      it->second.error = e;
+    }
+  }
+  return it->second.get();
+}
+
+PreparedScenario ScenarioCache::prepare(const HardwareProfile& hw, const std::string& engine, const std::string& quant, uint32_t gpus,
+                                        uint32_t tp, uint32_t pp) {
+  if (engine.empty() || quant.empty()) {
+    // Defaults add notes and depend on the device: nothing to share.
+    PreparedScenario out = prepare_scenario(catalog_, request(hw, engine, quant, gpus, tp, pp), model_);
+    out.weights = WeightsBreakdown{};
+    out.model.gguf_weights.reset();
+    return out;
+  }
+  // The parallelism checks of prepare_scenario, in its words.
+  const ModelSpec& m = model_.spec;
+  if (tp < 1) throw bad_input(fmt::format("--tp must be at least 1 (got {})", tp));
+  if (pp < 1) throw bad_input(fmt::format("--pp must be at least 1 (got {})", pp));
+  if (gpus == 0) gpus = tp * pp;
+  if (tp > 1024 || pp > 1024 || gpus > 1024) throw bad_input("at most 1024 GPUs are modelled");
+  if (static_cast<uint64_t>(tp) * pp != gpus)
+    throw bad_input(fmt::format("--tp {} x --pp {} = {} does not match --gpus {}", tp, pp, tp * pp, gpus),
+                    "every GPU holds one tensor-parallel shard of one pipeline stage");
+  if (m.num_attention_heads % tp != 0)
+    throw bad_input(fmt::format("--tp {} does not divide the model's {} attention heads", tp, m.num_attention_heads),
+                    "use a tensor-parallel degree that divides the head count");
+  if (pp > m.num_hidden_layers) throw bad_input(fmt::format("--pp {} exceeds the model's {} layers", pp, m.num_hidden_layers));
+  if (gpus > 1 && hw.unified_memory && hw.device_class != DeviceClass::kWorkstationGpu)
+    throw bad_input(fmt::format("{} is a single-chip device; multi-GPU options do not apply", hw.id));
+
+  const EngineChoice& choice = engine_on(hw, engine);
+  const EngineProfile& profile = *choice.engine;
+  if (gpus > 1 && (profile.id == "mlx" || profile.id == "executorch" || profile.id == "qnn"))
+    throw bad_input(fmt::format("engine '{}' runs on one device; multi-GPU options do not apply", profile.id));
+  if (tp > 1 && profile.id == "llama.cpp")
+    throw bad_input("llama.cpp splits layers across GPUs; use --pp N (its default -sm layer) instead of --tp",
+                    "or pick an engine with tensor parallelism: --engine vllm");
+  const PreparedScenario& t = template_for(hw, engine, quant);
+
+  PreparedScenario out = t;
+  Scenario& s = out.scenario;
+  s.hardware = &catalog_.resolve_hardware(hw.id, &out.hardware_how);
+  s.engine = choice;
+  Workload& w = s.workload;
+  w.gpus = gpus;
+  w.tp = tp;
+  w.pp = pp;
+  // What prepare_scenario decides from the device: the host link for
+  // offloaded layers and the note on FP8 KV without native FP8.
+  if (profile.id == "llama.cpp" && !hw.unified_memory && !base_.host_bandwidth_bytes_per_s)
+    w.host_bandwidth_bytes_per_s = profile.host_bandwidth_bytes_per_s;
+  else
+    w.host_bandwidth_bytes_per_s = base_.host_bandwidth_bytes_per_s;
+  out.notes.clear();
+  if (w.kv_dtype == "fp8" && !hw.capabilities.fp8 && profile.id != "llama.cpp")
+    out.notes.push_back("fp8 KV cache without native FP8: the engine stores fp8 and converts on read");
+  return out;
+}
+
+// --- Pareto fronts -------------------------------------------------------------
+
+std::vector<uint32_t> pareto_fronts(const std::vector<std::pair<double, double>>& points) {
+  const std::size_t n = points.size();
+  std::vector<std::size_t> order(n);
+  for (std::size_t i = 0; i < n; ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return points[a] < points[b]; });
+  // Sweep by x (then y). An earlier point q dominates p when q.y <= p.y, unless
+  // q equals p. Each front keeps the smallest y seen so far; those minima rise
+  // with the front number, so p joins the first front whose minimum exceeds
+  // p.y (nothing there dominates it) — a binary search, as in patience sorting.
+  std::vector<uint32_t> front(n, 0);
+  std::vector<double> min_y;
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::size_t i = order[k];
+    if (k > 0 && points[order[k - 1]] == points[i]) {
+      front[i] = front[order[k - 1]];  // equal points share a front
+      continue;
+    }
+    const double y = points[i].second;
+    const auto it = std::upper_bound(min_y.begin(), min_y.end(), y);
+    const std::size_t f = static_cast<std::size_t>(it - min_y.begin());
+    if (it == min_y.end()) min_y.push_back(y);
+    else *it = y;
+    front[i] = static_cast<uint32_t>(f + 1);
+  }
+  return front;
+}
+
+// --- The estimate document, in part -------------------------------------------
+
+const std::set<std::string>& estimate_sections_modeled() {
+  static const std::set<std::string> sections = {"schema_version", "scenario", "memory", "prefill", "decode", "throughput"};
+  return sections;
+}
+
+namespace {
+
+// The keys of report_estimate.cpp's sections, one getter each, so that a
+// requirement builds only the values it reads; search_test checks the whole
+// sections against estimate_json.
+template <typename T>
+using Fields = std::vector<std::pair<std::string, nlohmann::json (*)(const T&)>>;
+
+const Fields<PhaseEstimate>& phase_fields() {
+  using P = PhaseEstimate;
+  using J = nlohmann::json;
+  static const Fields<P> fields = {
+      {"time_s", [](const P& p) -> J { return p.time_s; }},
+      {"tokens_per_s", [](const P& p) -> J { return p.tokens_per_s; }},
+      {"tokens_per_s_per_sequence", [](const P& p) -> J { return p.tokens_per_s_per_sequence; }},
+      {"bound", [](const P& p) -> J { return std::string(to_string(p.bound)); }},
+      {"explanation", [](const P& p) -> J { return p.explanation; }},
+      {"flops", [](const P& p) -> J { return p.flops; }},
+      {"bytes", [](const P& p) -> J { return p.bytes; }},
+      {"arithmetic_intensity", [](const P& p) -> J { return p.arithmetic_intensity; }},
+      {"ridge_point", [](const P& p) -> J { return p.ridge_point; }},
+      {"components_s", [](const P& p) -> J {
+         return {{"compute", p.compute_time_s}, {"weights", p.weights_time_s},   {"kv_cache", p.kv_time_s},
+                 {"offload", p.offload_time_s}, {"overhead", p.overhead_time_s}, {"interconnect", p.interconnect_time_s}};
+       }}};
+  return fields;
+}
+
+const Fields<MemoryBreakdown>& memory_fields() {
+  using M = MemoryBreakdown;
+  using J = nlohmann::json;
+  static const Fields<M> fields = {
+      {"weights_bytes", [](const M& m) -> J { return m.weights_bytes; }},
+      {"kv_cache_bytes", [](const M& m) -> J { return m.kv_cache_bytes; }},
+      {"activation_bytes", [](const M& m) -> J { return m.activation_bytes; }},
+      {"overhead_bytes", [](const M& m) -> J { return m.overhead_bytes; }},
+      {"total_bytes", [](const M& m) -> J { return m.total_bytes; }},
+      {"capacity_bytes", [](const M& m) -> J { return m.capacity_bytes; }},
+      {"reserved_bytes", [](const M& m) -> J { return m.reserved_bytes; }},
+      {"fits", [](const M& m) -> J { return m.fits; }},
+      {"headroom_bytes", [](const M& m) -> J { return m.limit_bytes - m.total_bytes; }},
+      {"limit_bytes", [](const M& m) -> J { return m.limit_bytes; }},
+      {"kv_bytes_per_token", [](const M& m) -> J { return m.kv_bytes_per_token; }},
+      {"max_batch", [](const M& m) -> J { return m.max_batch; }},
+      {"max_context_tokens", [](const M& m) -> J { return m.max_context; }},
+      {"offloaded_layers", [](const M& m) -> J { return m.offloaded_layers; }},
+      {"total_layers", [](const M& m) -> J { return m.total_layers; }},
+      {"per_device", [](const M&) -> J { return true; }}};
+  return fields;
+}
+
+/// Fills `out` with the fields of `value` that `wanted` names: "section" for all, "section.key" for one.
+template <typename T>
+void add_fields(nlohmann::json& out, const std::string& section, const Fields<T>& fields, const T& value,
+                const std::set<std::string>& wanted) {
+  const bool all = wanted.count(section) > 0;
+  for (const auto& [key, get] : fields)
+    if (all || wanted.count(section + "." + key)) out[section][key] = get(value);
+}
+
+bool wants(const std::set<std::string>& wanted, const std::string& section, const std::string& key) {
+  return wanted.count(section) || wanted.count(section + "." + key);
+}
+
+}  // namespace
+
+nlohmann::json estimate_sections_json(const PreparedScenario& ps, const Analysis& a, const std::set<std::string>& wanted) {
+  nlohmann::json out = nlohmann::json::object();
+  auto section_wanted = [&](const std::string& section) {
+    const auto it = wanted.lower_bound(section);
+    return it != wanted.end() && (*it == section || it->rfind(section + ".", 0) == 0);
+  };
+  if (section_wanted("schema_version")) out["schema_version"] = kSchemaVersion;
+  if (section_wanted("scenario")) out["scenario"] = scenario_json(ps);
+  if (section_wanted("memory")) add_fields(out, "memory", memory_fields(), a.memory, wanted);
+  if (section_wanted("prefill")) {
+    add_fields(out, "prefill", phase_fields(), a.prefill, wanted);
+    if (wants(wanted, "prefill", "ttft_s")) out["prefill"]["ttft_s"] = a.prefill.time_s;
+  }
+  if (section_wanted("decode")) {
+    add_fields(out, "decode", phase_fields(), a.decode, wanted);
+    if (wants(wanted, "decode", "time_per_token_s")) out["decode"]["time_per_token_s"] = a.decode.time_s;
+  }
+  if (section_wanted("throughput") && a.has_throughput)
+    out["throughput"] = {{"batch", a.throughput_batch}, {"output_tokens_per_s", a.output_tokens_per_s}};
+  return out;
+}
+
+// --- Command lines -------------------------------------------------------------
+
+namespace {
+
+std::string shell_quote(const std::string& s) {
+  const bool plain = !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || std::string_view("_./:=,+-@%").find(c) != std::string_view::npos;
+  });
+  if (plain) return s;
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+}  // namespace
+
+std::string estimate_command(const ScenarioRequest& r) {
+  const ScenarioRequest defaults;
+  std::string out = "optadvisor estimate --hw " + shell_quote(r.hardware);
+  auto arg = [&](const char* option, const std::string& value) { out += fmt::format(" {} {}", option, shell_quote(value)); };
+  if (!r.model.preset.empty()) arg("--model", r.model.preset);
+  if (!r.model.config_path.empty()) arg("--model-config", r.model.config_path);
+  if (!r.model.gguf_path.empty()) arg("--gguf", r.model.gguf_path);
+  if (!r.model.params.empty()) arg("--params", r.model.params);
+  if (!r.quant.empty()) arg("--quant", r.quant);
+  if (!r.engine.empty()) arg("--engine", r.engine);
+  if (r.gpus != 0 && r.gpus != r.tp * r.pp) arg("--gpus", std::to_string(r.gpus));
+  if (r.tp != defaults.tp) arg("--tp", std::to_string(r.tp));
+  if (r.pp != defaults.pp) arg("--pp", std::to_string(r.pp));
+  if (r.batch != defaults.batch) arg("--batch", r.batch);
+  if (r.prompt_tokens != defaults.prompt_tokens) arg("--prompt", std::to_string(r.prompt_tokens));
+  if (r.gen_tokens != defaults.gen_tokens) arg("--gen", std::to_string(r.gen_tokens));
+  if (r.context_tokens != defaults.context_tokens) arg("--context", std::to_string(r.context_tokens));
+  if (r.ubatch_tokens != defaults.ubatch_tokens) arg("--ubatch", std::to_string(r.ubatch_tokens));
+  if (!r.kv_dtype.empty()) arg("--kv-dtype", r.kv_dtype);
+  if (r.flash_attention) arg("--flash-attention", *r.flash_attention ? "on" : "off");
+  if (r.host_bandwidth_bytes_per_s) arg("--host-bandwidth", fmt::format("{}", *r.host_bandwidth_bytes_per_s));
+  return out;
+}
+
+ScenarioRequest candidate_request(const SearchRequest& request, const SearchCandidate& c) {
+  ScenarioRequest r = request.workload;
+  r.hardware = c.hardware->id;
+  r.quant = c.quant;
+  r.engine = c.engine;
+  r.gpus = c.gpus;
+  r.tp = c.tp;
+  r.pp = c.pp;
+  r.batch = c.batch_text;
+  return r;
+}
+
+// --- The search ----------------------------------------------------------------
+
+namespace {
+
+/// One device x engine x format x GPU count, before batches.
+struct Configuration {
+  const HardwareProfile* hardware = nullptr;
+  std::string engine;  ///< as passed to prepare: "vllm", "llama.cpp:vulkan"
+  std::string quant;   ///< resolved format id
+  uint32_t gpus = 1;
+  uint32_t tp = 1;
+  uint32_t pp = 1;
+};
+
+bool engine_takes(const EngineProfile& engine, const QuantFormat& format) {
+  if (format.container == Container::kGguf)
+    return std::find(engine.quants.begin(), engine.quants.end(), "*gguf") != engine.quants.end();
+  return std::find(engine.quants.begin(), engine.quants.end(), format.id) != engine.quants.end();
+}
+
+/// The format an engine loads for a requested one, or nullptr. A format the
+/// user named may be read as its checkpoint twin ("bf16" as "hf-bf16" by a
+/// checkpoint engine, as prepare_scenario does); listed formats are taken as they are.
+const QuantFormat* format_for(const Catalog& catalog, const EngineProfile& engine, const QuantFormat& format, bool named) {
+  if (engine_takes(engine, format)) return &format;
+  if (!named) return nullptr;
+  if (const QuantFormat* hf = catalog.quant().find("hf-" + format.id); hf && engine_takes(engine, *hf)) return hf;
+  return nullptr;
+}
+
+std::vector<const HardwareProfile*> devices_of(const Catalog& catalog, const SearchSpace& space) {
+  std::vector<const HardwareProfile*> out;
+  if (!space.hardware.empty()) {
+    for (const auto& name : space.hardware) {
+      if (name.empty()) throw bad_input("an empty device name in the list", "separate values with single commas");
+      const HardwareProfile* hw = &catalog.resolve_hardware(name);
+      if (std::find(out.begin(), out.end(), hw) == out.end()) out.push_back(hw);
+    }
+  } else {
+    for (const auto& hw : catalog.hardware()) out.push_back(&hw);
+  }
+  if (space.device_class) {
+    std::erase_if(out, [&](const HardwareProfile* hw) { return hw->device_class != *space.device_class; });
+    if (out.empty())
+      throw bad_input(fmt::format("no device of class {} to search", to_string(*space.device_class)),
+                      "optadvisor hw list --class " + std::string(to_string(*space.device_class)));
+  }
+  return out;
+}
+
+std::vector<const QuantFormat*> formats_of(const Catalog& catalog, const SearchSpace& space) {
+  std::vector<const QuantFormat*> out;
+  if (space.all_quants) {
+    for (const auto& f : catalog.quant().formats()) out.push_back(&f);
+    return out;
+  }
+  if (!space.quants.empty()) {
+    for (const auto& name : space.quants) {
+      if (name.empty()) throw bad_input("an empty format name in the list", "separate values with single commas");
+      const QuantFormat* f = &catalog.quant().resolve(name);
+      if (std::find(out.begin(), out.end(), f) == out.end()) out.push_back(f);
+    }
+    return out;
+  }
+  for (const auto& id : default_search_quants())
+    if (const QuantFormat* f = catalog.quant().find(id)) out.push_back(f);
+  return out;
+}
+
+/// Engine names as prepare takes them: "vllm", or "llama.cpp:vulkan" when a backend was asked for.
+std::vector<std::string> engines_of(const Catalog& catalog, const SearchSpace& space) {
+  std::vector<std::string> out;
+  for (const auto& name : space.engines) {
+    if (name.empty()) throw bad_input("an empty engine name in the list", "separate values with single commas");
+    check_engine_name(catalog, name);
+    const EngineProfile& e = catalog.resolve_engine(name);
+    if (e.kind != "inference") throw bad_input(fmt::format("engine '{}' is a training framework", name), "optadvisor engines");
+    const auto colon = name.find(':');
+    std::string canonical = colon == std::string::npos ? e.id : e.id + name.substr(colon);
+    if (std::find(out.begin(), out.end(), canonical) == out.end()) out.push_back(canonical);
+  }
+  return out;
+}
+
+/// The inference engines a device lists, each once (its first backend is the default).
+std::vector<std::string> engines_on(const Catalog& catalog, const HardwareProfile& hw, const std::vector<std::string>& wanted) {
+  std::vector<std::string> out;
+  if (!wanted.empty()) {
+    for (const auto& w : wanted) {
+      const bool has_backend = w.find(':') != std::string::npos;
+      for (const auto& e : hw.engines) {
+        const bool runs = has_backend ? e == w : (e == w || e.rfind(w + ":", 0) == 0);
+        if (runs) {
+          out.push_back(w);
+          break;
+        }
+      }
+    }
+    return out;
+  }
+  for (const auto& e : hw.engines) {
+    const std::string id = e.substr(0, e.find(':'));
+    const auto profile = std::find_if(catalog.engines().begin(), catalog.engines().end(), [&](const EngineProfile& p) { return p.id == id; });
+    if (profile == catalog.engines().end() || profile->kind != "inference") continue;
+    if (std::find(out.begin(), out.end(), id) == out.end()) out.push_back(id);
+  }
+  return out;
+}
+
+/// FP8 and FP4 checkpoints exist for their native compute path; the search
+/// takes them only where the device has it, as the playbook's rules do.
+bool native_on(const HardwareProfile& hw, const QuantFormat& format) {
+  const Capabilities& c = hw.capabilities;
+  if (format.id == "fp8") return c.fp8;
+  if (format.id == "nvfp4") return c.nvfp4;
+  if (format.id == "mxfp4") return c.mxfp4;
+  return true;
+}
+
+bool multi_gpu_device(const HardwareProfile& hw) {
+  const bool single_chip = hw.unified_memory && hw.device_class != DeviceClass::kWorkstationGpu;
+  return !single_chip && (hw.scale_up || hw.pcie);
+}
+
+std::vector<Configuration> enumerate(const Catalog& catalog, const ModelSpec& model, const SearchRequest& request,
+                                     const std::vector<const HardwareProfile*>& devices, const std::vector<const QuantFormat*>& formats,
+                                     const std::vector<std::string>& engines, SearchStats& stats, std::set<std::string>& formats_used) {
+  std::vector<Configuration> out;
+  const bool named = !request.space.all_quants && !request.space.quants.empty();
+  for (const HardwareProfile* hw : devices) {
+    for (const auto& engine_name : engines_on(catalog, *hw, engines)) {
+      const EngineProfile& engine = catalog.resolve_engine(engine_name);
+      std::vector<std::string> quants;
+      for (const QuantFormat* f : formats) {
+        const QuantFormat* runs = format_for(catalog, engine, *f, named);
+        if (runs == nullptr || !native_on(*hw, *runs)) continue;
+        formats_used.insert(f->id);
+        if (std::find(quants.begin(), quants.end(), runs->id) == quants.end()) quants.push_back(runs->id);
+      }
+      for (const auto& quant : quants) {
+        for (uint32_t gpus = 1; gpus <= request.space.max_gpus; gpus *= 2) {
+          if (gpus > 1 && !multi_gpu_device(*hw)) break;
+          Configuration c{hw, engine_name, quant, gpus, gpus, 1};
+          // llama.cpp splits layers (pipeline); the server engines split
+          // heads (tensor parallel), which must divide the KV heads.
+          if (engine.id == "llama.cpp") {
+            c.tp = 1;
+            c.pp = gpus;
+            if (gpus > model.num_hidden_layers) break;
+          } else if (gpus > 1 && (model.num_key_value_heads % gpus != 0 || model.num_attention_heads % gpus != 0)) {
+            break;
+          }
+          if (request.budget_usd && hw->price_usd && *hw->price_usd * gpus > *request.budget_usd) {
+            ++stats.over_budget;
+            continue;
+          }
+          out.push_back(std::move(c));
+        }
+      }
+    }
+  }
+  return out;
+}
+
+/// The batches to run a configuration at; `first` is the analysis at batch 1.
+std::vector<uint64_t> batches_for(const SearchRequest& request, const EngineProfile& engine, const Analysis& first) {
+  if (request.batch_given || request.goal != Goal::kThroughput) return {first.batch};
+  const uint64_t largest = std::min<uint64_t>(first.memory.max_batch, engine.max_batch);
+  std::vector<uint64_t> out = {1};
+  for (uint64_t b = 2; b < largest; b *= 2) out.push_back(b);
+  if (largest > 1) out.push_back(largest);
+  return out;
+}
+
+SearchCandidate candidate_of(const SearchRequest& request, const Configuration& c, const PreparedScenario& ps, const Analysis& a) {
+  SearchCandidate out;
+  out.hardware = c.hardware;
+  out.quant = ps.quant->id;
+  out.engine = c.engine;
+  out.gpus = c.gpus;
+  out.tp = c.tp;
+  out.pp = c.pp;
+  out.batch = a.batch;
+  out.batch_text = ps.scenario.workload.batch_max ? std::string("max") : std::to_string(a.batch);
+  out.metric = goal_metric(request.goal, ps, a);
+  out.ttft_s = a.prefill.time_s;
+  out.decode_tokens_per_s_per_sequence = a.decode.tokens_per_s_per_sequence;
+  out.decode_tokens_per_s = a.decode.tokens_per_s;
+  out.serving_tokens_per_s = goal_metric(Goal::kThroughput, ps, a);
+  out.memory_bytes = a.memory.total_bytes;
+  out.memory_limit_bytes = a.memory.limit_bytes;
+  out.prefill_bound = a.prefill.bound;
+  out.decode_bound = a.decode.bound;
+  out.efficiency = efficiency(*c.hardware, c.gpus, out.serving_tokens_per_s);
+  return out;
+}
+
+/// What of `estimate --json` the requirements read, as estimate_sections_json
+/// takes it ("decode.tokens_per_s", or "scenario" whole); empty when one reads
+/// a section it does not build.
+std::set<std::string> sections_read(const std::vector<Requirement>& requirements) {
+  std::set<std::string> out;
+  for (const auto& r : requirements) {
+    if (r.path.empty() || r.path.front().key.empty() || !estimate_sections_modeled().count(r.path.front().key)) return {};
+    const std::string& section = r.path.front().key;
+    const bool one_key = r.path.size() >= 2 && !r.path[1].key.empty() && section != "scenario" && section != "throughput";
+    out.insert(one_key ? section + "." + r.path[1].key : section);
+  }
+  return out;
+}
+
+bool meets(const std::vector<Requirement>& requirements, const std::set<std::string>& sections, const PreparedScenario& ps,
+           const Analysis& a) {
+  if (requirements.empty()) return true;
+  // The document `estimate --json` prints (or the sections of it the
+  // requirements read), so that a path means the same thing here.
+  const nlohmann::json document = sections.empty() ? estimate_json(ps, a) : estimate_sections_json(ps, a, sections);
+  for (const auto& r : check_requirements(requirements, document))
+    if (!r.passed) return false;
+  return true;
+}
+
+void rank(std::vector<SearchCandidate>& candidates, Goal goal) {
+  const bool lower = metric_for(goal).lower_is_better;
+  auto metric = [&](const SearchCandidate& c) { return lower ? c.metric : -c.metric; };
+  std::vector<std::size_t> priced, powered;
+  std::vector<std::pair<double, double>> cost_points, energy_points;
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    const Efficiency& e = candidates[i].efficiency;
+    if (e.price_usd) {
+      priced.push_back(i);
+      cost_points.emplace_back(metric(candidates[i]), *e.price_usd);
+    }
+    if (e.tokens_per_joule) {
+      powered.push_back(i);
+      energy_points.emplace_back(metric(candidates[i]), -*e.tokens_per_joule);
+    }
+  }
+  const auto cost_fronts = pareto_fronts(cost_points);
+  for (std::size_t k = 0; k < priced.size(); ++k) candidates[priced[k]].cost_front = cost_fronts[k];
+  const auto energy_fronts = pareto_fronts(energy_points);
+  for (std::size_t k = 0; k < powered.size(); ++k) candidates[powered[k]].energy_front = energy_fronts[k];
+  for (auto& c : candidates) {
+    c.rank = 0;
+    if (c.cost_front) c.rank = *c.cost_front;
+    if (c.energy_front && (c.rank == 0 || *c.energy_front < c.rank)) c.rank = *c.energy_front;
+  }
+  std::stable_sort(candidates.begin(), candidates.end(), [&](const SearchCandidate& a, const SearchCandidate& b) {
+    const bool ap = a.efficiency.price_usd.has_value(), bp = b.efficiency.price_usd.has_value();
+    if (ap != bp) return ap;  // priced first
+    const uint32_t ar = a.rank ? a.rank : std::numeric_limits<uint32_t>::max();
+    const uint32_t br = b.rank ? b.rank : std::numeric_limits<uint32_t>::max();
+    if (ar != br) return ar < br;
+    if (metric(a) != metric(b)) return metric(a) < metric(b);
+    const double ac = a.efficiency.price_usd.value_or(0), bc = b.efficiency.price_usd.value_or(0);
+    return ac < bc;
+  });
+}
+
+}  // namespace
+
+SearchResult search(const Catalog& catalog, const ResolvedModel& model, const SearchRequest& request, const SearchProgress& progress) {
+  if (request.goal == Goal::kTraining)
+    throw bad_input("search plans inference: --goal latency, throughput or memory", "for training, optadvisor estimate --goal training");
+  if (request.space.max_gpus < 1 || request.space.max_gpus > 1024) throw bad_input("--max-gpus must be between 1 and 1024");
+  if (request.budget_usd && !(std::isfinite(*request.budget_usd) && *request.budget_usd > 0))
+    throw bad_input("--budget-usd must be a positive number of US dollars");
+  // Every name first: a typo fails before any work.
+  const auto devices = devices_of(catalog, request.space);
+  const auto formats = formats_of(catalog, request.space);
+  const auto engines = engines_of(catalog, request.space);
+
+  SearchResult out;
+  out.goal = request.goal;
+  out.request = request;
+  out.model = model;
+  out.model.gguf_weights.reset();
+  ScenarioRequest base = request.workload;
+  if (!request.batch_given) base.batch = "1";
+  ScenarioCache cache(catalog, model, base);
+
+  std::set<std::string> formats_used;
+  const auto configs = enumerate(catalog, model.spec, request, devices, formats, engines, out.stats, formats_used);
+  if (!request.space.quants.empty())
+    for (const QuantFormat* f : formats)
+      if (!formats_used.count(f->id)) out.skipped.push_back(fmt::format("{}: no engine runs it on the devices searched", f->id));
+
+  const std::set<std::string> sections = sections_read(request.requirements);
+  std::optional<Error> first_error;
+  std::set<std::string> reasons;
+  for (std::size_t i = 0; i < configs.size(); ++i) {
+    const Configuration& c = configs[i];
+    std::optional<PreparedScenario> prepared;
+    try {
+      prepared = cache.prepare(*c.hardware, c.engine, c.quant, c.gpus, c.tp, c.pp);
+    } catch (const Error& e) {
+      if (e.code() != ExitCode::kBadInput) throw;
+      if (!first_error) first_error = e;
+      // One GPU is where the workload, format and engine meet; a parallel
+      // layout an engine cannot run is simply not a configuration.
+      if (c.gpus == 1 && reasons.insert(fmt::format("{} with {}: {}", c.engine, c.quant, e.what())).second)
+        out.skipped.push_back(fmt::format("{} with {}: {}", c.engine, c.quant, e.what()));
+    }
+    if (prepared) {
+      ++out.stats.combinations;
+      PreparedScenario& ps = *prepared;
+      // Rows need numbers only; requirements may read the explanation texts.
+      const Detail detail = request.requirements.empty() ? Detail::kNumbers : Detail::kFull;
+      const Analysis first = analyze(ps.scenario, detail);
+      const EngineProfile& engine = *ps.scenario.engine.engine;
+      for (uint64_t batch : batches_for(request, engine, first)) {
+        Analysis analysis;
+        if (batch == first.batch) {
+          analysis = first;
+        } else {
+          // What prepare_scenario gives for --batch N: only the batch differs.
+          ps.scenario.workload.batch = batch;
+          ps.scenario.workload.batch_max = false;
+          analysis = analyze(ps.scenario, detail);
+        }
+        ++out.stats.searched;
+        if (!analysis.memory.fits) continue;
+        ++out.stats.fit;
+        if (!meets(request.requirements, sections, ps, analysis)) continue;
+        ++out.stats.meet_requirements;
+        out.candidates.push_back(candidate_of(request, c, ps, analysis));
+      }
+    }
+    if (progress) progress(i + 1, configs.size());
+  }
+  if (out.stats.combinations == 0) {
+    if (first_error) throw *first_error;  // no configuration accepts the workload: the request is wrong
+    throw bad_input("nothing to search: no engine in the search runs on these devices with these formats",
+                    "widen --hw, --class, --engine or --quant");
+  }
+  std::sort(out.skipped.begin(), out.skipped.end());
+  rank(out.candidates, request.goal);
+  return out;
+}
+
+}  // namespace optadvisor

@@ -1,0 +1,434 @@
+// SPDX-License-Identifier: MIT
+// Hugging Face config.json importer: maps each supported family's keys and
+// transformers config-class defaults onto a preset document, then reuses
+// model_from_json for the semantic checks.
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "optadvisor/catalog/model.hpp"
+
+namespace optadvisor {
+
+namespace {
+
+using nlohmann::json;
+
+/// The config.json model_type values accepted (gemma3 is the multimodal
+/// wrapper whose text_config holds a gemma3_text model).
+const std::vector<std::string>& accepted_types() {
+  static const std::vector<std::string> types = {"llama",  "mistral",     "mixtral", "qwen2",      "qwen3",
+                                                 "qwen3_moe", "gemma2",   "gemma3",  "gemma3_text", "phi3",
+                                                 "deepseek_v3", "gpt_oss"};
+  return types;
+}
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const std::string& s : items) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+std::string describe(const json& v) {
+  std::string text = v.dump();
+  if (text.size() > 40) text = text.substr(0, 37) + "...";
+  return std::string(v.type_name()) + " " + text;
+}
+
+/// Typed access to one config object. Missing required fields and wrong
+/// types throw bad_input naming the source file and the field.
+class HfFields {
+ public:
+  HfFields(const json& j, const std::string& source, std::string prefix, std::string model_type)
+      : j_(j), source_(source), prefix_(std::move(prefix)), model_type_(std::move(model_type)) {}
+
+  /// Present with a non-null value.
+  bool has(const char* key) const { return j_.contains(key) && !j_.at(key).is_null(); }
+  /// Present, possibly null (transformers treats null and absent differently for some keys).
+  bool present(const char* key) const { return j_.contains(key); }
+
+  uint64_t required_uint(const char* key) const {
+    if (!has(key)) {
+      throw bad_input(source_ + ": missing required field '" + prefix_ + key + "'", hint(key));
+    }
+    return to_uint(key);
+  }
+
+  std::optional<uint64_t> uint(const char* key) const {
+    if (!has(key)) return std::nullopt;
+    return to_uint(key);
+  }
+
+  /// The value, or `fallback` (recorded as an applied default) when absent.
+  uint64_t uint_or(const char* key, uint64_t fallback) {
+    if (auto v = uint(key)) return *v;
+    defaults_.push_back(prefix_ + key + "=" + std::to_string(fallback));
+    return fallback;
+  }
+
+  std::optional<bool> boolean(const char* key) const {
+    if (!has(key)) return std::nullopt;
+    const json& v = j_.at(key);
+    if (!v.is_boolean()) wrong_type(key, "true or false");
+    return v.get<bool>();
+  }
+
+  std::optional<double> number(const char* key) const {
+    if (!has(key)) return std::nullopt;
+    const json& v = j_.at(key);
+    if (!v.is_number()) wrong_type(key, "a number");
+    return v.get<double>();
+  }
+
+  std::optional<std::string> string(const char* key) const {
+    if (!has(key)) return std::nullopt;
+    const json& v = j_.at(key);
+    if (!v.is_string()) wrong_type(key, "a string");
+    return v.get<std::string>();
+  }
+
+  std::vector<uint64_t> uints(const char* key) const {
+    std::vector<uint64_t> out;
+    if (!has(key)) return out;
+    const json& v = j_.at(key);
+    if (!v.is_array()) wrong_type(key, "an array of non-negative integers");
+    for (const json& item : v) {
+      if (!(item.is_number_unsigned() || (item.is_number_integer() && item.get<int64_t>() >= 0))) {
+        wrong_type(key, "an array of non-negative integers");
+      }
+      out.push_back(item.get<uint64_t>());
+    }
+    return out;
+  }
+
+  std::vector<std::string> strings(const char* key) const {
+    std::vector<std::string> out;
+    if (!has(key)) return out;
+    const json& v = j_.at(key);
+    if (!v.is_array()) wrong_type(key, "an array of strings");
+    for (const json& item : v) {
+      if (!item.is_string()) wrong_type(key, "an array of strings");
+      out.push_back(item.get<std::string>());
+    }
+    return out;
+  }
+
+  const json* object(const char* key) const {
+    if (!has(key)) return nullptr;
+    if (!j_.at(key).is_object()) wrong_type(key, "an object");
+    return &j_.at(key);
+  }
+
+  const std::vector<std::string>& defaults() const { return defaults_; }
+
+ private:
+  uint64_t to_uint(const char* key) const {
+    const json& v = j_.at(key);
+    if (v.is_number_unsigned()) return v.get<uint64_t>();
+    if (v.is_number_integer() && v.get<int64_t>() >= 0) return static_cast<uint64_t>(v.get<int64_t>());
+    wrong_type(key, "a non-negative integer");
+  }
+
+  [[noreturn]] void wrong_type(const char* key, const char* expected) const {
+    throw bad_input(source_ + ": field '" + prefix_ + key + "' must be " + expected + ", got " + describe(j_.at(key)),
+                    hint(key));
+  }
+
+  std::string hint(const char* key) const {
+    return std::string("a ") + model_type_ + " config.json states " + prefix_ + key +
+           "; use the file from the model's Hugging Face repository unchanged";
+  }
+
+  const json& j_;
+  const std::string& source_;
+  std::string prefix_;
+  std::string model_type_;
+  std::vector<std::string> defaults_;
+};
+
+/// The per-layer attention pattern of a config: explicit HF layer_types win;
+/// otherwise the family's rule.
+void set_sliding(json& doc, HfFields& c, const std::string& mt, uint64_t layers) {
+  std::vector<std::string> layer_types = c.strings("layer_types");
+  uint64_t window = 0;
+  uint64_t pattern = 0;
+  if (mt == "mistral") {
+    // MistralConfig(sliding_window=4096): absent -> 4096, null -> no window.
+    window = c.present("sliding_window") ? c.uint("sliding_window").value_or(0) : c.uint_or("sliding_window", 4096);
+  } else if (mt == "mixtral" || mt == "phi3") {
+    window = c.uint("sliding_window").value_or(0);
+  } else if (mt == "qwen2" || mt == "qwen3" || mt == "qwen3_moe") {
+    // The window applies only with use_sliding_window, to layers >= max_window_layers.
+    if (c.boolean("use_sliding_window").value_or(false)) {
+      window = c.uint_or("sliding_window", 4096);
+      if (layer_types.empty()) {
+        const uint64_t first = c.uint_or("max_window_layers", 28);
+        for (uint64_t i = 0; i < layers; ++i) layer_types.push_back(i >= first ? "sliding_attention" : "full_attention");
+      }
+    } else {
+      layer_types.clear();
+    }
+  } else if (mt == "gemma2") {
+    window = c.uint_or("sliding_window", 4096);
+    pattern = 2;  // Gemma2Config: layer i slides when (i+1) % 2 != 0
+  } else if (mt == "gemma3_text") {
+    window = c.uint_or("sliding_window", 4096);
+    pattern = c.uint_or("sliding_window_pattern", 6);
+  } else if (mt == "gpt_oss") {
+    window = c.uint_or("sliding_window", 128);
+    pattern = 2;  // GptOssConfig: alternating, sliding first
+  }
+  if (!layer_types.empty()) {
+    pattern = 0;
+    const bool any_sliding =
+        std::find(layer_types.begin(), layer_types.end(), "sliding_attention") != layer_types.end();
+    if (!any_sliding) {
+      layer_types.clear();
+      window = 0;
+    } else if (window == 0) {
+      window = c.uint_or("sliding_window", 4096);
+    }
+  }
+  if (window == 0) return;
+  doc["sliding_window"] = window;
+  if (!layer_types.empty()) {
+    doc["layer_types"] = layer_types;
+  } else if (pattern > 0) {
+    doc["sliding_window_pattern"] = pattern;
+  }
+}
+
+}  // namespace
+
+ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& source_name) {
+  if (!config.is_object()) {
+    throw bad_input(source_name + ": expected a JSON object (a Hugging Face config.json)",
+                    "pass the config.json from the model's Hugging Face repository");
+  }
+  HfFields top(config, source_name, "", "Hugging Face");
+  const std::optional<std::string> top_type = top.string("model_type");
+  if (!top_type) {
+    throw bad_input(source_name + ": missing required field 'model_type'",
+                    "supported model_type values: " + join(accepted_types()));
+  }
+  const auto& accepted = accepted_types();
+  if (std::find(accepted.begin(), accepted.end(), *top_type) == accepted.end()) {
+    throw bad_input(source_name + ": unsupported model_type '" + *top_type + "'",
+                    "supported model_type values: " + join(accepted_types()));
+  }
+
+  // Gemma-3 multimodal: the language model is in text_config, the SigLIP
+  // tower in vision_config (both may rely on config-class defaults).
+  std::string mt = *top_type;
+  const json* text = &config;
+  std::string prefix;
+  json doc = json::object();
+  std::vector<std::string> vision_defaults;
+  if (mt == "gemma3") {
+    text = top.object("text_config");
+    if (text == nullptr) {
+      throw bad_input(source_name + ": missing required field 'text_config'",
+                      "a gemma3 config.json nests the language model in text_config");
+    }
+    prefix = "text_config.";
+    mt = "gemma3_text";
+    const json* vision_json = top.object("vision_config");
+    const json no_vision = json::object();
+    HfFields vision(vision_json != nullptr ? *vision_json : no_vision, source_name, "vision_config.", "gemma3");
+    // SiglipVisionConfig defaults.
+    doc["vision_config"] = {{"hidden_size", vision.uint_or("hidden_size", 768)},
+                            {"num_hidden_layers", vision.uint_or("num_hidden_layers", 12)},
+                            {"intermediate_size", vision.uint_or("intermediate_size", 3072)},
+                            {"patch_size", vision.uint_or("patch_size", 16)},
+                            {"image_size", vision.uint_or("image_size", 224)},
+                            {"num_channels", vision.uint_or("num_channels", 3)}};
+    doc["checkpoint_includes"] = json::array({"vision_tower"});
+    vision_defaults = vision.defaults();
+  }
+  HfFields c(*text, source_name, prefix, mt);
+
+  const uint64_t hidden = c.required_uint("hidden_size");
+  const uint64_t layers = c.required_uint("num_hidden_layers");
+  const bool gemma3 = mt == "gemma3_text";
+  // Gemma-3 text configs routinely omit these and rely on Gemma3TextConfig.
+  const uint64_t heads = gemma3 ? c.uint_or("num_attention_heads", 8) : c.required_uint("num_attention_heads");
+  const uint64_t vocab = gemma3 ? c.uint_or("vocab_size", 262208) : c.required_uint("vocab_size");
+
+  // num_key_value_heads: absent -> the config-class default; null -> heads.
+  static const std::map<std::string, uint64_t> kv_class_default = {
+      {"mistral", 8}, {"mixtral", 8}, {"qwen2", 32}, {"qwen3", 32}, {"qwen3_moe", 4},
+      {"gemma2", 4},  {"gemma3_text", 4}, {"deepseek_v3", 128}, {"gpt_oss", 8}};
+  uint64_t kv_heads = heads;
+  if (c.has("num_key_value_heads")) {
+    kv_heads = *c.uint("num_key_value_heads");
+  } else if (!c.present("num_key_value_heads") && kv_class_default.count(mt) > 0) {
+    kv_heads = c.uint_or("num_key_value_heads", kv_class_default.at(mt));
+  }
+
+  // head_dim: some classes fix a default, the rest derive hidden / heads.
+  static const std::map<std::string, uint64_t> head_dim_class_default = {
+      {"qwen3", 128}, {"gemma2", 256}, {"gemma3_text", 256}, {"gpt_oss", 64}};
+  uint64_t head_dim = heads > 0 ? hidden / heads : 0;
+  if (c.has("head_dim")) {
+    head_dim = *c.uint("head_dim");
+  } else if (head_dim_class_default.count(mt) > 0) {
+    head_dim = c.uint_or("head_dim", head_dim_class_default.at(mt));
+  }
+
+  const std::optional<std::string> name_or_path = top.string("_name_or_path");
+  doc["id"] = name_or_path && !name_or_path->empty() ? "config:" + *name_or_path : "custom";
+  doc["name"] = name_or_path && !name_or_path->empty()
+                    ? *name_or_path
+                    : std::filesystem::path(source_name).filename().string() + " (" + mt + ")";
+  doc["model_type"] = mt;
+  doc["hidden_size"] = hidden;
+  doc["num_hidden_layers"] = layers;
+  doc["num_attention_heads"] = heads;
+  doc["num_key_value_heads"] = kv_heads;
+  doc["vocab_size"] = vocab;
+  if (mt != "deepseek_v3") doc["head_dim"] = head_dim;
+
+  static const std::map<std::string, uint64_t> max_pos_default = {
+      {"llama", 2048},    {"mistral", 131072}, {"mixtral", 131072}, {"qwen2", 32768},
+      {"qwen3", 32768},   {"qwen3_moe", 32768}, {"gemma2", 8192},   {"gemma3_text", 131072},
+      {"phi3", 4096},     {"deepseek_v3", 4096}, {"gpt_oss", 131072}};
+  doc["max_position_embeddings"] = c.uint_or("max_position_embeddings", max_pos_default.at(mt));
+  static const std::map<std::string, double> rope_default = {
+      {"llama", 10000.0}, {"mistral", 10000.0}, {"mixtral", 1e6},   {"qwen2", 10000.0},
+      {"qwen3", 10000.0}, {"qwen3_moe", 10000.0}, {"gemma2", 10000.0}, {"gemma3_text", 1e6},
+      {"phi3", 10000.0},  {"deepseek_v3", 10000.0}, {"gpt_oss", 150000.0}};
+  std::optional<double> theta = c.number("rope_theta");
+  if (!theta) {
+    if (const json* rp = c.object("rope_parameters")) {  // transformers v5 layout
+      HfFields rope(*rp, source_name, prefix + "rope_parameters.", mt);
+      theta = rope.number("rope_theta");
+    }
+  }
+  doc["rope_theta"] = theta.value_or(rope_default.at(mt));
+
+  const bool tied_default = mt == "gemma2" || gemma3;
+  std::optional<bool> tied = c.boolean("tie_word_embeddings");
+  if (!tied && gemma3 && text != &config) tied = top.boolean("tie_word_embeddings");
+  doc["tie_word_embeddings"] = tied.value_or(tied_default);
+
+  // Biases and norms: the HF keys where the family has them; the rest are
+  // fixed by the architecture and come from model_from_json's trait table.
+  if (mt == "llama" || mt == "qwen3" || mt == "qwen3_moe" || mt == "gemma2" || gemma3 || mt == "gpt_oss") {
+    doc["attention_bias"] = c.boolean("attention_bias").value_or(mt == "gpt_oss");
+  }
+  if (mt == "llama") doc["mlp_bias"] = c.boolean("mlp_bias").value_or(false);
+  if (mt == "deepseek_v3" && c.boolean("attention_bias").value_or(false)) {
+    throw bad_input(source_name + ": attention_bias true is not supported for deepseek_v3",
+                    "every released DeepSeek-V3 config has attention_bias false");
+  }
+
+  // Dense FFN width and MoE layout.
+  const bool moe_width_is_intermediate = mt == "mixtral" || mt == "gpt_oss";
+  uint64_t intermediate = 0;
+  if (mt == "qwen3_moe") {
+    intermediate = c.uint_or("intermediate_size", 6144);
+  } else {
+    intermediate = c.required_uint("intermediate_size");
+  }
+  doc["intermediate_size"] = intermediate;
+
+  uint64_t experts = 0;
+  if (mt == "mixtral") {
+    experts = c.uint_or("num_local_experts", 8);
+    doc["num_experts_per_tok"] = c.uint_or("num_experts_per_tok", 2);
+  } else if (mt == "qwen3_moe") {
+    experts = c.uint_or("num_experts", 128);
+    doc["num_experts_per_tok"] = c.uint_or("num_experts_per_tok", 8);
+    doc["moe_intermediate_size"] = c.required_uint("moe_intermediate_size");
+  } else if (mt == "deepseek_v3") {
+    experts = c.uint_or("n_routed_experts", 256);
+    doc["num_experts_per_tok"] = c.uint_or("num_experts_per_tok", 8);
+    const uint64_t width = c.required_uint("moe_intermediate_size");
+    doc["moe_intermediate_size"] = width;
+    const uint64_t shared = c.present("n_shared_experts") ? c.uint("n_shared_experts").value_or(0)
+                                                           : c.uint_or("n_shared_experts", 1);
+    if (shared > 0) doc["shared_expert_intermediate_size"] = shared * width;
+  } else if (mt == "gpt_oss") {
+    experts = c.uint_or("num_local_experts", 128);
+    const std::optional<uint64_t> k = c.uint("num_experts_per_tok");
+    doc["num_experts_per_tok"] = k ? *k : c.uint_or("experts_per_token", 4);
+  }
+  if (moe_width_is_intermediate) doc["moe_intermediate_size"] = intermediate;
+  if (experts > 0) {
+    doc["num_experts"] = experts;
+    std::set<uint64_t> dense;
+    if (mt == "qwen3_moe") {
+      // Qwen3MoeDecoderLayer: sparse iff not in mlp_only_layers and (i+1) % decoder_sparse_step == 0.
+      const uint64_t step = std::max<uint64_t>(1, c.uint_or("decoder_sparse_step", 1));
+      for (uint64_t i : c.uints("mlp_only_layers")) dense.insert(i);
+      for (uint64_t i = 0; i < layers; ++i) {
+        if ((i + 1) % step != 0) dense.insert(i);
+      }
+    } else if (mt == "deepseek_v3") {
+      // DeepseekV3: MoE iff i >= first_k_dense_replace and i % moe_layer_freq == 0.
+      const uint64_t first = c.uint_or("first_k_dense_replace", 3);
+      const uint64_t freq = std::max<uint64_t>(1, c.uint_or("moe_layer_freq", 1));
+      doc["first_k_dense_replace"] = std::min(first, layers);
+      for (uint64_t i = first; i < layers; ++i) {
+        if (i % freq != 0) dense.insert(i);
+      }
+    }
+    if (!dense.empty()) doc["mlp_only_layers"] = std::vector<uint64_t>(dense.begin(), dense.end());
+  } else {
+    doc.erase("num_experts_per_tok");
+    doc.erase("moe_intermediate_size");
+    doc.erase("shared_expert_intermediate_size");
+  }
+
+  if (mt == "deepseek_v3") {
+    const uint64_t q_rank = c.present("q_lora_rank") ? c.uint("q_lora_rank").value_or(0)
+                                                       : c.uint_or("q_lora_rank", 1536);
+    if (q_rank > 0) doc["q_lora_rank"] = q_rank;
+    doc["kv_lora_rank"] = c.uint_or("kv_lora_rank", 512);
+    doc["qk_rope_head_dim"] = c.uint_or("qk_rope_head_dim", 64);
+    doc["qk_nope_head_dim"] = c.uint_or("qk_nope_head_dim", 128);
+    doc["v_head_dim"] = c.uint_or("v_head_dim", 128);
+    const uint64_t mtp = c.uint("num_nextn_predict_layers").value_or(0);
+    if (mtp > 0) {
+      doc["num_nextn_predict_layers"] = mtp;
+      doc["checkpoint_includes"].push_back("mtp_layers");
+    }
+  }
+
+  set_sliding(doc, c, mt, layers);
+
+  std::vector<std::string> notes = {"Imported from " + source_name + " (model_type " + *top_type + ")."};
+  if (const json* q = top.object("quantization_config")) {
+    HfFields qc(*q, source_name, "quantization_config.", mt);
+    const std::string method = qc.string("quant_method").value_or("");
+    if (method == "fp8" && qc.has("weight_block_size")) {
+      doc["quantization_config"] = {{"quant_method", "fp8"}, {"weight_block_size", qc.uints("weight_block_size")}};
+      doc["checkpoint_includes"].push_back("quantization_scales");
+    } else if (method == "mxfp4") {
+      doc["quantization_config"] = {{"quant_method", "mxfp4"}};
+      doc["checkpoint_includes"].push_back("quantization_scales");
+    } else if (!method.empty()) {
+      notes.push_back("quantization_config '" + method + "' ignored: sizes are computed from the architecture.");
+    }
+  }
+
+  std::vector<std::string> defaults = top.defaults();
+  defaults.insert(defaults.end(), c.defaults().begin(), c.defaults().end());
+  defaults.insert(defaults.end(), vision_defaults.begin(), vision_defaults.end());
+  if (!defaults.empty()) notes.push_back("transformers config-class defaults applied: " + join(defaults) + ".");
+  doc["notes"] = notes;
+  doc["sources"] = json::array();
+
+  std::vector<Problem> problems;
+  std::optional<ModelSpec> spec = model_from_json(doc, problems);
+  if (!spec) {
+    const Problem& p = problems.front();
+    const std::string field = p.pointer.empty() ? "" : prefix + p.pointer.substr(1) + ": ";
+    throw bad_input(source_name + ": " + field + p.message,
+                    "check the config.json against the model's Hugging Face repository");
+  }
+  return *spec;
+}
+
+}  // namespace optadvisor

@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: MIT
+#include <fmt/format.h>
+
+#include "optadvisor/render/report.hpp"
+#include "base/table.hpp"
+#include "base/units.hpp"
+
+namespace optadvisor {
+namespace {
+
+void replace_all(std::string& s, const std::string& from, const std::string& to) {
+  for (std::size_t pos = s.find(from); pos != std::string::npos; pos = s.find(from, pos + to.size())) s.replace(pos, from.size(), to);
+}
+
+nlohmann::json phase_json(const PhaseEstimate& p) {
+  return {{"time_s", p.time_s},
+          {"tokens_per_s", p.tokens_per_s},
+          {"tokens_per_s_per_sequence", p.tokens_per_s_per_sequence},
+          {"bound", std::string(to_string(p.bound))},
+          {"explanation", p.explanation},
+          {"flops", p.flops},
+          {"bytes", p.bytes},
+          {"arithmetic_intensity", p.arithmetic_intensity},
+          {"ridge_point", p.ridge_point},
+          {"components_s",
+           {{"compute", p.compute_time_s},
+            {"weights", p.weights_time_s},
+            {"kv_cache", p.kv_time_s},
+            {"offload", p.offload_time_s},
+            {"overhead", p.overhead_time_s},
+            {"interconnect", p.interconnect_time_s}}}};
+}
+
+}  // namespace
+
+nlohmann::json calibration_json(const PreparedScenario& ps) {
+  if (!ps.calibration) return nullptr;
+  return {{"source", ps.calibration->source_file}, {"rows", ps.calibration->rows}, {"date", ps.calibration->date}};
+}
+
+nlohmann::json scenario_json(const PreparedScenario& ps) {
+  const Scenario& s = ps.scenario;
+  const Workload& w = s.workload;
+  nlohmann::json out = {{"hardware", {{"id", s.hardware->id}, {"name", s.hardware->name}, {"class", std::string(to_string(s.hardware->device_class))}}},
+          {"model", {{"id", s.model.id}, {"name", s.model.name}, {"source", ps.model.origin}, {"params", s.weights.params},
+                     {"active_params", s.weights.active_params}}},
+          {"quant", {{"id", ps.quant->id}, {"name", ps.quant->name}, {"bits_per_weight", s.weights.bits_per_weight}}},
+          {"engine", {{"id", s.engine.id()}, {"defaulted", s.engine.defaulted}}},
+          {"workload", {{"batch", w.batch_max ? nlohmann::json("max") : nlohmann::json(w.batch)},
+                        {"prompt_tokens", w.prompt_tokens}, {"gen_tokens", w.gen_tokens}, {"context_tokens", w.context()},
+                        {"kv_dtype", w.kv_dtype}, {"gpus", w.gpus}, {"tp", w.tp}, {"pp", w.pp}}}};
+  if (ps.calibration) out["engine"]["calibration"] = calibration_json(ps);
+  return out;
+}
+
+namespace {
+
+nlohmann::json memory_json(const MemoryBreakdown& m) {
+  return {{"weights_bytes", m.weights_bytes},       {"kv_cache_bytes", m.kv_cache_bytes},
+          {"activation_bytes", m.activation_bytes}, {"overhead_bytes", m.overhead_bytes},
+          {"total_bytes", m.total_bytes},           {"capacity_bytes", m.capacity_bytes},
+          {"reserved_bytes", m.reserved_bytes},     {"fits", m.fits},
+          {"headroom_bytes", m.limit_bytes - m.total_bytes},
+          {"limit_bytes", m.limit_bytes},
+          {"kv_bytes_per_token", m.kv_bytes_per_token}, {"max_batch", m.max_batch},
+          {"max_context_tokens", m.max_context},    {"offloaded_layers", m.offloaded_layers},
+          {"total_layers", m.total_layers},         {"per_device", true}};
+}
+
+std::string memory_text(const MemoryBreakdown& m, bool md) {
+  using A = Table::Align;
+  Table t({"MEMORY (per device)", "GB", "GiB"}, {A::kLeft, A::kRight, A::kRight});
+  auto row = [&](const char* what, double bytes) {
+    t.add_row({what, fmt::format("{:.2f}", bytes / kBytesPerGB), fmt::format("{:.2f}", bytes / kBytesPerGiB)});
+  };
+  row("weights", m.weights_bytes);
+  row("KV cache", m.kv_cache_bytes);
+  row("activations / compute buffers", m.activation_bytes);
+  row("runtime overhead", m.overhead_bytes);
+  row("total", m.total_bytes);
+  row("usable capacity", m.capacity_bytes);
+  if (m.limit_bytes < m.capacity_bytes) row("engine's share of it", m.limit_bytes);
+  return md ? t.to_markdown() : t.to_text();
+}
+
+}  // namespace
+
+std::string measure_command(const PreparedScenario& ps) {
+  const Scenario& s = ps.scenario;
+  std::string cmd = s.engine.engine->measure_command;
+  if (cmd.empty()) return {};
+  const Workload& w = s.workload;
+  replace_all(cmd, "{model}", s.model.id);
+  replace_all(cmd, "{prompt}", std::to_string(w.prompt_tokens));
+  replace_all(cmd, "{gen}", std::to_string(w.gen_tokens));
+  replace_all(cmd, "{batch}", w.batch_max ? std::string("256") : std::to_string(w.batch));
+  replace_all(cmd, "{tp}", std::to_string(w.tp));
+  return cmd;
+}
+
+nlohmann::json estimate_json(const PreparedScenario& ps, const Analysis& a) {
+  nlohmann::json out = {{"schema_version", kSchemaVersion},
+                        {"scenario", scenario_json(ps)},
+                        {"memory", memory_json(a.memory)},
+                        {"prefill", phase_json(a.prefill)},
+                        {"decode", phase_json(a.decode)}};
+  out["prefill"]["ttft_s"] = a.prefill.time_s;
+  out["decode"]["time_per_token_s"] = a.decode.time_s;
+  if (a.has_throughput)
+    out["throughput"] = {{"batch", a.throughput_batch}, {"output_tokens_per_s", a.output_tokens_per_s}};
+  if (a.sustained_factor < 1.0)
+    out["sustained"] = {{"factor", a.sustained_factor},
+                        {"decode_tokens_per_s", a.decode.tokens_per_s * a.sustained_factor},
+                        {"prefill_tokens_per_s", a.prefill.tokens_per_s * a.sustained_factor}};
+  const Factors& f = a.factors;
+  out["factors"] = {{"peak_bandwidth_bytes_per_s", f.peak_bandwidth_bytes_per_s},
+                    {"decode_bandwidth_efficiency", f.decode_bandwidth_efficiency},
+                    {"achievable_bandwidth_bytes_per_s", f.achievable_bandwidth_bytes_per_s},
+                    {"compute_dtype", f.compute_dtype},
+                    {"peak_compute_flops_per_s", f.peak_compute_flops_per_s},
+                    {"prefill_compute_efficiency", f.prefill_compute_efficiency},
+                    {"achievable_compute_flops_per_s", f.achievable_compute_flops_per_s},
+                    {"layer_overhead_s", f.layer_overhead_s},
+                    {"step_overhead_s", f.step_overhead_s},
+                    {"graphs", f.graphs},
+                    {"flash_attention", f.flash_attention},
+                    {"calibrated_on", ps.scenario.engine.backend->calibrated_on.size()}};
+  if (f.link_bandwidth_bytes_per_s > 0) out["factors"]["link_bandwidth_bytes_per_s"] = f.link_bandwidth_bytes_per_s;
+  out["factors"]["calibration"] = calibration_json(ps);
+  out["warnings"] = a.warnings;
+  std::vector<std::string> notes = ps.notes;
+  notes.insert(notes.end(), a.assumptions.begin(), a.assumptions.end());
+  out["notes"] = notes;
+  out["measure_command"] = measure_command(ps);
+  return out;
+}
+
+std::string render_estimate(const PreparedScenario& ps, const Analysis& a, OutputFormat format, const Style& style) {
+  if (format == OutputFormat::kJson) return estimate_json(ps, a).dump(2) + "\n";
+  const bool md = format == OutputFormat::kMarkdown;
+  const Scenario& s = ps.scenario;
+  const Workload& w = s.workload;
+  const Factors& f = a.factors;
+  auto heading = [&](const std::string& h) { return md ? "\n## " + h + "\n\n" : "\n" + style.bold(h) + "\n"; };
+  auto item = [&](const std::string& k, const std::string& v) {
+    return md ? fmt::format("- **{}**: {}\n", k, v) : fmt::format("  {:<13}{}\n", k, v);
+  };
+  std::string out;
+  const std::string title = fmt::format("{} ({}, {}) on {} with {}", s.model.name, ps.quant->id,
+                                        format_gb(s.weights.total_bytes), s.hardware->name, s.engine.id());
+  out += md ? "# " + title + "\n\n" : style.bold(title) + "\n";
+  out += fmt::format("workload: batch {}, prompt {} tokens, generate {} tokens, context {}, KV cache {}{}\n",
+                     w.batch_max ? fmt::format("max ({})", a.throughput_batch) : std::to_string(w.batch), w.prompt_tokens,
+                     w.gen_tokens, w.context(), w.kv_dtype,
+                     w.gpus > 1 ? fmt::format(", {} GPUs (tp {}, pp {})", w.gpus, w.tp, w.pp) : std::string());
+  for (const auto& n : ps.notes) out += n + "\n";
+
+  out += heading("Memory");
+  out += memory_text(a.memory, md);
+  out += a.memory.fits ? fmt::format("fits, {} headroom\n", format_bytes(a.memory.limit_bytes - a.memory.total_bytes))
+                       : style.bold(fmt::format("does not fit: {} over\n", format_bytes(a.memory.total_bytes - a.memory.limit_bytes)));
+
+  if (w.prompt_tokens > 0) {
+    out += heading("Prefill (time to first token)");
+    out += item("TTFT", format_seconds(a.prefill.time_s));
+    out += item("throughput", fmt::format("{:.0f} tokens/s", a.prefill.tokens_per_s));
+    out += item("bound", a.prefill.explanation);
+  }
+  if (w.gen_tokens > 0) {
+    out += heading(fmt::format("Decode (averaged over {} generated tokens)", w.gen_tokens));
+    out += item("per token", format_seconds(a.decode.time_s));
+    out += item("throughput", fmt::format("{:.1f} tokens/s ({:.1f} per sequence)", a.decode.tokens_per_s,
+                                          a.decode.tokens_per_s_per_sequence));
+    out += item("bound", a.decode.explanation);
+  }
+  if (a.has_throughput) {
+    out += heading("Serving throughput");
+    out += item("output", fmt::format("{:.0f} tokens/s at batch {} (prefill + decode of every sequence)", a.output_tokens_per_s,
+                                      a.throughput_batch));
+  }
+  if (a.sustained_factor < 1.0) {
+    out += heading("Sustained (thermal)");
+    out += item("decode", fmt::format("{:.1f} tokens/s after minutes of load ({:.0f}% of burst)", a.decode.tokens_per_s * a.sustained_factor,
+                                      a.sustained_factor * 100));
+  }
+  out += heading("How this was estimated");
+  out += item("bandwidth", fmt::format("{} peak x {:.2f} efficiency = {}", format_bandwidth(f.peak_bandwidth_bytes_per_s),
+                                       f.decode_bandwidth_efficiency, format_bandwidth(f.achievable_bandwidth_bytes_per_s)));
+  out += item("compute", fmt::format("{} {} peak x {:.2f} efficiency = {}", f.compute_dtype, format_flops(f.peak_compute_flops_per_s),
+                                     f.prefill_compute_efficiency, format_flops(f.achievable_compute_flops_per_s)));
+  out += item("overhead", fmt::format("{} per layer per step{}, {} per step", format_seconds(f.layer_overhead_s),
+                                      f.graphs ? " (graph-captured)" : "", format_seconds(f.step_overhead_s)));
+  if (f.link_bandwidth_bytes_per_s > 0) out += item("link", format_bandwidth(f.link_bandwidth_bytes_per_s) + " per direction");
+  const auto& calibrated = s.engine.backend->calibrated_on;
+  if (ps.calibration)
+    out += item("source", fmt::format("{} efficiencies calibrated on your {} measurements ({}, {})", s.engine.id(), ps.calibration->rows,
+                                      ps.calibration->source_file, ps.calibration->date));
+  else out += item("source", calibrated.empty()
+                            ? fmt::format("{} efficiencies set by analogy with calibrated engines; no published measurement fitted yet", s.engine.id())
+                            : fmt::format("{} efficiencies fitted on {} published measurements (docs/accuracy.md)", s.engine.id(),
+                                          calibrated.size()));
+  if (!a.warnings.empty()) {
+    out += heading("Warnings");
+    for (const auto& warning : a.warnings) out += (md ? "- " : "  ! ") + warning + "\n";
+  }
+  for (const auto& n : a.assumptions) out += (md ? "- " : "  ") + n + "\n";
+  const std::string cmd = measure_command(ps);
+  if (!cmd.empty()) out += heading("Measure it") + (md ? "\n```\n" + cmd + "\n```\n" : "  " + cmd + "\n");
+  return out;
+}
+
+nlohmann::json fit_json(const PreparedScenario& ps, const Analysis& a) {
+  return {{"schema_version", kSchemaVersion}, {"scenario", scenario_json(ps)}, {"memory", memory_json(a.memory)},
+          {"fits", a.memory.fits}, {"warnings", a.warnings}};
+}
+
+std::string render_fit(const PreparedScenario& ps, const Analysis& a, OutputFormat format, const Style& style) {
+  if (format == OutputFormat::kJson) return fit_json(ps, a).dump(2) + "\n";
+  const bool md = format == OutputFormat::kMarkdown;
+  const Scenario& s = ps.scenario;
+  const auto& m = a.memory;
+  std::string out;
+  const std::string verdict = m.fits ? "FITS" : "DOES NOT FIT";
+  const std::string title = fmt::format("{}: {} ({}) on {} with {}", verdict, s.model.name, ps.quant->id, s.hardware->name, s.engine.id());
+  out += md ? "# " + title + "\n\n" : style.bold(title) + "\n";
+  out += fmt::format("batch {} x context {} tokens, KV cache {}\n", s.workload.batch_max ? a.throughput_batch : s.workload.batch,
+                     s.workload.context(), s.workload.kv_dtype);
+  for (const auto& n : ps.notes) out += n + "\n";
+  out += "\n" + memory_text(m, md);
+  if (m.fits) out += fmt::format("headroom: {}\n", format_bytes(m.limit_bytes - m.total_bytes));
+  else out += fmt::format("over by: {}\n", format_bytes(m.total_bytes - m.limit_bytes));
+  out += fmt::format("largest batch at {} tokens of context: {}\n", s.workload.context(), m.max_batch);
+  out += fmt::format("largest context at batch {}: {} tokens{}\n", s.workload.batch_max ? a.throughput_batch : s.workload.batch,
+                     m.max_context, m.max_context == s.model.max_position_embeddings ? " (the model's maximum)" : "");
+  for (const auto& warning : a.warnings) out += "warning: " + warning + "\n";
+  out += "\nGB = 10^9 bytes, GiB = 2^30 bytes.\n";
+  return out;
+}
+
+}  // namespace optadvisor

@@ -1,0 +1,502 @@
+// SPDX-License-Identifier: MIT
+// The advisor: the serving techniques' physics in analyze(), prerequisites,
+// ranking, the stacked plan, and that every shipped rule fires somewhere.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <set>
+
+#include "optadvisor/analysis/analysis.hpp"
+#include "optadvisor/catalog/catalog.hpp"
+#include "optadvisor/advisor/playbook.hpp"
+#include "optadvisor/analysis/prepare.hpp"
+#include "optadvisor/advisor/rules.hpp"
+
+using namespace optadvisor;
+
+namespace {
+
+const Catalog& catalog() {
+  static const Catalog c = Catalog::load({});
+  return c;
+}
+
+const RuleBook& book() {
+  static const RuleBook b = RuleBook::load(catalog());
+  return b;
+}
+
+HardwareProfile round_device(double bandwidth_bytes_per_s, double flops_per_s, double capacity_bytes) {
+  HardwareProfile hw;
+  hw.id = "round";
+  hw.name = "Round-number test device";
+  hw.device_class = DeviceClass::kDatacenterGpu;
+  hw.memory_capacity_bytes = capacity_bytes;
+  hw.memory_bandwidth_bytes_per_s = bandwidth_bytes_per_s;
+  hw.flops_per_s = {{"fp16", flops_per_s}, {"bf16", flops_per_s}};
+  return hw;
+}
+
+struct PlainEngine {
+  EngineProfile engine;
+  explicit PlainEngine(uint64_t kv_block_tokens = 0) {
+    engine.id = "plain";
+    engine.kind = "inference";
+    BackendProfile b;
+    b.name = "default";
+    b.decode_bandwidth_efficiency = 1.0;
+    b.prefill_compute_efficiency = 1.0;
+    b.layer_overhead_s = 0;
+    b.step_overhead_s = 0;
+    engine.backends["default"] = b;
+    engine.memory.runtime_overhead_bytes = 0;
+    engine.memory.max_batched_tokens = 1u << 20;
+    engine.memory.kv_block_tokens = kv_block_tokens;
+  }
+  EngineChoice choice() const { return {&engine, &engine.backends.at("default"), false}; }
+};
+
+Scenario llama8b(const HardwareProfile& hw, const PlainEngine& e) {
+  Scenario s;
+  s.hardware = &hw;
+  s.model = catalog().resolve_model("llama-3.1-8b");
+  s.engine = e.choice();
+  s.workload.kv_bytes_per_element = 2.0;
+  s.weights.total_bytes = 16e9;
+  s.weights.params = 8e9;
+  s.weights.active_params = 8e9;
+  return s;
+}
+
+AdviceRequest request(const std::string& hw, Goal goal, const std::string& model = "", const std::string& engine = "") {
+  AdviceRequest r;
+  r.goal = goal;
+  r.scenario.hardware = hw;
+  r.scenario.engine = engine;
+  if (!model.empty()) {
+    r.scenario.model.preset = model;
+    r.model_given = true;
+  }
+  return r;
+}
+
+const NotApplicable* left_out(const Advice& a, const std::string& id) {
+  for (const auto& n : a.not_applicable)
+    if (n.rule->id == id) return &n;
+  return nullptr;
+}
+
+const Recommendation* recommended(const Advice& a, const std::string& id) {
+  for (const auto& r : a.recommendations)
+    if (r.rule->id == id) return &r;
+  return nullptr;
+}
+
+/// "h100-sxm latency", for messages.
+std::string where(const Advice& a) {
+  const HardwareProfile* hw = a.base.training ? a.base.training_prepared.scenario.hardware : a.base.prepared.scenario.hardware;
+  return hw->id + " " + std::string(to_string(a.goal));
+}
+
+/// The reason a rule is left out, "" when it is not.
+std::string why_not(const Advice& a, const std::string& id, const std::string& stage) {
+  const NotApplicable* n = left_out(a, id);
+  if (!n) return "";
+  return n->stage == stage ? n->reason : "[" + n->stage + "] " + n->reason;
+}
+
+}  // namespace
+
+TEST_CASE("speculative decoding: one verify step plus drafting, over the accepted tokens", "[analysis][speculative]") {
+  // Bandwidth-bound: 1 TB/s, compute so fast it never binds, so verifying 5 tokens costs what 1 does.
+  const auto hw = round_device(1e12, 1e18, 80e9);
+  const PlainEngine e;
+  Scenario s = llama8b(hw, e);
+  s.workload.prompt_tokens = 0;
+  s.workload.gen_tokens = 1;
+  const double plain = analyze(s).decode.time_s;
+  // 16e9 bytes (tied embeddings not skipped here) / 1e12 B/s = 16 ms, plus a negligible KV read.
+  CHECK(plain == Approx(0.016).epsilon(0.001));
+  s.workload.speculation.method = "eagle";
+  s.workload.speculation.draft_tokens = 4;
+  s.workload.speculation.accepted_tokens = 3.0;
+  s.workload.speculation.draft_overhead = 0.5;
+  // (verify 5 tokens = 16 ms) + 0.5 x 16 ms drafting = 24 ms per step, over 3 tokens = 8 ms per token.
+  const Analysis a = analyze(s);
+  CHECK(a.decode.time_s == Approx(0.008).epsilon(0.001));
+  CHECK(a.decode.bytes == Approx(1.5 * 16e9 / 3).epsilon(0.001));
+  // The drafter's weights are held next to the target's.
+  s.workload.speculation.draft_memory_bytes = 1e9;
+  CHECK(analyze(s).memory.weights_bytes == Approx(17e9));
+}
+
+TEST_CASE("speculative decoding turns compute-bound at large batch", "[analysis][speculative]") {
+  // 2 TB/s and 200 TFLOP/s: at batch 64 a 9-token verify step is 576 tokens x 16 GFLOP = 9.2 TFLOP = 46 ms,
+  // far above the 8 ms weight read, so speculation stops paying.
+  const auto hw = round_device(2e12, 200e12, 200e9);
+  const PlainEngine e;
+  Scenario s = llama8b(hw, e);
+  s.workload.prompt_tokens = 0;
+  s.workload.gen_tokens = 1;
+  s.workload.batch = 64;
+  const double plain = analyze(s).decode.time_s;
+  s.workload.speculation = {"eagle", 5.71, 8, 0.89, 0};
+  CHECK(analyze(s).decode.time_s > plain);
+  s.workload.batch = 1;
+  const double plain1 = [&] {
+    Scenario t = s;
+    t.workload.speculation = {};
+    return analyze(t).decode.time_s;
+  }();
+  CHECK(analyze(s).decode.time_s < plain1 / 2.5);
+}
+
+TEST_CASE("prefix caching recomputes only the uncached part of the prompt", "[analysis][prefix]") {
+  // Compute-bound prefill: the cached half is exactly a prefill of 500 tokens that is not run.
+  const auto hw = round_device(1e18, 100e12, 80e9);
+  const PlainEngine e;
+  Scenario s = llama8b(hw, e);
+  s.workload.gen_tokens = 0;
+  s.workload.prompt_tokens = 1000;
+  const double full = analyze(s).prefill.flops;
+  s.workload.prompt_tokens = 500;
+  const double first_half = analyze(s).prefill.flops;
+  s.workload.prompt_tokens = 1000;
+  s.workload.prefix_cached_fraction = 0.5;
+  const Analysis cached = analyze(s);
+  CHECK(cached.prefill.flops == Approx(full - first_half).epsilon(1e-9));
+  // Linear 2 x 8e9 x 500 = 8e12 FLOP; attention of tokens 500..999 over their prefixes:
+  // 32 layers x 2 x 32 heads x 256 x (1000^2 - 500^2) / 2 = 1.96608e11. Total 8.196608e12 / 1e14 = 81.97 ms.
+  CHECK(cached.prefill.time_s == Approx(0.08196608).epsilon(0.001));
+}
+
+TEST_CASE("a paged engine stores a shared prefix once for the whole batch", "[analysis][prefix]") {
+  const auto hw = round_device(1e12, 1e15, 80e9);
+  const PlainEngine paged(16);
+  Scenario s = llama8b(hw, paged);
+  s.workload.prompt_tokens = 1000;
+  s.workload.gen_tokens = 0;
+  s.workload.batch = 4;
+  // 131,072 bytes per token: 4 x 1000 tokens = 524,288,000 bytes.
+  CHECK(analyze(s).memory.kv_cache_bytes == Approx(524288000.0));
+  s.workload.prefix_cached_fraction = 0.5;
+  // The 500-token prefix once plus 4 x 500 own tokens = 2,500 tokens = 327,680,000 bytes.
+  CHECK(analyze(s).memory.kv_cache_bytes == Approx(327680000.0));
+  // An engine without paging (llama.cpp's slots) keeps a copy per sequence.
+  const PlainEngine contiguous;
+  s.engine = contiguous.choice();
+  CHECK(analyze(s).memory.kv_cache_bytes == Approx(524288000.0));
+}
+
+TEST_CASE("faster attention kernels speed up the attention part only", "[analysis][attention]") {
+  const auto hw = round_device(1e18, 100e12, 80e9);
+  const PlainEngine e;
+  Scenario s = llama8b(hw, e);
+  s.workload.prompt_tokens = 1000;
+  s.workload.gen_tokens = 0;
+  const Analysis base = analyze(s);
+  // Attention: 2.62144e11 FLOP / 1e14 = 2.62 ms of the 162.6 ms.
+  CHECK(base.prefill.attention_compute_time_s == Approx(2.62144e-3).epsilon(0.001));
+  s.workload.attention_speedup = 2.0;
+  const Analysis fast = analyze(s);
+  CHECK(fast.prefill.attention_compute_time_s == Approx(1.31072e-3).epsilon(0.001));
+  CHECK(base.prefill.time_s - fast.prefill.time_s == Approx(1.31072e-3).epsilon(0.001));
+}
+
+TEST_CASE("memory limits: a raised wired limit, the iOS entitlement, mapped weights", "[analysis][memory]") {
+  ScenarioRequest r;
+  r.hardware = "m4-max-40c";  // 128 GB, 75% usable by default
+  r.model.preset = "llama-3.1-8b";
+  CHECK(analyze(prepare_scenario(catalog(), r).scenario).memory.capacity_bytes == Approx(96e9));
+  r.usable_memory_fraction = 0.8;
+  CHECK(analyze(prepare_scenario(catalog(), r).scenario).memory.capacity_bytes == Approx(102.4e9));
+
+  ScenarioRequest phone;
+  phone.hardware = "a18-pro";  // 3 GB app limit, 6 GB with the entitlement, 8 GB x 0.75 physical share
+  phone.model.preset = "llama-3.2-3b";
+  const Analysis plain = analyze(prepare_scenario(catalog(), phone).scenario);
+  CHECK(plain.memory.capacity_bytes == Approx(3e9));
+  CHECK(plain.memory.limit_bytes == Approx(3e9));
+  phone.entitled_memory_limit = true;
+  CHECK(analyze(prepare_scenario(catalog(), phone).scenario).memory.limit_bytes == Approx(6e9));
+  phone.entitled_memory_limit = false;
+  phone.weights_mmap = true;
+  const Analysis mapped = analyze(prepare_scenario(catalog(), phone).scenario);
+  // Mapped weights leave the 3 GB footprint limit but still need physical memory: min(3 GB + weights, 6 GB).
+  CHECK(mapped.memory.limit_bytes == Approx(std::min(3e9 + mapped.memory.weights_bytes, 6e9)));
+  CHECK(mapped.memory.limit_bytes > plain.memory.limit_bytes);
+}
+
+TEST_CASE("prerequisites: techniques the hardware or engine cannot run are left out with the reason", "[advisor][prerequisites]") {
+  SECTION("no FP8 on RTX 3090 or A100") {
+    for (const std::string hw : {"rtx3090", "a100-sxm-80gb"}) {
+      const Advice a = advise(catalog(), book(), request(hw, Goal::kLatency, "llama-3.1-8b", "vllm"));
+      INFO(hw);
+      CHECK_THAT(why_not(a, "fp8-weights", "prerequisite"), Catch::StartsWith("no FP8 on NVIDIA"));
+    }
+    CHECK(recommended(advise(catalog(), book(), request("h100", Goal::kLatency)), "fp8-weights"));
+  }
+  SECTION("no NVFP4 before Blackwell") {
+    for (const std::string hw : {"h100", "a100-sxm-80gb", "rtx4090"}) {
+      const Advice a = advise(catalog(), book(), request(hw, Goal::kLatency, "llama-3.1-8b", "vllm"));
+      INFO(hw);
+      CHECK_THAT(why_not(a, "nvfp4-weights", "prerequisite"), Catch::StartsWith("no NVFP4 before Blackwell"));
+    }
+    CHECK(recommended(advise(catalog(), book(), request("b200", Goal::kLatency)), "nvfp4-weights"));
+  }
+  SECTION("no FlashAttention-3 off Hopper") {
+    for (const std::string hw : {"rtx5090", "a100-sxm-80gb", "b200"}) {
+      AdviceRequest r = request(hw, Goal::kThroughput, "llama-3.1-8b", "vllm");
+      r.scenario.prompt_tokens = 8192;
+      r.prompt_given = true;
+      INFO(hw);
+      CHECK_THAT(why_not(advise(catalog(), book(), r), "flash-attention-3", "prerequisite"),
+                 Catch::StartsWith("no FlashAttention-3 off Hopper"));
+    }
+    AdviceRequest r = request("h100", Goal::kThroughput);
+    r.scenario.prompt_tokens = 8192;
+    r.prompt_given = true;
+    CHECK(recommended(advise(catalog(), book(), r), "flash-attention-3"));
+  }
+  SECTION("no CUDA graphs on Apple Silicon") {
+    AdviceRequest r = request("m4max", Goal::kLatency);
+    r.scenario.graphs = false;
+    CHECK_THAT(why_not(advise(catalog(), book(), r), "cuda-graphs", "prerequisite"), Catch::StartsWith("no CUDA graphs on Apple M4 Max"));
+    AdviceRequest cuda = request("rtx5090", Goal::kLatency);
+    cuda.scenario.graphs = false;
+    CHECK(recommended(advise(catalog(), book(), cuda), "cuda-graphs"));
+  }
+  SECTION("no NVLink-dependent advice on consumer cards") {
+    // The RTX 3090 has an NVLink bridge, but it is a consumer card; the RTX 4090 has no link at all.
+    CHECK_THAT(why_not(advise(catalog(), book(), request("rtx3090", Goal::kLatency, "llama-3.1-8b", "vllm")), "tensor-parallel-nvlink",
+                       "prerequisite"),
+               Catch::StartsWith("no NVLink-dependent advice on consumer cards"));
+    CHECK_THAT(why_not(advise(catalog(), book(), request("rtx4090", Goal::kLatency, "llama-3.1-8b", "vllm")), "tensor-parallel-nvlink",
+                       "prerequisite"),
+               Catch::Contains("has no GPU-to-GPU link"));
+    CHECK(recommended(advise(catalog(), book(), request("h100", Goal::kLatency)), "tensor-parallel-nvlink"));
+  }
+  SECTION("nothing that does not fit the device's memory") {
+    // Medusa's four heads each carry a 128k-vocabulary output layer (4.3 GB in 16-bit): too much on a 24 GB L4.
+    const Advice a = advise(catalog(), book(), request("l4", Goal::kLatency));
+    CHECK_THAT(why_not(a, "speculative-medusa", "does not fit"), Catch::StartsWith("would not fit: needs"));
+    for (const auto& r : a.recommendations) CHECK(r.after.runs);
+  }
+}
+
+namespace {
+
+/// Scenarios spanning the device classes and goals; together they fire every shipped rule.
+std::vector<AdviceRequest> coverage_scenarios() {
+  std::vector<AdviceRequest> out;
+  for (Goal g : {Goal::kLatency, Goal::kThroughput, Goal::kMemory}) {
+    out.push_back(request("rtx5090", g));
+    out.push_back(request("h100", g));
+    out.push_back(request("b200", g));
+    out.push_back(request("a18-pro", g));
+    out.push_back(request("snapdragon-8-elite", g));
+    out.push_back(request("m4max", g));
+    out.push_back(request("m4max", g, "llama-3.3-70b"));
+    out.push_back(request("h100", g, "llama-3.1-70b"));
+    out.push_back(request("rtx4090", g, "llama-3.1-70b", "vllm"));
+    out.push_back(request("h100", g, "", "llama.cpp"));
+    out.push_back(request("m4max", g, "", "mlx"));
+    AdviceRequest fa = request("rtx5090", g);
+    fa.scenario.flash_attention = false;
+    fa.scenario.context_tokens = 32768;
+    fa.context_given = true;
+    out.push_back(fa);
+    AdviceRequest graphs = request("rtx5090", g);
+    graphs.scenario.graphs = false;
+    out.push_back(graphs);
+    AdviceRequest mac = request("m1", g);
+    mac.scenario.quant = "q8_0";
+    out.push_back(mac);
+    AdviceRequest mlx = request("m4max", g, "", "mlx");
+    mlx.scenario.quant = "hf-bf16";
+    out.push_back(mlx);
+    AdviceRequest rag = request("h100", g);
+    rag.scenario.prompt_tokens = 8192;
+    rag.prompt_given = true;
+    out.push_back(rag);
+    AdviceRequest long_prompt = request("h100", g, "llama-3.1-70b");
+    long_prompt.scenario.prompt_tokens = 16384;
+    long_prompt.scenario.context_tokens = 32768;
+    long_prompt.prompt_given = long_prompt.context_given = true;
+    out.push_back(long_prompt);
+  }
+  // Training steps: one node of H100s, a consumer card, long sequences, the other frameworks.
+  auto train = [&](const std::string& hw, int64_t gpus, const std::string& model = "", const std::string& engine = "") {
+    AdviceRequest r = request(hw, Goal::kTraining, model, engine);
+    r.scenario.gpus = gpus;
+    return r;
+  };
+  out.push_back(train("h100", 8));
+  out.push_back(train("rtx4090", 1));
+  out.push_back(train("a100-sxm-80gb", 8));
+  AdviceRequest ddp = train("h100", 8);
+  ddp.training.sharding = "ddp";
+  out.push_back(ddp);
+  AdviceRequest big_micro = train("h100", 8);
+  big_micro.training.micro_batch = 8;
+  out.push_back(big_micro);
+  AdviceRequest long_seq = train("h100", 8);
+  long_seq.training.seq = 32768;
+  out.push_back(long_seq);
+  AdviceRequest megatron = train("h100", 8, "llama-3.1-70b", "megatron");
+  megatron.scenario.tp = 2;
+  megatron.training.sequence_parallel = false;
+  out.push_back(megatron);
+  out.push_back(train("h100", 8, "llama-3.1-70b", "deepspeed"));
+  return out;
+}
+
+const std::vector<Advice>& coverage_advice() {
+  static const std::vector<Advice> all = [] {
+    std::vector<Advice> out;
+    for (const auto& r : coverage_scenarios()) out.push_back(advise(catalog(), book(), r));
+    return out;
+  }();
+  return all;
+}
+
+}  // namespace
+
+TEST_CASE("every shipped rule fires in at least one scenario", "[advisor][coverage]") {
+  std::set<std::string> fired;
+  for (const auto& a : coverage_advice()) {
+    for (const auto& r : a.recommendations) fired.insert(r.rule->id);
+    for (const auto& u : a.unquantified) fired.insert(u.rule->id);
+  }
+  for (const auto& r : book().rules()) {
+    INFO(r.id);
+    CHECK(fired.count(r.id) == 1);
+  }
+}
+
+TEST_CASE("ranking follows the computed gain", "[advisor][ranking]") {
+  for (const auto& a : coverage_advice()) {
+    for (std::size_t i = 0; i < a.recommendations.size(); ++i) {
+      const Recommendation& r = a.recommendations[i];
+      INFO(where(a) << " #" << r.rank << " " << r.rule->id);
+      CHECK(r.rank == static_cast<int>(i + 1));
+      CHECK(r.gain >= book().defaults().min_gain);
+      // The gain is the metric's ratio, computed from the two evaluations.
+      if (r.gain_basis == "metric") {
+        const double ratio = a.metric.lower_is_better ? a.base.metric / r.after.metric : r.after.metric / a.base.metric;
+        CHECK(r.gain == Approx(ratio));
+      } else if (r.gain_basis == "memory") {
+        // Neither fits: progress is the memory no longer needed.
+        CHECK_FALSE(a.base.runs);
+        CHECK_FALSE(r.after.runs);
+        CHECK(r.gain == Approx(a.base.memory_bytes / r.after.memory_bytes));
+      } else {
+        CHECK(r.gain_basis == "runs");
+        CHECK(std::isinf(r.gain));
+        CHECK_FALSE(a.base.runs);
+        CHECK(r.after.runs);
+      }
+      if (i > 0) {
+        // Tiers first (makes it run, then the metric, then memory progress), then the gain.
+        const Recommendation& prev = a.recommendations[i - 1];
+        auto tier = [](const Recommendation& x) { return x.gain_basis == "runs" ? 0 : x.gain_basis == "metric" ? 1 : 2; };
+        CHECK(tier(prev) <= tier(r));
+        if (tier(prev) == tier(r) && r.gain_basis != "runs") CHECK(prev.gain >= r.gain);
+      }
+    }
+  }
+}
+
+TEST_CASE("the stacked plan is never worse than its first step", "[advisor][plan]") {
+  std::size_t plans = 0;
+  for (const auto& a : coverage_advice()) {
+    if (a.recommendations.empty()) {
+      CHECK(a.plan.empty());
+      continue;
+    }
+    REQUIRE(!a.plan.empty());
+    ++plans;
+    INFO(where(a));
+    // The first step is the top recommendation, on the same baseline.
+    CHECK(a.plan.front().rule == a.recommendations.front().rule);
+    CHECK(a.plan.front().result.metric == Approx(a.recommendations.front().after.metric));
+    for (std::size_t i = 1; i < a.plan.size(); ++i) {
+      CHECK(a.plan[i].step_gain >= book().defaults().min_gain);
+      const Evaluation& before = a.plan[i - 1].result;
+      const Evaluation& after = a.plan[i].result;
+      CHECK((after.runs || !before.runs));  // a step never breaks a scenario that runs
+      if (after.runs && before.runs) {
+        if (a.metric.lower_is_better) CHECK(after.metric < before.metric);
+        else CHECK(after.metric > before.metric);
+      } else if (!after.runs && !before.runs && a.goal != Goal::kMemory) {
+        CHECK(after.memory_bytes < before.memory_bytes);
+      }
+    }
+    const Evaluation& first = a.plan.front().result;
+    const Evaluation& last = a.plan.back().result;
+    if (first.runs) {
+      CHECK(last.runs);
+      if (a.metric.lower_is_better) CHECK(last.metric <= first.metric);
+      else CHECK(last.metric >= first.metric);
+    }
+  }
+  CHECK(plans > 20);
+}
+
+TEST_CASE("defaults: a typical model per device class, stated", "[advisor]") {
+  const Advice gpu = advise(catalog(), book(), request("rtx5090", Goal::kLatency));
+  CHECK(gpu.base.prepared.scenario.model.id == "llama-3.1-8b");
+  CHECK_THAT(gpu.notes.at(0), Catch::StartsWith("model: llama-3.1-8b (typical for consumer-gpu devices"));
+  const Advice phone = advise(catalog(), book(), request("a18-pro", Goal::kLatency));
+  CHECK(phone.base.prepared.scenario.model.id == "llama-3.2-3b");
+  const Advice serving = advise(catalog(), book(), request("h100", Goal::kThroughput));
+  CHECK(serving.base.analysis.batch == 16);
+}
+
+TEST_CASE("assumptions are the user's to override", "[advisor][assumptions]") {
+  AdviceRequest r = request("h100", Goal::kLatency);
+  const double default_gain = recommended(advise(catalog(), book(), r), "speculative-eagle")->gain;
+  r.assumptions["spec_accept_eagle"] = 3.0;
+  const Advice lower = advise(catalog(), book(), r);
+  const Recommendation* eagle = recommended(lower, "speculative-eagle");
+  REQUIRE(eagle);
+  CHECK(eagle->gain < default_gain);
+  CHECK(eagle->assumptions.at(0).id == "spec_accept_eagle");
+  CHECK(eagle->assumptions.at(0).overridden);
+  r.assumptions["spec_accept_eagle"] = 99;
+  CHECK_THROWS_WITH(advise(catalog(), book(), r), "--assume spec_accept_eagle=99 is outside the allowed range [1, 16]");
+}
+
+TEST_CASE("training: the same machinery over the training model", "[advisor][training]") {
+  AdviceRequest r = request("h100", Goal::kTraining);
+  r.scenario.gpus = 8;
+  const Advice a = advise(catalog(), book(), r);
+  REQUIRE(a.base.training);
+  CHECK(a.metric.id == "training_tokens_per_s");
+  CHECK(a.base.metric == Approx(a.base.training_analysis.tokens_per_s));
+  CHECK(a.diagnosis.phase == "training step");
+  CHECK(a.diagnosis.bound == "compute");
+  const Recommendation* fp8 = recommended(a, "train-fp8");
+  REQUIRE(fp8);
+  CHECK(fp8->after.training_request.precision == "fp8");
+  CHECK(fp8->gain == Approx(fp8->after.training_analysis.tokens_per_s / a.base.training_analysis.tokens_per_s));
+  // Inference rules never apply to training, and the other way round.
+  CHECK(left_out(a, "fp8-weights")->stage == "goal");
+
+  SECTION("no FP8 training on an A100") {
+    AdviceRequest ampere = request("a100-sxm-80gb", Goal::kTraining);
+    ampere.scenario.gpus = 8;
+    CHECK_THAT(why_not(advise(catalog(), book(), ampere), "train-fp8", "prerequisite"), Catch::StartsWith("no FP8 training on NVIDIA A100"));
+  }
+  SECTION("a full fine-tune that does not fit one consumer card: memory first, then the plan makes it run") {
+    const Advice consumer = advise(catalog(), book(), request("rtx4090", Goal::kTraining));
+    CHECK_FALSE(consumer.base.runs);
+    REQUIRE(!consumer.recommendations.empty());
+    CHECK(consumer.recommendations.front().rule->id == "qlora");
+    CHECK(consumer.recommendations.front().gain_basis == "memory");
+    REQUIRE(!consumer.plan.empty());
+    CHECK(consumer.plan.back().result.runs);
+    // One GPU: nothing to shard over, no sequence to split.
+    CHECK_THAT(why_not(consumer, "fsdp-full-shard", "prerequisite"), Catch::StartsWith("one data-parallel rank"));
+  }
+}

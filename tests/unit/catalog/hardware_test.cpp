@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: MIT
+#include <catch2/catch.hpp>
+
+#include "optadvisor/catalog/catalog.hpp"
+
+using namespace optadvisor;
+
+namespace {
+
+const Catalog& shipped() {
+  static const Catalog catalog = Catalog::load({});
+  return catalog;
+}
+
+double rate(const std::string& id, const std::string& dtype) {
+  return shipped().resolve_hardware(id).peak_flops_per_s(dtype).value_or(-1);
+}
+
+std::string test_data(const std::string& rel) { return std::string(OPTADVISOR_SOURCE_DIR) + "/tests/data/" + rel; }
+
+}  // namespace
+
+TEST_CASE("every shipped data file validates", "[hardware][data]") {
+  const auto problems = Catalog::validate({});
+  for (const auto& p : problems) UNSCOPED_INFO(to_string(p));
+  CHECK(problems.empty());
+}
+
+TEST_CASE("every required device id is present", "[hardware]") {
+  const std::vector<std::string> required = {
+      "a100-sxm-40gb", "a100-sxm-80gb", "a100-pcie-40gb", "a100-pcie-80gb", "h100-sxm", "h100-pcie", "h100-nvl",
+      "h200-sxm", "h200-nvl", "b200", "b300", "gb200", "gb300", "rubin", "l40s", "l40", "l4", "a40", "a30", "a10", "t4",
+      "v100", "rtx-a6000", "rtx-6000-ada", "rtx-5000-ada", "rtx-4000-ada", "rtx-pro-6000-blackwell", "dgx-spark",
+      "jetson-agx-orin", "rtx3060", "rtx3070", "rtx3080", "rtx3090", "rtx3090ti", "rtx4060ti", "rtx4070", "rtx4070ti",
+      "rtx4080", "rtx4080super", "rtx4090", "rtx5060ti", "rtx5070", "rtx5070ti", "rtx5080", "rtx5090", "mi300x",
+      "mi325x", "mi355x", "rx7900xtx", "rx7900xt", "gaudi3", "arc-b580", "arc-a770", "tpu-v5e", "tpu-v6e", "m1",
+      "m1-pro-14c", "m1-pro-16c", "m1-max-24c", "m1-max-32c", "m1-ultra-48c", "m1-ultra-64c", "m2", "m2-pro-16c",
+      "m2-pro-19c", "m2-max-30c", "m2-max-38c", "m2-ultra-60c", "m2-ultra-76c", "m3", "m3-pro-14c", "m3-pro-18c",
+      "m3-max-30c", "m3-max-40c", "m3-ultra-60c", "m3-ultra-80c", "m4", "m4-pro-16c", "m4-pro-20c", "m4-max-32c",
+      "m4-max-40c", "m5", "snapdragon-8-gen3", "snapdragon-8-elite", "snapdragon-8-elite-gen5", "snapdragon-x-elite",
+      "a17-pro", "a18-pro", "a19-pro"};
+  for (const auto& id : required) {
+    INFO(id);
+    auto found = shipped().find_hardware(id);
+    REQUIRE(found.has_value());
+    CHECK(found->id == id);
+    CHECK(found->via == "id");
+  }
+  // Every class is represented.
+  for (auto c : all_device_classes()) {
+    INFO(to_string(c));
+    bool any = false;
+    for (const auto& hw : shipped().hardware()) any = any || hw.device_class == c;
+    CHECK(any);
+  }
+}
+
+TEST_CASE("names resolve after normalization, short names to a default bin", "[hardware]") {
+  CHECK(shipped().resolve_hardware("RTX 5090").id == "rtx5090");
+  CHECK(shipped().resolve_hardware("rtx-5090").id == "rtx5090");
+  CHECK(shipped().resolve_hardware("Rtx5090").id == "rtx5090");
+  Resolution how;
+  CHECK(shipped().resolve_hardware("m4max", &how).id == "m4-max-40c");
+  CHECK(how.via == "default bin");
+  CHECK(shipped().resolve_hardware("M4 Max").id == "m4-max-40c");
+  CHECK(shipped().resolve_hardware("h100").id == "h100-sxm");
+  CHECK(shipped().resolve_hardware("A100").id == "a100-sxm-80gb");
+}
+
+TEST_CASE("an unknown device is bad input with suggestions", "[hardware]") {
+  try {
+    (void)shipped().resolve_hardware("rtx4900");
+    FAIL("expected an error");
+  } catch (const Error& e) {
+    CHECK(e.code() == ExitCode::kBadInput);
+    CHECK(std::string(e.what()) == "unknown hardware 'rtx4900'");
+    CHECK(e.hint().find("'rtx4090'") != std::string::npos);
+  }
+}
+
+// Spot checks against the reference tables: a sparse figure or a unit slip fails here.
+TEST_CASE("shipped figures match the datasheets (dense, base units)", "[hardware][data]") {
+  // H100 SXM: 989 TFLOP/s dense BF16 (1,979 is the sparse figure); 3.35 TB/s HBM3.
+  CHECK(rate("h100-sxm", "bf16") == Approx(989e12).epsilon(0.01));
+  CHECK(shipped().resolve_hardware("h100-sxm").memory_bandwidth_bytes_per_s == Approx(3.35e12).epsilon(0.01));
+  CHECK(rate("h100-sxm", "fp8") == Approx(1979e12).epsilon(0.01));
+  // RTX 4090: BF16 with FP32 accumulate 165.2 TFLOP/s; the FP16-accumulate 330.3 is recorded separately.
+  CHECK(rate("rtx4090", "bf16") == Approx(165.2e12).epsilon(0.01));
+  CHECK(shipped().resolve_hardware("rtx4090").fp16_accumulate_flops_per_s.at("fp16") == Approx(330.3e12).epsilon(0.01));
+  // RTX 5090: FP4 1,676 dense with FP32 accumulate (3,352 "AI TOPS" is sparse; 838 in one table is wrong).
+  CHECK(rate("rtx5090", "fp4") == Approx(1676e12).epsilon(0.01));
+  CHECK(shipped().resolve_hardware("rtx5090").memory_bandwidth_bytes_per_s == Approx(1.792e12).epsilon(0.01));
+  // B300 cut INT8 to ~150 TOP/s (not 4,500).
+  CHECK(rate("b300", "int8") == Approx(150e12).epsilon(0.1));
+  CHECK(rate("b200", "bf16") == Approx(2250e12).epsilon(0.01));
+  // Apple M4 Max 40-core: 546 GB/s.
+  CHECK(shipped().resolve_hardware("m4-max-40c").memory_bandwidth_bytes_per_s == Approx(546e9).epsilon(0.01));
+  CHECK(rate("mi300x", "bf16") == Approx(1307e12).epsilon(0.01));
+  CHECK(shipped().resolve_hardware("mi300x").memory_bandwidth_bytes_per_s == Approx(5.3e12).epsilon(0.01));
+  CHECK(rate("gaudi3", "bf16") == Approx(1677e12).epsilon(0.01));  // as shipping, not the 1,835 spec
+  CHECK(rate("a100-sxm-80gb", "bf16") == Approx(312e12).epsilon(0.01));
+  CHECK(shipped().resolve_hardware("a100-pcie-80gb").memory_bandwidth_bytes_per_s == Approx(1.935e12).epsilon(0.01));
+}
+
+TEST_CASE("shipped profiles are physically plausible", "[hardware][data]") {
+  for (const auto& hw : shipped().hardware()) {
+    INFO(hw.id);
+    CHECK(hw.memory_capacity_bytes >= 4e9);
+    CHECK(hw.memory_capacity_bytes <= 600e9);
+    CHECK(hw.memory_bandwidth_bytes_per_s >= 30e9);
+    CHECK(hw.memory_bandwidth_bytes_per_s <= 25e12);
+    CHECK_FALSE(hw.sources.empty());
+    // Lower precision is never slower than bf16 on the same matrix units (B300's INT8 is the known exception).
+    auto bf16 = hw.peak_flops_per_s("bf16");
+    auto fp8 = hw.peak_flops_per_s("fp8");
+    if (bf16 && fp8) CHECK(*fp8 >= *bf16 * 0.99);
+    if (hw.capabilities.fp8) CHECK(fp8.has_value());
+    if (hw.capabilities.nvfp4) CHECK(hw.peak_flops_per_s("fp4").has_value());
+    // FlashAttention-3 is Hopper-only.
+    if (hw.capabilities.flash_attention_3) CHECK(hw.architecture.find("opper") != std::string::npos);
+    // GeForce-style FP16-accumulate rates are never below the FP32-accumulate ones.
+    for (const auto& [dtype, fast] : hw.fp16_accumulate_flops_per_s) CHECK(fast >= hw.peak_flops_per_s(dtype).value_or(0));
+  }
+  CHECK_FALSE(shipped().resolve_hardware("a100-sxm-80gb").capabilities.fp8);
+  CHECK_FALSE(shipped().resolve_hardware("rtx3090").capabilities.fp8);
+  CHECK(shipped().resolve_hardware("rtx4090").capabilities.fp8);
+  CHECK_FALSE(shipped().resolve_hardware("h100-sxm").capabilities.nvfp4);
+  CHECK(shipped().resolve_hardware("b200").capabilities.nvfp4);
+  CHECK_FALSE(shipped().resolve_hardware("rtx4090").capabilities.multi_gpu_link);
+  CHECK(shipped().resolve_hardware("m4-max-40c").capabilities.unified_memory);
+  CHECK_FALSE(shipped().resolve_hardware("m4-max-40c").capabilities.cuda_graphs);
+  // Phones carry the per-app limit and a thermal derating.
+  const auto& a18 = shipped().resolve_hardware("a18-pro");
+  REQUIRE(a18.app_limit_bytes.has_value());
+  CHECK(*a18.app_limit_bytes < a18.memory_capacity_bytes);
+  CHECK(a18.sustained_fraction.value_or(1.0) < 1.0);
+}
+
+TEST_CASE("an overlay directory adds and overrides devices", "[hardware][overlay]") {
+  LoadOptions options;
+  options.overlay_dirs = {test_data("overlay-good")};
+  const Catalog catalog = Catalog::load(options);
+  CHECK(catalog.resolve_hardware("labgpu").id == "lab-gpu-48g");
+  CHECK(catalog.resolve_hardware("h100-sxm").memory_bandwidth_bytes_per_s == Approx(3.0e12));
+  CHECK(catalog.hardware_origin("h100-sxm").find("overlay-good") != std::string::npos);
+  // The override dropped the shipped aliases of h100-sxm but the default bin
+  // came from the shipped file too, so "h100" no longer resolves to it.
+  CHECK(catalog.hardware().size() == shipped().hardware().size() + 1);
+}
+
+TEST_CASE("a malformed overlay reports file, pointer and exit 2", "[hardware][overlay]") {
+  LoadOptions options;
+  options.overlay_dirs = {test_data("overlay-bad")};
+  const auto problems = Catalog::validate(options);
+  REQUIRE(problems.size() == 4);
+  CHECK(to_string(problems[0]).find("broken.json: /compute/flops_per_s/bf16: expected a positive number") != std::string::npos);
+  CHECK(to_string(problems[1]).find("broken.json: /memory/bandwidth_bytes_per_s: expected a positive number") != std::string::npos);
+  CHECK(to_string(problems[2]).find("missing required field 'engines'") != std::string::npos);
+  CHECK(to_string(problems[3]).find("truncated.json: invalid JSON") != std::string::npos);
+  try {
+    (void)Catalog::load(options);
+    FAIL("expected an error");
+  } catch (const Error& e) {
+    CHECK(e.code() == ExitCode::kBadInput);
+    CHECK(e.hint().find("3 more problem(s)") != std::string::npos);
+  }
+}
+
+TEST_CASE("duplicate ids across overlays, unknown kinds and missing folders are reported", "[hardware][overlay]") {
+  LoadOptions options;
+  options.overlay_dirs = {test_data("overlay-dup-a"), test_data("overlay-dup-b"), test_data("overlay-unknown-kind"),
+                          test_data("does-not-exist")};
+  const auto problems = Catalog::validate(options);
+  REQUIRE(problems.size() == 3);
+  std::string all;
+  for (const auto& p : problems) all += to_string(p) + "\n";
+  CHECK(all.find("duplicate id 'twin-gpu'") != std::string::npos);
+  CHECK(all.find("unknown data kind") != std::string::npos);
+  CHECK(all.find("data directory does not exist") != std::string::npos);
+}
+
+TEST_CASE("overlay directories come from the environment, then the command line", "[hardware][overlay]") {
+  auto dirs = overlay_dirs_from({"c"}, "a::b");
+  REQUIRE(dirs.size() == 3);
+  CHECK(dirs[0] == "a");
+  CHECK(dirs[1] == "b");
+  CHECK(dirs[2] == "c");
+  CHECK(overlay_dirs_from({}, nullptr).empty());
+}
