@@ -285,7 +285,7 @@ TEST_CASE("Apple silicon bins: GPU cores first, then memory, then the default bi
 }
 
 TEST_CASE("unknown devices are not guessed and say how to add a profile", "[detect]") {
-  for (const char* name : {"NVIDIA GeForce RTX 2080 Ti", "NVIDIA GeForce RTX 4090 D", "NVIDIA RTX PRO 6000 Blackwell Server Edition",
+  for (const char* name : {"NVIDIA GeForce GTX 1080 Ti", "NVIDIA GeForce RTX 4090 D", "NVIDIA RTX PRO 6000 Blackwell Server Edition",
                            "NVIDIA A10G", "Orin (nvgpu)"}) {
     auto m = match_profile(gpu(name, 11264), shipped().hardware());
     INFO(name);
@@ -293,7 +293,7 @@ TEST_CASE("unknown devices are not guessed and say how to add a profile", "[dete
     CHECK_THAT(m.problem, Catch::Contains(name));
     CHECK_THAT(m.hint, Catch::Contains("--data-dir"));
   }
-  auto m = match_profile(gpu("NVIDIA GeForce RTX 2080 Ti", 11264), shipped().hardware());
+  auto m = match_profile(gpu("NVIDIA GeForce GTX 1080 Ti", 11264), shipped().hardware());
   CHECK_THAT(m.hint, Catch::Contains("optadvisor hw show rtx"));  // a GeForce card as the template
 
   DetectedDevice cpu = parse_proc(fixture("x86-cpu/cpuinfo"), fixture("x86-cpu/meminfo"));
@@ -308,16 +308,16 @@ TEST_CASE("unknown devices are not guessed and say how to add a profile", "[dete
 TEST_CASE("a profile's detect list and an overlay alias make a new name match", "[detect]") {
   std::vector<HardwareProfile> profiles = shipped().hardware();
   HardwareProfile mine = shipped().resolve_hardware("rtx3090ti");
-  mine.id = "rtx2080ti-lab";
+  mine.id = "gtx1080ti-lab";
   mine.name = "Our lab card";
   mine.aliases = {};
   mine.default_for = {};
-  mine.document = {{"detect", {"NVIDIA GeForce RTX 2080 Ti"}}};
+  mine.document = {{"detect", {"NVIDIA GeForce GTX 1080 Ti"}}};
   profiles.push_back(mine);
-  auto m = match_profile(gpu("NVIDIA GeForce RTX 2080 Ti", 11264), profiles);
+  auto m = match_profile(gpu("NVIDIA GeForce GTX 1080 Ti", 11264), profiles);
   REQUIRE(m.id);
-  CHECK(*m.id == "rtx2080ti-lab");
-  CHECK_THAT(m.how, Catch::Contains("is a reported name of rtx2080ti-lab"));
+  CHECK(*m.id == "gtx1080ti-lab");
+  CHECK_THAT(m.how, Catch::Contains("is a reported name of gtx1080ti-lab"));
 }
 
 TEST_CASE("auto resolves through the installed detector, once", "[detect]") {
@@ -345,7 +345,7 @@ TEST_CASE("auto resolves through the installed detector, once", "[detect]") {
     FAIL("expected bad_input");
   } catch (const Error& e) {
     CHECK(e.code() == ExitCode::kBadInput);
-    CHECK_THAT(std::string(e.what()), Catch::Contains("NVIDIA GeForce RTX 2080 Ti"));
+    CHECK_THAT(std::string(e.what()), Catch::Contains("NVIDIA GeForce GTX 1080 Ti"));
   }
 
   Catalog::set_auto_hardware(nullptr);
