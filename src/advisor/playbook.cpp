@@ -242,7 +242,7 @@ class Advisor {
     e.analysis = analyze(e.prepared.scenario);
     e.facts = inference_facts(e.prepared, e.analysis, request_.goal);
     e.runs = e.analysis.memory.fits || e.analysis.memory.offloaded_layers > 0;
-    e.metric = goal_metric(request_.goal, e.prepared, e.analysis);
+    e.metric = goal_metric(request_.goal, e.analysis);
     e.memory_bytes = e.analysis.memory.total_bytes;
     e.bytes_per_token = e.analysis.decode.bytes / static_cast<double>(std::max<uint64_t>(e.analysis.batch, 1));
     return e;
@@ -464,11 +464,11 @@ class Advisor {
         f["ttft_s"] = a.prefill.time_s;
         f["time_per_token_s"] = a.decode.time_s;
         f["decode_tokens_per_s"] = a.decode.tokens_per_s_per_sequence;
-        f["request_latency_s"] = a.prefill.time_s + decode_total;
-        f["decode_share"] = share(decode_total, a.prefill.time_s + decode_total);
+        f["request_latency_s"] = a.request_latency_s;
+        f["decode_share"] = share(decode_total, a.request_latency_s);
         f["batch"] = a.batch;
         f["max_batch"] = m.max_batch;
-        f["output_tokens_per_s"] = goal_metric(Goal::kThroughput, e.prepared, a);
+        f["output_tokens_per_s"] = goal_metric(Goal::kThroughput, a);
         f["decode_bytes_per_token"] = e.bytes_per_token;
         f["arithmetic_intensity"] = d.phase == "decode" ? a.decode.arithmetic_intensity : a.prefill.arithmetic_intensity;
         f["ridge_point"] = a.decode.ridge_point;
@@ -512,37 +512,6 @@ class Advisor {
 };
 
 }  // namespace
-
-const MetricInfo& metric_for(Goal goal) {
-  static const MetricInfo latency{"request_latency_s", "request latency", "s", true};
-  static const MetricInfo throughput{"output_tokens_per_s", "serving throughput", "tokens/s", false};
-  static const MetricInfo memory{"memory_use_fraction", "memory needed / usable", "fraction", true};
-  static const MetricInfo training{"training_tokens_per_s", "training throughput", "tokens/s", false};
-  switch (goal) {
-    case Goal::kLatency: return latency;
-    case Goal::kThroughput: return throughput;
-    case Goal::kMemory: return memory;
-    case Goal::kTraining: return training;
-  }
-  return latency;
-}
-
-double goal_metric(Goal goal, const PreparedScenario& ps, const Analysis& a) {
-  const Workload& w = ps.scenario.workload;
-  const double gen = static_cast<double>(w.gen_tokens);
-  const double b = static_cast<double>(std::max<uint64_t>(a.batch, 1));
-  switch (goal) {
-    case Goal::kLatency: return a.prefill.time_s + gen * a.decode.time_s;
-    case Goal::kThroughput: {
-      const double total = a.prefill.time_s + gen * a.decode.time_s;
-      const double tokens = gen > 0 ? b * gen : b * static_cast<double>(w.prompt_tokens);
-      return total > 0 ? tokens / total : 0.0;
-    }
-    case Goal::kMemory: return share(a.memory.total_bytes, a.memory.limit_bytes);
-    case Goal::kTraining: return 0;  // training steps use TrainingAnalysis::tokens_per_s
-  }
-  return 0;
-}
 
 namespace {
 
@@ -649,8 +618,8 @@ Facts inference_facts(const PreparedScenario& ps, const Analysis& a, Goal goal) 
   f["decode.overhead_share"] = share(d.overhead_time_s, d.time_s);
   f["decode.interconnect_share"] = share(d.interconnect_time_s, d.time_s);
   const double decode_total = static_cast<double>(w.gen_tokens) * d.time_s;
-  f["request.decode_share"] = share(decode_total, a.prefill.time_s + decode_total);
-  f["throughput.tokens_per_s"] = goal_metric(Goal::kThroughput, ps, a);
+  f["request.decode_share"] = share(decode_total, a.request_latency_s);
+  f["throughput.tokens_per_s"] = goal_metric(Goal::kThroughput, a);
   return f;
 }
 

@@ -17,27 +17,6 @@
 
 namespace optadvisor {
 
-std::string_view to_string(Goal g) {
-  switch (g) {
-    case Goal::kLatency: return "latency";
-    case Goal::kThroughput: return "throughput";
-    case Goal::kMemory: return "memory";
-    case Goal::kTraining: return "training";
-  }
-  return "latency";
-}
-
-const std::vector<Goal>& all_goals() {
-  static const std::vector<Goal> goals = {Goal::kLatency, Goal::kThroughput, Goal::kMemory, Goal::kTraining};
-  return goals;
-}
-
-std::optional<Goal> goal_from_string(std::string_view s) {
-  for (Goal g : all_goals())
-    if (to_string(g) == s) return g;
-  return std::nullopt;
-}
-
 std::string_view to_string(FactType t) {
   switch (t) {
     case FactType::kBool: return "bool";

@@ -418,12 +418,15 @@ Analysis analyze(const Scenario& s, Detail detail) {
     finish(d, b, "decode");
   }
 
-  // --- serving throughput --------------------------------------------------
+  // --- request latency and serving throughput ------------------------------
+  const double gen = static_cast<double>(wl.gen_tokens);
+  a.request_latency_s = a.prefill.time_s + gen * a.decode.time_s;
+  const double cycle_tokens = wl.gen_tokens > 0 ? b * gen : b * static_cast<double>(wl.prompt_tokens);
+  a.serving_tokens_per_s = a.request_latency_s > 0 ? cycle_tokens / a.request_latency_s : 0.0;
   if ((wl.batch_max || batch > 1) && wl.gen_tokens > 0) {
     a.has_throughput = true;
     a.throughput_batch = batch;
-    const double total = a.prefill.time_s + a.decode.time_s * static_cast<double>(wl.gen_tokens);
-    a.output_tokens_per_s = total > 0 ? b * static_cast<double>(wl.gen_tokens) / total : 0;
+    a.output_tokens_per_s = a.serving_tokens_per_s;
   }
 
   // --- capacity and thermal ------------------------------------------------

@@ -185,8 +185,9 @@ double predict_measurement(const Measurement& m, const Scenario& s) {
   const double gen = static_cast<double>(m.gen_tokens);
   const double new_prompt = static_cast<double>(m.prompt_tokens - std::min(m.prompt_tokens, m.depth_tokens));
   const double batch = static_cast<double>(std::max<uint64_t>(a.batch, 1));
-  // A serving run's cycle: every sequence's prefill, then its decode steps.
-  const double cycle = a.prefill.time_s + gen * a.decode.time_s;
+  // A serving run's cycle: every sequence's prefill, then its decode steps (the
+  // scenario was built with the measurement's gen tokens, in map_measurements).
+  const double cycle = a.request_latency_s;
   auto ttft = [&] {
     // A request's own prompt, prefilled as it arrives; with other requests in
     // flight it first waits for the running step and shares its own step with

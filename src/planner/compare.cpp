@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include "base/names.hpp"
-#include "optadvisor/advisor/playbook.hpp"
+#include "optadvisor/analysis/goals.hpp"
 #include "base/units.hpp"
 
 namespace optadvisor {
@@ -155,7 +155,7 @@ void evaluate(const Catalog& catalog, const ResolvedModel& model, CompareRow& ro
   const PreparedScenario& ps = *row.prepared;
   row.analysis = analyze(ps.scenario);
   const MemoryBreakdown& m = row.analysis.memory;
-  row.serving_tokens_per_s = goal_metric(Goal::kThroughput, ps, row.analysis);
+  row.serving_tokens_per_s = goal_metric(Goal::kThroughput, row.analysis);
   row.efficiency = efficiency(*ps.scenario.hardware, ps.scenario.workload.gpus, row.serving_tokens_per_s);
   if (m.fits) {
     row.status = CandidateStatus::kFits;

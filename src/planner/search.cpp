@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "optadvisor/advisor/playbook.hpp"
+#include "optadvisor/analysis/goals.hpp"
 #include "optadvisor/render/report.hpp"
 
 namespace optadvisor {
@@ -483,11 +483,11 @@ SearchCandidate candidate_of(const SearchRequest& request, const Configuration& 
   out.pp = c.pp;
   out.batch = a.batch;
   out.batch_text = ps.scenario.workload.batch_max ? std::string("max") : std::to_string(a.batch);
-  out.metric = goal_metric(request.goal, ps, a);
+  out.metric = goal_metric(request.goal, a);
   out.ttft_s = a.prefill.time_s;
   out.decode_tokens_per_s_per_sequence = a.decode.tokens_per_s_per_sequence;
   out.decode_tokens_per_s = a.decode.tokens_per_s;
-  out.serving_tokens_per_s = goal_metric(Goal::kThroughput, ps, a);
+  out.serving_tokens_per_s = goal_metric(Goal::kThroughput, a);
   out.memory_bytes = a.memory.total_bytes;
   out.memory_limit_bytes = a.memory.limit_bytes;
   out.prefill_bound = a.prefill.bound;

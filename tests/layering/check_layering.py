@@ -37,10 +37,7 @@ ALLOWED = {
     ("include/optadvisor/analysis/size.hpp", "optadvisor/render/report.hpp"),
     ("include/optadvisor/calibrate/calibrate.hpp", "optadvisor/render/report.hpp"),
     ("include/optadvisor/catalog/catalog.hpp", "optadvisor/readers/detect.hpp"),
-    ("include/optadvisor/planner/search.hpp", "optadvisor/advisor/rules.hpp"),
     ("src/base/version.cpp", "catalog/embedded.hpp"),
-    ("src/planner/compare.cpp", "optadvisor/advisor/playbook.hpp"),
-    ("src/planner/search.cpp", "optadvisor/advisor/playbook.hpp"),
     ("src/planner/search.cpp", "optadvisor/render/report.hpp"),
 }
 

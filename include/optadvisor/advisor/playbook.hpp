@@ -50,20 +50,6 @@ struct Evaluation {
   double bytes_per_token = 0;  ///< decode traffic per generated token of one sequence (0 for training)
 };
 
-/// The number a goal is judged by.
-struct MetricInfo {
-  std::string id;     ///< "request_latency_s", "output_tokens_per_s", "memory_use_fraction"
-  std::string label;  ///< "request latency"
-  std::string unit;   ///< "s", "tokens/s", "fraction"
-  bool lower_is_better = true;
-};
-const MetricInfo& metric_for(Goal goal);
-
-/// The goal's metric for an analysis: latency = TTFT + gen x time per token;
-/// throughput = batch x gen / (prefill + gen x decode step); memory = needed / usable.
-/// (Training: tokens/s of the whole job, TrainingAnalysis::tokens_per_s.)
-double goal_metric(Goal goal, const PreparedScenario& prepared, const Analysis& analysis);
-
 /// Every fact of fact_catalog() for an inference scenario (all but training.*).
 Facts inference_facts(const PreparedScenario& prepared, const Analysis& analysis, Goal goal);
 /// The facts of a training step: goal, hardware.*, model.*, memory.* and training.*.

@@ -15,16 +15,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "optadvisor/analysis/goals.hpp"
 #include "optadvisor/catalog/catalog.hpp"
 #include "optadvisor/base/error.hpp"
 
 namespace optadvisor {
 
 /// What the user wants to improve.
-enum class Goal { kLatency, kThroughput, kMemory, kTraining };
-std::string_view to_string(Goal g);
-std::optional<Goal> goal_from_string(std::string_view s);
-const std::vector<Goal>& all_goals();
 
 /// The type of a fact's value.
 enum class FactType { kBool, kNumber, kString, kStringList };

@@ -19,7 +19,7 @@
 #include "optadvisor/planner/compare.hpp"
 #include "optadvisor/analysis/prepare.hpp"
 #include "optadvisor/planner/require.hpp"
-#include "optadvisor/advisor/rules.hpp"
+#include "optadvisor/analysis/goals.hpp"
 
 namespace optadvisor {
 

@@ -60,7 +60,7 @@ TEST_CASE("compare devices: one row each, best values marked", "[compare]") {
   for (const auto& row : c.rows) {
     CHECK(row.status == CandidateStatus::kFits);
     // Serving throughput is the throughput goal's metric; tokens/J divides it by board power x GPUs.
-    CHECK(row.serving_tokens_per_s == Approx(goal_metric(Goal::kThroughput, *row.prepared, row.analysis)));
+    CHECK(row.serving_tokens_per_s == Approx(goal_metric(Goal::kThroughput, row.analysis)));
     CHECK(*row.efficiency.tokens_per_joule == Approx(row.serving_tokens_per_s / *row.prepared->scenario.hardware->power_watts));
   }
   // Exactly one best per column here; the H100 (no list price) cannot hold the per-dollar best.
