@@ -149,10 +149,7 @@ void run_advise(const AdviseOptions& o, const GlobalOptions& global, const std::
   const std::string output = html ? render_advice_html(advice, book, view, info)
                                   : render_advice(advice, book, view, o.format.get(), stdout_style(global));
   write_result(output, out_path);
-  if (!requirements.empty()) {
-    const std::string json = o.format.get() == OutputFormat::kJson ? output : render_advice(advice, book, view, OutputFormat::kJson, Style{});
-    RequireOption::enforce(requirements, nlohmann::json::parse(json));
-  }
+  if (!requirements.empty()) RequireOption::enforce(requirements, advice_json(advice, book));
 }
 
 void register_advise(CLI::App& app, const GlobalOptions& global) {

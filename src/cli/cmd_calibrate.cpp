@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 
 #include "common.hpp"
-#include "optadvisor/calibrate/calibrate.hpp"
+#include "optadvisor/render/report_calibrate.hpp"
 
 namespace optadvisor::cli {
 namespace {

@@ -71,16 +71,13 @@ void add_scenario_options(CLI::App* cmd, EstimateOptions& o, bool allow_html = f
   o.require.attach(cmd);
 }
 
-/// Prints a command's output, then checks --require against its JSON form
-/// (rendered separately when the output is text or Markdown).
-template <typename Render>
-void print_and_enforce(const EstimateOptions& o, const std::vector<Requirement>& requirements, Render render,
+/// Prints a command's output, then checks --require against its JSON document
+/// (the same document `--json` prints, built once more only when the output is text).
+template <typename Render, typename Document>
+void print_and_enforce(const EstimateOptions& o, const std::vector<Requirement>& requirements, Render render, Document document,
                        const GlobalOptions& global) {
-  const std::string output = render(o.format.get(), stdout_style(global));
-  fmt::print("{}", output);
-  if (requirements.empty()) return;
-  const std::string json = o.format.get() == OutputFormat::kJson ? output : render(OutputFormat::kJson, Style{});
-  RequireOption::enforce(requirements, nlohmann::json::parse(json));
+  fmt::print("{}", render(o.format.get(), stdout_style(global)));
+  if (!requirements.empty()) RequireOption::enforce(requirements, document());
 }
 
 ScenarioRequest finish(const EstimateOptions& o) {
@@ -142,7 +139,7 @@ void register_estimate(CLI::App& app, const GlobalOptions& global) {
       const auto deepspeed = deepspeed_estimate_for(prepared.scenario);
       print_and_enforce(*est, requirements, [&](OutputFormat f, const Style& s) {
         return render_training_estimate(prepared, analysis, f, s, deepspeed);
-      }, global);
+      }, [&] { return training_estimate_json(prepared, analysis, deepspeed); }, global);
       return;
     }
     const PreparedScenario prepared = prepare_scenario(catalog, finish(*est));
@@ -150,7 +147,7 @@ void register_estimate(CLI::App& app, const GlobalOptions& global) {
     print_and_enforce(*est, requirements, [&](OutputFormat f, const Style& s) {
       return f == OutputFormat::kHtml ? render_estimate_html(prepared, analysis, HtmlReportInfo{program_version(), data_version(), {}})
                                       : render_estimate(prepared, analysis, f, s);
-    }, global);
+    }, [&] { return estimate_json(prepared, analysis); }, global);
   });
 
   auto fit_options = std::make_shared<EstimateOptions>();
@@ -168,7 +165,7 @@ void register_estimate(CLI::App& app, const GlobalOptions& global) {
       if (!analysis.memory.fits) changes = suggest_training_fixes(catalog, prepared, request);
       print_and_enforce(*fit_options, requirements, [&](OutputFormat f, const Style& s) {
         return render_training_fit(prepared, analysis, changes, f, s);
-      }, global);
+      }, [&] { return training_fit_json(prepared, analysis, changes); }, global);
       if (!analysis.memory.fits)
         throw Error(ExitCode::kCheckFailed, "does not fit",
                     changes.empty() || !changes.front().fits ? "see the breakdown above"
@@ -178,7 +175,7 @@ void register_estimate(CLI::App& app, const GlobalOptions& global) {
     const PreparedScenario prepared = prepare_scenario(catalog, finish(*fit_options));
     const Analysis analysis = analyze(prepared.scenario);
     print_and_enforce(*fit_options, requirements, [&](OutputFormat f, const Style& s) { return render_fit(prepared, analysis, f, s); },
-                      global);
+                      [&] { return fit_json(prepared, analysis); }, global);
     if (!analysis.memory.fits) throw Error(ExitCode::kCheckFailed, "does not fit", "see the breakdown above; try a smaller --quant, --context or --batch");
   });
 }

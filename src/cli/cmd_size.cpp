@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "common.hpp"
-#include "optadvisor/analysis/size.hpp"
+#include "optadvisor/render/report_size.hpp"
 
 namespace optadvisor::cli {
 

@@ -13,7 +13,8 @@
 #include "optadvisor/catalog/catalog.hpp"
 #include "optadvisor/readers/model_source.hpp"
 #include "optadvisor/analysis/prepare.hpp"
-#include "optadvisor/render/report.hpp"
+#include "optadvisor/render/report_estimate.hpp"
+#include "optadvisor/render/report_hardware.hpp"
 #include "optadvisor/planner/require.hpp"
 
 namespace optadvisor::cli {

@@ -9,7 +9,6 @@
 #include <fmt/format.h>
 
 #include "optadvisor/analysis/goals.hpp"
-#include "optadvisor/render/report.hpp"
 
 namespace optadvisor {
 
@@ -150,101 +149,6 @@ std::vector<uint32_t> pareto_fronts(const std::vector<std::pair<double, double>>
     front[i] = static_cast<uint32_t>(f + 1);
   }
   return front;
-}
-
-// --- The estimate document, in part -------------------------------------------
-
-const std::set<std::string>& estimate_sections_modeled() {
-  static const std::set<std::string> sections = {"schema_version", "scenario", "memory", "prefill", "decode", "throughput"};
-  return sections;
-}
-
-namespace {
-
-// The keys of report_estimate.cpp's sections, one getter each, so that a
-// requirement builds only the values it reads; search_test checks the whole
-// sections against estimate_json.
-template <typename T>
-using Fields = std::vector<std::pair<std::string, nlohmann::json (*)(const T&)>>;
-
-const Fields<PhaseEstimate>& phase_fields() {
-  using P = PhaseEstimate;
-  using J = nlohmann::json;
-  static const Fields<P> fields = {
-      {"time_s", [](const P& p) -> J { return p.time_s; }},
-      {"tokens_per_s", [](const P& p) -> J { return p.tokens_per_s; }},
-      {"tokens_per_s_per_sequence", [](const P& p) -> J { return p.tokens_per_s_per_sequence; }},
-      {"bound", [](const P& p) -> J { return std::string(to_string(p.bound)); }},
-      {"explanation", [](const P& p) -> J { return p.explanation; }},
-      {"flops", [](const P& p) -> J { return p.flops; }},
-      {"bytes", [](const P& p) -> J { return p.bytes; }},
-      {"arithmetic_intensity", [](const P& p) -> J { return p.arithmetic_intensity; }},
-      {"ridge_point", [](const P& p) -> J { return p.ridge_point; }},
-      {"components_s", [](const P& p) -> J {
-         return {{"compute", p.compute_time_s}, {"weights", p.weights_time_s},   {"kv_cache", p.kv_time_s},
-                 {"offload", p.offload_time_s}, {"overhead", p.overhead_time_s}, {"interconnect", p.interconnect_time_s}};
-       }}};
-  return fields;
-}
-
-const Fields<MemoryBreakdown>& memory_fields() {
-  using M = MemoryBreakdown;
-  using J = nlohmann::json;
-  static const Fields<M> fields = {
-      {"weights_bytes", [](const M& m) -> J { return m.weights_bytes; }},
-      {"kv_cache_bytes", [](const M& m) -> J { return m.kv_cache_bytes; }},
-      {"activation_bytes", [](const M& m) -> J { return m.activation_bytes; }},
-      {"overhead_bytes", [](const M& m) -> J { return m.overhead_bytes; }},
-      {"total_bytes", [](const M& m) -> J { return m.total_bytes; }},
-      {"capacity_bytes", [](const M& m) -> J { return m.capacity_bytes; }},
-      {"reserved_bytes", [](const M& m) -> J { return m.reserved_bytes; }},
-      {"fits", [](const M& m) -> J { return m.fits; }},
-      {"headroom_bytes", [](const M& m) -> J { return m.limit_bytes - m.total_bytes; }},
-      {"limit_bytes", [](const M& m) -> J { return m.limit_bytes; }},
-      {"kv_bytes_per_token", [](const M& m) -> J { return m.kv_bytes_per_token; }},
-      {"max_batch", [](const M& m) -> J { return m.max_batch; }},
-      {"max_context_tokens", [](const M& m) -> J { return m.max_context; }},
-      {"offloaded_layers", [](const M& m) -> J { return m.offloaded_layers; }},
-      {"total_layers", [](const M& m) -> J { return m.total_layers; }},
-      {"per_device", [](const M&) -> J { return true; }}};
-  return fields;
-}
-
-/// Fills `out` with the fields of `value` that `wanted` names: "section" for all, "section.key" for one.
-template <typename T>
-void add_fields(nlohmann::json& out, const std::string& section, const Fields<T>& fields, const T& value,
-                const std::set<std::string>& wanted) {
-  const bool all = wanted.count(section) > 0;
-  for (const auto& [key, get] : fields)
-    if (all || wanted.count(section + "." + key)) out[section][key] = get(value);
-}
-
-bool wants(const std::set<std::string>& wanted, const std::string& section, const std::string& key) {
-  return wanted.count(section) || wanted.count(section + "." + key);
-}
-
-}  // namespace
-
-nlohmann::json estimate_sections_json(const PreparedScenario& ps, const Analysis& a, const std::set<std::string>& wanted) {
-  nlohmann::json out = nlohmann::json::object();
-  auto section_wanted = [&](const std::string& section) {
-    const auto it = wanted.lower_bound(section);
-    return it != wanted.end() && (*it == section || it->rfind(section + ".", 0) == 0);
-  };
-  if (section_wanted("schema_version")) out["schema_version"] = kSchemaVersion;
-  if (section_wanted("scenario")) out["scenario"] = scenario_json(ps);
-  if (section_wanted("memory")) add_fields(out, "memory", memory_fields(), a.memory, wanted);
-  if (section_wanted("prefill")) {
-    add_fields(out, "prefill", phase_fields(), a.prefill, wanted);
-    if (wants(wanted, "prefill", "ttft_s")) out["prefill"]["ttft_s"] = a.prefill.time_s;
-  }
-  if (section_wanted("decode")) {
-    add_fields(out, "decode", phase_fields(), a.decode, wanted);
-    if (wants(wanted, "decode", "time_per_token_s")) out["decode"]["time_per_token_s"] = a.decode.time_s;
-  }
-  if (section_wanted("throughput") && a.has_throughput)
-    out["throughput"] = {{"batch", a.throughput_batch}, {"output_tokens_per_s", a.output_tokens_per_s}};
-  return out;
 }
 
 // --- Command lines -------------------------------------------------------------

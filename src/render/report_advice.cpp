@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "base/table.hpp"
+#include "optadvisor/analysis/analysis_json.hpp"
 #include "optadvisor/advisor/transforms.hpp"
 #include "base/units.hpp"
 

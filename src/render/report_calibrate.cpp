@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "optadvisor/calibrate/calibrate.hpp"
+#include "optadvisor/render/report_calibrate.hpp"
 #include "base/table.hpp"
 #include "base/units.hpp"
 

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "base/table.hpp"
+#include "optadvisor/analysis/analysis_json.hpp"
 #include "base/units.hpp"
 
 namespace optadvisor {

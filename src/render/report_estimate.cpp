@@ -1,71 +1,13 @@
 // SPDX-License-Identifier: MIT
 #include <fmt/format.h>
 
-#include "optadvisor/render/report.hpp"
+#include "optadvisor/render/report_estimate.hpp"
 #include "base/table.hpp"
 #include "base/units.hpp"
 
 namespace optadvisor {
 namespace {
 
-void replace_all(std::string& s, const std::string& from, const std::string& to) {
-  for (std::size_t pos = s.find(from); pos != std::string::npos; pos = s.find(from, pos + to.size())) s.replace(pos, from.size(), to);
-}
-
-nlohmann::json phase_json(const PhaseEstimate& p) {
-  return {{"time_s", p.time_s},
-          {"tokens_per_s", p.tokens_per_s},
-          {"tokens_per_s_per_sequence", p.tokens_per_s_per_sequence},
-          {"bound", std::string(to_string(p.bound))},
-          {"explanation", p.explanation},
-          {"flops", p.flops},
-          {"bytes", p.bytes},
-          {"arithmetic_intensity", p.arithmetic_intensity},
-          {"ridge_point", p.ridge_point},
-          {"components_s",
-           {{"compute", p.compute_time_s},
-            {"weights", p.weights_time_s},
-            {"kv_cache", p.kv_time_s},
-            {"offload", p.offload_time_s},
-            {"overhead", p.overhead_time_s},
-            {"interconnect", p.interconnect_time_s}}}};
-}
-
-}  // namespace
-
-nlohmann::json calibration_json(const PreparedScenario& ps) {
-  if (!ps.calibration) return nullptr;
-  return {{"source", ps.calibration->source_file}, {"rows", ps.calibration->rows}, {"date", ps.calibration->date}};
-}
-
-nlohmann::json scenario_json(const PreparedScenario& ps) {
-  const Scenario& s = ps.scenario;
-  const Workload& w = s.workload;
-  nlohmann::json out = {{"hardware", {{"id", s.hardware->id}, {"name", s.hardware->name}, {"class", std::string(to_string(s.hardware->device_class))}}},
-          {"model", {{"id", s.model.id}, {"name", s.model.name}, {"source", ps.model.origin}, {"params", s.weights.params},
-                     {"active_params", s.weights.active_params}}},
-          {"quant", {{"id", ps.quant->id}, {"name", ps.quant->name}, {"bits_per_weight", s.weights.bits_per_weight}}},
-          {"engine", {{"id", s.engine.id()}, {"defaulted", s.engine.defaulted}}},
-          {"workload", {{"batch", w.batch_max ? nlohmann::json("max") : nlohmann::json(w.batch)},
-                        {"prompt_tokens", w.prompt_tokens}, {"gen_tokens", w.gen_tokens}, {"context_tokens", w.context()},
-                        {"kv_dtype", w.kv_dtype}, {"gpus", w.gpus}, {"tp", w.tp}, {"pp", w.pp}}}};
-  if (ps.calibration) out["engine"]["calibration"] = calibration_json(ps);
-  return out;
-}
-
-namespace {
-
-nlohmann::json memory_json(const MemoryBreakdown& m) {
-  return {{"weights_bytes", m.weights_bytes},       {"kv_cache_bytes", m.kv_cache_bytes},
-          {"activation_bytes", m.activation_bytes}, {"overhead_bytes", m.overhead_bytes},
-          {"total_bytes", m.total_bytes},           {"capacity_bytes", m.capacity_bytes},
-          {"reserved_bytes", m.reserved_bytes},     {"fits", m.fits},
-          {"headroom_bytes", m.limit_bytes - m.total_bytes},
-          {"limit_bytes", m.limit_bytes},
-          {"kv_bytes_per_token", m.kv_bytes_per_token}, {"max_batch", m.max_batch},
-          {"max_context_tokens", m.max_context},    {"offloaded_layers", m.offloaded_layers},
-          {"total_layers", m.total_layers},         {"per_device", true}};
-}
 
 std::string memory_text(const MemoryBreakdown& m, bool md) {
   using A = Table::Align;
@@ -85,55 +27,7 @@ std::string memory_text(const MemoryBreakdown& m, bool md) {
 
 }  // namespace
 
-std::string measure_command(const PreparedScenario& ps) {
-  const Scenario& s = ps.scenario;
-  std::string cmd = s.engine.engine->measure_command;
-  if (cmd.empty()) return {};
-  const Workload& w = s.workload;
-  replace_all(cmd, "{model}", s.model.id);
-  replace_all(cmd, "{prompt}", std::to_string(w.prompt_tokens));
-  replace_all(cmd, "{gen}", std::to_string(w.gen_tokens));
-  replace_all(cmd, "{batch}", w.batch_max ? std::string("256") : std::to_string(w.batch));
-  replace_all(cmd, "{tp}", std::to_string(w.tp));
-  return cmd;
-}
 
-nlohmann::json estimate_json(const PreparedScenario& ps, const Analysis& a) {
-  nlohmann::json out = {{"schema_version", kSchemaVersion},
-                        {"scenario", scenario_json(ps)},
-                        {"memory", memory_json(a.memory)},
-                        {"prefill", phase_json(a.prefill)},
-                        {"decode", phase_json(a.decode)}};
-  out["prefill"]["ttft_s"] = a.prefill.time_s;
-  out["decode"]["time_per_token_s"] = a.decode.time_s;
-  if (a.has_throughput)
-    out["throughput"] = {{"batch", a.throughput_batch}, {"output_tokens_per_s", a.output_tokens_per_s}};
-  if (a.sustained_factor < 1.0)
-    out["sustained"] = {{"factor", a.sustained_factor},
-                        {"decode_tokens_per_s", a.decode.tokens_per_s * a.sustained_factor},
-                        {"prefill_tokens_per_s", a.prefill.tokens_per_s * a.sustained_factor}};
-  const Factors& f = a.factors;
-  out["factors"] = {{"peak_bandwidth_bytes_per_s", f.peak_bandwidth_bytes_per_s},
-                    {"decode_bandwidth_efficiency", f.decode_bandwidth_efficiency},
-                    {"achievable_bandwidth_bytes_per_s", f.achievable_bandwidth_bytes_per_s},
-                    {"compute_dtype", f.compute_dtype},
-                    {"peak_compute_flops_per_s", f.peak_compute_flops_per_s},
-                    {"prefill_compute_efficiency", f.prefill_compute_efficiency},
-                    {"achievable_compute_flops_per_s", f.achievable_compute_flops_per_s},
-                    {"layer_overhead_s", f.layer_overhead_s},
-                    {"step_overhead_s", f.step_overhead_s},
-                    {"graphs", f.graphs},
-                    {"flash_attention", f.flash_attention},
-                    {"calibrated_on", ps.scenario.engine.backend->calibrated_on.size()}};
-  if (f.link_bandwidth_bytes_per_s > 0) out["factors"]["link_bandwidth_bytes_per_s"] = f.link_bandwidth_bytes_per_s;
-  out["factors"]["calibration"] = calibration_json(ps);
-  out["warnings"] = a.warnings;
-  std::vector<std::string> notes = ps.notes;
-  notes.insert(notes.end(), a.assumptions.begin(), a.assumptions.end());
-  out["notes"] = notes;
-  out["measure_command"] = measure_command(ps);
-  return out;
-}
 
 std::string render_estimate(const PreparedScenario& ps, const Analysis& a, OutputFormat format, const Style& style) {
   if (format == OutputFormat::kJson) return estimate_json(ps, a).dump(2) + "\n";
@@ -209,10 +103,6 @@ std::string render_estimate(const PreparedScenario& ps, const Analysis& a, Outpu
   return out;
 }
 
-nlohmann::json fit_json(const PreparedScenario& ps, const Analysis& a) {
-  return {{"schema_version", kSchemaVersion}, {"scenario", scenario_json(ps)}, {"memory", memory_json(a.memory)},
-          {"fits", a.memory.fits}, {"warnings", a.warnings}};
-}
 
 std::string render_fit(const PreparedScenario& ps, const Analysis& a, OutputFormat format, const Style& style) {
   if (format == OutputFormat::kJson) return fit_json(ps, a).dump(2) + "\n";

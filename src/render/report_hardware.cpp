@@ -3,7 +3,7 @@
 
 #include <fmt/format.h>
 
-#include "optadvisor/render/report.hpp"
+#include "optadvisor/render/report_hardware.hpp"
 #include "base/table.hpp"
 #include "base/units.hpp"
 
@@ -32,8 +32,6 @@ std::string link_text(const Link& link) {
 
 }  // namespace
 
-std::string Style::bold(const std::string& s) const { return color ? "\x1b[1m" + s + "\x1b[0m" : s; }
-std::string Style::dim(const std::string& s) const { return color ? "\x1b[2m" + s + "\x1b[0m" : s; }
 
 nlohmann::json hardware_list_json(const std::vector<const HardwareProfile*>& devices) {
   nlohmann::json list = nlohmann::json::array();

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <fmt/format.h>
 
-#include "optadvisor/analysis/size.hpp"
+#include "optadvisor/render/report_size.hpp"
 #include "base/table.hpp"
 #include "base/units.hpp"
 

@@ -11,7 +11,6 @@
 
 #include "optadvisor/readers/model_source.hpp"
 #include "optadvisor/catalog/quant.hpp"
-#include "optadvisor/render/report.hpp"
 
 namespace optadvisor {
 
@@ -48,7 +47,5 @@ struct SizeResult {
 
 KvFigures kv_figures(const ModelSpec& spec, const KvRequest& request);
 
-std::string render_size(const SizeResult& result, OutputFormat format, bool verbose, const Style& style);
-nlohmann::json size_json(const SizeResult& result, bool verbose);
 
 }  // namespace optadvisor

@@ -16,7 +16,6 @@
 #include "optadvisor/catalog/calibration.hpp"
 #include "optadvisor/catalog/catalog.hpp"
 #include "optadvisor/analysis/prepare.hpp"
-#include "optadvisor/render/report.hpp"
 
 namespace optadvisor {
 
@@ -99,9 +98,5 @@ CalibrationFit fit_calibration(const Catalog& catalog, MappedMeasurements mapped
 /// Median of |x| (0 for an empty list).
 double median_abs(std::vector<double> values);
 
-/// `calibrate` output: the before/after table, factors, skipped rows, the overlay.
-/// `path` is where the overlay went (`written`) or would go (--dry-run).
-nlohmann::json calibration_report_json(const CalibrationFit& fit, const std::string& path, bool written);
-std::string render_calibration(const CalibrationFit& fit, const std::string& path, bool written, OutputFormat format, const Style& style);
 
 }  // namespace optadvisor

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "optadvisor/analysis/analysis.hpp"
+#include "optadvisor/analysis/analysis_json.hpp"
 #include "optadvisor/planner/compare.hpp"
 #include "optadvisor/analysis/prepare.hpp"
 #include "optadvisor/planner/require.hpp"
@@ -103,14 +104,6 @@ struct SearchResult {
   std::vector<std::string> skipped;
 };
 
-/// The top-level sections of `estimate --json` that estimate_sections_json builds:
-/// schema_version, scenario, memory, prefill, decode and throughput.
-const std::set<std::string>& estimate_sections_modeled();
-/// The parts of estimate_json(prepared, analysis) that `wanted` names — a
-/// modeled section ("memory") or one key of it ("decode.tokens_per_s") — with
-/// the same values, without building the rest: a --require costs about a
-/// microsecond per candidate. (A test checks every modeled section against estimate_json.)
-nlohmann::json estimate_sections_json(const PreparedScenario& prepared, const Analysis& analysis, const std::set<std::string>& wanted);
 
 /// Called after each combination of device, GPU count, format and engine: (done, total).
 using SearchProgress = std::function<void(uint64_t done, uint64_t total)>;

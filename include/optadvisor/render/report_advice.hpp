@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "optadvisor/advisor/playbook.hpp"
-#include "optadvisor/render/report.hpp"
+#include "optadvisor/render/format.hpp"
 #include "optadvisor/advisor/rules.hpp"
 
 namespace optadvisor {

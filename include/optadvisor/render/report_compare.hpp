@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "optadvisor/planner/compare.hpp"
-#include "optadvisor/render/report.hpp"
+#include "optadvisor/render/format.hpp"
 
 namespace optadvisor {
 

@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "optadvisor/readers/detect.hpp"
-#include "optadvisor/render/report.hpp"
+#include "optadvisor/render/format.hpp"
 
 namespace optadvisor {
 

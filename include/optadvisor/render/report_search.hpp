@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "optadvisor/render/report.hpp"
+#include "optadvisor/render/format.hpp"
 #include "optadvisor/planner/search.hpp"
 
 namespace optadvisor {

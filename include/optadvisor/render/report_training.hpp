@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "optadvisor/render/report.hpp"
+#include "optadvisor/render/format.hpp"
 #include "optadvisor/analysis/training.hpp"
 
 namespace optadvisor {

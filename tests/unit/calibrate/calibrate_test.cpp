@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "optadvisor/analysis/analysis_json.hpp"
 #include "optadvisor/readers/bench_import.hpp"
 #include "optadvisor/catalog/calibration.hpp"
 #include "optadvisor/catalog/catalog.hpp"

@@ -3,7 +3,7 @@
 
 #include "optadvisor/catalog/catalog.hpp"
 #include "optadvisor/advisor/playbook.hpp"
-#include "optadvisor/render/report.hpp"
+#include "optadvisor/analysis/analysis_json.hpp"
 #include "optadvisor/planner/search.hpp"
 
 using namespace optadvisor;

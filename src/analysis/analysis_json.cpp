@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: MIT
+#include "optadvisor/analysis/analysis_json.hpp"
+
+#include <vector>
+
+#include "optadvisor/base/version.hpp"
+
+namespace optadvisor {
+namespace {
+
+
+// The keys of the phase and memory sections, one getter each: a full section
+// takes them all, a requirement builds only the values it reads.
+template <typename T>
+using Fields = std::vector<std::pair<std::string, nlohmann::json (*)(const T&)>>;
+
+const Fields<PhaseEstimate>& phase_fields() {
+  using P = PhaseEstimate;
+  using J = nlohmann::json;
+  static const Fields<P> fields = {
+      {"time_s", [](const P& p) -> J { return p.time_s; }},
+      {"tokens_per_s", [](const P& p) -> J { return p.tokens_per_s; }},
+      {"tokens_per_s_per_sequence", [](const P& p) -> J { return p.tokens_per_s_per_sequence; }},
+      {"bound", [](const P& p) -> J { return std::string(to_string(p.bound)); }},
+      {"explanation", [](const P& p) -> J { return p.explanation; }},
+      {"flops", [](const P& p) -> J { return p.flops; }},
+      {"bytes", [](const P& p) -> J { return p.bytes; }},
+      {"arithmetic_intensity", [](const P& p) -> J { return p.arithmetic_intensity; }},
+      {"ridge_point", [](const P& p) -> J { return p.ridge_point; }},
+      {"components_s", [](const P& p) -> J {
+         return {{"compute", p.compute_time_s}, {"weights", p.weights_time_s},   {"kv_cache", p.kv_time_s},
+                 {"offload", p.offload_time_s}, {"overhead", p.overhead_time_s}, {"interconnect", p.interconnect_time_s}};
+       }}};
+  return fields;
+}
+
+const Fields<MemoryBreakdown>& memory_fields() {
+  using M = MemoryBreakdown;
+  using J = nlohmann::json;
+  static const Fields<M> fields = {
+      {"weights_bytes", [](const M& m) -> J { return m.weights_bytes; }},
+      {"kv_cache_bytes", [](const M& m) -> J { return m.kv_cache_bytes; }},
+      {"activation_bytes", [](const M& m) -> J { return m.activation_bytes; }},
+      {"overhead_bytes", [](const M& m) -> J { return m.overhead_bytes; }},
+      {"total_bytes", [](const M& m) -> J { return m.total_bytes; }},
+      {"capacity_bytes", [](const M& m) -> J { return m.capacity_bytes; }},
+      {"reserved_bytes", [](const M& m) -> J { return m.reserved_bytes; }},
+      {"fits", [](const M& m) -> J { return m.fits; }},
+      {"headroom_bytes", [](const M& m) -> J { return m.limit_bytes - m.total_bytes; }},
+      {"limit_bytes", [](const M& m) -> J { return m.limit_bytes; }},
+      {"kv_bytes_per_token", [](const M& m) -> J { return m.kv_bytes_per_token; }},
+      {"max_batch", [](const M& m) -> J { return m.max_batch; }},
+      {"max_context_tokens", [](const M& m) -> J { return m.max_context; }},
+      {"offloaded_layers", [](const M& m) -> J { return m.offloaded_layers; }},
+      {"total_layers", [](const M& m) -> J { return m.total_layers; }},
+      {"per_device", [](const M&) -> J { return true; }}};
+  return fields;
+}
+
+/// Fills `out` with the fields of `value` that `wanted` names: "section" for all, "section.key" for one.
+template <typename T>
+void add_fields(nlohmann::json& out, const std::string& section, const Fields<T>& fields, const T& value,
+                const std::set<std::string>& wanted) {
+  const bool all = wanted.count(section) > 0;
+  for (const auto& [key, get] : fields)
+    if (all || wanted.count(section + "." + key)) out[section][key] = get(value);
+}
+
+bool wants(const std::set<std::string>& wanted, const std::string& section, const std::string& key) {
+  return wanted.count(section) || wanted.count(section + "." + key);
+}
+
+
+/// Every field of a section.
+template <typename T>
+nlohmann::json all_fields(const Fields<T>& fields, const T& value) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [key, get] : fields) out[key] = get(value);
+  return out;
+}
+
+void replace_all(std::string& s, const std::string& from, const std::string& to) {
+  for (std::size_t pos = s.find(from); pos != std::string::npos; pos = s.find(from, pos + to.size())) s.replace(pos, from.size(), to);
+}
+
+}  // namespace
+
+nlohmann::json calibration_json(const PreparedScenario& ps) {
+  if (!ps.calibration) return nullptr;
+  return {{"source", ps.calibration->source_file}, {"rows", ps.calibration->rows}, {"date", ps.calibration->date}};
+}
+
+nlohmann::json scenario_json(const PreparedScenario& ps) {
+  const Scenario& s = ps.scenario;
+  const Workload& w = s.workload;
+  nlohmann::json out = {{"hardware", {{"id", s.hardware->id}, {"name", s.hardware->name}, {"class", std::string(to_string(s.hardware->device_class))}}},
+          {"model", {{"id", s.model.id}, {"name", s.model.name}, {"source", ps.model.origin}, {"params", s.weights.params},
+                     {"active_params", s.weights.active_params}}},
+          {"quant", {{"id", ps.quant->id}, {"name", ps.quant->name}, {"bits_per_weight", s.weights.bits_per_weight}}},
+          {"engine", {{"id", s.engine.id()}, {"defaulted", s.engine.defaulted}}},
+          {"workload", {{"batch", w.batch_max ? nlohmann::json("max") : nlohmann::json(w.batch)},
+                        {"prompt_tokens", w.prompt_tokens}, {"gen_tokens", w.gen_tokens}, {"context_tokens", w.context()},
+                        {"kv_dtype", w.kv_dtype}, {"gpus", w.gpus}, {"tp", w.tp}, {"pp", w.pp}}}};
+  if (ps.calibration) out["engine"]["calibration"] = calibration_json(ps);
+  return out;
+}
+
+std::string measure_command(const PreparedScenario& ps) {
+  const Scenario& s = ps.scenario;
+  std::string cmd = s.engine.engine->measure_command;
+  if (cmd.empty()) return {};
+  const Workload& w = s.workload;
+  replace_all(cmd, "{model}", s.model.id);
+  replace_all(cmd, "{prompt}", std::to_string(w.prompt_tokens));
+  replace_all(cmd, "{gen}", std::to_string(w.gen_tokens));
+  replace_all(cmd, "{batch}", w.batch_max ? std::string("256") : std::to_string(w.batch));
+  replace_all(cmd, "{tp}", std::to_string(w.tp));
+  return cmd;
+}
+
+nlohmann::json estimate_json(const PreparedScenario& ps, const Analysis& a) {
+  nlohmann::json out = {{"schema_version", kSchemaVersion},
+                        {"scenario", scenario_json(ps)},
+                        {"memory", all_fields(memory_fields(), a.memory)},
+                        {"prefill", all_fields(phase_fields(), a.prefill)},
+                        {"decode", all_fields(phase_fields(), a.decode)}};
+  out["prefill"]["ttft_s"] = a.prefill.time_s;
+  out["decode"]["time_per_token_s"] = a.decode.time_s;
+  if (a.has_throughput)
+    out["throughput"] = {{"batch", a.throughput_batch}, {"output_tokens_per_s", a.output_tokens_per_s}};
+  if (a.sustained_factor < 1.0)
+    out["sustained"] = {{"factor", a.sustained_factor},
+                        {"decode_tokens_per_s", a.decode.tokens_per_s * a.sustained_factor},
+                        {"prefill_tokens_per_s", a.prefill.tokens_per_s * a.sustained_factor}};
+  const Factors& f = a.factors;
+  out["factors"] = {{"peak_bandwidth_bytes_per_s", f.peak_bandwidth_bytes_per_s},
+                    {"decode_bandwidth_efficiency", f.decode_bandwidth_efficiency},
+                    {"achievable_bandwidth_bytes_per_s", f.achievable_bandwidth_bytes_per_s},
+                    {"compute_dtype", f.compute_dtype},
+                    {"peak_compute_flops_per_s", f.peak_compute_flops_per_s},
+                    {"prefill_compute_efficiency", f.prefill_compute_efficiency},
+                    {"achievable_compute_flops_per_s", f.achievable_compute_flops_per_s},
+                    {"layer_overhead_s", f.layer_overhead_s},
+                    {"step_overhead_s", f.step_overhead_s},
+                    {"graphs", f.graphs},
+                    {"flash_attention", f.flash_attention},
+                    {"calibrated_on", ps.scenario.engine.backend->calibrated_on.size()}};
+  if (f.link_bandwidth_bytes_per_s > 0) out["factors"]["link_bandwidth_bytes_per_s"] = f.link_bandwidth_bytes_per_s;
+  out["factors"]["calibration"] = calibration_json(ps);
+  out["warnings"] = a.warnings;
+  std::vector<std::string> notes = ps.notes;
+  notes.insert(notes.end(), a.assumptions.begin(), a.assumptions.end());
+  out["notes"] = notes;
+  out["measure_command"] = measure_command(ps);
+  return out;
+}
+
+nlohmann::json fit_json(const PreparedScenario& ps, const Analysis& a) {
+  return {{"schema_version", kSchemaVersion}, {"scenario", scenario_json(ps)}, {"memory", all_fields(memory_fields(), a.memory)},
+          {"fits", a.memory.fits}, {"warnings", a.warnings}};
+}
+
+const std::set<std::string>& estimate_sections_modeled() {
+  static const std::set<std::string> sections = {"schema_version", "scenario", "memory", "prefill", "decode", "throughput"};
+  return sections;
+}
+
+nlohmann::json estimate_sections_json(const PreparedScenario& ps, const Analysis& a, const std::set<std::string>& wanted) {
+  nlohmann::json out = nlohmann::json::object();
+  auto section_wanted = [&](const std::string& section) {
+    const auto it = wanted.lower_bound(section);
+    return it != wanted.end() && (*it == section || it->rfind(section + ".", 0) == 0);
+  };
+  if (section_wanted("schema_version")) out["schema_version"] = kSchemaVersion;
+  if (section_wanted("scenario")) out["scenario"] = scenario_json(ps);
+  if (section_wanted("memory")) add_fields(out, "memory", memory_fields(), a.memory, wanted);
+  if (section_wanted("prefill")) {
+    add_fields(out, "prefill", phase_fields(), a.prefill, wanted);
+    if (wants(wanted, "prefill", "ttft_s")) out["prefill"]["ttft_s"] = a.prefill.time_s;
+  }
+  if (section_wanted("decode")) {
+    add_fields(out, "decode", phase_fields(), a.decode, wanted);
+    if (wants(wanted, "decode", "time_per_token_s")) out["decode"]["time_per_token_s"] = a.decode.time_s;
+  }
+  if (section_wanted("throughput") && a.has_throughput)
+    out["throughput"] = {{"batch", a.throughput_batch}, {"output_tokens_per_s", a.output_tokens_per_s}};
+  return out;
+}
+
+}  // namespace optadvisor
