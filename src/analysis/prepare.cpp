@@ -130,7 +130,7 @@ PreparedScenario prepare_scenario(const Catalog& catalog, const ScenarioRequest&
   Scenario& s = out.scenario;
   if (r.hardware.empty()) throw bad_input("no hardware given", "pass --hw NAME (optadvisor hw list)");
   s.hardware = &catalog.resolve_hardware(r.hardware, &out.hardware_how);
-  if (out.hardware_how.query == "auto") out.notes.push_back("hardware: " + out.hardware_how.via);
+  if (!r.hardware_detected.empty()) out.notes.push_back("hardware: " + r.hardware_detected);
   const HardwareProfile& hw = *s.hardware;
   out.model = model;
   s.model = out.model.spec;

@@ -317,7 +317,6 @@ const std::string& Catalog::origin(const std::string& id) const {
 }
 
 const HardwareProfile& Catalog::resolve_hardware(std::string_view name, Resolution* how) const {
-  if (normalize_name(name) == "auto") return resolve_auto_hardware(how);  // detect.cpp
   auto found = hardware_names_.find(name);
   if (!found) hardware_names_.throw_unknown("hardware", name, "optadvisor hw list");
   if (how) *how = *found;

@@ -80,7 +80,6 @@ int run(int argc, char** argv) {
   cli::register_report(app, global);
   cli::register_calibrate(app, global);
   cli::register_completion(app, global);
-  optadvisor::Catalog::set_auto_hardware(cli::detect_local_hardware);  // --hw auto
   // optadvisor --hw H --goal G ...: the advisor without naming it.
   const auto advise_here = cli::add_advise_options(&app);
 

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "common.hpp"
+#include "detect_tools.hpp"
 #include "scenario_options.hpp"
 #include "optadvisor/advisor/playbook.hpp"
 #include "optadvisor/render/report_advice.hpp"
@@ -111,6 +112,8 @@ void run_advise(const AdviseOptions& o, const GlobalOptions& global, const std::
   const RuleBook book = RuleBook::load(catalog);
   AdviceRequest request;
   request.scenario = o.request;
+  if (!request.scenario.hardware.empty())
+    request.scenario.hardware = resolve_hw_auto(request.scenario.hardware, catalog, &request.scenario.hardware_detected);
   request.goal = o.goal.empty() ? Goal::kLatency : *goal_from_string(o.goal);
   for (const auto* m : o.model_opts) request.model_given = request.model_given || m->count() > 0;
   request.batch_given = o.batch->count() > 0;

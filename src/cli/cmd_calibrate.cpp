@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "common.hpp"
+#include "detect_tools.hpp"
 #include "optadvisor/render/report_calibrate.hpp"
 
 namespace optadvisor::cli {
@@ -49,6 +50,7 @@ void run(const CalibrateOptions& o, const GlobalOptions& global) {
     throw bad_input("--batch, --prompt, --gen and --tp must not be negative");
   const Catalog& catalog = load_catalog(global);
   CalibrationRequest request = o.request;
+  request.hardware = resolve_hw_auto(request.hardware, catalog);
   if (o.tp > 0) request.tp = o.tp;
   request.today = today();
   MeasurementOptions workload;

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "common.hpp"
+#include "detect_tools.hpp"
 #include "scenario_options.hpp"
 #include "optadvisor/planner/compare.hpp"
 #include "optadvisor/render/report_compare.hpp"
@@ -78,8 +79,11 @@ void register_compare(CLI::App& app, const GlobalOptions& global) {
       "TOK/J = serving tokens/s / (board power x GPUs); TOK/S/K$ = serving tokens/s per 1000 USD of list price x GPUs.\n"
       "Example: optadvisor compare --hw rtx4090,rtx5090,h100 --model llama-3.1-8b --batch 8");
   cmd->callback([o, &global] {
-    const CompareRequest request = build_request(*o);
+    CompareRequest request = build_request(*o);
     const Catalog& catalog = load_catalog(global);
+    if (request.axis == CompareAxis::kHardware) request.values = resolve_hw_auto(request.values, catalog);
+    if (!request.base.hardware.empty())
+      request.base.hardware = resolve_hw_auto(request.base.hardware, catalog, &request.base.hardware_detected);
     const ResolvedModel model = resolve_model(catalog, request.base.model);
     const Comparison comparison = compare(catalog, model, request);
     fmt::print("{}", render_compare(comparison, o->format.get(), stdout_style(global)));

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "common.hpp"
+#include "detect_tools.hpp"
 #include "scenario_options.hpp"
 #include "optadvisor/analysis/analysis.hpp"
 #include "optadvisor/render/report_html.hpp"
@@ -80,8 +81,9 @@ void print_and_enforce(const EstimateOptions& o, const std::vector<Requirement>&
   if (!requirements.empty()) RequireOption::enforce(requirements, document());
 }
 
-ScenarioRequest finish(const EstimateOptions& o) {
+ScenarioRequest finish(const EstimateOptions& o, const Catalog& catalog) {
   ScenarioRequest r = o.request;
+  r.hardware = resolve_hw_auto(r.hardware, catalog, &r.hardware_detected);
   if (!o.flash_attention.empty()) r.flash_attention = o.flash_attention == "on";
   if (!o.host_bandwidth.empty()) r.host_bandwidth_bytes_per_s = parse_host_bandwidth(o.host_bandwidth);
   return r;
@@ -134,7 +136,9 @@ void register_estimate(CLI::App& app, const GlobalOptions& global) {
     const std::vector<Requirement> requirements = est->require.parse();
     const Catalog& catalog = load_catalog(global);
     if (est->goal == "training") {
-      const PreparedTraining prepared = prepare_training(catalog, training_request(*est));
+      TrainingRequest request = training_request(*est);
+      request.hardware = resolve_hw_auto(request.hardware, catalog);
+      const PreparedTraining prepared = prepare_training(catalog, request);
       const TrainingAnalysis analysis = analyze_training(prepared.scenario);
       const auto deepspeed = deepspeed_estimate_for(prepared.scenario);
       print_and_enforce(*est, requirements, [&](OutputFormat f, const Style& s) {
@@ -142,7 +146,7 @@ void register_estimate(CLI::App& app, const GlobalOptions& global) {
       }, [&] { return training_estimate_json(prepared, analysis, deepspeed); }, global);
       return;
     }
-    const PreparedScenario prepared = prepare_scenario(catalog, finish(*est));
+    const PreparedScenario prepared = prepare_scenario(catalog, finish(*est, catalog));
     const Analysis analysis = analyze(prepared.scenario);
     print_and_enforce(*est, requirements, [&](OutputFormat f, const Style& s) {
       return f == OutputFormat::kHtml ? render_estimate_html(prepared, analysis, HtmlReportInfo{program_version(), data_version(), {}})
@@ -158,7 +162,8 @@ void register_estimate(CLI::App& app, const GlobalOptions& global) {
     const std::vector<Requirement> requirements = fit_options->require.parse();
     const Catalog& catalog = load_catalog(global);
     if (fit_options->goal == "training") {
-      const TrainingRequest request = training_request(*fit_options);
+      TrainingRequest request = training_request(*fit_options);
+      request.hardware = resolve_hw_auto(request.hardware, catalog);
       const PreparedTraining prepared = prepare_training(catalog, request);
       const TrainingAnalysis analysis = analyze_training(prepared.scenario);
       std::vector<TrainingChange> changes;
@@ -172,7 +177,7 @@ void register_estimate(CLI::App& app, const GlobalOptions& global) {
                                                              : "smallest change that fits: " + changes.front().description);
       return;
     }
-    const PreparedScenario prepared = prepare_scenario(catalog, finish(*fit_options));
+    const PreparedScenario prepared = prepare_scenario(catalog, finish(*fit_options, catalog));
     const Analysis analysis = analyze(prepared.scenario);
     print_and_enforce(*fit_options, requirements, [&](OutputFormat f, const Style& s) { return render_fit(prepared, analysis, f, s); },
                       [&] { return fit_json(prepared, analysis); }, global);

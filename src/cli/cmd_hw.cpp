@@ -48,8 +48,11 @@ void register_hw(CLI::App& app, const GlobalOptions& global) {
   show_options->format.attach(show);
   show->callback([show_options, &global] {
     const Catalog& catalog = load_catalog(global);
+    std::string detected_via;
+    const std::string name = resolve_hw_auto(show_options->name, catalog, &detected_via);
     Resolution how;
-    const auto& device = catalog.resolve_hardware(show_options->name, &how);
+    const auto& device = catalog.resolve_hardware(name, &how);
+    if (!detected_via.empty()) how = {"auto", device.id, detected_via};
     fmt::print("{}", render_hardware_show(device, how, catalog.hardware_origin(device.id), show_options->format.get(),
                                           stdout_style(global)));
   });

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "common.hpp"
+#include "detect_tools.hpp"
 #include "scenario_options.hpp"
 #include "optadvisor/render/report_search.hpp"
 #include "optadvisor/planner/search.hpp"
@@ -141,8 +142,9 @@ void register_search(CLI::App& app, const GlobalOptions& global) {
       "Without --batch, latency and memory run batch 1; throughput tries 1, 2, 4, ... up to the largest batch that fits.\n"
       "Example: optadvisor search --model llama-3.1-70b --goal throughput --class datacenter-gpu --max-gpus 4");
   cmd->callback([o, &global] {
-    const SearchRequest request = build_request(*o);
+    SearchRequest request = build_request(*o);
     const Catalog& catalog = load_catalog(global);
+    request.space.hardware = resolve_hw_auto(request.space.hardware, catalog);
     const ResolvedModel model = resolve_model(catalog, request.workload.model);
     const auto start = std::chrono::steady_clock::now();
     SearchResult result;

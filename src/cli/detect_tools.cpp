@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "detect_tools.hpp"
 
+#include "base/names.hpp"
+
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -198,6 +200,23 @@ DetectedHardware detect_local_hardware() {
   return detect_with(fixtures != nullptr ? fixtures : "", "OPTADVISOR_DETECT_FIXTURES");
 }
 
+const DetectedHardware& local_hardware() {
+  static const DetectedHardware detected = detect_local_hardware();
+  return detected;
+}
+
+std::string resolve_hw_auto(const std::string& name, const Catalog& catalog, std::string* detected_via) {
+  if (normalize_name(name) != "auto") return name;
+  DetectedProfile found = resolve_detected(local_hardware(), catalog.hardware());
+  if (detected_via) *detected_via = std::move(found.via);
+  return found.id;
+}
+
+std::vector<std::string> resolve_hw_auto(std::vector<std::string> names, const Catalog& catalog) {
+  for (auto& name : names) name = resolve_hw_auto(name, catalog);
+  return names;
+}
+
 void register_hw_detect(CLI::App* hw, const GlobalOptions& global) {
   struct DetectOptions {
     std::string from;
@@ -211,8 +230,8 @@ void register_hw_detect(CLI::App* hw, const GlobalOptions& global) {
   options->format.attach(detect, false);
   detect->callback([options, &global] {
     const Catalog& catalog = load_catalog(global);
-    const DetectedHardware detected = options->from.empty() ? Catalog::detected_hardware() : detect_with(options->from, "--from");
-    const ProfileMatch match = catalog.match_detected(detected);
+    const DetectedHardware detected = options->from.empty() ? local_hardware() : detect_with(options->from, "--from");
+    const ProfileMatch match = match_detected(detected, catalog.hardware());
     if (!match.id) throw bad_input(match.problem, match.hint);
     const HardwareProfile& profile = catalog.resolve_hardware(*match.id);
     fmt::print("{}", render_detection(detected, match, profile, options->format.get(), stdout_style(global)));

@@ -24,6 +24,15 @@ ProbeRun read_fixture(const Probe& probe, const std::filesystem::path& dir);
 /// $OPTADVISOR_DETECT_FIXTURES (a testing aid, docs/detection.md).
 DetectedHardware detect_local_hardware();
 
+/// This machine's detection, run the first time it is asked for (then kept for the process).
+const DetectedHardware& local_hardware();
+
+/// --hw auto: the id of the profile this machine maps to (bad input when none
+/// does), with "detected: ..." in `detected_via`; any other name is returned as it is.
+std::string resolve_hw_auto(const std::string& name, const Catalog& catalog, std::string* detected_via = nullptr);
+/// The same for each name of a --hw list.
+std::vector<std::string> resolve_hw_auto(std::vector<std::string> names, const Catalog& catalog);
+
 /// `optadvisor hw detect [--json]`, added under `hw`.
 void register_hw_detect(CLI::App* hw, const GlobalOptions& global);
 

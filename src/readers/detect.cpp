@@ -5,7 +5,6 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
-#include <mutex>
 #include <set>
 
 #include <fmt/format.h>
@@ -607,40 +606,7 @@ ProfileMatch match_profile(const DetectedDevice& device, const std::vector<Hardw
   return m;
 }
 
-// --hw auto: the detector is process-wide (it describes the machine, not a
-// catalog) and runs once; every catalog maps its result with its own profiles.
-namespace {
-
-struct AutoHardwareState {
-  std::mutex mutex;
-  std::function<DetectedHardware()> detector;
-  std::optional<DetectedHardware> detected;
-};
-
-AutoHardwareState& auto_hardware_state() {
-  static AutoHardwareState state;
-  return state;
-}
-
-}  // namespace
-
-void Catalog::set_auto_hardware(std::function<DetectedHardware()> detector) {
-  auto& state = auto_hardware_state();
-  std::lock_guard<std::mutex> lock(state.mutex);
-  state.detector = std::move(detector);
-  state.detected.reset();
-}
-
-DetectedHardware Catalog::detected_hardware() {
-  auto& state = auto_hardware_state();
-  std::lock_guard<std::mutex> lock(state.mutex);
-  if (!state.detector)
-    throw bad_input("--hw auto needs hardware detection, which this program does not provide", "pass --hw NAME (optadvisor hw list)");
-  if (!state.detected) state.detected = state.detector();
-  return *state.detected;
-}
-
-ProfileMatch Catalog::match_detected(const DetectedHardware& detected) const {
+ProfileMatch match_detected(const DetectedHardware& detected, const std::vector<HardwareProfile>& profiles) {
   if (!detected.device) {
     ProfileMatch m;
     std::string tried;
@@ -650,7 +616,7 @@ ProfileMatch Catalog::match_detected(const DetectedHardware& detected) const {
     m.hint = "pass --hw NAME (optadvisor hw list)";
     return m;
   }
-  ProfileMatch m = match_profile(*detected.device, hardware_);
+  ProfileMatch m = match_profile(*detected.device, profiles);
   if (!m.id && detected.device->kind == "cpu") {
     // Say why no accelerator was seen: a missing or hung tool is the usual cause.
     std::string tried;
@@ -661,20 +627,14 @@ ProfileMatch Catalog::match_detected(const DetectedHardware& detected) const {
   return m;
 }
 
-const HardwareProfile& Catalog::resolve_auto_hardware(Resolution* how) const {
-  const DetectedHardware detected = detected_hardware();
-  const ProfileMatch match = match_detected(detected);
+DetectedProfile resolve_detected(const DetectedHardware& detected, const std::vector<HardwareProfile>& profiles) {
+  const ProfileMatch match = match_detected(detected, profiles);
   if (!match.id) throw bad_input(match.problem, match.hint);
-  // By id, not by name: an overlay profile whose id is "auto" must not loop back here.
-  const auto found = std::find_if(hardware_.begin(), hardware_.end(), [&](const HardwareProfile& h) { return h.id == *match.id; });
-  if (found == hardware_.end()) throw Error(ExitCode::kRuntime, "internal: hardware id '" + *match.id + "' vanished");
-  const HardwareProfile& hw = *found;
-  if (how) {
-    std::string via = "detected: " + describe(*detected.device);
-    if (detected.device->count > 1 && detected.device->kind != "cpu") via += "; --gpus is not set from the count";
-    *how = {"auto", hw.id, via};
-  }
-  return hw;
+  DetectedProfile out;
+  out.id = *match.id;
+  out.via = "detected: " + describe(*detected.device);
+  if (detected.device->count > 1 && detected.device->kind != "cpu") out.via += "; --gpus is not set from the count";
+  return out;
 }
 
 }  // namespace optadvisor

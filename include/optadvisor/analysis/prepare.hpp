@@ -15,7 +15,10 @@
 namespace optadvisor {
 
 struct ScenarioRequest {
-  std::string hardware;
+  std::string hardware;         ///< a profile id or name
+  /// How the command line found `hardware` when the user said --hw auto
+  /// ("detected: ..."); printed as a note. Empty when the user named the device.
+  std::string hardware_detected;
   ModelRequest model;
   std::string quant;            ///< "" = the engine's default, or the GGUF file's own type
   std::string engine;           ///< "" = the device class default

@@ -16,7 +16,6 @@
 #include <nlohmann/json.hpp>
 
 #include "optadvisor/catalog/calibration.hpp"
-#include "optadvisor/readers/detect.hpp"
 #include "optadvisor/catalog/engine.hpp"
 #include "optadvisor/base/error.hpp"
 #include "optadvisor/catalog/hardware.hpp"
@@ -83,15 +82,8 @@ class Catalog {
 
   std::optional<Resolution> find_hardware(std::string_view name) const { return hardware_names_.find(name); }
   /// As find_hardware, but an unknown name throws bad_input with suggestions.
-  /// "auto" runs the detector (set_auto_hardware) and maps what it found (detect.hpp).
+  /// ("--hw auto" is the command line's: it detects the machine and passes the id.)
   const HardwareProfile& resolve_hardware(std::string_view name, Resolution* how = nullptr) const;
-  /// Installs what "auto" runs (the CLI probes the machine; tests pass recorded
-  /// outputs). Process-wide; the detector runs at most once per installation.
-  static void set_auto_hardware(std::function<DetectedHardware()> detector);
-  /// The detector's result (runs it the first time); bad_input when none is installed.
-  static DetectedHardware detected_hardware();
-  /// Maps a detection result to one of this catalog's profiles, or says why not.
-  ProfileMatch match_detected(const DetectedHardware& detected) const;
   std::optional<Resolution> find_model(std::string_view name) const { return model_names_.find(name); }
   const ModelSpec& resolve_model(std::string_view name, Resolution* how = nullptr) const;
   /// An engine id with an optional backend, "llama.cpp:metal".
@@ -102,7 +94,6 @@ class Catalog {
 
  private:
   static void build(const LoadOptions& options, std::vector<Problem>& problems, Catalog& out);
-  const HardwareProfile& resolve_auto_hardware(Resolution* how) const;  // detect.cpp
 
   std::vector<HardwareProfile> hardware_;
   std::vector<ModelSpec> models_;
@@ -121,6 +112,10 @@ class Catalog {
 /// the display name and a JSON pointer. The schemas are embedded.
 void check_against_schema(const std::string& schema_name, const nlohmann::json& doc, const std::string& display,
                           std::vector<Problem>& problems);
+
+/// The version of the embedded database: data/VERSION plus a digest of the
+/// embedded files, e.g. "2026.11.30+3f2a9c1d0e4b".
+std::string data_version();
 
 /// Overlay directories from --data-dir values and $OPTADVISOR_DATA_DIR (colon-separated), env first.
 std::vector<std::filesystem::path> overlay_dirs_from(const std::vector<std::string>& cli_dirs, const char* env_value);

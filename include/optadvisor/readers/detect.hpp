@@ -95,6 +95,18 @@ struct ProfileMatch {
 /// size (within 10%) decide; then an exact name, then a default bin.
 ProfileMatch match_profile(const DetectedDevice& device, const std::vector<HardwareProfile>& profiles);
 
+/// Maps a detection result to one of `profiles`, or says why not (no device
+/// found: the probes tried; a CPU only: which accelerator tools failed).
+ProfileMatch match_detected(const DetectedHardware& detected, const std::vector<HardwareProfile>& profiles);
+
+/// What `--hw auto` resolves to: a profile id and how it was found.
+struct DetectedProfile {
+  std::string id;
+  std::string via;  ///< "detected: NVIDIA H100 80GB HBM3 via nvidia-smi, 79.6 GiB"
+};
+/// As match_detected, but no match throws bad_input with the problem and hint.
+DetectedProfile resolve_detected(const DetectedHardware& detected, const std::vector<HardwareProfile>& profiles);
+
 /// "NVIDIA H100 80GB HBM3 x8 via nvidia-smi".
 std::string describe(const DetectedDevice& device);
 

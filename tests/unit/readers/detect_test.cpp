@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: MIT
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <sstream>
 
 #include "optadvisor/catalog/catalog.hpp"
 #include "optadvisor/readers/detect.hpp"
+#include "optadvisor/analysis/prepare.hpp"
 
 using namespace optadvisor;
 
@@ -320,36 +322,35 @@ TEST_CASE("a profile's detect list and an overlay alias make a new name match", 
   CHECK_THAT(m.how, Catch::Contains("is a reported name of gtx1080ti-lab"));
 }
 
-TEST_CASE("auto resolves through the installed detector, once", "[detect]") {
-  int runs = 0;
-  Catalog::set_auto_hardware([&runs] {
-    ++runs;
+TEST_CASE("a detection resolves to a profile id and says how, or is bad input", "[detect]") {
+  auto detected_from = [](const char* recorded) {
     FixtureRunner run;
-    run.files = {{"nvidia-smi.txt", fixture("h100x8/nvidia-smi.txt")}};
+    run.files = {{"nvidia-smi.txt", fixture(recorded)}};
     return detect_hardware(std::ref(run));
-  });
-  Resolution how;
-  CHECK(shipped().resolve_hardware("auto", &how).id == "h100-sxm");
-  CHECK(how.query == "auto");
-  CHECK(how.via == "detected: NVIDIA H100 80GB HBM3 x8 via nvidia-smi; --gpus is not set from the count");
-  CHECK(shipped().resolve_hardware("AUTO").id == "h100-sxm");
-  CHECK(runs == 1);
-
-  Catalog::set_auto_hardware([] {
-    FixtureRunner run;
-    run.files = {{"nvidia-smi.txt", fixture("unknown-gpu/nvidia-smi.txt")}};
-    return detect_hardware(std::ref(run));
-  });
+  };
+  const DetectedProfile found = resolve_detected(detected_from("h100x8/nvidia-smi.txt"), shipped().hardware());
+  CHECK(found.id == "h100-sxm");
+  CHECK(found.via == "detected: NVIDIA H100 80GB HBM3 x8 via nvidia-smi; --gpus is not set from the count");
   try {
-    shipped().resolve_hardware("auto");
+    resolve_detected(detected_from("unknown-gpu/nvidia-smi.txt"), shipped().hardware());
     FAIL("expected bad_input");
   } catch (const Error& e) {
     CHECK(e.code() == ExitCode::kBadInput);
     CHECK_THAT(std::string(e.what()), Catch::Contains("NVIDIA GeForce GTX 1080 Ti"));
   }
-
-  Catalog::set_auto_hardware(nullptr);
+  // No device at all: the probes tried are named.
+  CHECK_THROWS_AS(resolve_detected(DetectedHardware{}, shipped().hardware()), Error);
+  // The catalog itself knows nothing of detection: "auto" is just an unknown name there.
   CHECK_THROWS_AS(shipped().resolve_hardware("auto"), Error);
+}
+
+TEST_CASE("a request's detected-hardware note is printed with the scenario", "[detect]") {
+  ScenarioRequest r;
+  r.hardware = "h100-sxm";
+  r.model.preset = "llama-3.1-8b";
+  r.hardware_detected = "detected: NVIDIA H100 80GB HBM3 via nvidia-smi";
+  const PreparedScenario ps = prepare_scenario(shipped(), r);
+  CHECK(std::find(ps.notes.begin(), ps.notes.end(), "hardware: detected: NVIDIA H100 80GB HBM3 via nvidia-smi") != ps.notes.end());
 }
 
 TEST_CASE("describe names the device, count and tool", "[detect]") {
