@@ -114,8 +114,10 @@ WeightsSummary summarize_weights(const ModelSpec& spec, const WeightsBreakdown& 
   const double preset_active = static_cast<double>(active_parameter_count(spec));
   s.active_params = preset_total > 0 ? s.params * preset_active / preset_total : s.params;
   s.per_layer_bytes = spec.num_hidden_layers ? s.total_bytes / static_cast<double>(spec.num_hidden_layers) : s.total_bytes;
-  if (weights.format_id == "fp8") s.native_compute_dtype = "fp8";
-  else if (weights.format_id == "nvfp4" || weights.format_id == "mxfp4") s.native_compute_dtype = "fp4";
+  if (weights.native_compute) {
+    s.native_compute_dtype = weights.native_compute->dtype;
+    s.native_capability = weights.native_compute->capability;
+  }
   return s;
 }
 
@@ -136,16 +138,17 @@ void check_layout(const ModelSpec& model, const HardwareProfile& hw, const Engin
     throw bad_input(fmt::format("--pp {} exceeds the model's {} layers", w.pp, model.num_hidden_layers));
   if (w.gpus > 1 && hw.unified_memory && hw.device_class != DeviceClass::kWorkstationGpu)
     throw bad_input(fmt::format("{} is a single-chip device; multi-GPU options do not apply", hw.id));
-  if (w.gpus > 1 && (engine.id == "mlx" || engine.id == "executorch" || engine.id == "qnn"))
+  if (w.gpus > 1 && engine.multi_device == MultiDevice::kNone)
     throw bad_input(fmt::format("engine '{}' runs on one device; multi-GPU options do not apply", engine.id));
-  if (w.tp > 1 && engine.id == "llama.cpp")
-    throw bad_input("llama.cpp splits layers across GPUs; use --pp N (its default -sm layer) instead of --tp",
+  if (w.tp > 1 && engine.multi_device == MultiDevice::kLayers)
+    throw bad_input(fmt::format("{} splits layers across GPUs; use --pp N{} instead of --tp", engine.name,
+                                engine.multi_device_setting.empty() ? "" : " (its default " + engine.multi_device_setting + ")"),
                     "or pick an engine with tensor parallelism: --engine vllm");
 }
 
 std::optional<double> host_bandwidth_for(const HardwareProfile& hw, const EngineProfile& engine,
                                          const std::optional<double>& requested) {
-  if (engine.id == "llama.cpp" && !hw.unified_memory && !requested) return engine.host_bandwidth_bytes_per_s;
+  if (engine.offloads_to_host && !hw.unified_memory && !requested) return engine.host_bandwidth_bytes_per_s;
   return requested;
 }
 

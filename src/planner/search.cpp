@@ -386,16 +386,6 @@ std::vector<std::string> engines_on(const Catalog& catalog, const HardwareProfil
   return out;
 }
 
-/// FP8 and FP4 checkpoints exist for their native compute path; the search
-/// takes them only where the device has it, as the playbook's rules do.
-bool native_on(const HardwareProfile& hw, const QuantFormat& format) {
-  const Capabilities& c = hw.capabilities;
-  if (format.id == "fp8") return c.fp8;
-  if (format.id == "nvfp4") return c.nvfp4;
-  if (format.id == "mxfp4") return c.mxfp4;
-  return true;
-}
-
 bool multi_gpu_device(const HardwareProfile& hw) {
   const bool single_chip = hw.unified_memory && hw.device_class != DeviceClass::kWorkstationGpu;
   return !single_chip && (hw.scale_up || hw.pcie);
@@ -412,7 +402,8 @@ std::vector<Configuration> enumerate(const Catalog& catalog, const ModelSpec& mo
       std::vector<std::string> quants;
       for (const QuantFormat* f : formats) {
         const QuantFormat* runs = format_for(catalog, engine, *f, named);
-        if (runs == nullptr || !native_on(*hw, *runs)) continue;
+        // FP8 and FP4 checkpoints exist for their native path: only where the device has it.
+        if (runs == nullptr || !runs_natively(*runs, hw->capabilities)) continue;
         formats_used.insert(f->id);
         if (std::find(quants.begin(), quants.end(), runs->id) == quants.end()) quants.push_back(runs->id);
       }
@@ -422,7 +413,7 @@ std::vector<Configuration> enumerate(const Catalog& catalog, const ModelSpec& mo
           Configuration c{hw, engine_name, quant, gpus, gpus, 1};
           // llama.cpp splits layers (pipeline); the server engines split
           // heads (tensor parallel), which must divide the KV heads.
-          if (engine.id == "llama.cpp") {
+          if (engine.multi_device == MultiDevice::kLayers) {
             c.tp = 1;
             c.pp = gpus;
             if (gpus > model.num_hidden_layers) break;
