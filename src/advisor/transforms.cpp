@@ -67,7 +67,7 @@ TransformResult quantize_weights(const Params& p, const TransformInput& in) {
   const QuantFormat* format = in.catalog.quant().find(*target);
   if (!format) return not_here(fmt::format("unknown weight format '{}'", *target));
   if (in.prepared.quant->id == format->id) return not_here(fmt::format("the weights are already {}", format->id));
-  if (!format_runs_on(format->id, *in.prepared.scenario.hardware))
+  if (!runs_natively(*format, in.prepared.scenario.hardware->capabilities))
     return not_here(fmt::format("{} has no matrix units for {}", in.prepared.scenario.hardware->name, format->id));
   ScenarioRequest r = in.request;
   r.quant = format->id;
@@ -232,7 +232,7 @@ TransformResult switch_engine(const Params& p, const TransformInput& in) {
   for (const auto& c : order) {
     if (!map.contains(c)) continue;
     const QuantFormat* f = in.catalog.quant().find(map.at(c).get<std::string>());
-    if (f && engine_runs(engine, *f) && format_runs_on(f->id, *s.hardware)) {
+    if (f && engine_runs(engine, *f) && runs_natively(*f, s.hardware->capabilities)) {
       chosen = f;
       break;
     }
@@ -242,7 +242,7 @@ TransformResult switch_engine(const Params& p, const TransformInput& in) {
   r.engine = target;
   r.quant = chosen->id;
   if (std::find(engine.kv_dtypes.begin(), engine.kv_dtypes.end(), s.workload.kv_dtype) == engine.kv_dtypes.end()) r.kv_dtype.clear();
-  if (target == "llama.cpp" && r.tp > 1) {
+  if (engine.multi_device == MultiDevice::kLayers && r.tp > 1) {
     r.pp = r.tp * r.pp;
     r.tp = 1;
   }
@@ -611,13 +611,6 @@ std::string precision_class(double bits_per_weight) {
   if (bits_per_weight <= 7.0) return "4";
   if (bits_per_weight <= 11.0) return "8";
   return "16";
-}
-
-bool format_runs_on(const std::string& quant_id, const HardwareProfile& hw) {
-  if (quant_id == "fp8") return hw.capabilities.fp8;
-  if (quant_id == "nvfp4") return hw.capabilities.nvfp4;
-  if (quant_id == "mxfp4") return hw.capabilities.mxfp4;
-  return true;
 }
 
 }  // namespace optadvisor

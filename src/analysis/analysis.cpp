@@ -197,13 +197,8 @@ Analysis analyze(const Scenario& s, Detail detail) {
   f.decode_bandwidth_efficiency = std::min(1.0, backend.decode_bandwidth_efficiency * qe.decode);
   f.achievable_bandwidth_bytes_per_s = f.peak_bandwidth_bytes_per_s * f.decode_bandwidth_efficiency;
   std::string dtype = w.quantized && !backend.quantized_compute_dtype.empty() ? backend.quantized_compute_dtype : backend.compute_dtype;
-  if (!w.native_compute_dtype.empty() && engine.id != "llama.cpp") {
-    const auto& c = hw.capabilities;
-    const bool native = (w.native_compute_dtype == "fp8" && c.fp8) ||
-                        (w.native_compute_dtype == "fp4" && (c.nvfp4 || c.mxfp4)) ||
-                        (w.native_compute_dtype == "int8" && hw.flops_per_s.count("int8"));
-    if (native) dtype = w.native_compute_dtype;
-  }
+  // FP8/FP4 checkpoints run on the native matrix path where the device has it (GGUF files have none).
+  if (!w.native_compute_dtype.empty() && hw.capabilities.has(w.native_capability)) dtype = w.native_compute_dtype;
   f.peak_compute_flops_per_s = peak_compute(hw, dtype, &f.compute_dtype);
   f.prefill_compute_efficiency = std::min(1.0, backend.prefill_compute_efficiency * qe.prefill);
   f.achievable_compute_flops_per_s = f.peak_compute_flops_per_s * f.prefill_compute_efficiency;
@@ -211,7 +206,7 @@ Analysis analyze(const Scenario& s, Detail detail) {
   f.layer_overhead_s = backend.layer_overhead_s * (f.graphs ? engine.graph_overhead_factor : 1.0);
   f.step_overhead_s = backend.step_overhead_s;
   f.flash_attention = wl.flash_attention.value_or(engine.memory.flash_attention_default) &&
-                      (hw.capabilities.flash_attention_2 || engine.id == "llama.cpp" || engine.id == "mlx");
+                      (hw.capabilities.flash_attention_2 || engine.own_flash_attention);
   const Link* link = nullptr;
   if (tp > 1) {
     if (hw.capabilities.multi_gpu_link && hw.scale_up) link = &*hw.scale_up;
@@ -232,7 +227,7 @@ Analysis analyze(const Scenario& s, Detail detail) {
   mem.overhead_bytes = engine.memory.runtime_overhead_bytes;
   const double kv_per_seq = kv_bytes_with(s, kv, context);
   // Activation / compute buffers.
-  if (engine.id == "llama.cpp") {
+  if (engine.memory.activation_model == ActivationModel::kGgmlUbatch) {
     // ggml's compute buffer: per-token activations for one ubatch, plus the f32
     // KQ score matrix (context x ubatch x heads) unless flash attention fuses it.
     const double ubatch = static_cast<double>(
@@ -291,17 +286,17 @@ Analysis analyze(const Scenario& s, Detail detail) {
     }
     mem.max_context = lo;
   }
-  // llama.cpp keeps layers that do not fit in host memory (partial offload).
+  // Engines that offload (llama.cpp) keep layers that do not fit in host memory.
   double offloaded_bytes = 0;
-  if (!mem.fits && engine.id == "llama.cpp" && !hw.unified_memory && layers > 0) {
+  if (!mem.fits && engine.offloads_to_host && !hw.unified_memory && layers > 0) {
     const double per_layer = w.total_bytes / layers / tp / pp;
     const double over = mem.total_bytes - mem.limit_bytes;
     mem.offloaded_layers = std::min<uint64_t>(m.num_hidden_layers, static_cast<uint64_t>(std::ceil(over / per_layer)));
     offloaded_bytes = static_cast<double>(mem.offloaded_layers) * per_layer;
     mem.offloaded_bytes = offloaded_bytes;
     if (text) a.warnings.push_back(fmt::format(
-        "weights do not fit: llama.cpp would keep {} of {} layers in host memory (-ngl {}); those run at host-memory bandwidth",
-        mem.offloaded_layers, m.num_hidden_layers, m.num_hidden_layers - mem.offloaded_layers));
+        "weights do not fit: {} would keep {} of {} layers in host memory (-ngl {}); those run at host-memory bandwidth",
+        engine.name, mem.offloaded_layers, m.num_hidden_layers, m.num_hidden_layers - mem.offloaded_layers));
   }
   const double host_bw = wl.host_bandwidth_bytes_per_s.value_or(0);
 
@@ -326,9 +321,7 @@ Analysis analyze(const Scenario& s, Detail detail) {
       attention = attention_flops_per_token(m, kv, ctx) * b * tokens_per_seq;
       kv_bytes = kv_bytes_with(s, kv, static_cast<uint64_t>(ctx)) * pp * b;
     }
-    const double chunk = static_cast<double>(wl.ubatch_tokens ? wl.ubatch_tokens
-                                             : engine.id == "llama.cpp" ? engine.memory.ubatch_tokens
-                                                                        : engine.memory.max_batched_tokens);
+    const double chunk = static_cast<double>(wl.ubatch_tokens ? wl.ubatch_tokens : engine.memory.prefill_chunk_tokens());
     const double passes = prefill ? std::max(1.0, std::ceil(tokens / std::max(chunk, 1.0))) : 1.0;
     // Kernels run one after another, so each operator is its own roofline:
     // the weight GEMMs (bound by weight reads or matrix math) and attention

@@ -114,9 +114,50 @@ WeightsSummary summarize_weights(const ModelSpec& spec, const WeightsBreakdown& 
   const double preset_active = static_cast<double>(active_parameter_count(spec));
   s.active_params = preset_total > 0 ? s.params * preset_active / preset_total : s.params;
   s.per_layer_bytes = spec.num_hidden_layers ? s.total_bytes / static_cast<double>(spec.num_hidden_layers) : s.total_bytes;
-  if (weights.format_id == "fp8") s.native_compute_dtype = "fp8";
-  else if (weights.format_id == "nvfp4" || weights.format_id == "mxfp4") s.native_compute_dtype = "fp4";
+  if (weights.native_compute) {
+    s.native_compute_dtype = weights.native_compute->dtype;
+    s.native_capability = weights.native_compute->capability;
+  }
   return s;
+}
+
+void check_layout(const ModelSpec& model, const HardwareProfile& hw, const EngineProfile& engine, const Workload& w) {
+  if (w.tp < 1 || w.pp < 1) throw Error(ExitCode::kRuntime, "internal: a parallel layout with tp or pp 0");
+  if (static_cast<int64_t>(w.tp) * w.pp != w.gpus)
+    throw bad_input(fmt::format("--tp {} x --pp {} = {} does not match --gpus {}", w.tp, w.pp, w.tp * w.pp, w.gpus),
+                    "every GPU holds one tensor-parallel shard of one pipeline stage");
+  if (model.num_attention_heads % w.tp != 0)
+    throw bad_input(fmt::format("--tp {} does not divide the model's {} attention heads", w.tp, model.num_attention_heads),
+                    "use a tensor-parallel degree that divides the head count");
+  // Engines split KV heads over tp ranks, or replicate them when tp is a multiple of their count.
+  const uint64_t kv_heads = model.num_key_value_heads;
+  if (model.kv_lora_rank == 0 && kv_heads > 0 && kv_heads % w.tp != 0 && w.tp % kv_heads != 0)
+    throw bad_input(fmt::format("--tp {} neither divides the model's {} key-value heads nor is a multiple of them", w.tp, kv_heads),
+                    "engines shard KV heads over tensor-parallel ranks (or replicate them); pick a tp that divides the count");
+  if (w.pp > model.num_hidden_layers)
+    throw bad_input(fmt::format("--pp {} exceeds the model's {} layers", w.pp, model.num_hidden_layers));
+  if (w.gpus > 1 && hw.unified_memory && hw.device_class != DeviceClass::kWorkstationGpu)
+    throw bad_input(fmt::format("{} is a single-chip device; multi-GPU options do not apply", hw.id));
+  if (w.gpus > 1 && engine.multi_device == MultiDevice::kNone)
+    throw bad_input(fmt::format("engine '{}' runs on one device; multi-GPU options do not apply", engine.id));
+  if (w.tp > 1 && engine.multi_device == MultiDevice::kLayers)
+    throw bad_input(fmt::format("{} splits layers across GPUs; use --pp N{} instead of --tp", engine.name,
+                                engine.multi_device_setting.empty() ? "" : " (its default " + engine.multi_device_setting + ")"),
+                    "or pick an engine with tensor parallelism: --engine vllm");
+}
+
+std::optional<double> host_bandwidth_for(const HardwareProfile& hw, const EngineProfile& engine,
+                                         const std::optional<double>& requested) {
+  if (engine.offloads_to_host && !hw.unified_memory && !requested) return engine.host_bandwidth_bytes_per_s;
+  return requested;
+}
+
+std::vector<std::string> kv_dtype_notes(const HardwareProfile& hw, const std::string& kv_dtype) {
+  std::vector<std::string> out;
+  // Only engines that list an fp8 KV cache get here (llama.cpp lists none).
+  if (kv_dtype == "fp8" && !hw.capabilities.fp8)
+    out.push_back("fp8 KV cache without native FP8: the engine stores fp8 and converts on read");
+  return out;
 }
 
 PreparedScenario prepare_scenario(const Catalog& catalog, const ScenarioRequest& r) {
@@ -170,21 +211,6 @@ PreparedScenario prepare_scenario(const Catalog& catalog, const ScenarioRequest&
   w.pp = static_cast<uint32_t>(positive(r.pp, "--pp"));
   w.gpus = static_cast<uint32_t>(r.gpus == 0 ? r.tp * r.pp : positive(r.gpus, "--gpus"));
   if (r.tp > 1024 || r.pp > 1024 || r.gpus > 1024) throw bad_input("at most 1024 GPUs are modelled");
-  if (static_cast<int64_t>(w.tp) * w.pp != w.gpus)
-    throw bad_input(fmt::format("--tp {} x --pp {} = {} does not match --gpus {}", w.tp, w.pp, w.tp * w.pp, w.gpus),
-                    "every GPU holds one tensor-parallel shard of one pipeline stage");
-  if (s.model.num_attention_heads % w.tp != 0)
-    throw bad_input(fmt::format("--tp {} does not divide the model's {} attention heads", w.tp, s.model.num_attention_heads),
-                    "use a tensor-parallel degree that divides the head count");
-  // Engines split KV heads over tp ranks, or replicate them when tp is a multiple of their count.
-  const uint64_t kv_heads = s.model.num_key_value_heads;
-  if (s.model.kv_lora_rank == 0 && kv_heads > 0 && kv_heads % w.tp != 0 && w.tp % kv_heads != 0)
-    throw bad_input(fmt::format("--tp {} neither divides the model's {} key-value heads nor is a multiple of them", w.tp, kv_heads),
-                    "engines shard KV heads over tensor-parallel ranks (or replicate them); pick a tp that divides the count");
-  if (w.pp > s.model.num_hidden_layers)
-    throw bad_input(fmt::format("--pp {} exceeds the model's {} layers", w.pp, s.model.num_hidden_layers));
-  if (w.gpus > 1 && hw.unified_memory && hw.device_class != DeviceClass::kWorkstationGpu)
-    throw bad_input(fmt::format("{} is a single-chip device; multi-GPU options do not apply", hw.id));
   if (r.host_bandwidth_bytes_per_s && !(*r.host_bandwidth_bytes_per_s > 0))
     throw bad_input("--host-bandwidth must be a positive number of bytes/s");
   w.ubatch_tokens = static_cast<uint64_t>(positive(r.ubatch_tokens, "--ubatch", 0));
@@ -224,11 +250,7 @@ PreparedScenario prepare_scenario(const Catalog& catalog, const ScenarioRequest&
     out.calibration = cal;
     out.notes.push_back(fmt::format("calibrated from your measurements: {}, {} runs, {}", cal->source_file, cal->rows, cal->date));
   }
-  if (w.gpus > 1 && (engine.id == "mlx" || engine.id == "executorch" || engine.id == "qnn"))
-    throw bad_input(fmt::format("engine '{}' runs on one device; multi-GPU options do not apply", engine.id));
-  if (w.tp > 1 && engine.id == "llama.cpp")
-    throw bad_input("llama.cpp splits layers across GPUs; use --pp N (its default -sm layer) instead of --tp",
-                    "or pick an engine with tensor parallelism: --engine vllm");
+  check_layout(s.model, hw, engine, w);
 
   std::string quant_id = r.quant;
   if (quant_id.empty()) {
@@ -261,12 +283,8 @@ PreparedScenario prepare_scenario(const Catalog& catalog, const ScenarioRequest&
   w.kv_bytes_per_element = catalog.quant().kv_bytes_per_element(w.kv_dtype);
   if (std::find(engine.kv_dtypes.begin(), engine.kv_dtypes.end(), w.kv_dtype) == engine.kv_dtypes.end())
     throw bad_input(fmt::format("engine '{}' has no {} KV cache", engine.id, w.kv_dtype), "it supports: " + join(engine.kv_dtypes));
-  if (w.kv_dtype == "fp8" && !hw.capabilities.fp8 && engine.id != "llama.cpp")
-    out.notes.push_back("fp8 KV cache without native FP8: the engine stores fp8 and converts on read");
-  if (engine.id == "llama.cpp" && !hw.unified_memory && !r.host_bandwidth_bytes_per_s)
-    w.host_bandwidth_bytes_per_s = engine.host_bandwidth_bytes_per_s;
-  else
-    w.host_bandwidth_bytes_per_s = r.host_bandwidth_bytes_per_s;
+  for (auto& note : kv_dtype_notes(hw, w.kv_dtype)) out.notes.push_back(std::move(note));
+  w.host_bandwidth_bytes_per_s = host_bandwidth_for(hw, engine, r.host_bandwidth_bytes_per_s);
   return out;
 }
 

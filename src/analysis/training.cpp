@@ -148,7 +148,7 @@ DeepSpeedEstimate deepspeed_estimate(const DeepSpeedEstimatorInput& in) {
 
 std::optional<DeepSpeedEstimate> deepspeed_estimate_for(const TrainingScenario& s) {
   const TrainingWorkload& w = s.workload;
-  if (!s.engine || s.engine->id != "deepspeed" || w.sharding.stage < 2 || w.lora_rank > 0 || w.tp > 1 || w.pp > 1) return std::nullopt;
+  if (!s.engine || !s.engine->zero_memory_estimator || w.sharding.stage < 2 || w.lora_rank > 0 || w.tp > 1 || w.pp > 1) return std::nullopt;
   DeepSpeedEstimatorInput in;
   in.params = s.model.params;
   in.largest_layer_params = s.model.largest_layer_params;

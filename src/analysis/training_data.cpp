@@ -118,6 +118,7 @@ TrainingEngineProfile engine_from(const nlohmann::json& j) {
   const auto& mem = j.at("memory");
   e.runtime_overhead_bytes = mem.at("runtime_overhead_bytes").get<double>();
   e.allocator_overhead_fraction = mem.at("allocator_overhead_fraction").get<double>();
+  e.zero_memory_estimator = mem.value("zero_memory_estimator", false);
   const auto& eff = j.at("efficiency");
   e.gemm_efficiency = eff.at("gemm").get<std::map<std::string, double>>();
   e.attention_efficiency = eff.at("attention").get<double>();

@@ -29,7 +29,7 @@ const std::map<std::string, std::string>& schema_for_kind() {
   static const std::map<std::string, std::string> m = {
       {"hardware", "hardware"}, {"models", "model"}, {"quant", "quant"},
       {"engines", "engine"},    {"rules", "rule"},   {"training", "training"},
-      {"calibrations", "calibration"}};
+      {"calibrations", "calibration"}, {"shapes", "shape"}};
   return m;
 }
 
@@ -103,7 +103,7 @@ void collect_overlay(const fs::path& dir, std::vector<DataDocument>& docs, std::
     const std::string kind = first_component(relative);
     if (!schema_for_kind().count(kind)) {
       problems.push_back({display, "",
-                          "unknown data kind; put the file under hardware/, models/, quant/, engines/, training/, rules/ or calibrations/"});
+                          "unknown data kind; put the file under hardware/, models/, quant/, engines/, training/, rules/, calibrations/ or shapes/"});
       continue;
     }
     std::ifstream in(path, std::ios::binary);
@@ -232,6 +232,10 @@ void Catalog::build(const LoadOptions& options, std::vector<Problem>& problems, 
       out.rule_documents_.emplace_back(doc.display, std::move(doc.json));
     } else if (doc.kind == "calibrations") {
       calibration_docs.push_back(&doc);  // resolved once every device and engine is known
+    } else if (doc.kind == "shapes") {
+      auto shape = params_shape_from_json(doc.json, found);
+      with_file(found, doc);
+      if (shape && shape->id == "params-default") out.params_shape_ = std::move(*shape);
     } else if (doc.kind == "quant") {
       out.quant_.add_document(doc.json, found);
       with_file(found, doc);
@@ -332,6 +336,11 @@ const ModelSpec& Catalog::resolve_model(std::string_view name, Resolution* how) 
   for (const auto& m : models_)
     if (m.id == found->id) return m;
   throw Error(ExitCode::kRuntime, "internal: model id '" + found->id + "' vanished");
+}
+
+const ParamsShape& Catalog::params_shape() const {
+  if (!params_shape_) throw Error(ExitCode::kRuntime, "the data has no shapes/params-default.json: --params cannot build a model");
+  return *params_shape_;
 }
 
 const EngineProfile& Catalog::resolve_engine(std::string_view name) const {

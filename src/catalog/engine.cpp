@@ -25,6 +25,14 @@ std::optional<EngineProfile> engine_from_json(const nlohmann::json& j, std::vect
     e.name = j.at("name").get<std::string>();
     e.kind = j.at("kind").get<std::string>();
     e.aliases = j.value("aliases", std::vector<std::string>{});
+    const std::string split = j.value("multi_device", std::string{"tensor"});
+    if (split == "tensor") e.multi_device = MultiDevice::kTensor;
+    else if (split == "layers") e.multi_device = MultiDevice::kLayers;
+    else if (split == "none") e.multi_device = MultiDevice::kNone;
+    else problems.push_back({"", "/multi_device", "expected tensor, layers or none (got '" + split + "')"});
+    e.multi_device_setting = j.value("multi_device_setting", std::string{});
+    e.offloads_to_host = j.value("offloads_to_host", false);
+    e.own_flash_attention = j.value("own_flash_attention", false);
     for (const auto& [name, b] : j.at("backends").items()) {
       BackendProfile bp;
       bp.name = name;
@@ -64,6 +72,10 @@ std::optional<EngineProfile> engine_from_json(const nlohmann::json& j, std::vect
     e.memory.ubatch_tokens = m.value("ubatch_tokens", uint64_t{512});
     e.memory.flash_attention_default = m.value("flash_attention_default", true);
     e.memory.kv_block_tokens = m.value("kv_block_tokens", uint64_t{0});
+    const std::string activations = m.value("activation_model", std::string{"batched-tokens"});
+    if (activations == "ggml-ubatch") e.memory.activation_model = ActivationModel::kGgmlUbatch;
+    else if (activations != "batched-tokens")
+      problems.push_back({"", "/memory/activation_model", "expected ggml-ubatch or batched-tokens (got '" + activations + "')"});
     e.cap_sliding_window = j.value("kv_window_policy", std::string{"cap-sliding"}) == "cap-sliding";
     e.kv_dtypes = j.value("kv_dtypes", std::vector<std::string>{"f16"});
     e.max_batch = j.value("max_batch", uint64_t{256});

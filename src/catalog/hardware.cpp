@@ -6,6 +6,14 @@
 #include <utility>
 
 namespace optadvisor {
+
+bool Capabilities::has(const std::string& name) const {
+  if (name == "fp8") return fp8;
+  if (name == "nvfp4") return nvfp4;
+  if (name == "mxfp4") return mxfp4;
+  if (name == "int4") return int4;
+  return false;
+}
 namespace {
 
 constexpr std::array<std::pair<DeviceClass, std::string_view>, 6> kClassNames = {{

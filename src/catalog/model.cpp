@@ -783,53 +783,85 @@ uint64_t kv_cache_elements(const KvShape& k, uint64_t context_tokens, uint64_t b
   return per_sequence * batch;
 }
 
-ModelSpec model_from_params(double params) {
+std::optional<ParamsShape> params_shape_from_json(const nlohmann::json& j, std::vector<Problem>& problems) {
+  ParamsShape p;
+  try {
+    p.id = j.at("id").get<std::string>();
+    p.model_type = j.at("model_type").get<std::string>();
+    p.vocab_size = j.at("vocab_size").get<uint64_t>();
+    p.vocab_source = j.at("vocab_source").get<std::string>();
+    p.head_dim = j.at("head_dim").get<uint64_t>();
+    p.max_kv_heads = j.at("max_kv_heads").get<uint64_t>();
+    p.ffn_ratio = j.at("ffn_ratio").get<double>();
+    p.ffn_multiple = j.at("ffn_multiple").get<uint64_t>();
+    p.hidden_per_layer = j.at("hidden_per_layer").get<double>();
+    p.tie_embeddings_below_params = j.at("tie_embeddings_below_params").get<double>();
+    p.tied_note = j.at("tied_note").get<std::string>();
+    p.untied_note = j.at("untied_note").get<std::string>();
+    p.max_position_embeddings = j.at("max_position_embeddings").get<uint64_t>();
+    p.rope_theta = j.at("rope_theta").get<double>();
+  } catch (const nlohmann::json::exception& ex) {
+    problems.push_back({"", "", std::string("malformed model shape: ") + ex.what()});
+    return std::nullopt;
+  }
+  if (p.head_dim == 0 || p.max_kv_heads == 0 || p.ffn_multiple == 0 || !(p.hidden_per_layer > 0) || !(p.ffn_ratio > 0)) {
+    problems.push_back({"", "", "model shape: head_dim, max_kv_heads, ffn_multiple, hidden_per_layer and ffn_ratio must be positive"});
+    return std::nullopt;
+  }
+  return p;
+}
+
+ModelSpec model_from_params(double params, const ParamsShape& shape) {
   if (!(params >= 1e8 && params <= 1e13)) {
     throw bad_input(fmt::format("cannot build a model shape for {:.4g} parameters", params),
                     "give a parameter count between 1e8 and 1e13 (e.g. 7e9), or a preset id or config.json");
   }
   const auto target = static_cast<uint64_t>(std::llround(params));
-  constexpr uint64_t kVocab = 128256;  // Llama-3 tokenizer
-  constexpr uint64_t kHeadDim = 128;
-  const bool tied = params < 4e9;  // Llama-3.2-1B/3B tie, 8B and up do not
+  const uint64_t head_dim = shape.head_dim;
+  const uint64_t multiple = shape.ffn_multiple;
+  const bool tied = params < shape.tie_embeddings_below_params;
 
-  // Base shape: layers ~ hidden/128 (Llama-2-7B 4096/32, 13B 5120/40,
-  // 3.1-405B 16384/126) with FFN 3.5 x hidden (Llama-3-8B/70B).
+  // Base shape: layers ~ hidden / hidden_per_layer with FFN ffn_ratio x hidden.
   auto build = [&](uint64_t hidden, uint64_t layers, uint64_t ffn) {
     ModelSpec s;
-    s.model_type = "llama";
+    s.model_type = shape.model_type;
     s.hidden_size = hidden;
     s.num_hidden_layers = layers;
-    s.num_attention_heads = hidden / kHeadDim;
-    s.num_key_value_heads = std::min<uint64_t>(8, s.num_attention_heads);
-    s.head_dim = kHeadDim;
+    s.num_attention_heads = hidden / head_dim;
+    s.num_key_value_heads = std::min<uint64_t>(shape.max_kv_heads, s.num_attention_heads);
+    s.head_dim = head_dim;
     s.intermediate_size = ffn;
-    s.vocab_size = kVocab;
+    s.vocab_size = shape.vocab_size;
     s.tie_word_embeddings = tied;
     return s;
   };
-  uint64_t best_hidden = 512;
+  uint64_t best_hidden = 4 * head_dim;
   uint64_t best_layers = 1;
   double best_gap = 1e300;
-  for (uint64_t hidden = 512; hidden <= 32768; hidden += hidden < 1024 ? kHeadDim : 8 * kHeadDim) {
-    const uint64_t ffn = (hidden * 7 / 2 + 255) / 256 * 256;
+  // Widths from 4 heads to 256, in steps of one head below 8 heads and of 8
+  // heads from there (so the heads divide by the KV heads).
+  const uint64_t wide_step = shape.max_kv_heads * head_dim;
+  for (uint64_t hidden = 4 * head_dim; hidden <= 256 * head_dim; hidden += hidden < wide_step ? head_dim : wide_step) {
+    const auto base_ffn = static_cast<uint64_t>(std::llround(static_cast<double>(hidden) * shape.ffn_ratio));
+    const uint64_t ffn = (base_ffn + multiple - 1) / multiple * multiple;
     const uint64_t fixed = parameter_count(build(hidden, 0, ffn));
     const uint64_t per_layer = parameter_count(build(hidden, 1, ffn)) - fixed;
     if (fixed >= target) break;
     const double layers = static_cast<double>(target - fixed) / static_cast<double>(per_layer);
     if (layers < 1.0) continue;
-    const double gap = std::fabs(std::log(layers / (static_cast<double>(hidden) / 128.0)));
+    const double gap = std::fabs(std::log(layers / (static_cast<double>(hidden) / shape.hidden_per_layer)));
     if (gap < best_gap) {
       best_gap = gap;
       best_hidden = hidden;
       best_layers = static_cast<uint64_t>(std::llround(layers));
     }
   }
-  // Refit the FFN width (multiple of 256) so the total lands on the request.
+  // Refit the FFN width (a multiple of ffn_multiple, rounded to nearest) so the total lands on the request.
   const uint64_t no_ffn = parameter_count(build(best_hidden, best_layers, 0));
   const uint64_t per_ffn_unit = 3 * best_hidden * best_layers;  // gate, up, down per unit of width
-  uint64_t ffn = 256;
-  if (target > no_ffn) ffn = std::max<uint64_t>(256, (target - no_ffn + per_ffn_unit * 128) / (per_ffn_unit * 256) * 256);
+  uint64_t ffn = multiple;
+  if (target > no_ffn)
+    ffn = std::max<uint64_t>(multiple, (target - no_ffn + per_ffn_unit * (multiple / 2)) / (per_ffn_unit * multiple) * multiple);
 
   ModelSpec s = build(best_hidden, best_layers, ffn);
   char label[32];
@@ -840,16 +872,17 @@ ModelSpec model_from_params(double params) {
   }
   s.id = std::string("params-") + label;
   s.name = std::string("Llama-like dense model, ~") + label + " parameters";
-  s.max_position_embeddings = 131072;
-  s.rope_theta = 500000.0;
+  s.max_position_embeddings = shape.max_position_embeddings;
+  s.rope_theta = shape.rope_theta;
   s.notes = {
       "No architecture was given: this is a bare dense Llama-3-like decoder sized to the requested count.",
-      std::string("Shape rule: head_dim 128, heads = hidden/128, 8 KV heads (GQA; fewer below 1024 wide), ") +
-          "vocabulary 128256 (Llama-3 tokenizer).",
-      std::string("Embeddings ") + (tied ? "tied (requests below 4e9, as Llama-3.2-1B/3B)" : "untied (as Llama-3-8B and up)") + ".",
-      std::string("hidden (a multiple of 1024 from 1024 up, so heads divide by 8) is the width whose layer count is ") +
-          "closest, by ratio, to hidden/128 (Llama-2-7B 4096/32, Llama-3.1-405B 16384/126); " +
-          "the FFN width is then refitted (multiple of 256) to land on the count.",
+      fmt::format("Shape rule: head_dim {}, heads = hidden/{}, {} KV heads (GQA; fewer below {} wide), vocabulary {} ({}).", head_dim,
+                  head_dim, shape.max_kv_heads, wide_step, shape.vocab_size, shape.vocab_source),
+      fmt::format("Embeddings {}.", tied ? shape.tied_note : shape.untied_note),
+      fmt::format("hidden (a multiple of {} from {} up, so heads divide by {}) is the width whose layer count is closest, by ratio, "
+                  "to hidden/{} (Llama-2-7B 4096/32, Llama-3.1-405B 16384/126); the FFN width is then refitted (multiple of {}) "
+                  "to land on the count.",
+                  wide_step, wide_step, shape.max_kv_heads, shape.hidden_per_layer, multiple),
       "KV cache, speed and quantized sizes follow from this assumed shape, not from a real model."};
   return s;
 }

@@ -422,6 +422,14 @@ void QuantDb::add_document(const json& doc, std::vector<Problem>& problems) {
       f.default_storage = r.str("default_storage", true);
       f.keep_storage = r.str("keep_storage", true);
       f.imatrix = r.boolean("imatrix").value_or(false);
+      if (arr[i].contains("native_compute")) {
+        FieldReader n(arr[i].at("native_compute"), p + "/native_compute", problems);
+        NativeCompute nc{n.str("dtype", true), n.str("capability", true)};
+        if (!nc.capability.empty() && nc.capability != "fp8" && nc.capability != "nvfp4" && nc.capability != "mxfp4" &&
+            nc.capability != "int4")
+          n.wrong("capability", "expected fp8, nvfp4, mxfp4 or int4");
+        f.native_compute = nc;
+      }
       if (arr[i].contains("rules") && arr[i].at("rules").is_array()) {
         const json& rules = arr[i].at("rules");
         for (std::size_t k = 0; k < rules.size(); ++k)
@@ -620,12 +628,17 @@ std::string QuantDb::category_of(const std::string& name) const {
   return "other";
 }
 
+bool runs_natively(const QuantFormat& format, const Capabilities& capabilities) {
+  return !format.native_compute || capabilities.has(format.native_compute->capability);
+}
+
 // --- quantize -------------------------------------------------------------------
 
 WeightsBreakdown quantize(const std::vector<Tensor>& tensors, const QuantModelFacts& facts, const QuantFormat& format,
                           const QuantDb& db, const QuantOptions& options) {
   WeightsBreakdown out;
   out.format_id = format.id;
+  out.native_compute = format.native_compute;
   out.container = format.container;
   const bool gguf = format.container == Container::kGguf;
 

@@ -77,29 +77,13 @@ PreparedScenario ScenarioCache::prepare(const HardwareProfile& hw, const std::st
     out.model.gguf_weights.reset();
     return out;
   }
-  // The parallelism checks of prepare_scenario, in its words.
-  const ModelSpec& m = model_.spec;
-  if (tp < 1) throw bad_input(fmt::format("--tp must be at least 1 (got {})", tp));
-  if (pp < 1) throw bad_input(fmt::format("--pp must be at least 1 (got {})", pp));
-  if (gpus == 0) gpus = tp * pp;
-  if (tp > 1024 || pp > 1024 || gpus > 1024) throw bad_input("at most 1024 GPUs are modelled");
-  if (static_cast<uint64_t>(tp) * pp != gpus)
-    throw bad_input(fmt::format("--tp {} x --pp {} = {} does not match --gpus {}", tp, pp, tp * pp, gpus),
-                    "every GPU holds one tensor-parallel shard of one pipeline stage");
-  if (m.num_attention_heads % tp != 0)
-    throw bad_input(fmt::format("--tp {} does not divide the model's {} attention heads", tp, m.num_attention_heads),
-                    "use a tensor-parallel degree that divides the head count");
-  if (pp > m.num_hidden_layers) throw bad_input(fmt::format("--pp {} exceeds the model's {} layers", pp, m.num_hidden_layers));
-  if (gpus > 1 && hw.unified_memory && hw.device_class != DeviceClass::kWorkstationGpu)
-    throw bad_input(fmt::format("{} is a single-chip device; multi-GPU options do not apply", hw.id));
-
   const EngineChoice& choice = engine_on(hw, engine);
   const EngineProfile& profile = *choice.engine;
-  if (gpus > 1 && (profile.id == "mlx" || profile.id == "executorch" || profile.id == "qnn"))
-    throw bad_input(fmt::format("engine '{}' runs on one device; multi-GPU options do not apply", profile.id));
-  if (tp > 1 && profile.id == "llama.cpp")
-    throw bad_input("llama.cpp splits layers across GPUs; use --pp N (its default -sm layer) instead of --tp",
-                    "or pick an engine with tensor parallelism: --engine vllm");
+  Workload layout;
+  layout.tp = tp;
+  layout.pp = pp;
+  layout.gpus = gpus == 0 ? tp * pp : gpus;
+  check_layout(model_.spec, hw, profile, layout);
   const PreparedScenario& t = template_for(hw, engine, quant);
 
   PreparedScenario out = t;
@@ -107,18 +91,12 @@ PreparedScenario ScenarioCache::prepare(const HardwareProfile& hw, const std::st
   s.hardware = &catalog_.resolve_hardware(hw.id, &out.hardware_how);
   s.engine = choice;
   Workload& w = s.workload;
-  w.gpus = gpus;
+  w.gpus = layout.gpus;
   w.tp = tp;
   w.pp = pp;
-  // What prepare_scenario decides from the device: the host link for
-  // offloaded layers and the note on FP8 KV without native FP8.
-  if (profile.id == "llama.cpp" && !hw.unified_memory && !base_.host_bandwidth_bytes_per_s)
-    w.host_bandwidth_bytes_per_s = profile.host_bandwidth_bytes_per_s;
-  else
-    w.host_bandwidth_bytes_per_s = base_.host_bandwidth_bytes_per_s;
-  out.notes.clear();
-  if (w.kv_dtype == "fp8" && !hw.capabilities.fp8 && profile.id != "llama.cpp")
-    out.notes.push_back("fp8 KV cache without native FP8: the engine stores fp8 and converts on read");
+  // What prepare_scenario decides from the device, by the same functions.
+  w.host_bandwidth_bytes_per_s = host_bandwidth_for(hw, profile, base_.host_bandwidth_bytes_per_s);
+  out.notes = kv_dtype_notes(hw, w.kv_dtype);
   return out;
 }
 
@@ -312,16 +290,6 @@ std::vector<std::string> engines_on(const Catalog& catalog, const HardwareProfil
   return out;
 }
 
-/// FP8 and FP4 checkpoints exist for their native compute path; the search
-/// takes them only where the device has it, as the playbook's rules do.
-bool native_on(const HardwareProfile& hw, const QuantFormat& format) {
-  const Capabilities& c = hw.capabilities;
-  if (format.id == "fp8") return c.fp8;
-  if (format.id == "nvfp4") return c.nvfp4;
-  if (format.id == "mxfp4") return c.mxfp4;
-  return true;
-}
-
 bool multi_gpu_device(const HardwareProfile& hw) {
   const bool single_chip = hw.unified_memory && hw.device_class != DeviceClass::kWorkstationGpu;
   return !single_chip && (hw.scale_up || hw.pcie);
@@ -338,7 +306,8 @@ std::vector<Configuration> enumerate(const Catalog& catalog, const ModelSpec& mo
       std::vector<std::string> quants;
       for (const QuantFormat* f : formats) {
         const QuantFormat* runs = format_for(catalog, engine, *f, named);
-        if (runs == nullptr || !native_on(*hw, *runs)) continue;
+        // FP8 and FP4 checkpoints exist for their native path: only where the device has it.
+        if (runs == nullptr || !runs_natively(*runs, hw->capabilities)) continue;
         formats_used.insert(f->id);
         if (std::find(quants.begin(), quants.end(), runs->id) == quants.end()) quants.push_back(runs->id);
       }
@@ -348,7 +317,7 @@ std::vector<Configuration> enumerate(const Catalog& catalog, const ModelSpec& mo
           Configuration c{hw, engine_name, quant, gpus, gpus, 1};
           // llama.cpp splits layers (pipeline); the server engines split
           // heads (tensor parallel), which must divide the KV heads.
-          if (engine.id == "llama.cpp") {
+          if (engine.multi_device == MultiDevice::kLayers) {
             c.tp = 1;
             c.pp = gpus;
             if (gpus > model.num_hidden_layers) break;

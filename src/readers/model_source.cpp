@@ -96,7 +96,7 @@ ResolvedModel resolve_model(const Catalog& catalog, const ModelRequest& request)
     out.origin = request.gguf_path;
     out.assumptions = std::move(g.notes);
   } else {
-    out.spec = model_from_params(parse_param_count(request.params, "--params"));
+    out.spec = model_from_params(parse_param_count(request.params, "--params"), catalog.params_shape());
     out.origin = "--params";
     out.assumptions = out.spec.notes;
   }

@@ -70,8 +70,5 @@ TransformResult apply_transform(const TransformStep& step, const TransformInput&
 /// bits per weight, 16-bit embeddings included), "8" (up to 11), else "16".
 std::string precision_class(double bits_per_weight);
 
-/// False when a format needs a number format the device's matrix units lack
-/// (FP8 checkpoints without FP8 tensor cores; NVFP4 or MXFP4 without FP4).
-bool format_runs_on(const std::string& quant_id, const HardwareProfile& hw);
 
 }  // namespace optadvisor

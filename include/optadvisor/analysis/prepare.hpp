@@ -65,6 +65,21 @@ WeightsBreakdown model_weights(const Catalog& catalog, const ResolvedModel& mode
 /// What analyze() needs from the per-tensor weights.
 WeightsSummary summarize_weights(const ModelSpec& spec, const WeightsBreakdown& weights);
 
+/// Refuses a parallel layout (w.tp x w.pp = w.gpus, each at least 1) the
+/// model, the device or the engine cannot run: tp must divide the attention
+/// heads and divide or be a multiple of the KV heads, pp at most the layers,
+/// several GPUs only on a device that has them and an engine that splits a
+/// model over them. prepare_scenario and the search's ScenarioCache both call it.
+void check_layout(const ModelSpec& model, const HardwareProfile& hw, const EngineProfile& engine, const Workload& w);
+
+/// The host-memory bandwidth offloaded layers run at: the user's figure, else
+/// the engine's own where it keeps layers in host memory on a discrete device.
+std::optional<double> host_bandwidth_for(const HardwareProfile& hw, const EngineProfile& engine,
+                                         const std::optional<double>& requested);
+
+/// The notes the device adds about the KV cache dtype (FP8 KV without native FP8).
+std::vector<std::string> kv_dtype_notes(const HardwareProfile& hw, const std::string& kv_dtype);
+
 /// Picks the engine and backend for a device: the user's choice checked
 /// against what runs there, else the device class default.
 EngineChoice choose_engine(const Catalog& catalog, const HardwareProfile& hw, const std::string& requested);

@@ -26,9 +26,10 @@ struct WeightsSummary {
   double active_params = 0;             ///< parameters touched per token (MoE: routed subset)
   double bits_per_weight = 0;           ///< 8 x total_bytes / params
   bool quantized = false;               ///< most weight bytes are in a sub-16-bit storage type
-  /// Data type the matrix units run on for this format when the device
-  /// supports it ("fp8", "fp4", "int8"), "" for weight-only formats.
+  /// Data type the matrix units run on for this format when the device has
+  /// native_capability ("fp8", "fp4"; formats.json native_compute), "" for weight-only formats.
   std::string native_compute_dtype;
+  std::string native_capability;
 };
 
 /// Speculative decoding: each target step verifies `draft_tokens` proposed

@@ -112,6 +112,7 @@ struct TrainingEngineProfile {
   double tp_overlap = 0;           ///< share of tensor-parallel traffic hidden behind GEMMs
   double runtime_overhead_bytes = 0;   ///< CUDA context, NCCL and library workspaces per GPU
   double allocator_overhead_fraction = 0;  ///< caching-allocator reserve on top of live tensors
+  bool zero_memory_estimator = false;  ///< ships DeepSpeed's ZeRO model-states estimator, quoted beside the model
 
   /// Fitted efficiencies (bench/training_accuracy.cpp --fit).
   std::map<std::string, double> gemm_efficiency;  ///< by precision: achieved / the device's maximum achievable matmul rate

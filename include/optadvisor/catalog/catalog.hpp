@@ -65,6 +65,8 @@ class Catalog {
   const std::vector<ModelSpec>& models() const { return models_; }
   const std::vector<EngineProfile>& engines() const { return engines_; }
   const QuantDb& quant() const { return quant_; }
+  /// The shape `--params N` builds (data/shapes/params-default.json).
+  const ParamsShape& params_shape() const;
   /// Schema-checked documents of data/training/ (training engine profiles and
   /// published runs), keyed by display path; parsed by the training module.
   const std::vector<std::pair<std::string, nlohmann::json>>& training_documents() const { return training_documents_; }
@@ -99,6 +101,7 @@ class Catalog {
   std::vector<ModelSpec> models_;
   std::vector<EngineProfile> engines_;
   QuantDb quant_;
+  std::optional<ParamsShape> params_shape_;
   std::vector<std::pair<std::string, nlohmann::json>> training_documents_;
   std::vector<std::pair<std::string, nlohmann::json>> rule_documents_;
   std::vector<Calibration> calibrations_;

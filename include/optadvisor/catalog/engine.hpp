@@ -37,6 +37,19 @@ struct BackendProfile {
   std::map<std::string, QuantEfficiency> quant_efficiency;  ///< per weight format, relative to the backend's values
 };
 
+/// How an engine splits one model over several devices (multi_device).
+enum class MultiDevice {
+  kTensor,  ///< shards every layer's heads over tensor-parallel ranks (--tp)
+  kLayers,  ///< gives each device whole layers, one pipeline stage after another (--pp only)
+  kNone,    ///< runs on one device
+};
+
+/// How an engine sizes its activation memory and chunks a prompt (memory.activation_model).
+enum class ActivationModel {
+  kBatchedTokens,  ///< a profiling forward pass over max_batched_tokens, split over tp ranks
+  kGgmlUbatch,     ///< ggml's compute buffer for one ubatch, with logits and (without flash attention) KQ scores
+};
+
 struct EngineMemory {
   double runtime_overhead_bytes = 0;           ///< CUDA/Metal context and libraries
   std::optional<double> reserve_fraction;      ///< vLLM gpu_memory_utilization: share of total memory claimed
@@ -46,6 +59,12 @@ struct EngineMemory {
   uint64_t ubatch_tokens = 512;                ///< llama.cpp n_ubatch (compute buffer sizing)
   bool flash_attention_default = true;
   uint64_t kv_block_tokens = 0;                ///< paged KV block size (0 = contiguous)
+  ActivationModel activation_model = ActivationModel::kBatchedTokens;
+
+  /// The tokens of one forward pass in prefill: n_ubatch for ggml, max_batched_tokens otherwise.
+  uint64_t prefill_chunk_tokens() const {
+    return activation_model == ActivationModel::kGgmlUbatch ? ubatch_tokens : max_batched_tokens;
+  }
 };
 
 struct EngineProfile {
@@ -53,6 +72,10 @@ struct EngineProfile {
   std::string name;
   std::string kind;  ///< "inference" or "training"
   std::vector<std::string> aliases;
+  MultiDevice multi_device = MultiDevice::kTensor;
+  std::string multi_device_setting;  ///< the engine's own option for its split, quoted in messages ("-sm layer")
+  bool offloads_to_host = false;     ///< keeps layers that do not fit in host memory (llama.cpp -ngl)
+  bool own_flash_attention = false;  ///< ships fused attention kernels for every backend, needs no FlashAttention-2
   std::map<std::string, BackendProfile> backends;
   double graph_overhead_factor = 0.3;  ///< layer overhead kept when the step is a graph
   double allreduce_latency_s = 0;      ///< fixed cost of one tensor-parallel all-reduce

@@ -45,6 +45,9 @@ struct Capabilities {
   bool unified_memory = false;
   bool npu = false;
   bool multi_gpu_link = false;
+
+  /// The capability a data file names ("fp8", "nvfp4", "mxfp4", "int4"); false for any other name.
+  bool has(const std::string& name) const;
 };
 
 struct HardwareProfile {

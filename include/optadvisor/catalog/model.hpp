@@ -213,11 +213,32 @@ uint64_t kv_cache_elements(const KvShape& shape, uint64_t context_tokens, uint64
 /// is missing or has the wrong type, or the model_type is unsupported.
 ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& source_name);
 
-/// A bare dense Llama-3-like model of about `params` parameters, for when
-/// nothing else is known. Shape rule (stated in the result's notes): head_dim
-/// 128, 8 KV heads, vocab 128256, tied embeddings below 4e9, layers ~
-/// hidden/128, FFN refitted so parameter_count lands within 1% of `params`.
+/// The shape rule of `--params N` (data/shapes/params-default.json, schema
+/// data/schema/shape.schema.json): a bare dense decoder sized to a count.
+struct ParamsShape {
+  std::string id;
+  std::string model_type;
+  uint64_t vocab_size = 0;
+  std::string vocab_source;          ///< "Llama-3 tokenizer"
+  uint64_t head_dim = 0;
+  uint64_t max_kv_heads = 0;
+  double ffn_ratio = 0;              ///< FFN / hidden of the base shape
+  uint64_t ffn_multiple = 0;
+  double hidden_per_layer = 0;       ///< layers ~ hidden / hidden_per_layer
+  double tie_embeddings_below_params = 0;
+  std::string tied_note, untied_note;
+  uint64_t max_position_embeddings = 0;
+  double rope_theta = 0;
+};
+
+std::optional<ParamsShape> params_shape_from_json(const nlohmann::json& j, std::vector<Problem>& problems);
+
+/// A bare dense model of about `params` parameters in `shape`, for when
+/// nothing else is known (the rule is stated in the result's notes): heads of
+/// head_dim, at most max_kv_heads KV heads, tied embeddings below
+/// tie_embeddings_below_params, layers ~ hidden / hidden_per_layer, FFN
+/// refitted so parameter_count lands within 1% of `params`.
 /// Throws bad_input outside 1e8..1e13.
-ModelSpec model_from_params(double params);
+ModelSpec model_from_params(double params, const ParamsShape& shape);
 
 }  // namespace optadvisor

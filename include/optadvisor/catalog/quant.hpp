@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "optadvisor/base/error.hpp"
+#include "optadvisor/catalog/hardware.hpp"
 #include "optadvisor/catalog/model.hpp"
 
 namespace optadvisor {
@@ -88,6 +89,12 @@ struct QuantRule {
 };
 
 /// A quantization format: a GGUF file type or a checkpoint format.
+/// The low-precision matrix path a format is made for (formats.json native_compute).
+struct NativeCompute {
+  std::string dtype;       ///< "fp8", "fp4": the peak in the hardware's flops_per_s
+  std::string capability;  ///< the Capabilities flag that provides it: "fp8", "nvfp4", "mxfp4"
+};
+
 struct QuantFormat {
   std::string id;           ///< lowercase id: "q4_k_m", "awq-int4", "mlx-4bit"
   std::string name;         ///< display name
@@ -99,7 +106,13 @@ struct QuantFormat {
   bool imatrix = false;         ///< assumed importance-matrix use (QuantOptions overrides)
   std::vector<QuantRule> rules;
   std::string pointer;          ///< JSON pointer of the format in its document
+  std::optional<NativeCompute> native_compute;  ///< FP8/FP4 checkpoints; none for weight-only formats
 };
+
+/// Whether a device runs a format on its native path: always for formats
+/// without one, else where the device has the capability. The search and the
+/// advisor offer FP8/FP4 checkpoints only there.
+bool runs_natively(const QuantFormat& format, const Capabilities& capabilities);
 
 /// Model facts the rules read. The caller fills it from a ModelSpec.
 struct QuantModelFacts {
@@ -140,6 +153,7 @@ struct GroupSummary {
 /// The weights of a model in one format.
 struct WeightsBreakdown {
   std::string format_id;
+  std::optional<NativeCompute> native_compute;  ///< the format's (none for a GGUF file's own table)
   Container container = Container::kGguf;
   std::vector<TensorAssignment> tensors;  ///< in input order
   std::vector<GroupSummary> groups;       ///< fixed order, empty groups left out

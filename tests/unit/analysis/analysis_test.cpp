@@ -360,3 +360,42 @@ TEST_CASE("a two-trillion-parameter MoE at 1M context and batch 4096 stays finit
   CHECK(std::isfinite(a.memory.total_bytes));
   CHECK_FALSE(a.memory.fits);
 }
+
+TEST_CASE("offload, attention kernels and activations follow the engine's data, not its name", "[analysis][engine-data]") {
+  // Llama-3.1-70B q4_k_m (~40 GB) on a 24 GB RTX 4090 under llama.cpp: layers go to host memory.
+  ScenarioRequest r;
+  r.hardware = "rtx4090";
+  r.model.preset = "llama-3.1-70b";
+  r.quant = "q4_k_m";
+  PreparedScenario ps = prepare_scenario(catalog(), r);
+  EngineProfile renamed = *ps.scenario.engine.engine;
+  renamed.id = "renamed";
+  ps.scenario.engine.engine = &renamed;
+  const Analysis offloaded = analyze(ps.scenario);
+  CHECK(offloaded.memory.offloaded_layers > 0);  // the same under another id
+  renamed.offloads_to_host = false;
+  const Analysis kept = analyze(ps.scenario);
+  CHECK(kept.memory.offloaded_layers == 0);
+  CHECK_FALSE(kept.memory.fits);
+  // ggml's compute buffer holds f32 logits: at least vocab x 4 bytes = 128256 x 4 = 513,024.
+  CHECK(offloaded.memory.activation_bytes >= 128256.0 * 4);
+  renamed.memory.activation_model = ActivationModel::kBatchedTokens;
+  // The forward-pass model: max_batched_tokens x hidden x bytes per token and hidden unit, no logits term.
+  CHECK(analyze(ps.scenario).memory.activation_bytes ==
+        Approx(static_cast<double>(renamed.memory.max_batched_tokens) * 8192.0 * renamed.memory.activation_bytes_per_token));
+
+  // Flash attention on a device without FlashAttention-2: only with the engine's own kernels.
+  const HardwareProfile hw = round_device(1e12, 100e12, 80e9);
+  PlainEngine e(0.8, 0.5);
+  Scenario s = scenario_for(hw, "llama-3.1-8b", e);
+  s.weights.total_bytes = 16e9;
+  s.weights.params = 8e9;
+  s.weights.active_params = 8e9;
+  s.workload.prompt_tokens = 512;
+  s.workload.gen_tokens = 128;
+  s.workload.batch = 1;
+  REQUIRE_FALSE(hw.capabilities.flash_attention_2);
+  CHECK_FALSE(analyze(s).factors.flash_attention);
+  e.engine.own_flash_attention = true;
+  CHECK(analyze(s).factors.flash_attention);
+}

@@ -10,6 +10,7 @@
 #include <set>
 #include <string>
 
+#include "optadvisor/catalog/catalog.hpp"
 #include "optadvisor/catalog/model.hpp"
 
 #ifndef OPTADVISOR_SOURCE_DIR
@@ -563,9 +564,15 @@ TEST_CASE("model_from_json reports semantic problems with pointers", "[model]") 
 }
 
 TEST_CASE("model_from_params builds a Llama-like shape near the request", "[model]") {
+  static const Catalog catalog = Catalog::load({});
+  const ParamsShape& shape = catalog.params_shape();
+  // data/shapes/params-default.json: Llama-3's vocabulary, head_dim 128, 8 KV heads.
+  CHECK(shape.vocab_size == 128256);
+  CHECK(shape.head_dim == 128);
+  CHECK(shape.max_kv_heads == 8);
   for (double params : {1e8, 5e8, 1e9, 3e9, 7e9, 8e9, 13e9, 34e9, 70e9, 405e9, 1e12, 5e12}) {
     INFO(params);
-    const ModelSpec s = model_from_params(params);
+    const ModelSpec s = model_from_params(params, shape);
     const double got = static_cast<double>(parameter_count(s));
     CHECK(got == Approx(params).epsilon(0.01));
     CHECK(s.model_type == "llama");
@@ -579,9 +586,23 @@ TEST_CASE("model_from_params builds a Llama-like shape near the request", "[mode
     CHECK(model_from_json(to_json(s), problems));
   }
   // Near Llama-3-8B's shape for 8e9: hidden 4096, 32 layers.
-  const ModelSpec eight = model_from_params(8e9);
+  const ModelSpec eight = model_from_params(8e9, shape);
   CHECK(eight.hidden_size == 4096);
   CHECK(eight.num_hidden_layers == 32);
-  CHECK_THROWS_WITH(model_from_params(1e6), Catch::Contains("cannot build a model shape"));
-  CHECK_THROWS_AS(model_from_params(1e14), Error);
+  CHECK_THROWS_WITH(model_from_params(1e6, shape), Catch::Contains("cannot build a model shape"));
+  CHECK_THROWS_AS(model_from_params(1e14, shape), Error);
+}
+
+TEST_CASE("the --params shape is data, not a model preset", "[catalog][model]") {
+  static const Catalog catalog = Catalog::load({});
+  const ParamsShape& shape = catalog.params_shape();
+  CHECK(shape.id == "params-default");
+  CHECK(shape.ffn_ratio == 3.5);
+  CHECK(shape.rope_theta == 500000.0);
+  // data/shapes/, not data/models/: no preset of that name.
+  for (const auto& m : catalog.models()) CHECK(m.id != "params-default");
+  const ModelSpec built = model_from_params(8e9, shape);
+  CHECK(built.rope_theta == 500000.0);
+  CHECK(built.max_position_embeddings == 131072);
+  CHECK(built.vocab_size == 128256);
 }

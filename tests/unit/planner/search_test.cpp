@@ -217,6 +217,32 @@ TEST_CASE("the scenario cache gives what prepare_scenario gives", "[search][cach
     for (const char* kv_dtype : {"", "fp8"}) CHECK(check_cache_matches_prepare(model_id, kv_dtype) > 20);
 }
 
+TEST_CASE("search and estimate agree on the KV-head rule", "[search][cache][layout]") {
+  // Qwen2.5-7B: 28 attention heads, 4 KV heads. tp 14 divides 28 but neither
+  // divides 4 nor is a multiple of it (4 % 14 = 4, 14 % 4 = 2): both refuse,
+  // in the same words. tp 28 replicates each KV head on 7 ranks: both accept.
+  const ResolvedModel m = model("qwen2.5-7b");
+  ScenarioRequest base;
+  base.model.preset = "qwen2.5-7b";
+  ScenarioCache cache(catalog(), m, base);
+  const HardwareProfile& hw = catalog().resolve_hardware("h100");
+  std::string want, got;
+  try {
+    prepare_scenario(catalog(), cache.request(hw, "vllm", "hf-bf16", 14, 14, 1), m);
+  } catch (const Error& e) {
+    want = e.what();
+  }
+  try {
+    cache.prepare(hw, "vllm", "hf-bf16", 14, 14, 1);
+  } catch (const Error& e) {
+    got = e.what();
+  }
+  CHECK(want == "--tp 14 neither divides the model's 4 key-value heads nor is a multiple of them");
+  CHECK(got == want);
+  CHECK(prepare_scenario(catalog(), cache.request(hw, "vllm", "hf-bf16", 28, 28, 1), m).scenario.workload.tp == 28);
+  CHECK(cache.prepare(hw, "vllm", "hf-bf16", 28, 28, 1).scenario.workload.tp == 28);
+}
+
 TEST_CASE("the estimate sections --require reads are those of estimate --json", "[search][require]") {
   struct Case {
     const char* hw;

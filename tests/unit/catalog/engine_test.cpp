@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: MIT
+// What an engine does, as data: the behaviour fields of data/engines/*.json,
+// and the native FP8/FP4 path of data/quant/formats.json.
+#include <catch2/catch.hpp>
+
+#include "optadvisor/catalog/catalog.hpp"
+
+using namespace optadvisor;
+
+namespace {
+
+const Catalog& catalog() {
+  static const Catalog c = Catalog::load({});
+  return c;
+}
+
+nlohmann::json minimal_engine() {
+  return {{"id", "x"},
+          {"name", "X"},
+          {"kind", "inference"},
+          {"backends",
+           {{"default", {{"decode_bandwidth_efficiency", 0.7}, {"prefill_compute_efficiency", 0.5}, {"layer_overhead_s", 0}, {"step_overhead_s", 0}}}}},
+          {"quants", {"hf-bf16"}},
+          {"memory", {{"runtime_overhead_bytes", 0}}},
+          {"sources", nlohmann::json::object()}};
+}
+
+}  // namespace
+
+TEST_CASE("engine behaviour comes from the engine files", "[catalog][engine]") {
+  const EngineProfile& llama = catalog().resolve_engine("llama.cpp");
+  const EngineProfile& vllm = catalog().resolve_engine("vllm");
+  const EngineProfile& mlx = catalog().resolve_engine("mlx");
+  CHECK(llama.multi_device == MultiDevice::kLayers);
+  CHECK(llama.multi_device_setting == "-sm layer");
+  CHECK(vllm.multi_device == MultiDevice::kTensor);
+  for (const char* one_device : {"mlx", "executorch", "qnn"}) CHECK(catalog().resolve_engine(one_device).multi_device == MultiDevice::kNone);
+  CHECK(llama.offloads_to_host);
+  CHECK_FALSE(vllm.offloads_to_host);
+  CHECK(llama.own_flash_attention);
+  CHECK(mlx.own_flash_attention);
+  CHECK_FALSE(vllm.own_flash_attention);
+  CHECK(llama.memory.activation_model == ActivationModel::kGgmlUbatch);
+  CHECK(vllm.memory.activation_model == ActivationModel::kBatchedTokens);
+  // The prefill chunk follows the activation model: n_ubatch for ggml, max_batched_tokens otherwise.
+  CHECK(llama.memory.prefill_chunk_tokens() == llama.memory.ubatch_tokens);
+  CHECK(vllm.memory.prefill_chunk_tokens() == vllm.memory.max_batched_tokens);
+}
+
+TEST_CASE("engine behaviour fields: defaults and bad values", "[catalog][engine]") {
+  std::vector<Problem> problems;
+  const auto plain = engine_from_json(minimal_engine(), problems);
+  REQUIRE(plain);
+  CHECK(problems.empty());
+  // Absent: a tensor-parallel server engine without offload or its own attention kernels.
+  CHECK(plain->multi_device == MultiDevice::kTensor);
+  CHECK_FALSE(plain->offloads_to_host);
+  CHECK_FALSE(plain->own_flash_attention);
+  CHECK(plain->memory.activation_model == ActivationModel::kBatchedTokens);
+
+  nlohmann::json bad = minimal_engine();
+  bad["multi_device"] = "pipeline";
+  bad["memory"]["activation_model"] = "ggml";
+  problems.clear();
+  engine_from_json(bad, problems);
+  REQUIRE(problems.size() == 2);
+  CHECK(problems[0].pointer == "/multi_device");
+  CHECK(problems[1].pointer == "/memory/activation_model");
+}
+
+TEST_CASE("runs_natively: FP8 and FP4 checkpoints need the device's capability", "[catalog][quant]") {
+  const QuantDb& q = catalog().quant();
+  const auto& a100 = catalog().resolve_hardware("a100-sxm-80gb").capabilities;  // no FP8, no FP4
+  const auto& h100 = catalog().resolve_hardware("h100").capabilities;           // FP8
+  const auto& mi355x = catalog().resolve_hardware("mi355x").capabilities;       // FP8, MXFP4, no NVFP4
+  REQUIRE(q.resolve("fp8").native_compute);
+  CHECK(q.resolve("fp8").native_compute->dtype == "fp8");
+  CHECK(q.resolve("nvfp4").native_compute->dtype == "fp4");
+  CHECK(q.resolve("mxfp4").native_compute->capability == "mxfp4");
+  CHECK_FALSE(runs_natively(q.resolve("fp8"), a100));
+  CHECK(runs_natively(q.resolve("fp8"), h100));
+  CHECK_FALSE(runs_natively(q.resolve("nvfp4"), h100));
+  CHECK(runs_natively(q.resolve("mxfp4"), mi355x));
+  CHECK_FALSE(runs_natively(q.resolve("nvfp4"), mi355x));
+  // Weight-only formats have no native path to lack.
+  CHECK_FALSE(q.resolve("q4_k_m").native_compute);
+  CHECK(runs_natively(q.resolve("q4_k_m"), a100));
+  CHECK(runs_natively(q.resolve("awq-int4"), a100));
+}
