@@ -168,8 +168,8 @@ PreparedScenario prepare_scenario(const Catalog& catalog, const ScenarioRequest&
                     "shorten the context, or use a config.json whose max_position_embeddings allows it");
   w.tp = static_cast<uint32_t>(positive(r.tp, "--tp"));
   w.pp = static_cast<uint32_t>(positive(r.pp, "--pp"));
+  if (r.tp > 1024 || r.pp > 1024 || r.gpus > 1024) throw bad_input("at most 1024 GPUs are modelled");  // before tp x pp
   w.gpus = static_cast<uint32_t>(r.gpus == 0 ? r.tp * r.pp : positive(r.gpus, "--gpus"));
-  if (r.tp > 1024 || r.pp > 1024 || r.gpus > 1024) throw bad_input("at most 1024 GPUs are modelled");
   if (static_cast<int64_t>(w.tp) * w.pp != w.gpus)
     throw bad_input(fmt::format("--tp {} x --pp {} = {} does not match --gpus {}", w.tp, w.pp, w.tp * w.pp, w.gpus),
                     "every GPU holds one tensor-parallel shard of one pipeline stage");

@@ -43,7 +43,7 @@ void add_scenario_options(CLI::App* cmd, EstimateOptions& o, bool allow_html = f
   cmd->add_option("--engine,-e", r.engine,
                   "Engine, optionally with a backend: vllm, llama.cpp:metal (default: per device class); training: pytorch, megatron, deepspeed");
   o.inference_only = add_workload_options(cmd, r, o.host_bandwidth);
-  cmd->add_option("--gpus", r.gpus, "GPU count (inference: default tp x pp; training: default tp x pp x cp)");
+  add_gpus_option(cmd, r.gpus, "GPU count (inference: default tp x pp; training: default tp x pp x cp)");
   cmd->add_option("--tp", r.tp, "Tensor-parallel degree")->capture_default_str();
   cmd->add_option("--pp", r.pp, "Pipeline / layer-split degree")->capture_default_str();
   cmd->add_option("--flash-attention", o.flash_attention, "on or off (default: the engine's; training: on)")
@@ -77,10 +77,15 @@ template <typename Render>
 void print_and_enforce(const EstimateOptions& o, const std::vector<Requirement>& requirements, Render render,
                        const GlobalOptions& global) {
   const std::string output = render(o.format.get(), stdout_style(global));
-  fmt::print("{}", output);
-  if (requirements.empty()) return;
+  if (requirements.empty()) {
+    fmt::print("{}", output);
+    return;
+  }
   const std::string json = o.format.get() == OutputFormat::kJson ? output : render(OutputFormat::kJson, Style{});
-  RequireOption::enforce(requirements, nlohmann::json::parse(json));
+  const nlohmann::json document = nlohmann::json::parse(json);
+  RequireOption::check_paths(requirements, document);
+  fmt::print("{}", output);
+  RequireOption::enforce(requirements, document);
 }
 
 ScenarioRequest finish(const EstimateOptions& o) {
