@@ -57,6 +57,9 @@ def make_fixtures(scratch):
         bench = f.read()
     with open(os.path.join(scratch, "overflow-bench.json"), "w") as f:
         f.write(bench.replace('"avg_ts": ', '"avg_ts": 418186e1815 + 0 * ', 1).replace(" + 0 * ", ", \"x\": ", 1))
+    # n_prompt + n_gen overflowed int64 (UBSan) before the token counts were range-checked.
+    with open(os.path.join(scratch, "huge-tokens-bench.json"), "w") as f:
+        f.write(bench.replace('"n_prompt": 512', '"n_prompt": 9223372036854775807', 1))
     # Hostile inputs: nesting 50,000 deep (a recursive dump or copy would overflow the stack),
     # absurd dimensions, a FIFO and an oversized file where a regular file belongs.
     deep = "[" * 50000 + "]" * 50000
