@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 #include "optadvisor/catalog/calibration.hpp"
 
-#include <fstream>
 #include <system_error>
 
 #include <fmt/format.h>
-#include <unistd.h>
+
+#include "base/output_file.hpp"
 
 namespace optadvisor {
 
@@ -90,24 +90,7 @@ void write_calibration_file(const std::filesystem::path& path, const nlohmann::o
     if (ec) throw Error(ExitCode::kRuntime, fmt::format("cannot create directory '{}': {}", path.parent_path().string(), ec.message()));
   }
   // A reader never sees half a file: write beside it, then rename over it.
-  const fs::path temporary = path.string() + fmt::format(".tmp-{}", static_cast<long>(::getpid()));
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    if (!out) throw Error(ExitCode::kRuntime, fmt::format("cannot write '{}'", temporary.string()), "check the directory's permissions");
-    out << doc.dump(2) << "\n";
-    out.flush();
-    if (!out) {
-      out.close();
-      fs::remove(temporary, ec);
-      throw Error(ExitCode::kRuntime, fmt::format("cannot write '{}'", temporary.string()));
-    }
-  }
-  fs::rename(temporary, path, ec);
-  if (ec) {
-    std::error_code ignored;
-    fs::remove(temporary, ignored);
-    throw Error(ExitCode::kRuntime, fmt::format("cannot write '{}': {}", path.string(), ec.message()));
-  }
+  write_file_replacing(path.string(), doc.dump(2) + "\n", "calibration file");
 }
 
 }  // namespace optadvisor

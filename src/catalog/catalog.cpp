@@ -2,13 +2,12 @@
 #include "optadvisor/catalog/catalog.hpp"
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 #include <system_error>
 
 #include <fmt/format.h>
 
 #include "catalog/embedded.hpp"
+#include "base/input_file.hpp"
 #include "base/names.hpp"
 
 namespace optadvisor {
@@ -51,16 +50,10 @@ std::optional<nlohmann::json> parse_document(std::string_view text, const std::s
     problems.push_back({display, "", "empty file"});
     return std::nullopt;
   }
-  try {
-    return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    // e.what() is "[json.exception.parse_error.101] parse error at line 3, column 5: ..." (or out_of_range.406,
-    // "number overflow parsing '1e999'"); keep the readable part.
-    std::string what = e.what();
-    auto pos = what.find("] ");
-    problems.push_back({display, "", "invalid JSON: " + (pos == std::string::npos ? what : what.substr(pos + 2))});
-    return std::nullopt;
-  }
+  std::string why;
+  std::optional<nlohmann::json> json = parse_json_input(text, why);
+  if (!json) problems.push_back({display, "", "invalid JSON: " + why});
+  return json;
 }
 
 void collect_embedded(std::vector<DataDocument>& docs, bool validate, std::vector<Problem>& problems) {
@@ -93,7 +86,8 @@ void collect_overlay(const fs::path& dir, std::vector<DataDocument>& docs, std::
   std::vector<fs::path> files;
   for (auto it = fs::recursive_directory_iterator(dir, fs::directory_options::skip_permission_denied, ec);
        !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    if (it->is_regular_file(ec) && it->path().extension() == ".json") files.push_back(it->path());
+    // Not only regular files: a FIFO or device named *.json is reported, not skipped.
+    if (!it->is_directory(ec) && it->path().extension() == ".json") files.push_back(it->path());
   }
   if (ec) problems.push_back({dir.string(), "", "cannot list directory: " + ec.message()});
   std::sort(files.begin(), files.end());
@@ -106,14 +100,13 @@ void collect_overlay(const fs::path& dir, std::vector<DataDocument>& docs, std::
                           "unknown data kind; put the file under hardware/, models/, quant/, engines/, training/, rules/, calibrations/ or shapes/"});
       continue;
     }
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-      problems.push_back({display, "", "cannot read file"});
+    std::string why;
+    const std::optional<std::string> text = read_input_file(path.string(), why);
+    if (!text) {
+      problems.push_back({display, "", "file " + why});
       continue;
     }
-    std::ostringstream text;
-    text << in.rdbuf();
-    auto json = parse_document(text.str(), display, problems);
+    auto json = parse_document(*text, display, problems);
     if (!json) continue;
     const auto& schema = schema_for_kind().at(kind);
     const std::size_t before = problems.size();

@@ -356,6 +356,48 @@ bool is_moe_layer(const ModelSpec& spec, uint64_t layer) {
          spec.mlp_only_layers.end();
 }
 
+namespace {
+
+/// Why the dimensions give more than kMaxModelParameters parameters, or nullopt. Counted in double
+/// (exact enough for a bound, and it cannot wrap); precondition: every dimension within its range,
+/// so the tensor list is at most kMaxModelLayers blocks long.
+std::optional<std::string> parameter_overflow(const ModelSpec& s) {
+  const auto limit = static_cast<double>(kMaxModelParameters);
+  double total = 0;
+  const Tensor* largest = nullptr;
+  double largest_elements = 0;
+  const std::vector<Tensor> tensors = model_tensors(s);
+  for (const Tensor& t : tensors) {
+    const double n = static_cast<double>(t.row_elements) * static_cast<double>(t.rows) * static_cast<double>(t.slices);
+    total += n;
+    if (n > largest_elements) {
+      largest_elements = n;
+      largest = &t;
+    }
+  }
+  const double h = static_cast<double>(s.hidden_size);
+  const double embedding = static_cast<double>(s.vocab_size) * h;
+  // MTP blocks (each at most the largest layer's tensors again) with their embedding and head copies.
+  const double layers = static_cast<double>(std::max<uint64_t>(s.num_hidden_layers, 1));
+  total += static_cast<double>(s.num_nextn_predict_layers) * (total / layers + 2 * h * h + 2 * embedding);
+  if (s.vision_config) {
+    const VisionTowerSpec& v = *s.vision_config;
+    const double hv = static_cast<double>(v.hidden_size);
+    const double side = static_cast<double>(v.image_size) / static_cast<double>(std::max<uint64_t>(v.patch_size, 1));
+    total += static_cast<double>(v.num_hidden_layers) * (4 * hv * hv + 2 * hv * static_cast<double>(v.intermediate_size) + 8 * hv) +
+             static_cast<double>(v.num_channels) * static_cast<double>(v.patch_size) * static_cast<double>(v.patch_size) * hv + side * side * hv + hv * h;
+  }
+  if (total <= limit) return std::nullopt;
+  std::string shape;
+  if (largest != nullptr)
+    shape = fmt::format(" (the largest tensor, {} [{} x {} x {}], has {:.3g})", largest->name, largest->row_elements,
+                        largest->rows, largest->slices, largest_elements);
+  return fmt::format("these dimensions give {:.3g} parameters, beyond the limit of {:.3g} for any model{}", total,
+                     limit, shape);
+}
+
+}  // namespace
+
 std::optional<ModelSpec> model_from_json(const nlohmann::json& j, std::vector<Problem>& problems) {
   if (!j.is_object()) {
     problems.push_back(Problem{"", "", "expected a JSON object"});
@@ -475,6 +517,44 @@ std::optional<ModelSpec> model_from_json(const nlohmann::json& j, std::vector<Pr
     }
   }
   s.notes = r.strings("notes");
+
+  // Ranges first: the per-layer loops below, the tensor list and every count rely on them.
+  const auto at_most = [&](FieldReader& reader, const char* key, uint64_t value, uint64_t limit) {
+    if (value > limit)
+      reader.problem(reader.pointer(key), fmt::format("{} is beyond the limit of {} for any model", value, limit));
+  };
+  for (const auto& [key, value] :
+       {std::pair<const char*, uint64_t>{"hidden_size", s.hidden_size}, {"intermediate_size", s.intermediate_size},
+        {"vocab_size", s.vocab_size}, {"head_dim", s.head_dim}, {"moe_intermediate_size", s.moe_intermediate_size},
+        {"shared_expert_intermediate_size", s.shared_expert_intermediate_size}, {"q_lora_rank", s.q_lora_rank},
+        {"kv_lora_rank", s.kv_lora_rank}, {"qk_rope_head_dim", s.qk_rope_head_dim},
+        {"qk_nope_head_dim", s.qk_nope_head_dim}, {"v_head_dim", s.v_head_dim}})
+    at_most(r, key, value, kMaxModelWidth);
+  at_most(r, "num_hidden_layers", s.num_hidden_layers, kMaxModelLayers);
+  at_most(r, "num_nextn_predict_layers", s.num_nextn_predict_layers, kMaxModelLayers);
+  at_most(r, "sliding_window_pattern", s.sliding_window_pattern, kMaxModelLayers);
+  at_most(r, "num_attention_heads", s.num_attention_heads, kMaxModelHeads);
+  at_most(r, "num_key_value_heads", s.num_key_value_heads, kMaxModelHeads);
+  at_most(r, "num_experts", s.num_experts, kMaxModelExperts);
+  at_most(r, "num_experts_per_tok", s.num_experts_per_tok, kMaxModelExperts);
+  at_most(r, "max_position_embeddings", s.max_position_embeddings, kMaxModelContext);
+  at_most(r, "sliding_window", s.sliding_window, kMaxModelContext);
+  if (s.vision_config) {
+    FieldReader vr(j.at("vision_config"), "/vision_config", problems);
+    const VisionTowerSpec& v = *s.vision_config;
+    at_most(vr, "hidden_size", v.hidden_size, kMaxModelWidth);
+    at_most(vr, "intermediate_size", v.intermediate_size, kMaxModelWidth);
+    at_most(vr, "num_hidden_layers", v.num_hidden_layers, kMaxModelLayers);
+    at_most(vr, "patch_size", v.patch_size, kMaxModelWidth);
+    at_most(vr, "image_size", v.image_size, kMaxModelWidth);
+    at_most(vr, "num_channels", v.num_channels, kMaxModelWidth);
+    if (!vr.ok()) r.problem("/vision_config", "invalid vision_config");
+  }
+  if (!r.ok()) return std::nullopt;
+  if (auto too_many = parameter_overflow(s)) {
+    r.problem("", *too_many);
+    return std::nullopt;
+  }
 
   // Semantic checks beyond the schema.
   auto positive = [&](const char* key, uint64_t v) {

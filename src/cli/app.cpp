@@ -11,6 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include "app.hpp"
+#include "base/input_file.hpp"
 #include "common.hpp"
 #include "detect_tools.hpp"
 #include "optadvisor/base/error.hpp"
@@ -18,10 +19,14 @@
 
 namespace {
 
+// Messages echo file names, arguments and file contents: control characters are escaped (one
+// line each, no terminal escapes) and a runaway message is cut.
+constexpr std::size_t kMaxMessageChars = 2000;
+
 void print_error(const std::string& message, const std::string& hint) {
   std::fflush(stdout);
-  fmt::print(stderr, "optadvisor: error: {}\n", message);
-  if (!hint.empty()) fmt::print(stderr, "hint: {}\n", hint);
+  fmt::print(stderr, "optadvisor: error: {}\n", optadvisor::printable(message, kMaxMessageChars));
+  if (!hint.empty()) fmt::print(stderr, "hint: {}\n", optadvisor::printable(hint, kMaxMessageChars));
 }
 
 /// The innermost subcommand that was parsed, for a precise --help hint.

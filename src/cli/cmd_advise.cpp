@@ -65,7 +65,7 @@ std::shared_ptr<AdviseOptions> add_advise_options(CLI::App* cmd, bool html_repor
                        add(cmd->add_option("--kv-dtype", r.kv_dtype, "KV-cache element type: f16, bf16, fp8, q8_0, q4_0")),
                        add(cmd->add_option("--cuda-graphs", o->cuda_graphs, "on or off (default: the backend's)")->check(CLI::IsMember({"on", "off"}))),
                        add(cmd->add_option("--host-bandwidth", o->host_bandwidth, "Host memory bandwidth in bytes/s for offloaded layers (e.g. 60e9)"))};
-  add(cmd->add_option("--gpus", r.gpus, "GPU count (default tp x pp; training: tp x pp x cp)"));
+  add(add_gpus_option(cmd, r.gpus, "GPU count (default tp x pp; training: tp x pp x cp)"));
   add(cmd->add_option("--tp", r.tp, "Tensor-parallel degree"));
   add(cmd->add_option("--pp", r.pp, "Pipeline / layer-split degree"));
   add(cmd->add_option("--flash-attention", o->flash_attention, "on or off (default: the engine's)")->check(CLI::IsMember({"on", "off"})));
@@ -151,8 +151,14 @@ void run_advise(const AdviseOptions& o, const GlobalOptions& global, const std::
   if (o.goal.empty()) info.notes.push_back("no --goal given: advising on latency; --goal throughput|memory|training for the others");
   const std::string output = html ? render_advice_html(advice, book, view, info)
                                   : render_advice(advice, book, view, o.format.get(), stdout_style(global));
+  if (requirements.empty()) {
+    write_result(output, out_path);
+    return;
+  }
+  const nlohmann::json document = advice_json(advice, book);
+  RequireOption::check_paths(requirements, document);
   write_result(output, out_path);
-  if (!requirements.empty()) RequireOption::enforce(requirements, advice_json(advice, book));
+  RequireOption::enforce(requirements, document);
 }
 
 void register_advise(CLI::App& app, const GlobalOptions& global) {

@@ -67,7 +67,10 @@ void run(const CalibrateOptions& o, const GlobalOptions& global) {
   const CalibrationFit fit = fit_calibration(catalog, map_measurements(catalog, measurements, request), request);
 
   std::filesystem::path target;
-  if (!o.out.empty()) {
+  const bool to_stdout = o.out == "-";  // the calibration document on stdout, the report on stderr
+  if (to_stdout) {
+    target = "-";
+  } else if (!o.out.empty()) {
     target = o.out;
   } else {
     const auto dir = user_data_dir();
@@ -77,7 +80,7 @@ void run(const CalibrateOptions& o, const GlobalOptions& global) {
       target = *dir / "calibrations" / calibration_file_name(fit.calibration.hardware, fit.calibration.engine, fit.calibration.backend);
   }
   std::error_code ec;
-  if (!target.empty() && std::filesystem::is_directory(target, ec))
+  if (!target.empty() && !to_stdout && std::filesystem::is_directory(target, ec))
     throw bad_input(fmt::format("--out '{}' is a directory", target.string()), "name the file, e.g. DIR/calibrations/x.json");
 
   // The overlay must load back: check it against its schema before writing it.
@@ -85,9 +88,17 @@ void run(const CalibrateOptions& o, const GlobalOptions& global) {
   std::vector<Problem> problems;
   check_against_schema("calibration", nlohmann::json::parse(doc.dump()), target.string(), problems);
   if (!problems.empty()) throw Error(ExitCode::kRuntime, "internal: the calibration does not match its schema: " + to_string(problems.front()));
-  if (!o.dry_run) write_calibration_file(target, doc);
-  fmt::print("{}", render_calibration(fit, target.string(), !o.dry_run, o.format.get(), stdout_style(global)));
-  if (!requirements.empty()) RequireOption::enforce(requirements, calibration_report_json(fit, target.string(), !o.dry_run));
+  const bool written = !o.dry_run && !to_stdout;
+  RequireOption::check_paths(requirements, calibration_report_json(fit, target.string(), written));
+  if (written) write_calibration_file(target, doc);
+  const std::string report = render_calibration(fit, target.string(), written, o.format.get(), stdout_style(global));
+  if (to_stdout) {
+    if (!o.dry_run) fmt::print("{}\n", doc.dump(2));
+    fmt::print(stderr, "{}", report);
+  } else {
+    fmt::print("{}", report);
+  }
+  if (!requirements.empty()) RequireOption::enforce(requirements, calibration_report_json(fit, target.string(), written));
 }
 
 }  // namespace
@@ -108,7 +119,7 @@ void register_calibrate(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--batch,-b", o->batch, "vllm bench latency: its --batch-size (default 8)");
   cmd->add_option("--prompt,-p", o->prompt, "vllm bench latency: its --input-len (default 32)");
   cmd->add_option("--gen,-n", o->gen, "vllm bench latency: its --output-len (default 128)");
-  cmd->add_option("--out,-o", o->out, "Write the calibration here instead of $XDG_DATA_HOME/optadvisor/calibrations/")->type_name("FILE");
+  cmd->add_option("--out,-o", o->out, "Write the calibration here instead of $XDG_DATA_HOME/optadvisor/calibrations/ (- prints it on stdout, the report on stderr)")->type_name("FILE");
   cmd->add_flag("--dry-run", o->dry_run, "Fit and print, write nothing");
   o->format.attach(cmd);
   o->require.attach(cmd);

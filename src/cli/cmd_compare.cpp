@@ -66,7 +66,7 @@ void register_compare(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--quant,-q", o->quant, "Weight formats, comma-separated (default: each engine's)");
   cmd->add_option("--engine,-e", o->engine, "Engines, comma-separated, optionally with a backend (default: per device class)");
   add_workload_options(cmd, o->request, o->host_bandwidth);
-  cmd->add_option("--gpus", o->request.gpus, "GPU count (default tp x pp)");
+  add_gpus_option(cmd, o->request.gpus, "GPU count (default tp x pp)");
   cmd->add_option("--tp", o->request.tp, "Tensor-parallel degree")->capture_default_str();
   cmd->add_option("--pp", o->request.pp, "Pipeline / layer-split degree")->capture_default_str();
   cmd->add_option("--flash-attention", o->flash_attention, "on or off (default: the engine's)")->check(CLI::IsMember({"on", "off"}));

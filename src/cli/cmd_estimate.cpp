@@ -44,7 +44,7 @@ void add_scenario_options(CLI::App* cmd, EstimateOptions& o, bool allow_html = f
   cmd->add_option("--engine,-e", r.engine,
                   "Engine, optionally with a backend: vllm, llama.cpp:metal (default: per device class); training: pytorch, megatron, deepspeed");
   o.inference_only = add_workload_options(cmd, r, o.host_bandwidth);
-  cmd->add_option("--gpus", r.gpus, "GPU count (inference: default tp x pp; training: default tp x pp x cp)");
+  add_gpus_option(cmd, r.gpus, "GPU count (inference: default tp x pp; training: default tp x pp x cp)");
   cmd->add_option("--tp", r.tp, "Tensor-parallel degree")->capture_default_str();
   cmd->add_option("--pp", r.pp, "Pipeline / layer-split degree")->capture_default_str();
   cmd->add_option("--flash-attention", o.flash_attention, "on or off (default: the engine's; training: on)")
@@ -73,12 +73,20 @@ void add_scenario_options(CLI::App* cmd, EstimateOptions& o, bool allow_html = f
 }
 
 /// Prints a command's output, then checks --require against its JSON document
-/// (the same document `--json` prints, built once more only when the output is text).
+/// (the same document `--json` prints). A path that is not in the document is bad
+/// input and stops before anything is printed.
 template <typename Render, typename Document>
 void print_and_enforce(const EstimateOptions& o, const std::vector<Requirement>& requirements, Render render, Document document,
                        const GlobalOptions& global) {
-  fmt::print("{}", render(o.format.get(), stdout_style(global)));
-  if (!requirements.empty()) RequireOption::enforce(requirements, document());
+  const std::string output = render(o.format.get(), stdout_style(global));
+  if (requirements.empty()) {
+    fmt::print("{}", output);
+    return;
+  }
+  const nlohmann::json doc = document();
+  RequireOption::check_paths(requirements, doc);
+  fmt::print("{}", output);
+  RequireOption::enforce(requirements, doc);
 }
 
 ScenarioRequest finish(const EstimateOptions& o, const Catalog& catalog) {

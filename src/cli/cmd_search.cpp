@@ -155,6 +155,10 @@ void register_search(CLI::App& app, const GlobalOptions& global) {
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     spdlog::info("{} in {:.0f} ms", search_summary(result.stats), ms);
     fmt::print("{}", render_search(result, static_cast<std::size_t>(o->top), o->format.get(), stdout_style(global)));
+    if (result.candidates.empty())
+      throw Error(ExitCode::kCheckFailed, request.requirements.empty() || result.stats.fit == 0
+                                              ? "no configuration fits"
+                                              : "no configuration that fits meets every --require");
   });
 }
 

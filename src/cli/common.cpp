@@ -13,6 +13,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "base/output_file.hpp"
+
 namespace optadvisor::cli {
 
 void FormatOption::attach(CLI::App* app, bool allow_markdown, bool allow_html) {
@@ -53,8 +55,17 @@ std::vector<Requirement> RequireOption::parse() const {
   return parsed;
 }
 
+void RequireOption::check_paths(const std::vector<Requirement>& requirements, const nlohmann::json& document) {
+  if (requirements.empty()) return;
+  for (const auto& r : check_requirements(requirements, document))
+    if (r.missing)
+      throw bad_input(fmt::format("--require '{}': {}", r.text, r.reason),
+                      "the path names a key of the command's --json output");
+}
+
 void RequireOption::enforce(const std::vector<Requirement>& requirements, const nlohmann::json& document) {
   if (requirements.empty()) return;
+  check_paths(requirements, document);
   const auto results = check_requirements(requirements, document);
   int failed = 0;
   for (const auto& r : results) failed += r.passed ? 0 : 1;
@@ -112,14 +123,7 @@ void write_result(const std::string& text, const std::string& path) {
     fmt::print("{}", text);
     return;
   }
-  std::FILE* file = std::fopen(path.c_str(), "wb");
-  if (file == nullptr)
-    throw bad_input(fmt::format("cannot write '{}': {}", path, std::strerror(errno)), "pass --out a file in a folder that exists and is writable");
-  const bool written = std::fwrite(text.data(), 1, text.size(), file) == text.size();
-  if (std::fclose(file) != 0 || !written) {
-    std::remove(path.c_str());  // no half-written file left behind
-    throw Error(ExitCode::kRuntime, fmt::format("writing '{}' failed", path), "check the free space on that disk");
-  }
+  write_file_replacing(path, text, "--out");
   fmt::print(stderr, "optadvisor: wrote {} ({} bytes)\n", path, text.size());
 }
 

@@ -44,6 +44,9 @@ struct RequireOption {
   /// Checks the command's JSON output; prints each failing requirement on stderr
   /// and throws Error(kCheckFailed) when any fails.
   static void enforce(const std::vector<Requirement>& requirements, const nlohmann::json& document);
+  /// A path that is not in the output is a mistake in the expression: bad_input (exit 2) naming it
+  /// and the keys nearest it. Called before the output is printed.
+  static void check_paths(const std::vector<Requirement>& requirements, const nlohmann::json& document);
 };
 
 /// Loads the embedded data, the user's data directory (user_data_dir(), when it

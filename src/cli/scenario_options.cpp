@@ -7,6 +7,19 @@
 
 namespace optadvisor::cli {
 
+CLI::Option* add_gpus_option(CLI::App* cmd, int64_t& gpus, const std::string& description) {
+  const CLI::Validator at_least_one(
+      [](std::string& value) -> std::string {
+        int64_t n = 0;
+        // A non-number is left to the conversion, which names it.
+        if (CLI::detail::lexical_cast(value, n) && n < 1)
+          return "need at least one GPU, got " + value + " (leave --gpus out for tp x pp)";
+        return {};
+      },
+      "");
+  return cmd->add_option("--gpus", gpus, description)->check(at_least_one);
+}
+
 std::vector<CLI::Option*> add_workload_options(CLI::App* cmd, ScenarioRequest& r, std::string& host_bandwidth) {
   return {cmd->add_option("--batch,-b", r.batch, "Concurrent sequences, or 'max' for as many as fit")->capture_default_str(),
           cmd->add_option("--prompt,-p", r.prompt_tokens, "Prompt tokens per sequence")->capture_default_str(),

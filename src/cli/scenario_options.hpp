@@ -17,6 +17,9 @@ namespace optadvisor::cli {
 /// (the text kept in `host_bandwidth` until parse_host_bandwidth); returns the options in that order.
 std::vector<CLI::Option*> add_workload_options(CLI::App* cmd, ScenarioRequest& request, std::string& host_bandwidth);
 
+/// --gpus N: an explicit count must be at least 1 (left out, the count is tp x pp).
+CLI::Option* add_gpus_option(CLI::App* cmd, int64_t& gpus, const std::string& description);
+
 /// "a,b,c" -> {"a", "b", "c"} (spaces around names dropped); "" -> {}. An empty
 /// element ("a,,b", "a,") is bad_input naming `option`.
 std::vector<std::string> split_list(const std::string& text, const std::string& option);

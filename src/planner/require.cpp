@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "optadvisor/planner/require.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
@@ -9,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "base/names.hpp"
 #include "optadvisor/base/error.hpp"
 
 namespace optadvisor {
@@ -224,6 +226,7 @@ const nlohmann::json* lookup(const nlohmann::json& doc, const std::vector<PathPa
 /// Keys one level below where a path broke off, to suggest the right spelling.
 std::string available_keys(const nlohmann::json& doc, const std::vector<PathPart>& path) {
   const nlohmann::json* node = &doc;
+  std::string wanted;  // the key where the path left the document
   for (const auto& part : path) {
     const nlohmann::json* next = nullptr;
     if (part.key.empty()) {
@@ -233,15 +236,23 @@ std::string available_keys(const nlohmann::json& doc, const std::vector<PathPart
       auto it = node->find(part.key);
       if (it != node->end()) next = &*it;
     }
-    if (next == nullptr) break;
+    if (next == nullptr) {
+      wanted = part.key;
+      break;
+    }
     node = next;
   }
   if (node->is_array()) return fmt::format("an array of {}", node->size());
   if (!node->is_object()) return "";
+  // The keys nearest the one asked for first, then the others.
+  std::vector<std::string> all;
+  for (auto it = node->begin(); it != node->end(); ++it) all.push_back(it.key());
+  std::vector<std::string> order = wanted.empty() ? std::vector<std::string>{} : closest_names(wanted, all);
+  for (const auto& k : all)
+    if (std::find(order.begin(), order.end(), k) == order.end()) order.push_back(k);
   std::string keys;
-  int shown = 0;
-  for (auto it = node->begin(); it != node->end() && shown < 12; ++it, ++shown) keys += (keys.empty() ? "" : ", ") + it.key();
-  if (node->size() > 12) keys += ", ...";
+  for (std::size_t i = 0; i < order.size() && i < 12; ++i) keys += (keys.empty() ? "" : ", ") + order[i];
+  if (order.size() > 12) keys += ", ...";
   return keys;
 }
 
@@ -252,6 +263,7 @@ RequirementResult check_one(const Requirement& r, const nlohmann::json& doc) {
   const nlohmann::json* value = lookup(doc, r.path, &missing);
   if (value == nullptr) {
     result.actual = "missing";
+    result.missing = true;
     const std::string keys = available_keys(doc, r.path);
     result.reason = fmt::format("'{}' is not in the output{}", missing, keys.empty() ? "" : " (there: " + keys + ")");
     return result;

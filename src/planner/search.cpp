@@ -389,8 +389,11 @@ bool meets(const std::vector<Requirement>& requirements, const std::set<std::str
   // The document `estimate --json` prints (or the sections of it the
   // requirements read), so that a path means the same thing here.
   const nlohmann::json document = sections.empty() ? estimate_json(ps, a) : estimate_sections_json(ps, a, sections);
-  for (const auto& r : check_requirements(requirements, document))
+  for (const auto& r : check_requirements(requirements, document)) {
+    // A path the output does not have is a mistake in the expression, as for estimate.
+    if (r.missing) throw bad_input(fmt::format("--require '{}': {}", r.text, r.reason));
     if (!r.passed) return false;
+  }
   return true;
 }
 

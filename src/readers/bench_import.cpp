@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "base/input_file.hpp"
 #include "optadvisor/base/error.hpp"
 #include "optadvisor/readers/model_source.hpp"
 
@@ -41,12 +42,6 @@ std::string trim(std::string_view s) {
 
 /// "[json.exception.parse_error.101] parse error at line 3, column 5: ..." -> "parse error at line 3, column 5: ...";
 /// a number too large for a double (out_of_range.406, "number overflow parsing '1e999'") is bad input too.
-std::string readable(const json::exception& e) {
-  std::string what = e.what();
-  const auto pos = what.find("] ");
-  return pos == std::string::npos ? what : what.substr(pos + 2);
-}
-
 /// Typed access to one result object; a wrong type is bad input naming the row and field.
 class Fields {
  public:
@@ -95,7 +90,7 @@ class Fields {
 
  private:
   Error wrong(const char* key, const char* what) const {
-    return bad_input(fmt::format("{}: '{}' is not {} (got {})", where_, key, what, j_.at(key).dump()), kExpected);
+    return bad_input(fmt::format("{}: '{}' is not {} (got {})", where_, key, what, printable(j_.at(key).dump(), 60)), kExpected);
   }
   const json& j_;
   std::string where_;
@@ -166,12 +161,17 @@ LlamaBenchRow llama_bench_row(const json& j, const std::string& where) {
   r.stddev_ns = f.number("stddev_ns");
   r.avg_ts = f.number("avg_ts");
   r.stddev_ts = f.number("stddev_ts");
+  if (r.n_prompt < 0 || r.n_gen < 0 || r.n_depth < 0)
+    throw bad_input(fmt::format("{}: negative token counts", where), kExpected);
+  // Beyond any context; also keeps n_prompt + n_depth and n_prompt + n_gen inside int64.
+  constexpr int64_t kMaxTokens = int64_t{1} << 40;
+  for (const auto& [key, value] : {std::pair{"n_prompt", r.n_prompt}, {"n_gen", r.n_gen}, {"n_depth", r.n_depth}})
+    if (value > kMaxTokens)
+      throw bad_input(fmt::format("{}: '{}' is {}, beyond any model's context", where, key, value), kExpected);
   if (r.avg_ts <= 0 && r.avg_ns > 0) r.avg_ts = 1e9 * static_cast<double>(r.n_prompt + r.n_gen) / r.avg_ns;
   if (f.has("samples_ts") && j.at("samples_ts").is_array())
     for (const auto& v : j.at("samples_ts"))
       if (v.is_number()) r.samples_ts.push_back(v.get<double>());
-  if (r.n_prompt < 0 || r.n_gen < 0 || r.n_depth < 0)
-    throw bad_input(fmt::format("{}: negative token counts", where), kExpected);
   return r;
 }
 
@@ -389,6 +389,12 @@ std::vector<Measurement> from_vllm_serve(const VllmServeResult& r, const std::st
     base.notes.push_back(fmt::format("{:g} requests/s x {:.3g} s per request: about {:.0f} requests in flight (Little's law)",
                                      r.request_throughput, request_s, concurrency));
   }
+  // A concurrency past any server (or inf from absurd rates) would not convert to an integer.
+  constexpr double kMaxConcurrency = 1 << 20;
+  if (!(concurrency <= kMaxConcurrency)) {
+    if (base.unusable.empty()) base.unusable = fmt::format("concurrency {:g} is beyond any server", concurrency);
+    concurrency = 0;
+  }
   base.batch = static_cast<uint64_t>(std::max(1.0, concurrency));
   if (base.unusable.empty()) {
     if (r.completed <= 0) base.unusable = "no request completed";
@@ -531,28 +537,32 @@ BenchFile parse_bench_results(std::string_view text, const std::string& name) {
   // One JSON document, or JSON Lines (llama-bench -o jsonl, vllm --append-result).
   std::vector<json> docs;
   bool lines = false;
-  try {
-    docs.push_back(json::parse(text));
-  } catch (const json::exception& whole) {
+  std::string whole_error;
+  if (auto whole = parse_json_input(text, whole_error)) {
+    docs.push_back(std::move(*whole));
+  } else {
     std::size_t start = 0, line_no = 0;
-    try {
-      while (start < text.size()) {
-        const auto nl = text.find('\n', start);
-        const std::string line = trim(text.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start));
-        ++line_no;
-        if (!line.empty()) docs.push_back(json::parse(line));
-        if (nl == std::string_view::npos) break;
-        start = nl + 1;
+    while (start < text.size()) {
+      const auto nl = text.find('\n', start);
+      const std::string line = trim(text.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start));
+      ++line_no;
+      if (!line.empty()) {
+        std::string line_error;
+        auto doc = parse_json_input(line, line_error);
+        if (!doc) {
+          // Several lines parsed but one did not: a cut-short JSONL file.
+          if (docs.size() >= 1 && (looks_like_llama_bench(docs.front()) || looks_like_vllm_serve(docs.front())))
+            throw bad_input(fmt::format("{}: line {} is not valid JSON ({})", name, line_no, line_error),
+                            "each line of a JSONL file must be one complete object; was the file cut short?");
+          throw_not_json(text, name, whole_error);
+        }
+        docs.push_back(std::move(*doc));
       }
-    } catch (const json::exception& e) {
-      // Several lines parsed but one did not: a cut-short JSONL file.
-      if (docs.size() >= 1 && (looks_like_llama_bench(docs.front()) || looks_like_vllm_serve(docs.front())))
-        throw bad_input(fmt::format("{}: line {} is not valid JSON ({})", name, line_no, readable(e)),
-                        "each line of a JSONL file must be one complete object; was the file cut short?");
-      throw_not_json(text, name, readable(whole));
+      if (nl == std::string_view::npos) break;
+      start = nl + 1;
     }
     lines = docs.size() > 1;
-    if (!lines) throw_not_json(text, name, readable(whole));
+    if (!lines) throw_not_json(text, name, whole_error);
   }
 
   const json& first = docs.front();

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "optadvisor/catalog/catalog.hpp"
+#include "base/input_file.hpp"
 #include "base/names.hpp"
 #include "base/units.hpp"
 
@@ -233,13 +234,13 @@ std::optional<DetectedDevice> parse_rocm_smi(std::string_view text, std::vector<
     if (!trim(text).empty()) notes.push_back("rocm-smi: no JSON document in its output");
     return std::nullopt;
   }
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(text.substr(brace));
-  } catch (const nlohmann::json::exception&) {
+  std::string why;
+  std::optional<nlohmann::json> parsed = parse_json_input(text.substr(brace), why);
+  if (!parsed) {
     notes.push_back("rocm-smi: its output is not valid JSON");
     return std::nullopt;
   }
+  const nlohmann::json doc = std::move(*parsed);
   if (!doc.is_object()) {
     notes.push_back("rocm-smi: its output is not a JSON object");
     return std::nullopt;

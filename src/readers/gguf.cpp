@@ -28,7 +28,8 @@ constexpr uint64_t kMiB = 1024 * 1024;
 constexpr uint64_t kMaxStringBytes = 1 * kMiB;     ///< one key, string value, array element or tensor name
 constexpr uint64_t kMaxMetadataBytes = 64 * kMiB;  ///< fixed header plus the key/value section
 constexpr uint64_t kMaxHeaderBytes = 128 * kMiB;   ///< ... plus the tensor table
-constexpr uint64_t kMaxTensors = 1000000;
+constexpr uint64_t kMaxTensors = 65536;            ///< bounds the tensor table in memory
+constexpr uint64_t kMaxTensorNameBytes = 1024;    ///< ggml itself allows 63 (GGML_MAX_NAME)
 constexpr uint64_t kMaxMetadataPairs = 1000000;
 constexpr uint64_t kFirstChunkBytes = 1 * kMiB;          ///< first read of a file; later reads double it
 constexpr uint64_t kKeptArrayElements = 65536;           ///< integer arrays up to this long are kept (per-layer values)
@@ -41,10 +42,11 @@ constexpr uint64_t kMaxElements = static_cast<uint64_t>(std::numeric_limits<int6
 
 // Ranges for the hyperparameters; anything beyond is a damaged or hostile file
 // (and would make per-layer loops or products run away).
-constexpr uint64_t kMaxLayers = 10000;
-constexpr uint64_t kMaxWidth = uint64_t{1} << 24;  ///< widths, heads, ranks, vocabulary, window
-constexpr uint64_t kMaxExperts = uint64_t{1} << 16;
-constexpr uint64_t kMaxContext = uint64_t{1} << 40;
+// The model-wide ranges (catalog/model.hpp), shared with every other model source.
+constexpr uint64_t kMaxLayers = kMaxModelLayers;
+constexpr uint64_t kMaxWidth = kMaxModelWidth;  ///< widths, ranks, vocabulary (heads: checked again by model_from_json)
+constexpr uint64_t kMaxExperts = kMaxModelExperts;
+constexpr uint64_t kMaxContext = kMaxModelContext;
 
 constexpr const char* kNotGgufHint = "pass a llama.cpp model file (.gguf)";
 constexpr const char* kTruncatedHint = "the file is incomplete or damaged; download or convert it again";
@@ -312,7 +314,11 @@ void split_name(TensorInfo& t) {
 
 TensorInfo read_tensor_info(Reader& r, uint64_t index, const QuantDb& db) {
   TensorInfo t;
-  t.name = r.string(fmt::format("the name of tensor {}", index));
+  const std::string what = fmt::format("the name of tensor {}", index);
+  const uint64_t name_bytes = r.string_length(what);
+  if (name_bytes > kMaxTensorNameBytes)
+    r.fail(fmt::format("{} is {} bytes long; the limit is {}", what, name_bytes, kMaxTensorNameBytes), kDamagedHint);
+  t.name = r.string_bytes(name_bytes, what);
   const std::string label = "tensor '" + t.name + "'";
   t.n_dims = r.u32("the dimension count of " + label);
   if (t.n_dims > kMaxDims)
@@ -853,10 +859,12 @@ GgufModel parse(ByteSource& source, const std::string& name, const QuantDb& db) 
     if (!seen.insert(t.name).second) r.fail(fmt::format("duplicate tensor '{}'", t.name));
 
   // The data section starts at the next multiple of the alignment; every
-  // tensor must lie inside the file.
+  // tensor must lie inside the file, and (as ggml's gguf_init requires) the
+  // tensors follow one another in table order, each padded to the alignment.
   const uint64_t data_offset = (r.pos() + alignment - 1) / alignment * alignment;
   const uint64_t file_bytes = source.total();
   const uint64_t data_bytes = file_bytes > data_offset ? file_bytes - data_offset : 0;
+  uint64_t expected_offset = 0;
   for (const TensorInfo& t : tensors) {
     if (t.offset % alignment != 0)
       r.fail(fmt::format("tensor '{}' has data offset {}, not a multiple of the alignment {}", t.name, t.offset,
@@ -866,6 +874,12 @@ GgufModel parse(ByteSource& source, const std::string& name, const QuantDb& db) 
                          "(the file has {} bytes)",
                          t.name, t.offset, saturating_add(t.offset, t.bytes), data_bytes, file_bytes),
              kTruncatedHint);
+    if (t.offset != expected_offset)
+      r.fail(fmt::format("tensor '{}' has data offset {}, expected {}: tensors must be contiguous and not overlap",
+                         t.name, t.offset, expected_offset),
+             kDamagedHint);
+    // t.offset + t.bytes <= data_bytes (checked above), so the padded end cannot wrap.
+    expected_offset = (t.offset + t.bytes + alignment - 1) / alignment * alignment;
   }
 
   // File type -> quant id.
@@ -914,6 +928,8 @@ GgufModel read_gguf_model(const std::string& path, const QuantDb& db) {
     throw bad_input(fmt::format("{}: no such file", path), "check the path to the .gguf file");
   if (fs::is_directory(status))
     throw bad_input(fmt::format("{}: is a directory, not a GGUF file", path), "pass the .gguf file itself");
+  if (!fs::is_regular_file(status))  // a FIFO or device: opening could block, reading never end
+    throw bad_input(fmt::format("{}: is not a regular file", path), "pass the .gguf file itself");
   const uint64_t size = fs::file_size(path, ec);
   if (ec) throw bad_input(fmt::format("{}: cannot read the file size ({})", path, ec.message()));
   std::ifstream in(path, std::ios::binary);

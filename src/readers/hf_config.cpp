@@ -250,6 +250,10 @@ ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& 
 
   const uint64_t hidden = c.required_uint("hidden_size");
   const uint64_t layers = c.required_uint("num_hidden_layers");
+  if (layers > kMaxModelLayers)  // before the per-layer patterns below are built
+    throw bad_input(source_name + ": " + prefix + "num_hidden_layers: " + std::to_string(layers) +
+                        " is beyond the limit of " + std::to_string(kMaxModelLayers) + " for any model",
+                    "check the config.json against the model's Hugging Face repository");
   const bool gemma3 = mt == "gemma3_text";
   // Gemma-3 text configs routinely omit these and rely on Gemma3TextConfig.
   const uint64_t heads = gemma3 ? c.uint_or("num_attention_heads", 8) : c.required_uint("num_attention_heads");

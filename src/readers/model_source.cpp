@@ -2,27 +2,22 @@
 #include "optadvisor/readers/model_source.hpp"
 
 #include <cmath>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 
+#include "base/input_file.hpp"
 #include "optadvisor/readers/gguf.hpp"
 
 namespace optadvisor {
 
 std::string read_text_file(const std::string& path, const std::string& what) {
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) throw bad_input(fmt::format("{} '{}' does not exist", what, path));
-  if (std::filesystem::is_directory(path, ec))
-    throw bad_input(fmt::format("{} '{}' is a directory, not a file", what, path));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw bad_input(fmt::format("cannot read {} '{}'", what, path), "check the file's permissions");
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw bad_input(fmt::format("cannot read {} '{}'", what, path));
-  return text.str();
+  std::string why;
+  std::optional<std::string> text = read_input_file(path, why);
+  if (!text) {
+    const std::string hint = why == "cannot be read" ? "check the file's permissions" : "";
+    throw bad_input(fmt::format("{} '{}' {}", what, printable(path), why), hint);
+  }
+  return std::move(*text);
 }
 
 double parse_param_count(const std::string& text, const std::string& option) {
@@ -78,15 +73,10 @@ ResolvedModel resolve_model(const Catalog& catalog, const ModelRequest& request)
     out.origin = catalog.origin(out.spec.id);
   } else if (!request.config_path.empty()) {
     const std::string text = read_text_file(request.config_path, "config file");
-    nlohmann::json config;
-    try {
-      config = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::exception& e) {  // a syntax error, or a number too large for a double
-      std::string what = e.what();
-      auto pos = what.find("] ");
-      throw bad_input(fmt::format("{}: invalid JSON: {}", request.config_path, pos == std::string::npos ? what : what.substr(pos + 2)));
-    }
-    out.spec = model_from_hf_config(config, request.config_path);
+    std::string why;
+    std::optional<nlohmann::json> config = parse_json_input(text, why);
+    if (!config) throw bad_input(fmt::format("{}: invalid JSON: {}", printable(request.config_path), why));
+    out.spec = model_from_hf_config(*config, request.config_path);
     out.origin = request.config_path;
   } else if (!request.gguf_path.empty()) {
     GgufModel g = read_gguf_model(request.gguf_path, catalog.quant());

@@ -57,6 +57,52 @@ def make_fixtures(scratch):
         bench = f.read()
     with open(os.path.join(scratch, "overflow-bench.json"), "w") as f:
         f.write(bench.replace('"avg_ts": ', '"avg_ts": 418186e1815 + 0 * ', 1).replace(" + 0 * ", ", \"x\": ", 1))
+    # n_prompt + n_gen overflowed int64 (UBSan) before the token counts were range-checked.
+    with open(os.path.join(scratch, "huge-tokens-bench.json"), "w") as f:
+        f.write(bench.replace('"n_prompt": 512', '"n_prompt": 9223372036854775807', 1))
+    # Hostile inputs: nesting 50,000 deep (a recursive dump or copy would overflow the stack),
+    # absurd dimensions, a FIFO and an oversized file where a regular file belongs.
+    deep = "[" * 50000 + "]" * 50000
+    with open(os.path.join(scratch, "deep-config.json"), "w") as f:
+        f.write('{"model_type": "llama", "x": ' + deep + "}")
+    with open(os.path.join(scratch, "deep-bench.json"), "w") as f:
+        f.write(deep)
+    os.makedirs(os.path.join(scratch, "overlay-deep", "rules"))
+    with open(os.path.join(scratch, "overlay-deep", "rules", "deep.json"), "w") as f:
+        f.write('{"id": ' + deep + "}")
+    for name, key, value in (("wide-config.json", "intermediate_size", 2**60),
+                             ("layers-config.json", "num_hidden_layers", 10**15),
+                             ("million-layers-config.json", "num_hidden_layers", 10**6)):
+        c = dict(config, num_hidden_layers=32)
+        c[key] = value
+        with open(os.path.join(scratch, name), "w") as f:
+            json.dump(c, f)
+    c = dict(config, num_hidden_layers=10000, hidden_size=2**24, intermediate_size=2**24,
+             num_attention_heads=2**16, num_key_value_heads=2**16, head_dim=256)
+    with open(os.path.join(scratch, "overflow-params-config.json"), "w") as f:
+        json.dump(c, f)
+    os.mkfifo(os.path.join(scratch, "fifo.json"))
+    os.makedirs(os.path.join(scratch, "overlay-fifo", "hardware"))
+    os.mkfifo(os.path.join(scratch, "overlay-fifo", "hardware", "fifo.json"))
+    os.makedirs(os.path.join(scratch, "overlay-huge", "hardware"))
+    with open(os.path.join(scratch, "overlay-huge", "hardware", "huge.json"), "wb") as f:
+        f.truncate(65 * 2**20)  # sparse: 65 MiB of zero bytes, never written
+    with open(os.path.join(scratch, "huge-bench.json"), "wb") as f:
+        f.truncate(65 * 2**20)
+    os.makedirs(os.path.join(scratch, "out-dir"))
+    os.mkfifo(os.path.join(scratch, "out-fifo"))
+    # GGUF tensor tables: too many tensors, a name past 1 kB, overlapping tensors.
+    v3 = b"GGUF" + struct.pack("<I", 3)
+    with open(os.path.join(scratch, "many-tensors.gguf"), "wb") as f:
+        f.write(v3 + struct.pack("<QQ", 65537, 0) + b"\0" * (65537 * 24))
+    def tensor(name, offset):
+        return gguf_string(name) + struct.pack("<I", 1) + struct.pack("<Q", 32) + struct.pack("<I", 0) + struct.pack("<Q", offset)
+    with open(os.path.join(scratch, "long-name.gguf"), "wb") as f:
+        f.write(v3 + struct.pack("<QQ", 1, 0) + tensor("t" * 1025, 0) + b"\0" * 2048)
+    body = v3 + struct.pack("<QQ", 2, 1) + kv + tensor("token_embd.weight", 0) + tensor("output_norm.weight", 0)
+    with open(os.path.join(scratch, "overlap.gguf"), "wb") as f:
+        f.write(body + b"\0" * (64 - len(body) % 32 + 256))
+
     # Overlays: a profile with a bandwidth written as text with units, one with a wrong type.
     profile_path = os.path.join(ROOT, "data", "hardware", "consumer-gpu", "rtx4090.json")
     with open(profile_path) as f:

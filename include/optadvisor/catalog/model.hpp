@@ -16,6 +16,18 @@
 
 namespace optadvisor {
 
+/// Largest dimensions accepted from any model source (presets, overlays, config.json, GGUF).
+/// Beyond them a file is damaged or hostile, and per-layer loops or element products would run
+/// away; model_from_json() reports any dimension past them.
+constexpr uint64_t kMaxModelLayers = 10000;             ///< decoder blocks, MTP blocks, patterns
+constexpr uint64_t kMaxModelWidth = uint64_t{1} << 24;  ///< widths, ranks, head_dim, vocabulary
+constexpr uint64_t kMaxModelHeads = uint64_t{1} << 16;  ///< attention and KV heads
+constexpr uint64_t kMaxModelExperts = uint64_t{1} << 16;
+constexpr uint64_t kMaxModelContext = uint64_t{1} << 40;  ///< context length, sliding window (tokens)
+/// Largest parameter count the dimensions may give (2^50, about 1.1e15), so element and byte counts
+/// stay far inside uint64.
+constexpr uint64_t kMaxModelParameters = uint64_t{1} << 50;
+
 /// One weight tensor. Shapes follow ggml order: `row_elements` is ne[0], the
 /// contiguous dimension that quantization blocks run along.
 struct Tensor {

@@ -44,6 +44,7 @@ struct RequirementResult {
   std::string text;    ///< the expression
   bool passed = false;
   std::string actual;  ///< the value found, as JSON text ("missing" when the path is absent)
+  bool missing = false;  ///< the path is not in the document: a mistake in the expression, not a failed check
   std::string reason;  ///< why it failed, empty when it passed
 };
 

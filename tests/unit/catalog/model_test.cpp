@@ -541,6 +541,30 @@ TEST_CASE("model_from_json reports semantic problems with pointers", "[model]") 
   unknown["hidden_sise"] = 1;
   CHECK(has(problems_of(unknown), "/hidden_sise", "unknown field 'hidden_sise'"));
 
+  // Ranges come before any per-layer loop; each names its field.
+  json wide = base;
+  wide["intermediate_size"] = uint64_t{1} << 60;  // wrapped to a 2.39B-parameter model before
+  CHECK(has(problems_of(wide), "/intermediate_size", "1152921504606846976 is beyond the limit of 16777216 for any model"));
+  json deep = base;
+  deep["num_hidden_layers"] = uint64_t{1000000000000000};  // hung building the tensor list
+  CHECK(has(problems_of(deep), "/num_hidden_layers", "1000000000000000 is beyond the limit of 10000 for any model"));
+  json experts = base;
+  experts["num_experts"] = 65537;
+  CHECK(has(problems_of(experts), "/num_experts", "65537 is beyond the limit of 65536 for any model"));
+  json heads_limit = base;
+  heads_limit["num_attention_heads"] = 65537;
+  CHECK(has(problems_of(heads_limit), "/num_attention_heads", "65537 is beyond the limit of 65536 for any model"));
+  // Every dimension in range, the product not: 128 experts x 2^24 x 2^24 = 2^55 elements in one
+  // expert tensor alone (2^50 is the limit), which wrapped silently in uint64 products before.
+  json product = base;
+  product["hidden_size"] = uint64_t{1} << 24;
+  product["moe_intermediate_size"] = uint64_t{1} << 24;
+  const auto overflow = problems_of(product);
+  REQUIRE(overflow.size() == 1);
+  CHECK(overflow.front().pointer.empty());
+  CHECK_THAT(overflow.front().message, Catch::Contains("parameters, beyond the limit of 1.13e+15 for any model"));
+  CHECK_THAT(overflow.front().message, Catch::Contains("[16777216 x 16777216 x 128], has 3.6e+16"));
+
   json typed = base;
   typed["hidden_size"] = "2048";
   CHECK(has(problems_of(typed), "/hidden_size", "expected a non-negative integer"));
