@@ -17,6 +17,10 @@ namespace optadvisor::cli {
 /// (the text kept in `host_bandwidth` until parse_host_bandwidth); returns the options in that order.
 std::vector<CLI::Option*> add_workload_options(CLI::App* cmd, ScenarioRequest& request, std::string& host_bandwidth);
 
+/// --memory (a size the device is sold in: 64GB, 64GiB, 0.5TB) and --link (pcie, or nvlink where the
+/// part has the connector); prepare_scenario checks them against the device. Returns both options.
+std::vector<CLI::Option*> add_device_options(CLI::App* cmd, ScenarioRequest& request);
+
 /// "a,b,c" -> {"a", "b", "c"} (spaces around names dropped); "" -> {}. An empty
 /// element ("a,,b", "a,") is bad_input naming `option`.
 std::vector<std::string> split_list(const std::string& text, const std::string& option);

@@ -105,7 +105,8 @@ PreparedScenario ScenarioCache::prepare(const HardwareProfile& hw, const std::st
 
   PreparedScenario out = t;
   Scenario& s = out.scenario;
-  s.hardware = &catalog_.resolve_hardware(hw.id, &out.hardware_how);
+  const HardwareProfile* catalog_hw = &catalog_.resolve_hardware(hw.id, &out.hardware_how);
+  if (!s.hardware_variant) s.hardware = catalog_hw;  // --memory / --link: the template's variant of the device
   s.engine = choice;
   Workload& w = s.workload;
   w.gpus = gpus;
@@ -118,6 +119,7 @@ PreparedScenario ScenarioCache::prepare(const HardwareProfile& hw, const std::st
   else
     w.host_bandwidth_bytes_per_s = base_.host_bandwidth_bytes_per_s;
   out.notes.clear();
+  (void)device_as_requested(*catalog_hw, request(hw, engine, quant, gpus, tp, pp), out.notes);  // its notes; the variant is the template's
   if (w.kv_dtype == "fp8" && !hw.capabilities.fp8 && profile.id != "llama.cpp")
     out.notes.push_back("fp8 KV cache without native FP8: the engine stores fp8 and converts on read");
   return out;
@@ -271,8 +273,10 @@ std::string estimate_command(const ScenarioRequest& r) {
   if (!r.model.config_path.empty()) arg("--model-config", r.model.config_path);
   if (!r.model.gguf_path.empty()) arg("--gguf", r.model.gguf_path);
   if (!r.model.params.empty()) arg("--params", r.model.params);
+  if (!r.memory.empty()) arg("--memory", r.memory);
   if (!r.quant.empty()) arg("--quant", r.quant);
   if (!r.engine.empty()) arg("--engine", r.engine);
+  if (!r.link.empty()) arg("--link", r.link);
   if (r.gpus != 0 && r.gpus != r.tp * r.pp) arg("--gpus", std::to_string(r.gpus));
   if (r.tp != defaults.tp) arg("--tp", std::to_string(r.tp));
   if (r.pp != defaults.pp) arg("--pp", std::to_string(r.pp));
