@@ -106,7 +106,8 @@ std::string render_hardware_show(const HardwareProfile& hw, const Resolution& ho
   if (!hw.memory_options.empty()) {
     std::string sizes;
     for (const auto& o : hw.memory_options)
-      sizes += (sizes.empty() ? "" : ", ") + format_gb(o.capacity_bytes) + (o.price_usd ? fmt::format(" (${:.0f})", *o.price_usd) : "");
+      sizes += (sizes.empty() ? "" : ", ") + fmt::format("{:g} GB", o.capacity_bytes / kBytesPerGB) +
+               (o.price_usd ? fmt::format(" (${:.0f})", *o.price_usd) : "");
     out += item("sold with", sizes + " (--memory picks one)");
   }
   if (hw.memory_visible_bytes)
