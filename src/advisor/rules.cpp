@@ -27,6 +27,15 @@ std::string_view to_string(FactType t) {
   return "bool";
 }
 
+namespace {
+/// "nvidia, amd, ...": the schema's list (hardware_vendors()), not a copy of it.
+std::string vendor_list() {
+  std::string out;
+  for (const auto& v : hardware_vendors()) out += (out.empty() ? "" : ", ") + v;
+  return out;
+}
+}  // namespace
+
 const std::vector<FactInfo>& fact_catalog() {
   using T = FactType;
   static const std::vector<FactInfo> facts = {
@@ -34,7 +43,7 @@ const std::vector<FactInfo>& fact_catalog() {
       {"hardware.id", T::kString, "device id"},
       {"hardware.name", T::kString, "device name"},
       {"hardware.class", T::kString, "device class: datacenter-gpu, consumer-gpu, workstation-gpu, apple-silicon, mobile-soc, accelerator"},
-      {"hardware.vendor", T::kString, "nvidia, amd, apple, qualcomm, intel, google"},
+      {"hardware.vendor", T::kString, vendor_list()},
       {"hardware.capabilities.fp8", T::kBool, "FP8 tensor cores"},
       {"hardware.capabilities.nvfp4", T::kBool, "NVFP4 tensor cores (Blackwell)"},
       {"hardware.capabilities.mxfp4", T::kBool, "MXFP4 tensor cores"},

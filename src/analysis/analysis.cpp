@@ -209,8 +209,7 @@ Analysis analyze(const Scenario& s, Detail detail) {
                       (hw.capabilities.flash_attention_2 || engine.own_flash_attention);
   const Link* link = nullptr;
   if (tp > 1) {
-    if (hw.capabilities.multi_gpu_link && hw.scale_up) link = &*hw.scale_up;
-    else if (hw.pcie) link = &*hw.pcie;
+    link = hw.default_multi_gpu_link();  // prepare_scenario put the --link choice into the profile
     f.link_bandwidth_bytes_per_s = link ? link->per_direction_bytes_per_s() : 0;
   }
   const double bw = std::max(f.achievable_bandwidth_bytes_per_s, 1.0);

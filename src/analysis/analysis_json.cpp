@@ -102,6 +102,9 @@ nlohmann::json scenario_json(const PreparedScenario& ps) {
                         {"prompt_tokens", w.prompt_tokens}, {"gen_tokens", w.gen_tokens}, {"context_tokens", w.context()},
                         {"kv_dtype", w.kv_dtype}, {"gpus", w.gpus}, {"tp", w.tp}, {"pp", w.pp}}}};
   if (ps.calibration) out["engine"]["calibration"] = calibration_json(ps);
+  out["hardware"]["memory_bytes"] = s.hardware->memory_capacity_bytes;
+  if (w.gpus > 1)
+    if (const Link* link = s.hardware->default_multi_gpu_link()) out["hardware"]["link"] = link->kind;
   return out;
 }
 

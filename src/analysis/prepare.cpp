@@ -2,8 +2,12 @@
 #include "optadvisor/analysis/prepare.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <memory>
 
 #include <fmt/format.h>
+
+#include "base/units.hpp"
 
 namespace optadvisor {
 namespace {
@@ -35,7 +39,62 @@ int64_t positive(int64_t value, const char* option, int64_t min = 1) {
   return value;
 }
 
+/// "48, 64 or 128 GB".
+std::string sizes_sold(const HardwareProfile& hw) {
+  std::string out;
+  for (std::size_t i = 0; i < hw.memory_options.size(); ++i)
+    out += (i == 0 ? "" : (i + 1 == hw.memory_options.size() ? " or " : ", ")) +
+           fmt::format("{:g}", hw.memory_options[i].capacity_bytes / kBytesPerGB);
+  return out + " GB";
+}
+
+bool names_nvlink(const std::string& kind) {
+  std::string lower;
+  for (char c : kind) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return lower.find("nvlink") != std::string::npos;
+}
+
 }  // namespace
+
+std::shared_ptr<const HardwareProfile> device_as_requested(const HardwareProfile& hw, const ScenarioRequest& r,
+                                                           std::vector<std::string>& notes) {
+  std::optional<HardwareProfile> out;
+  if (!r.memory.empty()) {
+    const auto bytes = parse_bytes(r.memory);
+    if (!bytes) throw bad_input(fmt::format("--memory '{}' is not a memory size", r.memory), "e.g. 64GB, 64GiB or 0.5TB");
+    if (hw.memory_options.empty())
+      throw bad_input(fmt::format("--memory {}: {} is sold with {:g} GB only", r.memory, hw.id, hw.memory_capacity_bytes / kBytesPerGB),
+                      "for another part, write an overlay profile that extends this one (docs/data.md)");
+    const MemoryOption* option = hw.memory_option(*bytes);
+    if (!option)
+      throw bad_input(fmt::format("--memory {}: {} is sold with {}", r.memory, hw.id, sizes_sold(hw)), "pick one of those sizes");
+    out = with_memory_option(hw, *option);
+    notes.push_back(fmt::format("memory: {:g} GB (--memory; {} is sold with {})", option->capacity_bytes / kBytesPerGB, hw.id, sizes_sold(hw)));
+  } else if (!hw.memory_options.empty()) {
+    notes.push_back(fmt::format("memory: {:g} GB ({} is sold with {}; give yours with --memory)", hw.memory_capacity_bytes / kBytesPerGB,
+                                hw.id, sizes_sold(hw)));
+  }
+  const bool several = std::max<int64_t>(r.gpus, r.tp * r.pp) > 1;
+  if (r.link == "pcie") {
+    if (!hw.pcie) throw bad_input(fmt::format("--link pcie: {} has no PCIe link in its profile", hw.id));
+    if (!out) out = hw;
+    out->scale_up.reset();
+  } else if (r.link == "nvlink") {
+    if (!hw.scale_up || !names_nvlink(hw.scale_up->kind))
+      throw bad_input(fmt::format("--link nvlink: {} has no NVLink connector", hw.id),
+                      hw.pcie ? "its GPUs talk over " + hw.pcie->kind : std::string("see optadvisor hw show ") + hw.id);
+    if (!out) out = hw;
+    out->scale_up->accessory = false;
+    if (several && hw.scale_up->accessory)
+      notes.push_back(fmt::format("link: {} (--link nvlink: the bridge, sold separately, is fitted)", hw.scale_up->kind));
+  } else if (!r.link.empty()) {
+    throw bad_input(fmt::format("--link '{}' is not pcie or nvlink", r.link));
+  } else if (several && hw.scale_up && hw.scale_up->accessory && hw.pcie) {
+    notes.push_back(fmt::format("link: {} (the {} is sold separately; --link nvlink if yours has it)", hw.pcie->kind, hw.scale_up->kind));
+  }
+  if (!out) return nullptr;
+  return std::make_shared<const HardwareProfile>(std::move(*out));
+}
 
 EngineChoice choose_engine(const Catalog& catalog, const HardwareProfile& hw, const std::string& requested) {
   const auto available = inference_engines_on(catalog, hw);
@@ -172,6 +231,7 @@ PreparedScenario prepare_scenario(const Catalog& catalog, const ScenarioRequest&
   if (r.hardware.empty()) throw bad_input("no hardware given", "pass --hw NAME (optadvisor hw list)");
   s.hardware = &catalog.resolve_hardware(r.hardware, &out.hardware_how);
   if (!r.hardware_detected.empty()) out.notes.push_back("hardware: " + r.hardware_detected);
+  if ((s.hardware_variant = device_as_requested(*s.hardware, r, out.notes))) s.hardware = s.hardware_variant.get();
   const HardwareProfile& hw = *s.hardware;
   out.model = model;
   s.model = out.model.spec;

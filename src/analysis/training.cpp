@@ -277,8 +277,7 @@ TrainingAnalysis analyze_training(const TrainingScenario& s) {
   const double achievable_attention = w.flash_attention ? std::max(peak_bf16 * attention_eff, 1.0) : achievable_bf16;
   const double bandwidth = std::max(hw.memory_bandwidth_bytes_per_s * sys.memory_bandwidth_efficiency, 1.0);
   double intra = 0;
-  if (hw.scale_up) intra = hw.scale_up->per_direction_bytes_per_s();
-  else if (hw.pcie) intra = hw.pcie->per_direction_bytes_per_s();
+  if (const Link* link = hw.default_multi_gpu_link()) intra = link->per_direction_bytes_per_s();
   double inter_bits = sys.inter_node_bits_per_s_default;
   if (auto it = sys.inter_node_bits_per_s.find(hw.id); it != sys.inter_node_bits_per_s.end()) inter_bits = it->second;
   if (intra <= 0) intra = inter_bits / 8;  // no link between GPUs on record: the network

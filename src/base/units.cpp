@@ -1,11 +1,35 @@
 // SPDX-License-Identifier: MIT
 #include "base/units.hpp"
 
+#include <cctype>
 #include <cmath>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
 namespace optadvisor {
+
+std::optional<double> parse_bytes(std::string_view text) {
+  std::string s(text);
+  std::size_t used = 0;
+  double value = 0;
+  try {
+    value = std::stod(s, &used);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  std::string unit;
+  for (char c : s.substr(used))
+    if (c != ' ') unit += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  double scale = 0;
+  if (unit.empty() || unit == "b") scale = 1;
+  else if (unit == "gb") scale = kBytesPerGB;
+  else if (unit == "gib") scale = kBytesPerGiB;
+  else if (unit == "tb") scale = 1e12;
+  else if (unit == "tib") scale = kBytesPerGiB * 1024;
+  if (scale == 0 || !(value > 0) || !std::isfinite(value * scale)) return std::nullopt;
+  return value * scale;
+}
 
 std::string format_sig3(double value) {
   if (!std::isfinite(value)) return "-";

@@ -3,12 +3,18 @@
 // 2^30 bytes, always labelled; JSON output carries plain numbers instead.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
 
 namespace optadvisor {
 
 constexpr double kBytesPerGB = 1e9;
 constexpr double kBytesPerGiB = 1073741824.0;
+
+/// "64GB", "64 GiB", "0.5TB", "512e9" (bytes) -> bytes; nullopt when it is not a positive size.
+/// GB and TB are powers of ten, GiB and TiB powers of two; the unit is case-insensitive.
+std::optional<double> parse_bytes(std::string_view text);
 
 /// "4.92 GB (4.58 GiB)".
 std::string format_bytes(double bytes);

@@ -2,6 +2,7 @@
 #include "optadvisor/catalog/catalog.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <system_error>
 
 #include <fmt/format.h>
@@ -21,6 +22,7 @@ struct DataDocument {
   std::string display;  ///< "data/hardware/x.json" or the overlay file's path
   nlohmann::json json;
   bool overlay = false;
+  bool pending_extends = false;  ///< an overlay profile with "extends", merged and checked once all are read
 };
 
 /// data/ subfolder -> schema name (data/schema/<name>.schema.json).
@@ -108,11 +110,80 @@ void collect_overlay(const fs::path& dir, std::vector<DataDocument>& docs, std::
     }
     auto json = parse_document(*text, display, problems);
     if (!json) continue;
+    if (kind == "hardware" && json->is_object() && json->contains("extends")) {
+      docs.push_back({kind, display, std::move(*json), true, true});  // checked after the merge (resolve_extends)
+      continue;
+    }
     const auto& schema = schema_for_kind().at(kind);
     const std::size_t before = problems.size();
     if (has_embedded_schema(schema)) check_against_schema(schema, *json, display, problems);
     if (problems.size() == before) docs.push_back({kind, display, std::move(*json), true});
   }
+}
+
+/// Merges each overlay profile with "extends" onto its base document (RFC 7396 merge patch;
+/// the base's default_for, aliases and detect are not inherited), then checks the result against the
+/// schema. A base may itself extend another; the last loaded document with the id is the base.
+/// An unknown base, a cycle or a merged document the schema rejects drops the overlay with a problem.
+void resolve_extends(std::vector<DataDocument>& docs, std::vector<Problem>& problems) {
+  enum class State { kPending, kVisiting, kDone, kFailed };
+  std::map<const DataDocument*, State> state;
+  for (const auto& d : docs)
+    if (d.pending_extends) state[&d] = State::kPending;
+  auto base_of = [&](const std::string& id, const DataDocument* self) -> DataDocument* {
+    DataDocument* found = nullptr;
+    for (auto& d : docs)
+      if (&d != self && d.kind == "hardware" && d.json.is_object() && d.json.value("id", std::string{}) == id) found = &d;
+    return found;
+  };
+  std::function<bool(DataDocument&)> resolve = [&](DataDocument& doc) -> bool {
+    auto it = state.find(&doc);
+    if (it == state.end() || it->second == State::kDone) return true;
+    if (it->second == State::kFailed) return false;
+    const auto& ext = doc.json.at("extends");
+    const std::string base_id = ext.is_string() ? ext.get<std::string>() : std::string{};
+    if (it->second == State::kVisiting) {
+      problems.push_back({doc.display, "/extends", fmt::format("extends '{}' in a cycle (a profile cannot extend itself, directly or through others)", base_id)});
+      it->second = State::kFailed;
+      return false;
+    }
+    it->second = State::kVisiting;
+    DataDocument* base = ext.is_string() ? base_of(base_id, &doc) : nullptr;
+    bool ok = true;
+    if (!ext.is_string()) {
+      problems.push_back({doc.display, "/extends", "must be the id of a hardware profile (a string)"});
+      ok = false;
+    } else if (!base) {
+      problems.push_back({doc.display, "/extends", fmt::format("extends unknown hardware '{}'", base_id)});
+      ok = false;
+    } else if (!resolve(*base)) {
+      if (state[&doc] != State::kFailed)  // the cycle was reported at the document that closed it
+        problems.push_back({doc.display, "/extends", fmt::format("its base '{}' could not be loaded", base_id)});
+      ok = false;
+    }
+    if (ok) {
+      nlohmann::json merged = base->json;
+      merged.erase("default_for");
+      merged.erase("aliases");
+      merged.erase("detect");  // what vendor tools report for the base: --hw auto would find two profiles
+      merged.erase("extends");
+      merged.merge_patch(doc.json);
+      const std::size_t before = problems.size();
+      if (has_embedded_schema("hardware")) check_against_schema("hardware", merged, doc.display, problems);
+      ok = problems.size() == before;
+      if (ok) doc.json = std::move(merged);
+    }
+    state[&doc] = ok ? State::kDone : State::kFailed;
+    return ok;
+  };
+  for (auto& d : docs)
+    if (d.pending_extends) resolve(d);
+  std::vector<DataDocument> kept;
+  for (auto& d : docs) {
+    auto it = state.find(&d);
+    if (it == state.end() || it->second == State::kDone) kept.push_back(std::move(d));
+  }
+  docs = std::move(kept);
 }
 
 }  // namespace
@@ -194,6 +265,7 @@ void Catalog::build(const LoadOptions& options, std::vector<Problem>& problems, 
   std::vector<DataDocument> docs;
   collect_embedded(docs, options.validate_embedded, problems);
   for (const auto& dir : options.overlay_dirs) collect_overlay(dir, docs, problems);
+  resolve_extends(docs, problems);
 
   std::map<std::string, bool> from_overlay;
   std::vector<const DataDocument*> calibration_docs;

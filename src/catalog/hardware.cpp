@@ -3,7 +3,10 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <utility>
+
+#include "catalog/embedded.hpp"
 
 namespace optadvisor {
 
@@ -36,6 +39,7 @@ std::optional<Link> link_from_json(const nlohmann::json& j) {
   link.kind = j.value("kind", std::string{});
   link.bandwidth_bytes_per_s = j.at("bandwidth_bytes_per_s").get<double>();
   link.bidirectional = j.value("direction", std::string{"bidirectional"}) == "bidirectional";
+  link.accessory = j.value("accessory", false);
   return link;
 }
 
@@ -46,6 +50,19 @@ std::map<std::string, double> rates_from_json(const nlohmann::json& j) {
 }
 
 }  // namespace
+
+const std::vector<std::string>& hardware_vendors() {
+  static const std::vector<std::string> vendors = [] {
+    std::vector<std::string> out;
+    for (const auto& file : embedded_files()) {
+      if (file.path != "schema/hardware.schema.json") continue;
+      const auto schema = nlohmann::json::parse(file.content);
+      for (const auto& v : schema.at("properties").at("vendor").at("enum")) out.push_back(v.get<std::string>());
+    }
+    return out;
+  }();
+  return vendors;
+}
 
 std::string_view to_string(DeviceClass c) {
   for (const auto& [cls, name] : kClassNames)
@@ -83,6 +100,33 @@ bool HardwareProfile::is_estimated(std::string_view pointer) const {
   return std::find(estimated.begin(), estimated.end(), pointer) != estimated.end();
 }
 
+const MemoryOption* HardwareProfile::memory_option(double bytes) const {
+  const MemoryOption* best = nullptr;
+  for (const auto& o : memory_options) {
+    const double off = std::fabs(bytes - o.capacity_bytes) / o.capacity_bytes;
+    if (off <= 0.08 && (!best || off < std::fabs(bytes - best->capacity_bytes) / best->capacity_bytes)) best = &o;
+  }
+  return best;
+}
+
+const Link* HardwareProfile::default_multi_gpu_link() const {
+  if (capabilities.multi_gpu_link && scale_up && !scale_up->accessory) return &*scale_up;
+  if (pcie) return &*pcie;
+  return nullptr;
+}
+
+HardwareProfile with_memory_option(const HardwareProfile& hw, const MemoryOption& option) {
+  HardwareProfile out = hw;
+  if (option.capacity_bytes == hw.memory_capacity_bytes) {
+    if (option.price_usd) out.price_usd = option.price_usd;
+    return out;
+  }
+  out.memory_capacity_bytes = option.capacity_bytes;
+  out.memory_visible_bytes.reset();
+  out.price_usd = option.price_usd;  // the default size's price says nothing about this one
+  return out;
+}
+
 std::optional<HardwareProfile> hardware_from_json(const nlohmann::json& j, std::vector<Problem>& problems) {
   const std::size_t problems_before = problems.size();
   HardwareProfile hw;
@@ -107,6 +151,9 @@ std::optional<HardwareProfile> hardware_from_json(const nlohmann::json& j, std::
     hw.app_limit_bytes = optional_at<double>(mem, "app_limit_bytes");
     hw.app_limit_entitled_bytes = optional_at<double>(mem, "app_limit_entitled_bytes");
     hw.unified_memory = mem.value("unified", false);
+    for (const auto& o : j.value("memory_options", nlohmann::json::array()))
+      hw.memory_options.push_back({o.at("capacity_bytes").get<double>(), optional_at<double>(o, "price_usd"),
+                                   o.at("source").get<std::string>()});
 
     const auto& compute = j.at("compute");
     hw.flops_per_s = rates_from_json(compute.at("flops_per_s"));
@@ -170,6 +217,23 @@ std::optional<HardwareProfile> hardware_from_json(const nlohmann::json& j, std::
     if (it != hw.flops_per_s.end() && rate < it->second)
       problems.push_back({"", "/compute/fp16_accumulate_flops_per_s/" + dtype,
                           "FP16-accumulate rate is below the FP32-accumulate rate; the two look swapped"});
+  }
+  if (!hw.memory_options.empty()) {
+    if (std::none_of(hw.memory_options.begin(), hw.memory_options.end(),
+                     [&](const MemoryOption& o) { return o.capacity_bytes == hw.memory_capacity_bytes; }))
+      problems.push_back({"", "/memory/capacity_bytes", "is not one of memory_options (the default must be a size that is sold)"});
+    for (std::size_t i = 0; i < hw.memory_options.size(); ++i) {
+      const auto& o = hw.memory_options[i];
+      const std::string at = "/memory_options/" + std::to_string(i);
+      if (!hw.sources.is_array() ||
+          std::none_of(hw.sources.begin(), hw.sources.end(), [&](const nlohmann::json& src) { return src.value("title", "") == o.source; }))
+        problems.push_back({"", at + "/source", "names no entry of sources (give the title of the source that lists this size)"});
+      for (std::size_t k = 0; k < i; ++k)
+        if (std::fabs(hw.memory_options[k].capacity_bytes - o.capacity_bytes) / o.capacity_bytes <= 0.16)
+          problems.push_back({"", at + "/capacity_bytes", "is within 16% of another option; --memory could not tell them apart"});
+      if (hw.app_limit_bytes && *hw.app_limit_bytes > o.capacity_bytes)
+        problems.push_back({"", at + "/capacity_bytes", "is below app_limit_bytes"});
+    }
   }
   // A wildly large figure is almost always a unit slip (TFLOPS written as FLOP/s x1e3).
   for (const auto& [dtype, rate] : hw.flops_per_s)

@@ -65,6 +65,7 @@ std::shared_ptr<AdviseOptions> add_advise_options(CLI::App* cmd, bool html_repor
                        add(cmd->add_option("--kv-dtype", r.kv_dtype, "KV-cache element type: f16, bf16, fp8, q8_0, q4_0")),
                        add(cmd->add_option("--cuda-graphs", o->cuda_graphs, "on or off (default: the backend's)")->check(CLI::IsMember({"on", "off"}))),
                        add(cmd->add_option("--host-bandwidth", o->host_bandwidth, "Host memory bandwidth in bytes/s for offloaded layers (e.g. 60e9)"))};
+  for (CLI::Option* opt : add_device_options(cmd, r)) o->inference_only.push_back(add(opt));
   add(add_gpus_option(cmd, r.gpus, "GPU count (default tp x pp; training: tp x pp x cp)"));
   add(cmd->add_option("--tp", r.tp, "Tensor-parallel degree"));
   add(cmd->add_option("--pp", r.pp, "Pipeline / layer-split degree"));

@@ -48,6 +48,10 @@ CompareRequest build_request(const CompareOptions& o) {
   request.axis = varied.axis;
   request.values = varied.values;
   if (request.values.empty()) throw bad_input("no hardware given", "pass --hw NAME, or several to compare: --hw rtx4090,h100");
+  if (axes[0].values.size() > 1 && (!o.request.memory.empty() || !o.request.link.empty()))
+    throw bad_input(fmt::format("{} describes one device, but --hw lists {}", o.request.memory.empty() ? "--link" : "--memory",
+                                axes[0].values.size()),
+                    "compare one device's weight formats or engines, or drop the option");
   request.base.hardware = axes[0].values.size() == 1 ? axes[0].values.front() : std::string();
   request.base.quant = axes[1].values.size() == 1 ? axes[1].values.front() : std::string();
   request.base.engine = axes[2].values.size() == 1 ? axes[2].values.front() : std::string();
@@ -66,6 +70,7 @@ void register_compare(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--quant,-q", o->quant, "Weight formats, comma-separated (default: each engine's)");
   cmd->add_option("--engine,-e", o->engine, "Engines, comma-separated, optionally with a backend (default: per device class)");
   add_workload_options(cmd, o->request, o->host_bandwidth);
+  add_device_options(cmd, o->request);
   add_gpus_option(cmd, o->request.gpus, "GPU count (default tp x pp)");
   cmd->add_option("--tp", o->request.tp, "Tensor-parallel degree")->capture_default_str();
   cmd->add_option("--pp", o->request.pp, "Pipeline / layer-split degree")->capture_default_str();

@@ -44,6 +44,7 @@ void add_scenario_options(CLI::App* cmd, EstimateOptions& o, bool allow_html = f
   cmd->add_option("--engine,-e", r.engine,
                   "Engine, optionally with a backend: vllm, llama.cpp:metal (default: per device class); training: pytorch, megatron, deepspeed");
   o.inference_only = add_workload_options(cmd, r, o.host_bandwidth);
+  for (CLI::Option* opt : add_device_options(cmd, r)) o.inference_only.push_back(opt);
   add_gpus_option(cmd, r.gpus, "GPU count (inference: default tp x pp; training: default tp x pp x cp)");
   cmd->add_option("--tp", r.tp, "Tensor-parallel degree")->capture_default_str();
   cmd->add_option("--pp", r.pp, "Pipeline / layer-split degree")->capture_default_str();

@@ -57,6 +57,8 @@ SearchRequest build_request(const SearchOptions& o) {
   r.workload.host_bandwidth_bytes_per_s = parse_host_bandwidth(o.host_bandwidth);
   r.batch_given = o.batch->count() > 0;
   r.space.hardware = split_list(o.hardware, "--hw");
+  if ((!o.request.memory.empty() || !o.request.link.empty()) && r.space.hardware.size() != 1)
+    throw bad_input(fmt::format("{} describes one device; give exactly one --hw with it", o.request.memory.empty() ? "--link" : "--memory"));
   if (!o.device_class.empty()) {
     r.space.device_class = device_class_from_string(o.device_class);
     if (!r.space.device_class) {
@@ -132,6 +134,7 @@ void register_search(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--engine,-e", o->engine, "Engines, comma-separated, optionally with a backend (default: every engine on each device)");
   const auto workload = add_workload_options(cmd, o->request, o->host_bandwidth);
   o->batch = workload.front();
+  add_device_options(cmd, o->request);
   cmd->add_option("--flash-attention", o->flash_attention, "on or off (default: the engine's)")->check(CLI::IsMember({"on", "off"}));
   cmd->add_option("--require", o->require.expressions,
                   "Keep only configurations whose 'estimate --json' output meets this, e.g. 'decode.tokens_per_s>=30' (repeatable)")

@@ -30,6 +30,12 @@ std::vector<CLI::Option*> add_workload_options(CLI::App* cmd, ScenarioRequest& r
           cmd->add_option("--host-bandwidth", host_bandwidth, "Host memory bandwidth in bytes/s for offloaded layers (e.g. 60e9)")};
 }
 
+std::vector<CLI::Option*> add_device_options(CLI::App* cmd, ScenarioRequest& r) {
+  return {cmd->add_option("--memory", r.memory, "The memory size of your device, for parts sold in several (64GB, 64GiB, 0.5TB)"),
+          cmd->add_option("--link", r.link, "Multi-GPU link: pcie, or nvlink with a bridge fitted (default: the device's own link)")
+              ->check(CLI::IsMember({"pcie", "nvlink"}))};
+}
+
 std::vector<std::string> split_list(const std::string& text, const std::string& option) {
   std::vector<std::string> out;
   if (text.empty()) return out;

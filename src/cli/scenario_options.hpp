@@ -19,6 +19,9 @@ std::vector<CLI::Option*> add_workload_options(CLI::App* cmd, ScenarioRequest& r
 
 /// --gpus N: an explicit count must be at least 1 (left out, the count is tp x pp).
 CLI::Option* add_gpus_option(CLI::App* cmd, int64_t& gpus, const std::string& description);
+/// --memory (a size the device is sold in: 64GB, 64GiB, 0.5TB) and --link (pcie, or nvlink where the
+/// part has the connector); prepare_scenario checks them against the device. Returns both options.
+std::vector<CLI::Option*> add_device_options(CLI::App* cmd, ScenarioRequest& request);
 
 /// "a,b,c" -> {"a", "b", "c"} (spaces around names dropped); "" -> {}. An empty
 /// element ("a,,b", "a,") is bad_input naming `option`.

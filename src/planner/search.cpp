@@ -88,7 +88,8 @@ PreparedScenario ScenarioCache::prepare(const HardwareProfile& hw, const std::st
 
   PreparedScenario out = t;
   Scenario& s = out.scenario;
-  s.hardware = &catalog_.resolve_hardware(hw.id, &out.hardware_how);
+  const HardwareProfile* catalog_hw = &catalog_.resolve_hardware(hw.id, &out.hardware_how);
+  if (!s.hardware_variant) s.hardware = catalog_hw;  // --memory / --link: the template's variant of the device
   s.engine = choice;
   Workload& w = s.workload;
   w.gpus = layout.gpus;
@@ -96,7 +97,9 @@ PreparedScenario ScenarioCache::prepare(const HardwareProfile& hw, const std::st
   w.pp = pp;
   // What prepare_scenario decides from the device, by the same functions.
   w.host_bandwidth_bytes_per_s = host_bandwidth_for(hw, profile, base_.host_bandwidth_bytes_per_s);
-  out.notes = kv_dtype_notes(hw, w.kv_dtype);
+  out.notes.clear();
+  (void)device_as_requested(*catalog_hw, request(hw, engine, quant, gpus, tp, pp), out.notes);  // its notes; the variant is the template's
+  for (auto& note : kv_dtype_notes(hw, w.kv_dtype)) out.notes.push_back(std::move(note));
   return out;
 }
 
@@ -153,8 +156,10 @@ std::string estimate_command(const ScenarioRequest& r) {
   if (!r.model.config_path.empty()) arg("--model-config", r.model.config_path);
   if (!r.model.gguf_path.empty()) arg("--gguf", r.model.gguf_path);
   if (!r.model.params.empty()) arg("--params", r.model.params);
+  if (!r.memory.empty()) arg("--memory", r.memory);
   if (!r.quant.empty()) arg("--quant", r.quant);
   if (!r.engine.empty()) arg("--engine", r.engine);
+  if (!r.link.empty()) arg("--link", r.link);
   if (r.gpus != 0 && r.gpus != r.tp * r.pp) arg("--gpus", std::to_string(r.gpus));
   if (r.tp != defaults.tp) arg("--tp", std::to_string(r.tp));
   if (r.pp != defaults.pp) arg("--pp", std::to_string(r.pp));

@@ -30,6 +30,11 @@ std::string link_text(const Link& link) {
   return fmt::format("{}  {} per direction", link.kind, format_bandwidth(link.bandwidth_bytes_per_s));
 }
 
+/// The scale-up link, marked when its part is sold separately (not assumed by estimates).
+std::string scale_up_text(const Link& link) {
+  return link_text(link) + (link.accessory ? "; bridge sold separately: estimates use PCIe unless --link nvlink" : "");
+}
+
 }  // namespace
 
 
@@ -96,6 +101,13 @@ std::string render_hardware_show(const HardwareProfile& hw, const Resolution& ho
   out += heading("Memory");
   out += item("capacity", format_bytes(hw.memory_capacity_bytes) + " " + hw.memory_type + (hw.unified_memory ? ", unified" : "") +
                               est("/memory/capacity_bytes"));
+  if (!hw.memory_options.empty()) {
+    std::string sizes;
+    for (const auto& o : hw.memory_options)
+      sizes += (sizes.empty() ? "" : ", ") + fmt::format("{:g} GB", o.capacity_bytes / kBytesPerGB) +
+               (o.price_usd ? fmt::format(" (${:.0f})", *o.price_usd) : "");
+    out += item("sold with", sizes + " (--memory picks one)");
+  }
   if (hw.memory_visible_bytes)
     out += item("visible", format_bytes(*hw.memory_visible_bytes) + " as the driver reports it" + est("/memory/visible_bytes"));
   out += item("bandwidth", format_bandwidth(hw.memory_bandwidth_bytes_per_s) + est("/memory/bandwidth_bytes_per_s"));
@@ -140,7 +152,7 @@ std::string render_hardware_show(const HardwareProfile& hw, const Resolution& ho
 
   if (hw.scale_up || hw.pcie) {
     out += heading("Interconnect");
-    if (hw.scale_up) out += item("scale-up", link_text(*hw.scale_up));
+    if (hw.scale_up) out += item("scale-up", scale_up_text(*hw.scale_up));
     if (hw.pcie) out += item("pcie", link_text(*hw.pcie));
   }
 

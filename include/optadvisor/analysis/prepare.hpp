@@ -4,6 +4,7 @@
 // and rejects contradictions with one clear message.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,6 +20,8 @@ struct ScenarioRequest {
   /// How the command line found `hardware` when the user said --hw auto
   /// ("detected: ..."); printed as a note. Empty when the user named the device.
   std::string hardware_detected;
+  std::string memory;           ///< --memory "64GB" (GB, GiB, TB, TiB): one of the sizes the device is sold in; "" = the profile's
+  std::string link;             ///< --link: "" = the device's default, "pcie", or "nvlink" (where it has the connector)
   ModelRequest model;
   std::string quant;            ///< "" = the engine's default, or the GGUF file's own type
   std::string engine;           ///< "" = the device class default
@@ -58,6 +61,12 @@ struct PreparedScenario {
 PreparedScenario prepare_scenario(const Catalog& catalog, const ScenarioRequest& request);
 /// The same with the model already resolved from request.model (no file is read again).
 PreparedScenario prepare_scenario(const Catalog& catalog, const ScenarioRequest& request, const ResolvedModel& model);
+
+/// The device as the request has it: --memory picks one of the sizes it is sold in, --link the
+/// multi-GPU link (an accessory NVLink bridge only with --link nvlink). Null when nothing changes;
+/// notes say which memory size and link the estimate uses. Bad input names the allowed values.
+std::shared_ptr<const HardwareProfile> device_as_requested(const HardwareProfile& hw, const ScenarioRequest& request,
+                                                           std::vector<std::string>& notes);
 
 /// The per-tensor weights of a model in a format (the GGUF's own table when the model came from a file).
 WeightsBreakdown model_weights(const Catalog& catalog, const ResolvedModel& model, const QuantFormat& format);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -73,6 +74,8 @@ struct Workload {
 
 struct Scenario {
   const HardwareProfile* hardware = nullptr;
+  /// Owns *hardware when the request changed the device (--memory, --link); null otherwise.
+  std::shared_ptr<const HardwareProfile> hardware_variant;
   ModelSpec model;
   WeightsSummary weights;
   EngineChoice engine;

@@ -24,11 +24,15 @@ std::optional<DeviceClass> device_class_from_string(std::string_view s);
 /// Every class, in display order.
 const std::vector<DeviceClass>& all_device_classes();
 
+/// The vendors a profile may name: the schema's enum (data/schema/hardware.schema.json), the one list.
+const std::vector<std::string>& hardware_vendors();
+
 /// A point-to-point link (NVLink, xGMI, ICI, PCIe).
 struct Link {
   std::string kind;                   ///< "nvlink4", "xgmi", "pcie5 x16", ...
   double bandwidth_bytes_per_s = 0;   ///< as stated by `bidirectional`
   bool bidirectional = true;          ///< true: the figure sums both directions
+  bool accessory = false;             ///< needs a part sold separately (GeForce NVLink bridge): not assumed
   /// Bandwidth in one direction, the figure collectives are limited by.
   double per_direction_bytes_per_s() const { return bidirectional ? bandwidth_bytes_per_s / 2 : bandwidth_bytes_per_s; }
 };
@@ -48,6 +52,13 @@ struct Capabilities {
 
   /// The capability a data file names ("fp8", "nvfp4", "mxfp4", "int4"); false for any other name.
   bool has(const std::string& name) const;
+};
+
+/// One memory size a part is sold in (an M4 Max with 48, 64 or 128 GB).
+struct MemoryOption {
+  double capacity_bytes = 0;
+  std::optional<double> price_usd;  ///< of the configuration with this size, where published
+  std::string source;               ///< title of the `sources` entry that lists it
 };
 
 struct HardwareProfile {
@@ -70,6 +81,7 @@ struct HardwareProfile {
   std::optional<double> app_limit_bytes;           ///< per-app limit (phones)
   std::optional<double> app_limit_entitled_bytes;  ///< with the increased-memory entitlement (iOS)
   bool unified_memory = false;
+  std::vector<MemoryOption> memory_options;  ///< the sizes sold; empty when there is one
 
   /// Dense peak FLOP/s (or OP/s for integer types) by data type: "fp32", "bf16", "fp8", "fp4", ...
   /// On GeForce cards these are the FP32-accumulate rates.
@@ -102,7 +114,18 @@ struct HardwareProfile {
   double usable_memory_bytes() const;
   /// True when the value at this JSON pointer is marked as an estimate.
   bool is_estimated(std::string_view pointer) const;
+  /// The sold size `bytes` names, matched within 8% so that "64GB" and "64GiB" both
+  /// pick the 64 GB option; nullptr when the part is not sold in that size.
+  const MemoryOption* memory_option(double bytes) const;
+  /// The link tensor parallelism uses by default: the scale-up link unless it is an
+  /// accessory (or the device has no GPU-to-GPU link), else PCIe; nullptr when neither.
+  const Link* default_multi_gpu_link() const;
 };
+
+/// The same device with another of its sold memory sizes: capacity and price follow the
+/// option (no price when the option has none), the measured driver-visible bytes of the
+/// default size are dropped. The usable fraction (macOS wired limit) applies unchanged.
+HardwareProfile with_memory_option(const HardwareProfile& hw, const MemoryOption& option);
 
 /// Builds a profile from a schema-valid document; semantic problems (e.g. a
 /// usable fraction with no capacity) are appended with their JSON pointer.

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "optadvisor/catalog/catalog.hpp"
 
 using namespace optadvisor;
@@ -186,4 +188,108 @@ TEST_CASE("overlay directories come from the environment, then the command line"
   CHECK(dirs[1] == "b");
   CHECK(dirs[2] == "c");
   CHECK(overlay_dirs_from({}, nullptr).empty());
+}
+
+TEST_CASE("an overlay that extends a shipped profile patches its document", "[hardware][overlay][extends]") {
+  LoadOptions options;
+  options.overlay_dirs = {test_data("overlay-extends")};
+  const Catalog catalog = Catalog::load(options);
+  const HardwareProfile& base = catalog.resolve_hardware("rtx4090");
+  const HardwareProfile& custom = catalog.resolve_hardware("custom-4090");
+  CHECK(custom.id == "custom-4090-48g");
+  CHECK(custom.memory_capacity_bytes == Approx(48e9));
+  CHECK_FALSE(custom.memory_visible_bytes);  // null in the patch deletes the base's measured 24 GB
+  CHECK(custom.memory_bandwidth_bytes_per_s == Approx(base.memory_bandwidth_bytes_per_s));
+  CHECK(custom.peak_flops_per_s("fp16") == base.peak_flops_per_s("fp16"));
+  CHECK(custom.sources.size() == base.sources.size());
+  // Aliases are not inherited: "4090" still names the shipped card, and only the overlay's own alias is there.
+  CHECK(custom.aliases == std::vector<std::string>{"custom-4090"});
+  CHECK(catalog.resolve_hardware("4090").id == "rtx4090");
+  // A chain: the capped card extends the overlay, which extends the shipped profile.
+  const HardwareProfile& capped = catalog.resolve_hardware("custom-4090-48g-capped");
+  CHECK(capped.memory_capacity_bytes == Approx(48e9));
+  CHECK(capped.power_watts.value_or(0) == Approx(300));
+  CHECK(capped.aliases.empty());
+  CHECK(capped.document.at("extends") == "custom-4090-48g");
+  CHECK(catalog.hardware().size() == shipped().hardware().size() + 2);
+}
+
+TEST_CASE("extends an unknown profile, or in a cycle, is bad input naming it", "[hardware][overlay][extends]") {
+  auto first_problem = [](const std::string& dir) {
+    LoadOptions options;
+    options.overlay_dirs = {test_data(dir)};
+    try {
+      (void)Catalog::load(options);
+    } catch (const Error& e) {
+      CHECK(e.code() == ExitCode::kBadInput);
+      return std::string(e.what());
+    }
+    FAIL("expected an error");
+    return std::string();
+  };
+  CHECK(first_problem("overlay-extends-unknown").find("typo.json: /extends: extends unknown hardware 'rtx4909'") != std::string::npos);
+  CHECK(first_problem("overlay-extends-cycle").find("in a cycle") != std::string::npos);
+}
+
+TEST_CASE("the vendor list is the schema's, including the 2026 vendors", "[hardware]") {
+  const auto& vendors = hardware_vendors();
+  for (const char* v : {"nvidia", "amd", "intel", "google", "apple", "qualcomm", "mediatek", "samsung", "amazon"})
+    CHECK(std::find(vendors.begin(), vendors.end(), v) != vendors.end());
+  CHECK(vendors.size() == 9);
+  for (const auto& hw : shipped().hardware()) CHECK(std::find(vendors.begin(), vendors.end(), hw.vendor) != vendors.end());
+}
+
+TEST_CASE("the 2026 phone and accelerator profiles", "[hardware][data]") {
+  // Dimensity 9400: 12 GPU cores x 1.612 GHz x 64 FLOP = 1.238 TFLOP/s; LPDDR5X-10667 x 8 bytes = 85.3 GB/s.
+  const HardwareProfile& d9400 = shipped().resolve_hardware("dimensity-9400");
+  CHECK(d9400.vendor == "mediatek");
+  CHECK(rate("dimensity-9400", "fp32") == Approx(1.238016e12));
+  CHECK(d9400.memory_bandwidth_bytes_per_s == Approx(10.667e9 * 8));
+  CHECK(d9400.usable_memory_bytes() == Approx(8e9));  // 16 GB x 0.5
+  CHECK(d9400.sustained_fraction.value_or(1) == Approx(0.5));
+  CHECK(shipped().resolve_hardware("mt6993").id == "dimensity-9500");
+  // Exynos 2500: 16 CUs x 1.3 GHz x 256 = 5.32 TFLOP/s FP32; NPU 59 TOPS.
+  CHECK(rate("exynos-2500", "fp32") == Approx(5.3248e12));
+  CHECK(shipped().resolve_hardware("galaxy-z-flip-7").npu_ops_per_s.value_or(0) == Approx(59e12));
+  // Trainium2: 96 GiB at 2.9 TB/s, dense FP8 1,299 TFLOP/s, BF16 667.
+  const HardwareProfile& trn2 = shipped().resolve_hardware("trn2");
+  CHECK(trn2.vendor == "amazon");
+  CHECK(trn2.memory_capacity_bytes == Approx(96.0 * 1073741824));
+  CHECK(rate("trainium2", "fp8") == Approx(1299e12));
+  CHECK(rate("trainium2", "bf16") == Approx(667e12));
+  CHECK(trn2.default_multi_gpu_link()->per_direction_bytes_per_s() == Approx(640e9));  // 1.28 TB/s taken as bidirectional
+}
+
+TEST_CASE("a part sold in several memory sizes lists them; --memory matches GB or GiB", "[hardware][memory]") {
+  const HardwareProfile& m4max = shipped().resolve_hardware("m4-max-40c");
+  REQUIRE(m4max.memory_options.size() == 3);
+  CHECK(m4max.memory_option(64e9)->capacity_bytes == Approx(64e9));
+  CHECK(m4max.memory_option(64.0 * 1073741824)->capacity_bytes == Approx(64e9));  // 68.7e9 is 7.4% above 64e9
+  CHECK(m4max.memory_option(100e9) == nullptr);
+  CHECK(m4max.memory_option(36e9) == nullptr);  // 36 GB is the 32-core bin's
+  const HardwareProfile m64 = with_memory_option(m4max, *m4max.memory_option(64e9));
+  CHECK(m64.memory_capacity_bytes == Approx(64e9));
+  CHECK(m64.usable_memory_bytes() == Approx(48e9));  // 64 GB x the 0.75 wired limit, as for 128 GB
+  CHECK(m64.memory_bandwidth_bytes_per_s == Approx(m4max.memory_bandwidth_bytes_per_s));
+  // M3 Ultra 60-core: the 96 GB Mac Studio is $3,999; the 256 GB option has no price on record.
+  const HardwareProfile& m3u = shipped().resolve_hardware("m3-ultra-60c");
+  CHECK(with_memory_option(m3u, *m3u.memory_option(96e9)).price_usd.value_or(0) == Approx(3999));
+  // Ryzen AI Max+ 395: the profile has no price; its 128 GB option (Framework Desktop) is $1,999, the 64 GB one unpriced.
+  const HardwareProfile& strix = shipped().resolve_hardware("ryzen-ai-max-395");
+  CHECK(with_memory_option(strix, *strix.memory_option(128e9)).price_usd.value_or(0) == Approx(1999));
+  const HardwareProfile s64 = with_memory_option(strix, *strix.memory_option(64e9));
+  CHECK_FALSE(s64.price_usd.has_value());
+  CHECK(s64.usable_memory_bytes() == Approx(48e9));  // 64 GB x 0.75
+}
+
+TEST_CASE("consumer cards with an NVLink connector default to PCIe", "[hardware][link]") {
+  for (const char* id : {"rtx3090", "rtx3090ti", "rtx2080", "rtx2080ti"}) {
+    const HardwareProfile& hw = shipped().resolve_hardware(id);
+    REQUIRE(hw.scale_up);
+    CHECK(hw.scale_up->accessory);
+    CHECK(hw.default_multi_gpu_link() == &*hw.pcie);
+  }
+  CHECK(shipped().resolve_hardware("rtx3090").default_multi_gpu_link()->per_direction_bytes_per_s() == Approx(32e9));
+  const HardwareProfile& h100 = shipped().resolve_hardware("h100-sxm");
+  CHECK(h100.default_multi_gpu_link() == &*h100.scale_up);
 }

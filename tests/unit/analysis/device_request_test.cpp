@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: MIT
+// --memory and --link: prepare_scenario turns them into the device the analysis sees.
+#include <catch2/catch.hpp>
+
+#include "optadvisor/analysis/analysis.hpp"
+#include "optadvisor/analysis/prepare.hpp"
+#include "optadvisor/catalog/catalog.hpp"
+
+using namespace optadvisor;
+
+namespace {
+
+const Catalog& catalog() {
+  static const Catalog c = Catalog::load({});
+  return c;
+}
+
+std::string all_notes(const PreparedScenario& p) {
+  std::string out;
+  for (const auto& n : p.notes) out += n + "\n";
+  return out;
+}
+
+std::string bad_input_message(const ScenarioRequest& r) {
+  try {
+    (void)prepare_scenario(catalog(), r);
+  } catch (const Error& e) {
+    CHECK(e.code() == ExitCode::kBadInput);
+    return e.what();
+  }
+  FAIL("expected bad input");
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("a --memory size the part is sold in sets the capacity; the usable share follows", "[analysis][memory]") {
+  ScenarioRequest r;
+  r.hardware = "m4-max-40c";
+  r.model.preset = "llama-3.1-8b";
+  const PreparedScenario full = prepare_scenario(catalog(), r);
+  CHECK(full.scenario.hardware->memory_capacity_bytes == Approx(128e9));
+  CHECK(all_notes(full).find("memory: 128 GB (m4-max-40c is sold with 48, 64 or 128 GB; give yours with --memory)") != std::string::npos);
+
+  r.memory = "64GB";
+  const PreparedScenario p = prepare_scenario(catalog(), r);
+  CHECK(p.scenario.hardware->memory_capacity_bytes == Approx(64e9));
+  CHECK(all_notes(p).find("memory: 64 GB (--memory; m4-max-40c is sold with 48, 64 or 128 GB)") != std::string::npos);
+  // The catalog's profile is untouched; the scenario owns the variant.
+  CHECK(catalog().resolve_hardware("m4-max-40c").memory_capacity_bytes == Approx(128e9));
+  const Analysis a = analyze(p.scenario);
+  CHECK(a.memory.capacity_bytes == Approx(48e9));  // 64 GB x 0.75 wired limit
+  CHECK(analyze(full.scenario).memory.capacity_bytes == Approx(96e9));  // 128 GB x 0.75
+  // A copy of the scenario keeps the variant alive.
+  Scenario copy = p.scenario;
+  CHECK(copy.hardware->memory_capacity_bytes == Approx(64e9));
+
+  r.memory = "64GiB";  // Apple's "64GB" is 64 GiB of DRAM; it names the same option
+  CHECK(prepare_scenario(catalog(), r).scenario.hardware->memory_capacity_bytes == Approx(64e9));
+  r.memory = "0.5TB";
+  r.hardware = "m3-ultra-80c";
+  CHECK(prepare_scenario(catalog(), r).scenario.hardware->memory_capacity_bytes == Approx(512e9));
+}
+
+TEST_CASE("a memory size the part is not sold in is bad input naming the sizes", "[analysis][memory]") {
+  ScenarioRequest r;
+  r.hardware = "m4-max-40c";
+  r.model.preset = "llama-3.1-8b";
+  r.memory = "100GB";
+  CHECK(bad_input_message(r) == "--memory 100GB: m4-max-40c is sold with 48, 64 or 128 GB");
+  r.memory = "lots";
+  CHECK(bad_input_message(r) == "--memory 'lots' is not a memory size");
+  r.hardware = "rtx4090";
+  r.memory = "48GB";
+  CHECK(bad_input_message(r) == "--memory 48GB: rtx4090 is sold with 24 GB only");
+}
+
+TEST_CASE("two RTX 3090s talk over PCIe unless --link nvlink says the bridge is fitted", "[analysis][link]") {
+  ScenarioRequest r;
+  r.hardware = "rtx3090";
+  r.model.preset = "llama-3.1-8b";
+  r.engine = "vllm";
+  r.tp = 2;
+  const PreparedScenario pcie = prepare_scenario(catalog(), r);
+  CHECK(analyze(pcie.scenario).factors.link_bandwidth_bytes_per_s == Approx(32e9));  // PCIe 4.0 x16, per direction
+  CHECK(all_notes(pcie).find("link: pcie4 x16 (the NVLink 3 bridge (2 GPUs) is sold separately") != std::string::npos);
+  r.link = "nvlink";
+  const Analysis bridged = analyze(prepare_scenario(catalog(), r).scenario);
+  CHECK(bridged.factors.link_bandwidth_bytes_per_s == Approx(56.25e9));  // 112.5 GB/s bidirectional / 2
+  CHECK(bridged.decode.interconnect_time_s < analyze(pcie.scenario).decode.interconnect_time_s);
+  r.link = "pcie";
+  r.hardware = "h100-sxm";
+  CHECK(analyze(prepare_scenario(catalog(), r).scenario).factors.link_bandwidth_bytes_per_s ==
+        Approx(catalog().resolve_hardware("h100-sxm").pcie->per_direction_bytes_per_s()));
+  r.link = "nvlink";
+  r.hardware = "rtx4090";
+  CHECK(bad_input_message(r) == "--link nvlink: rtx4090 has no NVLink connector");
+}
