@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Sets up a fresh Debian 12 machine and builds optadvisor.
-#   scripts/dev.sh run    install what is missing, build a release binary, run the advisor on an example
-#   scripts/dev.sh test   install what is missing, build with -Werror, run the whole test suite:
+#   scripts/dev.sh run    install what building the binary needs, build it (release, no tests), run the
+#                         advisor on an example
+#   scripts/dev.sh test   install that and what the tests need, build with -Werror, run the whole suite:
 #                         g++ release (with the accuracy and speed-budget gates), clang with
 #                         AddressSanitizer + UBSan, clang-tidy, and each fuzz target for 30 s
 #   scripts/dev.sh fuzz [seconds] [target...]   run the fuzz targets of the clang build
@@ -10,9 +11,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(build-essential cmake pkg-config libcli11-dev nlohmann-json3-dev libfmt-dev libspdlog-dev catch2
-          libvalijson-dev python3 python3-jsonschema)
-test_packages=(clang-14 libclang-rt-14-dev clang-tidy-14 libbenchmark-dev hyperfine file)
+# What building the binary needs, and no more (scripts/dev.sh run).
+packages=(build-essential cmake pkg-config libcli11-dev nlohmann-json3-dev libfmt-dev libspdlog-dev)
+# What the tests, benchmarks, sanitizer builds, clang-tidy and the fuzz targets add.
+test_packages=(catch2 python3 python3-jsonschema clang-14 libclang-rt-14-dev clang-tidy-14 libbenchmark-dev hyperfine
+               file)
 
 install_missing() {
   local missing=()
@@ -32,8 +35,9 @@ jobs=$(nproc 2>/dev/null || echo 2)
 case "${1:-}" in
   run)
     install_missing
-    cmake --preset release >/dev/null
-    cmake --build --preset release -j"$jobs" >/dev/null
+    # The binary alone: no tests (no Catch2 or Python needed), no benchmarks, no fuzz targets.
+    cmake --preset release -DOPTADVISOR_BUILD_TESTS=OFF -DOPTADVISOR_BUILD_BENCH=OFF >/dev/null
+    cmake --build --preset release -j"$jobs" --target optadvisor >/dev/null
     shift
     if [ $# -eq 0 ]; then set -- --hw rtx5090 --goal latency; fi
     ./build/release/optadvisor "$@"
