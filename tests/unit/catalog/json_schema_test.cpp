@@ -42,7 +42,7 @@ TEST_CASE("no embedded data schema uses a keyword the checker does not implement
     for (const auto& k : unsupported_schema_keywords(schema)) FAIL_CHECK(path << ": " << k);
     CHECK_NOTHROW(JsonSchema(schema));
   }
-  CHECK(schemas == 7);  // calibration engine hardware model quant rule training
+  CHECK(schemas == 8);  // calibration engine hardware model quant rule shape training
 }
 
 TEST_CASE("a schema keyword the checker does not implement is refused, not ignored", "[schema]") {
