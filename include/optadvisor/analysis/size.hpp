@@ -47,5 +47,30 @@ struct SizeResult {
 
 KvFigures kv_figures(const ModelSpec& spec, const KvRequest& request);
 
+/// What `size` is asked: a format id, "all", or "" for a GGUF file's own type;
+/// the KV cache of `batch` sequences of `context_tokens` (0: weights only).
+struct SizeRequest {
+  std::string quant;
+  int64_t context_tokens = 0;
+  int64_t batch = 1;
+  std::string kv_dtype = "f16";
+};
 
+/// The model's bytes in the requested format(s), sorted by weight bytes (a
+/// stable sort: formats of equal size keep the catalog's order). Bad input
+/// (a negative or absurd context or batch, no format for a non-GGUF model,
+/// an unknown format or KV dtype) throws Error(kBadInput) naming the option.
+SizeResult size_model(const Catalog& catalog, ResolvedModel model, const SizeRequest& request);
+
+/// One preset as `optadvisor models` lists it. Points into the catalog (valid while it lives).
+struct ModelSummary {
+  const ModelSpec* spec = nullptr;
+  uint64_t params = 0;
+  uint64_t active_params = 0;
+  double kv_bytes_per_token = 0;  ///< every layer, no window, at `kv_dtype`
+  std::string kv_dtype;
+};
+
+/// Every preset of the catalog, in its order, with its KV cache per token at `kv_dtype`.
+std::vector<ModelSummary> model_summaries(const Catalog& catalog, const std::string& kv_dtype = "f16");
 }  // namespace optadvisor
