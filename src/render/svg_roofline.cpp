@@ -174,7 +174,19 @@ RooflineAxes roofline_axes(const RooflineChart& c, const RooflineLayout& l) {
   return axes;
 }
 
-std::string render_roofline_svg(const RooflineChart& c, const RooflineLayout& l) {
+namespace {
+
+/// The plot area inside the frame and its log scales; X and Y clamp to the frame.
+struct Plot {
+  RooflineAxes axes;
+  double left = 0, right = 0, bottom = 0, top = 0;
+  explicit Plot(RooflineAxes a) : axes(std::move(a)), left(axes.x.min_px), right(axes.x.max_px), bottom(axes.y.min_px), top(axes.y.max_px) {}
+  double X(double v) const { return std::clamp(axes.x.to_px(v), left, right); }
+  double Y(double v) const { return std::clamp(axes.y.to_px(v), top, bottom); }
+};
+
+/// The <svg> element, its title and the arrow markers.
+std::string svg_header(const RooflineChart& c, const RooflineLayout& l) {
   std::string svg = fmt::format(
       R"(<svg xmlns="http://www.w3.org/2000/svg" class="roofline" viewBox="0 0 {w} {h}" width="{w}" height="{h}" role="img" aria-labelledby="rl-title" font-size="12">)"
       "\n<title id=\"rl-title\">{t}</title>\n",
@@ -186,12 +198,16 @@ std::string render_roofline_svg(const RooflineChart& c, const RooflineLayout& l)
         "\n",
         phase, phase_color(phase));
   svg += "</defs>\n";
+  return svg;
+}
 
-  const RooflineAxes axes = roofline_axes(c, l);
-  const double left = axes.x.min_px, right = axes.x.max_px, bottom = axes.y.min_px, top = axes.y.max_px;
-  auto X = [&](double v) { return std::clamp(axes.x.to_px(v), left, right); };
-  auto Y = [&](double v) { return std::clamp(axes.y.to_px(v), top, bottom); };
-
+/// Whole decades (labelled) and 2..9 within each (faint).
+std::string svg_grid(const Plot& plot) {
+  std::string svg;
+  const RooflineAxes& axes = plot.axes;
+  const double left = plot.left, right = plot.right, bottom = plot.bottom, top = plot.top;
+  auto X = [&](double v) { return plot.X(v); };
+  auto Y = [&](double v) { return plot.Y(v); };
   // Grid: whole decades (labelled) and 2..9 within each (faint).
   svg += "<g class=\"grid\">\n";
   for (std::size_t i = 0; i + 1 < axes.x_ticks.size(); ++i)
@@ -209,7 +225,16 @@ std::string render_roofline_svg(const RooflineChart& c, const RooflineLayout& l)
     svg += fmt::format(R"(<line x1="{a}" y1="{y}" x2="{b}" y2="{y}" stroke="{c}"/>)" "\n", fmt::arg("y", px(Y(t))), fmt::arg("a", px(left)),
                        fmt::arg("b", px(right)), fmt::arg("c", kGridColor));
   svg += "</g>\n";
+  return svg;
+}
 
+/// The frame, the tick labels and the axis titles.
+std::string svg_axes(const Plot& plot) {
+  std::string svg;
+  const RooflineAxes& axes = plot.axes;
+  const double left = plot.left, right = plot.right, bottom = plot.bottom, top = plot.top;
+  auto X = [&](double v) { return plot.X(v); };
+  auto Y = [&](double v) { return plot.Y(v); };
   // Axes with labelled ticks.
   svg += "<g class=\"axes\" fill=\"#0f172a\">\n";
   svg += fmt::format(R"(<rect x="{}" y="{}" width="{}" height="{}" fill="none" stroke="#94a3b8"/>)" "\n", px(left), px(top), px(right - left),
@@ -225,7 +250,16 @@ std::string render_roofline_svg(const RooflineChart& c, const RooflineLayout& l)
   svg += fmt::format(R"~(<text class="axis-title" transform="translate({} {}) rotate(-90)" text-anchor="middle">attainable FLOP/s per device (log scale)</text>)~" "\n",
                      px(18), px((top + bottom) / 2));
   svg += "</g>\n";
+  return svg;
+}
 
+/// The bandwidth slope, a roof per data type with its ridge point, and the engine's achievable roof.
+std::string svg_roofs(const RooflineChart& c, const Plot& plot) {
+  std::string svg;
+  const RooflineAxes& axes = plot.axes;
+  const double left = plot.left, right = plot.right, bottom = plot.bottom, top = plot.top;
+  auto X = [&](double v) { return plot.X(v); };
+  auto Y = [&](double v) { return plot.Y(v); };
   const double bw = c.bandwidth_bytes_per_s;
   double top_peak = 0;
   for (const auto& r : c.roofs) top_peak = std::max(top_peak, r.flops_per_s);
@@ -277,7 +311,14 @@ std::string render_roofline_svg(const RooflineChart& c, const RooflineLayout& l)
     }
     svg += "</g>\n";
   }
+  return svg;
+}
 
+/// Before -> after arrows, drawn before the points so that the points sit on top.
+std::string svg_arrows(const RooflineChart& c, const Plot& plot) {
+  std::string svg;
+  auto X = [&](double v) { return plot.X(v); };
+  auto Y = [&](double v) { return plot.Y(v); };
   // Arrows first, so the points sit on top of them.
   svg += "<g class=\"arrows\">\n";
   for (const auto& a : c.arrows) {
@@ -295,7 +336,14 @@ std::string render_roofline_svg(const RooflineChart& c, const RooflineLayout& l)
                        q.phase == "prefill" ? "prefill" : "decode");
   }
   svg += "</g>\n";
+  return svg;
+}
 
+/// The points, each with its title and a tag placed where no earlier tag is.
+std::string svg_points(const RooflineChart& c, const Plot& plot) {
+  std::string svg;
+  auto X = [&](double v) { return plot.X(v); };
+  auto Y = [&](double v) { return plot.Y(v); };
   // Tags go beside their point, at the first of four corners that no earlier tag took.
   struct Box {
     double x0, y0, x1, y1;
@@ -327,7 +375,13 @@ std::string render_roofline_svg(const RooflineChart& c, const RooflineLayout& l)
     svg += "</g>\n";
   }
   svg += "</g>\n";
+  return svg;
+}
 
+/// The legend under the x axis, entries flowing left to right.
+std::string svg_legend(const RooflineChart& c, const RooflineLayout& l, const Plot& plot) {
+  std::string svg;
+  const double left = plot.left, bottom = plot.bottom;
   // Legend under the x axis, so it never hides a point or a roof.
   struct Entry {
     std::string kind;
@@ -376,8 +430,15 @@ std::string render_roofline_svg(const RooflineChart& c, const RooflineLayout& l)
     sx += width;
   }
   svg += "</g>\n";
-  svg += "</svg>\n";
   return svg;
+}
+
+}  // namespace
+
+std::string render_roofline_svg(const RooflineChart& c, const RooflineLayout& l) {
+  const Plot plot(roofline_axes(c, l));
+  return svg_header(c, l) + svg_grid(plot) + svg_axes(plot) + svg_roofs(c, plot) + svg_arrows(c, plot) + svg_points(c, plot) +
+         svg_legend(c, l, plot) + "</svg>\n";
 }
 
 }  // namespace optadvisor
