@@ -27,8 +27,7 @@ struct AdviseOptions {
   FormatOption format;
   RequireOption require;
   // --goal training
-  TrainingRequest training;
-  std::string sequence_parallel;  ///< "", "on", "off"
+  TrainingOptions training;
   std::vector<CLI::Option*> inference_only;
   std::vector<CLI::Option*> training_only;
   std::vector<CLI::Option*> options;  ///< every option added, to tell whether any was given
@@ -70,20 +69,8 @@ std::shared_ptr<AdviseOptions> add_advise_options(CLI::App* cmd, bool html_repor
   add(cmd->add_option("--tp", r.tp, "Tensor-parallel degree"));
   add(cmd->add_option("--pp", r.pp, "Pipeline / layer-split degree"));
   add(cmd->add_option("--flash-attention", o->flash_attention, "on or off (default: the engine's)")->check(CLI::IsMember({"on", "off"})));
-  auto& t = o->training;
-  o->training_only = {
-      add(cmd->add_option("--cp", t.cp, "Training: context-parallel degree")),
-      add(cmd->add_option("--seq", t.seq, "Training: tokens per sequence (default 4096, or the model's context if shorter)")),
-      add(cmd->add_option("--micro-batch", t.micro_batch, "Training: sequences per microbatch per data-parallel rank")),
-      add(cmd->add_option("--global-batch", t.global_batch, "Training: sequences per optimizer step (default micro-batch x data-parallel)")),
-      add(cmd->add_option("--precision", t.precision, "Training: bf16 or fp8 (default bf16)")->check(CLI::IsMember({"bf16", "fp8"}))),
-      add(cmd->add_option("--recompute", t.recompute, "Training: none, selective or full (default: the framework's)")
-              ->check(CLI::IsMember({"none", "selective", "full"}))),
-      add(cmd->add_option("--sharding", t.sharding, "Training: ddp, zero1, zero2, zero3 or fsdp (default: the framework's)")
-              ->check(CLI::IsMember({"ddp", "zero1", "zero2", "zero3", "fsdp"}))),
-      add(cmd->add_option("--optimizer", t.optimizer, "Training: adamw or adamw-8bit (default adamw)")),
-      add(cmd->add_option("--lora-rank", t.lora_rank, "Training: LoRA rank (0 = train every weight)")),
-      add(cmd->add_option("--sequence-parallel", o->sequence_parallel, "Training: on or off with --tp > 1")->check(CLI::IsMember({"on", "off"})))};
+  o->training_only = add_training_options(cmd, o->training);
+  for (CLI::Option* opt : o->training_only) add(opt);
   add(cmd->add_option("--assume", o->assume, "Override an assumption: NAME=VALUE (repeatable; optadvisor rules list)")->type_name("NAME=VALUE"));
   add(cmd->add_flag("--all", o->all, "Also list every rule that does not apply, with the reason"));
   add(cmd->add_option("--why-not", o->why_not, "Say whether one rule applies here, and why (not)")->type_name("RULE"));
@@ -132,8 +119,7 @@ void run_advise(const AdviseOptions& o, const GlobalOptions& global, const std::
                     training ? "training takes --seq, --micro-batch, --global-batch, --precision, --recompute, --sharding, --cp"
                              : "add --goal training");
   }
-  request.training = o.training;
-  if (!o.sequence_parallel.empty()) request.training.sequence_parallel = o.sequence_parallel == "on";
+  request.training = training_request(o.training);
   for (const auto& a : o.assume) {
     auto [name, value] = parse_assumption_override(a);
     request.assumptions[name] = value;

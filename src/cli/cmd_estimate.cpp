@@ -25,16 +25,13 @@ struct EstimateOptions {
   FormatOption format;
   RequireOption require;
   // --goal training
-  TrainingRequest training;
-  std::string sequence_parallel;  ///< "", "on", "off"
-  std::string fused_loss;         ///< "", "on", "off"
+  TrainingOptions training;
   std::vector<CLI::Option*> inference_only;
   std::vector<CLI::Option*> training_only;
 };
 
 void add_scenario_options(CLI::App* cmd, EstimateOptions& o, bool allow_html = false) {
   auto& r = o.request;
-  auto& t = o.training;
   cmd->add_option("--goal", o.goal, "inference (serving) or training (a training step)")
       ->check(CLI::IsMember({"inference", "training"}))
       ->capture_default_str();
@@ -50,25 +47,7 @@ void add_scenario_options(CLI::App* cmd, EstimateOptions& o, bool allow_html = f
   cmd->add_option("--pp", r.pp, "Pipeline / layer-split degree")->capture_default_str();
   cmd->add_option("--flash-attention", o.flash_attention, "on or off (default: the engine's; training: on)")
       ->check(CLI::IsMember({"on", "off"}));
-  o.training_only = {
-      cmd->add_option("--cp", t.cp, "Training: context-parallel degree")->capture_default_str(),
-      cmd->add_option("--seq", t.seq, "Training: tokens per sequence (default 4096, or the model's context if shorter)"),
-      cmd->add_option("--micro-batch", t.micro_batch, "Training: sequences per microbatch per data-parallel rank")->capture_default_str(),
-      cmd->add_option("--global-batch", t.global_batch, "Training: sequences per optimizer step (default micro-batch x data-parallel)"),
-      cmd->add_option("--precision", t.precision, "Training: bf16 or fp8 (default bf16)")->check(CLI::IsMember({"bf16", "fp8"})),
-      cmd->add_option("--recompute", t.recompute, "Training: activation recomputation none, selective or full (default: the engine's)")
-          ->check(CLI::IsMember({"none", "selective", "full"})),
-      cmd->add_option("--sharding", t.sharding, "Training: ddp, zero1, zero2, zero3 or fsdp (default: the engine's)")
-          ->check(CLI::IsMember({"ddp", "zero1", "zero2", "zero3", "fsdp"})),
-      cmd->add_option("--optimizer", t.optimizer, "Training: adamw or adamw-8bit (default adamw)"),
-      cmd->add_option("--lora-rank", t.lora_rank, "Training: LoRA rank (0 = train every weight)"),
-      cmd->add_option("--sequence-parallel", o.sequence_parallel, "Training: on or off with --tp > 1 (default: the engine's)")
-          ->check(CLI::IsMember({"on", "off"})),
-      cmd->add_option("--fused-loss", o.fused_loss, "Training: on or off: a fused cross-entropy kernel (no fp32 copy of the logits)")
-          ->check(CLI::IsMember({"on", "off"})),
-      cmd->add_option("--pp-schedule", t.pp_schedule, "Training: 1f1b or interleaved (default: the engine's)")
-          ->check(CLI::IsMember({"1f1b", "interleaved"})),
-      cmd->add_option("--vp", t.virtual_stages, "Training: virtual stages per GPU for --pp-schedule interleaved")};
+  o.training_only = add_training_options(cmd, o.training);
   o.format.attach(cmd, true, allow_html);
   o.require.attach(cmd);
 }
@@ -116,7 +95,7 @@ void reject_other_goal(const EstimateOptions& o) {
 }
 
 TrainingRequest training_request(const EstimateOptions& o) {
-  TrainingRequest t = o.training;
+  TrainingRequest t = optadvisor::cli::training_request(o.training);
   t.hardware = o.request.hardware;
   t.model = o.request.model;
   t.engine = o.request.engine;
@@ -125,8 +104,6 @@ TrainingRequest training_request(const EstimateOptions& o) {
   t.tp = o.request.tp;
   t.pp = o.request.pp;
   if (!o.flash_attention.empty()) t.flash_attention = o.flash_attention == "on";
-  if (!o.sequence_parallel.empty()) t.sequence_parallel = o.sequence_parallel == "on";
-  if (!o.fused_loss.empty()) t.fused_loss = o.fused_loss == "on";
   return t;
 }
 

@@ -68,4 +68,34 @@ std::optional<double> parse_host_bandwidth(const std::string& text) {
   return v;
 }
 
+std::vector<CLI::Option*> add_training_options(CLI::App* cmd, TrainingOptions& o) {
+  TrainingRequest& t = o.request;
+  return {
+      cmd->add_option("--cp", t.cp, "Training: context-parallel degree")->capture_default_str(),
+      cmd->add_option("--seq", t.seq, "Training: tokens per sequence (default 4096, or the model's context if shorter)"),
+      cmd->add_option("--micro-batch", t.micro_batch, "Training: sequences per microbatch per data-parallel rank")->capture_default_str(),
+      cmd->add_option("--global-batch", t.global_batch, "Training: sequences per optimizer step (default micro-batch x data-parallel)"),
+      cmd->add_option("--precision", t.precision, "Training: bf16 or fp8 (default bf16)")->check(CLI::IsMember({"bf16", "fp8"})),
+      cmd->add_option("--recompute", t.recompute, "Training: activation recomputation none, selective or full (default: the engine's)")
+          ->check(CLI::IsMember({"none", "selective", "full"})),
+      cmd->add_option("--sharding", t.sharding, "Training: ddp, zero1, zero2, zero3 or fsdp (default: the engine's)")
+          ->check(CLI::IsMember({"ddp", "zero1", "zero2", "zero3", "fsdp"})),
+      cmd->add_option("--optimizer", t.optimizer, "Training: adamw or adamw-8bit (default adamw)"),
+      cmd->add_option("--lora-rank", t.lora_rank, "Training: LoRA rank (0 = train every weight)"),
+      cmd->add_option("--sequence-parallel", o.sequence_parallel, "Training: on or off with --tp > 1 (default: the engine's)")
+          ->check(CLI::IsMember({"on", "off"})),
+      cmd->add_option("--fused-loss", o.fused_loss, "Training: on or off: a fused cross-entropy kernel (no fp32 copy of the logits)")
+          ->check(CLI::IsMember({"on", "off"})),
+      cmd->add_option("--pp-schedule", t.pp_schedule, "Training: 1f1b or interleaved (default: the engine's)")
+          ->check(CLI::IsMember({"1f1b", "interleaved"})),
+      cmd->add_option("--vp", t.virtual_stages, "Training: virtual stages per GPU for --pp-schedule interleaved")};
+}
+
+TrainingRequest training_request(const TrainingOptions& o) {
+  TrainingRequest t = o.request;
+  if (!o.sequence_parallel.empty()) t.sequence_parallel = o.sequence_parallel == "on";
+  if (!o.fused_loss.empty()) t.fused_loss = o.fused_loss == "on";
+  return t;
+}
+
 }  // namespace optadvisor::cli

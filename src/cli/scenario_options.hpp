@@ -10,12 +10,26 @@
 #include <CLI/CLI.hpp>
 
 #include "optadvisor/analysis/prepare.hpp"
+#include "optadvisor/analysis/training.hpp"
 
 namespace optadvisor::cli {
 
 /// --batch, --prompt, --gen, --context, --ubatch, --kv-dtype and --host-bandwidth
 /// (the text kept in `host_bandwidth` until parse_host_bandwidth); returns the options in that order.
 std::vector<CLI::Option*> add_workload_options(CLI::App* cmd, ScenarioRequest& request, std::string& host_bandwidth);
+
+/// The training options (--goal training) of estimate, fit and the advisor, declared once.
+/// The on/off switches stay text until training_request() ("" = the engine's default).
+struct TrainingOptions {
+  TrainingRequest request;
+  std::string sequence_parallel;  ///< "", "on", "off"
+  std::string fused_loss;         ///< "", "on", "off"
+};
+/// Adds --cp, --seq, --micro-batch, --global-batch, --precision, --recompute, --sharding,
+/// --optimizer, --lora-rank, --sequence-parallel, --fused-loss, --pp-schedule and --vp.
+std::vector<CLI::Option*> add_training_options(CLI::App* cmd, TrainingOptions& options);
+/// The request with the switches applied (device, model and layout are the caller's to fill).
+TrainingRequest training_request(const TrainingOptions& options);
 
 /// --gpus N: an explicit count must be at least 1 (left out, the count is tp x pp).
 CLI::Option* add_gpus_option(CLI::App* cmd, int64_t& gpus, const std::string& description);
