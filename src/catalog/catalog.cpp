@@ -23,6 +23,10 @@ struct DataDocument {
   nlohmann::json json;
   bool overlay = false;
   bool pending_extends = false;  ///< an overlay profile with "extends", merged and checked once all are read
+  /// An embedded hardware profile or model preset left unparsed (json is null): the catalog places it by
+  /// the names embedded with it and parses it when it is first asked for.
+  const EmbeddedFile* unparsed = nullptr;
+  bool dropped = false;  ///< an unparsed document that failed to parse when an overlay needed it as a base
 };
 
 /// data/ subfolder -> schema name (data/schema/<name>.schema.json).
@@ -58,12 +62,29 @@ std::optional<nlohmann::json> parse_document(std::string_view text, const std::s
   return json;
 }
 
-void collect_embedded(std::vector<DataDocument>& docs, bool validate, std::vector<Problem>& problems) {
+/// The lines of `text` ("a\nb\n" -> {a, b}).
+std::vector<std::string> lines(std::string_view text) {
+  std::vector<std::string> out;
+  for (std::size_t start = 0; start < text.size();) {
+    const std::size_t end = text.find('\n', start);
+    out.emplace_back(text.substr(start, end - start));
+    start = end == std::string_view::npos ? text.size() : end + 1;
+  }
+  return out;
+}
+
+/// With `lazy`, indexed files (hardware profiles and model presets whose names were read when they were
+/// embedded) are kept unparsed; every other file is parsed (and with `validate` schema-checked) now.
+void collect_embedded(std::vector<DataDocument>& docs, bool validate, bool lazy, std::vector<Problem>& problems) {
   for (const auto& file : embedded_files()) {
     const std::string path(file.path);
     const std::string kind = first_component(path);
     if (kind.empty() || kind == "schema") continue;
     const std::string display = "data/" + path;
+    if (lazy && file.indexed) {
+      docs.push_back({kind, display, nlohmann::json(), false, false, &file});
+      continue;
+    }
     auto json = parse_document(file.content, display, problems);
     if (!json) continue;
     if (validate) {
@@ -131,10 +152,23 @@ void resolve_extends(std::vector<DataDocument>& docs, std::vector<Problem>& prob
   for (const auto& d : docs)
     if (d.pending_extends) state[&d] = State::kPending;
   auto base_of = [&](const std::string& id, const DataDocument* self) -> DataDocument* {
-    DataDocument* found = nullptr;
-    for (auto& d : docs)
-      if (&d != self && d.kind == "hardware" && d.json.is_object() && d.json.value("id", std::string{}) == id) found = &d;
-    return found;
+    for (auto d = docs.rbegin(); d != docs.rend(); ++d) {
+      if (&*d == self || d->kind != "hardware" || d->dropped) continue;
+      if (d->unparsed) {
+        if (d->unparsed->id != id) continue;
+        // An unparsed shipped profile is the base: parse it now (it is then converted like a parsed one).
+        auto json = parse_document(d->unparsed->content, d->display, problems);
+        d->unparsed = nullptr;
+        if (!json) {
+          d->dropped = true;
+          continue;
+        }
+        d->json = std::move(*json);
+        return &*d;
+      }
+      if (d->json.is_object() && d->json.value("id", std::string{}) == id) return &*d;
+    }
+    return nullptr;
   };
   std::function<bool(DataDocument&)> resolve = [&](DataDocument& doc) -> bool {
     auto it = state.find(&doc);
@@ -241,29 +275,73 @@ void index_names(NameIndex& index, const Entry& e, const std::string& origin, st
   for (const auto& d : defaults) add(d, "default bin", "default_for");
 }
 
-/// Keeps the entry, letting an overlay replace a shipped one with the same id.
+/// Keeps the entry, letting an overlay replace a shipped one with the same id. `unparsed` runs beside
+/// `entries`: the text of an entry that is only a placeholder (id and names) until it is first asked for.
 template <typename Entry>
-void place(std::vector<Entry>& entries, Entry entry, const DataDocument& doc, std::map<std::string, std::string>& origin,
-           std::map<std::string, bool>& from_overlay, std::vector<Problem>& problems) {
+void place(std::vector<Entry>& entries, std::vector<std::string_view>& unparsed, Entry entry, const DataDocument& doc,
+           std::map<std::string, std::string>& origin, std::map<std::string, bool>& from_overlay,
+           std::vector<Problem>& problems) {
+  const std::string_view text = doc.unparsed ? doc.unparsed->content : std::string_view{};
   auto it = std::find_if(entries.begin(), entries.end(), [&](const Entry& e) { return e.id == entry.id; });
   if (it == entries.end()) {
     origin[entry.id] = doc.display;
     from_overlay[entry.id] = doc.overlay;
     entries.push_back(std::move(entry));
+    unparsed.resize(entries.size());
+    unparsed.back() = text;
   } else if (doc.overlay && !from_overlay[entry.id]) {
     origin[entry.id] = doc.display;
     from_overlay[entry.id] = true;
     *it = std::move(entry);
+    unparsed[static_cast<std::size_t>(it - entries.begin())] = text;
   } else {
     problems.push_back({doc.display, "/id", fmt::format("duplicate id '{}' (also defined in {})", entry.id, origin[entry.id])});
   }
 }
 
+/// Throws bad_input naming the first problem and how many more there are.
+[[noreturn]] void throw_problems(const std::vector<Problem>& problems) {
+  std::string hint = problems.size() > 1
+                         ? fmt::format("{} more problem(s); run 'optadvisor validate-data' on the directory to see all",
+                                       problems.size() - 1)
+                         : "run 'optadvisor validate-data' on the directory to check it";
+  throw bad_input(to_string(problems.front()), hint);
+}
+
+std::optional<HardwareProfile> hardware_from_document(nlohmann::json& json, std::vector<Problem>& found) {
+  auto hw = hardware_from_json(json, found);
+  if (hw) hw->document = std::move(json);  // the parsed profile, kept whole for `hw show`
+  return hw;
+}
+
+/// Parses, checks and converts entry `i` when it is still a placeholder; the entry keeps its address.
+template <typename Entry, typename Convert>
+const Entry& materialize(std::vector<Entry>& entries, std::vector<std::string_view>& unparsed, std::size_t i,
+                         const std::string& display, Convert convert) {
+  if (i < unparsed.size() && unparsed[i].data() != nullptr) {
+    std::vector<Problem> problems;
+    std::optional<Entry> entry;
+    if (auto json = parse_document(unparsed[i], display, problems)) {
+      std::vector<Problem> found;
+      entry = convert(*json, found);
+      for (auto& p : found) {
+        p.file = display;
+        problems.push_back(std::move(p));
+      }
+    }
+    if (!problems.empty()) throw_problems(problems);
+    if (!entry) throw Error(ExitCode::kRuntime, "internal: " + display + " could not be converted");
+    entries[i] = std::move(*entry);
+    unparsed[i] = {};
+  }
+  return entries[i];
+}
+
 }  // namespace
 
-void Catalog::build(const LoadOptions& options, std::vector<Problem>& problems, Catalog& out) {
+void Catalog::build(const LoadOptions& options, bool lazy, std::vector<Problem>& problems, Catalog& out) {
   std::vector<DataDocument> docs;
-  collect_embedded(docs, options.validate_embedded, problems);
+  collect_embedded(docs, options.validate_embedded, lazy && !options.validate_embedded, problems);
   for (const auto& dir : options.overlay_dirs) collect_overlay(dir, docs, problems);
   resolve_extends(docs, problems);
 
@@ -277,20 +355,31 @@ void Catalog::build(const LoadOptions& options, std::vector<Problem>& problems, 
   };
   for (auto& doc : docs) {
     std::vector<Problem> found;
-    if (doc.kind == "hardware") {
-      auto hw = hardware_from_json(doc.json, found);
+    if (doc.dropped) continue;
+    if (doc.unparsed && doc.kind == "hardware") {
+      HardwareProfile hw;  // a placeholder with the names the index holds; parsed when it is asked for
+      hw.id = std::string(doc.unparsed->id);
+      hw.aliases = lines(doc.unparsed->aliases);
+      hw.default_for = lines(doc.unparsed->default_for);
+      place(out.hardware_, out.hardware_unparsed_, std::move(hw), doc, out.origin_, from_overlay, problems);
+    } else if (doc.unparsed && doc.kind == "models") {
+      ModelSpec model;
+      model.id = std::string(doc.unparsed->id);
+      model.aliases = lines(doc.unparsed->aliases);
+      place(out.models_, out.models_unparsed_, std::move(model), doc, out.origin_, from_overlay, problems);
+    } else if (doc.kind == "hardware") {
+      auto hw = hardware_from_document(doc.json, found);
       with_file(found, doc);
-      if (!hw) continue;
-      hw->document = std::move(doc.json);  // the parsed profile, kept whole for `hw show`
-      place(out.hardware_, std::move(*hw), doc, out.origin_, from_overlay, problems);
+      if (hw) place(out.hardware_, out.hardware_unparsed_, std::move(*hw), doc, out.origin_, from_overlay, problems);
     } else if (doc.kind == "models") {
       auto model = model_from_json(doc.json, found);
       with_file(found, doc);
-      if (model) place(out.models_, std::move(*model), doc, out.origin_, from_overlay, problems);
+      if (model) place(out.models_, out.models_unparsed_, std::move(*model), doc, out.origin_, from_overlay, problems);
     } else if (doc.kind == "engines") {
       auto engine = engine_from_json(doc.json, found);
       with_file(found, doc);
-      if (engine) place(out.engines_, std::move(*engine), doc, out.origin_, from_overlay, problems);
+      std::vector<std::string_view> unparsed;  // engines are always parsed
+      if (engine) place(out.engines_, unparsed, std::move(*engine), doc, out.origin_, from_overlay, problems);
     } else if (doc.kind == "training") {
       out.training_documents_.emplace_back(doc.display, std::move(doc.json));
     } else if (doc.kind == "rules") {
@@ -353,14 +442,8 @@ void Catalog::build(const LoadOptions& options, std::vector<Problem>& problems, 
 Catalog Catalog::load(const LoadOptions& options) {
   std::vector<Problem> problems;
   Catalog c;
-  build(options, problems, c);
-  if (!problems.empty()) {
-    std::string hint = problems.size() > 1
-                           ? fmt::format("{} more problem(s); run 'optadvisor validate-data' on the directory to see all",
-                                         problems.size() - 1)
-                           : "run 'optadvisor validate-data' on the directory to check it";
-    throw bad_input(to_string(problems.front()), hint);
-  }
+  build(options, true, problems, c);
+  if (!problems.empty()) throw_problems(problems);
   return c;
 }
 
@@ -369,8 +452,27 @@ std::vector<Problem> Catalog::validate(const LoadOptions& options) {
   Catalog c;
   LoadOptions checked = options;
   checked.validate_embedded = true;
-  build(checked, problems, c);
+  build(checked, false, problems, c);
   return problems;
+}
+
+const HardwareProfile& Catalog::hardware_entry(std::size_t i) const {
+  return materialize(hardware_, hardware_unparsed_, i, origin(hardware_[i].id), hardware_from_document);
+}
+
+const ModelSpec& Catalog::model_entry(std::size_t i) const {
+  return materialize(models_, models_unparsed_, i, origin(models_[i].id),
+                     [](const nlohmann::json& j, std::vector<Problem>& found) { return model_from_json(j, found); });
+}
+
+const std::vector<HardwareProfile>& Catalog::hardware() const {
+  for (std::size_t i = 0; i < hardware_.size(); ++i) hardware_entry(i);
+  return hardware_;
+}
+
+const std::vector<ModelSpec>& Catalog::models() const {
+  for (std::size_t i = 0; i < models_.size(); ++i) model_entry(i);
+  return models_;
 }
 
 const Calibration* Catalog::find_calibration(std::string_view hardware, std::string_view engine, std::string_view backend) const {
@@ -389,8 +491,8 @@ const HardwareProfile& Catalog::resolve_hardware(std::string_view name, Resoluti
   auto found = hardware_names_.find(name);
   if (!found) hardware_names_.throw_unknown("hardware", name, "optadvisor hw list");
   if (how) *how = *found;
-  for (const auto& hw : hardware_)
-    if (hw.id == found->id) return hw;
+  for (std::size_t i = 0; i < hardware_.size(); ++i)
+    if (hardware_[i].id == found->id) return hardware_entry(i);
   throw Error(ExitCode::kRuntime, "internal: hardware id '" + found->id + "' vanished");
 }
 
@@ -398,8 +500,8 @@ const ModelSpec& Catalog::resolve_model(std::string_view name, Resolution* how) 
   auto found = model_names_.find(name);
   if (!found) model_names_.throw_unknown("model", name, "optadvisor models");
   if (how) *how = *found;
-  for (const auto& m : models_)
-    if (m.id == found->id) return m;
+  for (std::size_t i = 0; i < models_.size(); ++i)
+    if (models_[i].id == found->id) return model_entry(i);
   throw Error(ExitCode::kRuntime, "internal: model id '" + found->id + "' vanished");
 }
 

@@ -11,6 +11,13 @@ namespace optadvisor {
 struct EmbeddedFile {
   std::string_view path;
   std::string_view content;
+  /// Hardware profiles and model presets: the names read from the file when it was embedded, so that a
+  /// name resolves without parsing every document. False for other files and for a file whose names
+  /// could not be read (the catalog then parses it at load).
+  bool indexed = false;
+  std::string_view id;
+  std::string_view aliases;      ///< each followed by '\n'
+  std::string_view default_for;  ///< each followed by '\n'
 };
 
 /// Every embedded file, sorted by path.

@@ -61,8 +61,10 @@ class Catalog {
   /// Checks every file and returns every problem found (empty: all valid).
   static std::vector<Problem> validate(const LoadOptions& options);
 
-  const std::vector<HardwareProfile>& hardware() const { return hardware_; }
-  const std::vector<ModelSpec>& models() const { return models_; }
+  /// Every hardware profile (and below, model preset). The shipped ones are parsed when first asked for,
+  /// alone by resolve_*() or all by these lists; a returned reference stays valid as long as the catalog.
+  const std::vector<HardwareProfile>& hardware() const;
+  const std::vector<ModelSpec>& models() const;
   const std::vector<EngineProfile>& engines() const { return engines_; }
   const QuantDb& quant() const { return quant_; }
   /// The shape `--params N` builds (data/shapes/params-default.json).
@@ -95,10 +97,20 @@ class Catalog {
   const std::string& hardware_origin(const std::string& id) const { return origin(id); }
 
  private:
-  static void build(const LoadOptions& options, std::vector<Problem>& problems, Catalog& out);
+  /// `lazy`: leave the shipped hardware profiles and model presets unparsed until they are asked for
+  /// (load()); validate() parses and checks everything.
+  static void build(const LoadOptions& options, bool lazy, std::vector<Problem>& problems, Catalog& out);
+  /// Entry i, parsed, checked and converted in place first when it is still a placeholder.
+  const HardwareProfile& hardware_entry(std::size_t i) const;
+  const ModelSpec& model_entry(std::size_t i) const;
 
-  std::vector<HardwareProfile> hardware_;
-  std::vector<ModelSpec> models_;
+  // A placeholder holds only the id and names (from the index embedded with the data); its text is
+  // in *_unparsed_ at the same position until it is parsed. The vectors never grow after build(), so
+  // the entries keep their addresses.
+  mutable std::vector<HardwareProfile> hardware_;
+  mutable std::vector<std::string_view> hardware_unparsed_;
+  mutable std::vector<ModelSpec> models_;
+  mutable std::vector<std::string_view> models_unparsed_;
   std::vector<EngineProfile> engines_;
   QuantDb quant_;
   std::optional<ParamsShape> params_shape_;
