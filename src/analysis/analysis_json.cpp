@@ -105,6 +105,8 @@ nlohmann::json scenario_json(const PreparedScenario& ps) {
   out["hardware"]["memory_bytes"] = s.hardware->memory_capacity_bytes;
   if (w.gpus > 1)
     if (const Link* link = s.hardware->default_multi_gpu_link()) out["hardware"]["link"] = link->kind;
+  if (!w.host_id.empty())
+    out["host"] = {{"id", w.host_id}, {"bandwidth_bytes_per_s", w.host_bandwidth_bytes_per_s.value_or(0)}};
   return out;
 }
 

@@ -54,6 +54,30 @@ bool names_nvlink(const std::string& kind) {
   return lower.find("nvlink") != std::string::npos;
 }
 
+/// --host: the CPU whose memory holds the layers that do not fit; its peak bandwidth x the
+/// engine's host efficiency replaces the engine's default (--host-bandwidth still overrides it).
+void apply_host(const Catalog& catalog, const HardwareProfile& hw, const EngineProfile& engine, const ScenarioRequest& r,
+                Workload& w, std::vector<std::string>& notes) {
+  const HardwareProfile& host = catalog.resolve_hardware(r.host);
+  if (host.device_class != DeviceClass::kCpu)
+    throw bad_input(fmt::format("--host '{}' is a {} profile, not a CPU", r.host, to_string(host.device_class)),
+                    "CPU profiles: optadvisor hw list --class cpu");
+  if (!engine.offloads_to_host || hw.unified_memory) {
+    notes.push_back(fmt::format("--host {}: {} keeps no layers in host memory on {}; the host is not used", host.id, engine.name, hw.id));
+    return;
+  }
+  w.host_id = host.id;
+  if (r.host_bandwidth_bytes_per_s) {
+    notes.push_back(fmt::format("host {}: --host-bandwidth {:.1f} GB/s replaces its memory bandwidth for offloaded layers", host.id,
+                                *r.host_bandwidth_bytes_per_s / 1e9));
+    return;
+  }
+  w.host_bandwidth_bytes_per_s = host.memory_bandwidth_bytes_per_s * engine.host_bandwidth_efficiency;
+  notes.push_back(fmt::format("host {}: offloaded layers read at {:.1f} GB/s x {} ({} host efficiency) = {:.1f} GB/s", host.id,
+                              host.memory_bandwidth_bytes_per_s / 1e9, engine.host_bandwidth_efficiency, engine.name,
+                              *w.host_bandwidth_bytes_per_s / 1e9));
+}
+
 }  // namespace
 
 std::shared_ptr<const HardwareProfile> device_as_requested(const HardwareProfile& hw, const ScenarioRequest& r,
@@ -345,6 +369,7 @@ PreparedScenario prepare_scenario(const Catalog& catalog, const ScenarioRequest&
     throw bad_input(fmt::format("engine '{}' has no {} KV cache", engine.id, w.kv_dtype), "it supports: " + join(engine.kv_dtypes));
   for (auto& note : kv_dtype_notes(hw, w.kv_dtype)) out.notes.push_back(std::move(note));
   w.host_bandwidth_bytes_per_s = host_bandwidth_for(hw, engine, r.host_bandwidth_bytes_per_s);
+  if (!r.host.empty()) apply_host(catalog, hw, engine, r, w, out.notes);
   return out;
 }
 

@@ -19,13 +19,14 @@ bool Capabilities::has(const std::string& name) const {
 }
 namespace {
 
-constexpr std::array<std::pair<DeviceClass, std::string_view>, 6> kClassNames = {{
+constexpr std::array<std::pair<DeviceClass, std::string_view>, 7> kClassNames = {{
     {DeviceClass::kDatacenterGpu, "datacenter-gpu"},
     {DeviceClass::kWorkstationGpu, "workstation-gpu"},
     {DeviceClass::kConsumerGpu, "consumer-gpu"},
     {DeviceClass::kAppleSilicon, "apple-silicon"},
     {DeviceClass::kMobileSoc, "mobile-soc"},
     {DeviceClass::kAccelerator, "accelerator"},
+    {DeviceClass::kCpu, "cpu"},
 }};
 
 template <typename T>

@@ -63,7 +63,8 @@ std::shared_ptr<AdviseOptions> add_advise_options(CLI::App* cmd, bool html_repor
                        add(cmd->add_option("--ubatch", r.ubatch_tokens, "Prompt tokens per forward pass (llama.cpp -ub)")),
                        add(cmd->add_option("--kv-dtype", r.kv_dtype, "KV-cache element type: f16, bf16, fp8, q8_0, q4_0")),
                        add(cmd->add_option("--cuda-graphs", o->cuda_graphs, "on or off (default: the backend's)")->check(CLI::IsMember({"on", "off"}))),
-                       add(cmd->add_option("--host-bandwidth", o->host_bandwidth, "Host memory bandwidth in bytes/s for offloaded layers (e.g. 60e9)"))};
+                       add(cmd->add_option("--host-bandwidth", o->host_bandwidth, "Host memory bandwidth in bytes/s for offloaded layers (e.g. 60e9)")),
+                       add(cmd->add_option("--host", r.host, "The CPU whose memory holds offloaded layers (optadvisor hw list --class cpu)"))};
   for (CLI::Option* opt : add_device_options(cmd, r)) o->inference_only.push_back(add(opt));
   add(add_gpus_option(cmd, r.gpus, "GPU count (default tp x pp; training: tp x pp x cp)"));
   add(cmd->add_option("--tp", r.tp, "Tensor-parallel degree"));
@@ -102,6 +103,7 @@ void run_advise(const AdviseOptions& o, const GlobalOptions& global, const std::
   request.scenario = o.request;
   if (!request.scenario.hardware.empty())
     request.scenario.hardware = resolve_hw_auto(request.scenario.hardware, catalog, &request.scenario.hardware_detected);
+  fill_detected_host(o.request.hardware, request.scenario, catalog);
   request.goal = o.goal.empty() ? Goal::kLatency : *goal_from_string(o.goal);
   for (const auto* m : o.model_opts) request.model_given = request.model_given || m->count() > 0;
   request.batch_given = o.batch->count() > 0;

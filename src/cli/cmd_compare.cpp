@@ -89,6 +89,7 @@ void register_compare(CLI::App& app, const GlobalOptions& global) {
     if (request.axis == CompareAxis::kHardware) request.values = resolve_hw_auto(request.values, catalog);
     if (!request.base.hardware.empty())
       request.base.hardware = resolve_hw_auto(request.base.hardware, catalog, &request.base.hardware_detected);
+    fill_detected_host(o->request.hardware, request.base, catalog);
     const ResolvedModel model = resolve_model(catalog, request.base.model);
     const Comparison comparison = compare(catalog, model, request);
     fmt::print("{}", render_compare(comparison, o->format.get(), stdout_style(global)));

@@ -72,6 +72,7 @@ void print_and_enforce(const EstimateOptions& o, const std::vector<Requirement>&
 ScenarioRequest finish(const EstimateOptions& o, const Catalog& catalog) {
   ScenarioRequest r = o.request;
   r.hardware = resolve_hw_auto(r.hardware, catalog, &r.hardware_detected);
+  fill_detected_host(o.request.hardware, r, catalog);
   if (!o.flash_attention.empty()) r.flash_attention = o.flash_attention == "on";
   if (!o.host_bandwidth.empty()) r.host_bandwidth_bytes_per_s = parse_host_bandwidth(o.host_bandwidth);
   return r;

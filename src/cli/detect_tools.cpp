@@ -212,6 +212,15 @@ std::string resolve_hw_auto(const std::string& name, const Catalog& catalog, std
   return found.id;
 }
 
+void fill_detected_host(const std::string& asked, ScenarioRequest& request, const Catalog& catalog) {
+  if (normalize_name(asked) != "auto" || !request.host.empty() || !local_hardware().device) return;
+  const DetectedDevice& device = *local_hardware().device;
+  if (auto id = match_host_cpu(device, catalog.hardware())) {
+    request.host = *id;
+    request.hardware_detected += fmt::format("; host CPU {} is {} (--host)", device.cpu_model, *id);
+  }
+}
+
 std::vector<std::string> resolve_hw_auto(std::vector<std::string> names, const Catalog& catalog) {
   for (auto& name : names) name = resolve_hw_auto(name, catalog);
   return names;

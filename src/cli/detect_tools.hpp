@@ -33,6 +33,10 @@ std::string resolve_hw_auto(const std::string& name, const Catalog& catalog, std
 /// The same for each name of a --hw list.
 std::vector<std::string> resolve_hw_auto(std::vector<std::string> names, const Catalog& catalog);
 
+/// --hw auto with a GPU and a known host CPU: sets request.host (unless given) to the CPU's profile
+/// and says so in request.hardware_detected. `asked` is the --hw the user typed.
+void fill_detected_host(const std::string& asked, ScenarioRequest& request, const Catalog& catalog);
+
 /// `optadvisor hw detect [--json]`, added under `hw`.
 void register_hw_detect(CLI::App* hw, const GlobalOptions& global);
 

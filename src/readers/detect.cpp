@@ -478,8 +478,8 @@ const HardwareProfile* template_profile(const DetectedDevice& device, const std:
 
 std::string add_profile_hint(const DetectedDevice& device, const std::vector<HardwareProfile>& profiles) {
   if (device.kind == "cpu")
-    return "pass --hw NAME for the device to model (optadvisor hw list); the profiles describe GPUs, Apple silicon, "
-           "phones and accelerators, not a CPU alone";
+    return "pass --hw NAME for the device to model (optadvisor hw list; CPUs: optadvisor hw list --class cpu), or add a "
+           "cpu-class profile with this model name among its \"detect\" names (docs/detection.md)";
   const HardwareProfile* like = template_profile(device, profiles);
   const std::string start = like != nullptr ? fmt::format("'optadvisor hw show {} --json' is a template", like->id)
                                             : "'optadvisor hw show ID --json' of a similar device is a template";
@@ -556,13 +556,16 @@ ProfileMatch match_profile(const DetectedDevice& device, const std::vector<Hardw
       decided.push_back(fmt::format("{} GPU cores pick it among {}", *device.gpu_cores, join_ids(all)));
     candidates = std::move(same);
   }
-  if (device.memory_bytes && candidates.size() > 1) {
+  // A CPU's memory is the installed RAM (/proc/meminfo).
+  std::optional<double> memory_bytes = device.memory_bytes;
+  if (!memory_bytes && device.kind == "cpu") memory_bytes = device.ram_bytes;
+  if (memory_bytes && candidates.size() > 1) {
     const auto all = ids_of();
     std::vector<Candidate> same;
     for (const auto& c : candidates)
-      if (memory_agrees(*device.memory_bytes, *c.hw)) same.push_back(c);
+      if (memory_agrees(*memory_bytes, *c.hw)) same.push_back(c);
     if (!same.empty() && same.size() < candidates.size()) {
-      decided.push_back(fmt::format("{} of memory picks it among {}", gib(*device.memory_bytes), join_ids(all)));
+      decided.push_back(fmt::format("{} of memory picks it among {}", gib(*memory_bytes), join_ids(all)));
       candidates = std::move(same);
     }
   }
@@ -595,10 +598,11 @@ ProfileMatch match_profile(const DetectedDevice& device, const std::vector<Hardw
               : fmt::format("'{}' is {} of {}", device.name, candidates.front().exact_via, hw.id);
   for (const auto& d : decided) m.how += "; " + d;
 
-  if (device.memory_bytes && !memory_agrees(*device.memory_bytes, hw))
-    m.notes.push_back(fmt::format("this device reports {} of memory where the profile {} has {}; the profile's figure is used "
-                                  "(an overlay profile with the same id replaces it: docs/detection.md)",
-                                  gib(*device.memory_bytes), hw.id, gib(profile_memory_bytes(hw))));
+  if (memory_bytes && !memory_agrees(*memory_bytes, hw))
+    m.notes.push_back(fmt::format("this {} reports {} of memory where the profile {} has {}; the profile's figure is used "
+                                  "({}an overlay profile with the same id replaces it: docs/detection.md)",
+                                  device.kind == "cpu" ? "machine" : "device", gib(*memory_bytes), hw.id, gib(profile_memory_bytes(hw)),
+                                  hw.memory_options.empty() ? "" : "--memory picks another size it is sold with; "));
   if (device.kind != "cpu" && device.count > 1)
     m.notes.push_back(fmt::format("{} devices found; --hw auto describes one and leaves --gpus alone (pass --gpus {} --tp {} "
                                   "to model all of them)",
@@ -626,6 +630,18 @@ ProfileMatch match_detected(const DetectedHardware& detected, const std::vector<
     if (!tried.empty()) m.problem += " (" + tried + ")";
   }
   return m;
+}
+
+std::optional<std::string> match_host_cpu(const DetectedDevice& device, const std::vector<HardwareProfile>& profiles) {
+  if (device.kind == "cpu" || device.cpu_model.empty()) return std::nullopt;
+  DetectedDevice cpu;
+  cpu.kind = "cpu";
+  cpu.name = device.cpu_model;
+  cpu.source = "/proc/cpuinfo";
+  std::vector<HardwareProfile> cpus;
+  for (const auto& hw : profiles)
+    if (hw.device_class == DeviceClass::kCpu) cpus.push_back(hw);
+  return match_profile(cpu, cpus).id;
 }
 
 DetectedProfile resolve_detected(const DetectedHardware& detected, const std::vector<HardwareProfile>& profiles) {

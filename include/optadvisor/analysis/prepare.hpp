@@ -36,6 +36,7 @@ struct ScenarioRequest {
   std::optional<bool> flash_attention;
   std::optional<bool> graphs;
   std::optional<double> host_bandwidth_bytes_per_s;
+  std::string host;             ///< --host: a cpu-class profile whose memory offloaded layers use; "" = the engine's default
   int64_t ubatch_tokens = 0;    ///< 0 = the engine's (llama.cpp -ub, vLLM max_num_batched_tokens)
   // Serving techniques the advisor's transforms switch on (see Workload).
   Speculation speculation;

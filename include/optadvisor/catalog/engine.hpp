@@ -80,6 +80,7 @@ struct EngineProfile {
   double graph_overhead_factor = 0.3;  ///< layer overhead kept when the step is a graph
   double allreduce_latency_s = 0;      ///< fixed cost of one tensor-parallel all-reduce
   double host_bandwidth_bytes_per_s = 0;  ///< achievable host-memory bandwidth for offloaded layers (peak x efficiency)
+  double host_bandwidth_efficiency = 1.0; ///< the share of a host's peak memory bandwidth offloaded layers reach (--host)
   std::vector<std::string> default_for_classes;  ///< device classes where this is the default engine
   std::vector<std::string> quants;     ///< quant ids; "*gguf" stands for every GGUF file type
   std::string default_quant;

@@ -16,7 +16,7 @@
 namespace optadvisor {
 
 /// What kind of device a profile describes; decides defaults (engine, model).
-enum class DeviceClass { kDatacenterGpu, kWorkstationGpu, kConsumerGpu, kAppleSilicon, kMobileSoc, kAccelerator };
+enum class DeviceClass { kDatacenterGpu, kWorkstationGpu, kConsumerGpu, kAppleSilicon, kMobileSoc, kAccelerator, kCpu };
 
 /// "datacenter-gpu", "apple-silicon", ...
 std::string_view to_string(DeviceClass c);

@@ -99,6 +99,10 @@ ProfileMatch match_profile(const DetectedDevice& device, const std::vector<Hardw
 /// found: the probes tried; a CPU only: which accelerator tools failed).
 ProfileMatch match_detected(const DetectedHardware& detected, const std::vector<HardwareProfile>& profiles);
 
+/// The cpu-class profile of the host CPU beside an accelerator (its /proc/cpuinfo model name),
+/// for the offload host of --hw auto; nullopt when the device is a CPU alone or no CPU profile matches.
+std::optional<std::string> match_host_cpu(const DetectedDevice& device, const std::vector<HardwareProfile>& profiles);
+
 /// What `--hw auto` resolves to: a profile id and how it was found.
 struct DetectedProfile {
   std::string id;

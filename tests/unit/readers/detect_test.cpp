@@ -357,3 +357,39 @@ TEST_CASE("describe names the device, count and tool", "[detect]") {
   CHECK(describe(gpu("NVIDIA H100 80GB HBM3", 81559, 8)) == "NVIDIA H100 80GB HBM3 x8 via nvidia-smi");
   CHECK(describe(apple("Apple M4 Max", 1, 40)) == "Apple M4 Max, 40 GPU cores, via sysctl");
 }
+
+TEST_CASE("/proc on a CPU-only machine maps to the cpu-class profile", "[detect][cpu]") {
+  DetectedDevice epyc = parse_proc(fixture("epyc-9654/cpuinfo"), fixture("epyc-9654/meminfo"));
+  ProfileMatch m = match_profile(epyc, shipped().hardware());
+  REQUIRE(m.id);
+  CHECK(*m.id == "epyc-9654");
+  CHECK(m.how == "'AMD EPYC 9654 96-Core Processor' is a reported name of epyc-9654");
+  // MemTotal 791,020,108 KiB = 754.4 GiB against the profile's 12 x 64 GiB = 768 GiB: within tolerance, no note.
+  CHECK(m.notes.empty());
+
+  DetectedDevice ryzen = parse_proc(fixture("ryzen-9-9950x/cpuinfo"), fixture("ryzen-9-9950x/meminfo"));
+  m = match_profile(ryzen, shipped().hardware());
+  REQUIRE(m.id);
+  CHECK(*m.id == "ryzen-9-9950x");
+  // 97,631,428 KiB = 93.1 GiB installed (2 x 48 GB) against the profile's 64 GiB: said.
+  REQUIRE(m.notes.size() == 1);
+  CHECK(m.notes[0].find("93.1 GiB") != std::string::npos);
+
+  // An EPYC 7763 has no profile: still bad input, pointing at the CPU profiles.
+  DetectedDevice old = parse_proc(fixture("x86-cpu/cpuinfo"), fixture("x86-cpu/meminfo"));
+  m = match_profile(old, shipped().hardware());
+  CHECK_FALSE(m.id);
+  CHECK(m.hint.find("hw list --class cpu") != std::string::npos);
+}
+
+TEST_CASE("the host CPU beside a GPU names the offload host", "[detect][cpu]") {
+  DetectedDevice gpu;
+  gpu.kind = "gpu";
+  gpu.name = "NVIDIA GeForce RTX 4090";
+  gpu.cpu_model = "AMD EPYC 9654 96-Core Processor";
+  CHECK(match_host_cpu(gpu, shipped().hardware()).value_or("") == "epyc-9654");
+  gpu.cpu_model = "AMD EPYC 7763 64-Core Processor";  // no profile
+  CHECK_FALSE(match_host_cpu(gpu, shipped().hardware()));
+  DetectedDevice cpu_alone = parse_proc(fixture("epyc-9654/cpuinfo"), fixture("epyc-9654/meminfo"));
+  CHECK_FALSE(match_host_cpu(cpu_alone, shipped().hardware()));  // the CPU is the device, not a host
+}
