@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -114,6 +116,12 @@ class Advisor {
                                                   format_gb(limit_bytes(*after)))});
         continue;
       }
+      if (feasibility(base) == 0 && feasibility(*after) == 1) {
+        out.not_applicable.push_back({&rule, "does not fit",
+                                      fmt::format("would keep {} of {} layers in host memory; the device holds them all now",
+                                                  after->analysis.memory.offloaded_layers, after->analysis.memory.total_layers)});
+        continue;
+      }
       if (!(gain >= min_gain)) {
         const bool progress = !base.runs && !after->runs && request_.goal != Goal::kMemory;
         out.not_applicable.push_back(
@@ -137,10 +145,12 @@ class Advisor {
       r.gain_basis = basis_of(base, *after);
       r.after = std::move(*after);
       r.gain = gain;
-      out.recommendations.push_back(std::move(r));
+      (rule.switches_model() ? out.alternatives : out.recommendations).push_back(std::move(r));
     }
-    rank(out);
+    rank(out.recommendations);
+    rank(out.alternatives);
     stack(out, min_gain);
+    demote_offload(out);
     return out;
   }
 
@@ -323,88 +333,177 @@ class Advisor {
     return format_sig3(e.metric);
   }
 
-  void rank(Advice& out) const {
-    const bool lower = out.metric.lower_is_better;
-    // Making it run first, then the goal's metric, then memory progress while it still does not fit.
-    auto tier = [](const Recommendation& r) { return r.gain_basis == "runs" ? 0 : r.gain_basis == "metric" ? 1 : 2; };
-    std::sort(out.recommendations.begin(), out.recommendations.end(), [&](const Recommendation& a, const Recommendation& b) {
-      if (tier(a) != tier(b)) return tier(a) < tier(b);
-      const bool ai = std::isinf(a.gain), bi = std::isinf(b.gain);
-      if (ai != bi) return ai;
-      if (ai && a.after.metric != b.after.metric) return lower ? a.after.metric < b.after.metric : a.after.metric > b.after.metric;
-      if (!ai && a.gain != b.gain) return a.gain > b.gain;
-      if (level(a.rule->effort) != level(b.rule->effort)) return level(a.rule->effort) < level(b.rule->effort);
-      if (level(a.rule->risk_level) != level(b.rule->risk_level)) return level(a.rule->risk_level) < level(b.rule->risk_level);
-      return a.rule->id < b.rule->id;
-    });
+  /// 0 runs on the device, 1 runs with layers in host memory (llama.cpp offload), 2 does not run.
+  static int feasibility(const Evaluation& e) {
+    if (e.training) return e.runs ? 0 : 2;
+    return e.analysis.memory.fits ? 0 : e.runs ? 1 : 2;
+  }
+
+  /// The ranking's utility of a scenario reached by changes of the given quality class, effort and risk.
+  Standing standing(const Evaluation& e, int quality, int effort, int risk, std::string id) const {
+    Standing s;
+    s.feasibility = feasibility(e);
+    s.quality = quality;
+    s.effort = effort;
+    s.risk = risk;
+    s.id = std::move(id);
+    const bool lower = metric_for(request_.goal).lower_is_better;
+    const double margin = values_.at("quality_step_margin");
+    if (s.feasibility == 2 && request_.goal != Goal::kMemory)
+      s.score = e.memory_bytes > 0 ? -std::log(e.memory_bytes) : 0.0;
+    else if (e.metric > 0) s.score = lower ? -std::log(e.metric) : std::log(e.metric);
+    else s.score = lower ? std::numeric_limits<double>::infinity() : -std::numeric_limits<double>::infinity();
+    // The memory goal compares quality first; the speed goals ask a lossier change for a margin per class step.
+    if (request_.goal != Goal::kMemory) s.score -= quality * std::log(margin);
+    return s;
+  }
+
+  Standing standing(const Recommendation& r) const {
+    return standing(r.after, r.rule->quality_class(), level(r.rule->effort), level(r.rule->risk_level), r.rule->id);
+  }
+
+  void rank(std::vector<Recommendation>& list) const {
+    const bool quality_first = request_.goal == Goal::kMemory;
+    std::vector<std::pair<Standing, Recommendation>> keyed;
+    for (auto& r : list) keyed.emplace_back(standing(r), std::move(r));
+    std::stable_sort(keyed.begin(), keyed.end(),
+                     [&](const auto& a, const auto& b) { return ranks_above(a.first, b.first, quality_first); });
+    list.clear();
+    for (auto& [key, r] : keyed) list.push_back(std::move(r));
+    for (std::size_t i = 0; i < list.size(); ++i) list[i].rank = static_cast<int>(i + 1);
+  }
+
+  /// When device-side changes together make the scenario fit (the plan), a
+  /// host-offload rescue ranks below every device-side change: it runs now,
+  /// but slower than the plan the playbook's device-side steps add up to.
+  void demote_offload(Advice& out) const {
+    if (out.plan.empty() || feasibility(out.plan.back().result) != 0 || feasibility(out.base) == 0) return;
+    std::stable_partition(out.recommendations.begin(), out.recommendations.end(),
+                          [&](const Recommendation& r) { return feasibility(r.after) != 1; });
     for (std::size_t i = 0; i < out.recommendations.size(); ++i) out.recommendations[i].rank = static_cast<int>(i + 1);
   }
 
-  /// The top recommendations applied in rank order, each re-checked on the
-  /// scenario the earlier steps left and kept only when it still helps.
-  /// The other rules of the goal come after the ranked ones, tried quietly:
-  /// some only apply or pay off once others have changed the scenario (a
-  /// smaller KV cache once the batch fills memory, a GGUF quant once the
-  /// engine is llama.cpp).
+  /// One candidate plan while searching: its steps, in rank order, and where they leave the scenario.
+  struct Path {
+    std::vector<PlanStep> steps;
+    std::vector<std::size_t> picked;  ///< indices into the candidates
+    Evaluation current;
+  };
+
+  Standing standing(const Path& p) const {
+    int quality = 0, effort = 0, risk = 0;
+    std::string id;
+    for (const auto& s : p.steps) {
+      quality = std::max(quality, s.rule->quality_class());
+      effort = std::max(effort, level(s.rule->effort));
+      risk = std::max(risk, level(s.rule->risk_level));
+      id += s.rule->id + "+";
+    }
+    return standing(p.current, quality, effort, risk, id);
+  }
+
+  /// Why a rule that conflicts with none of the plan's steps is not in it.
+  static std::string conflict_with(const Rule& rule, const std::vector<PlanStep>& steps) {
+    for (const auto& s : steps)
+      for (const auto& a : s.rule->transform)
+        for (const auto& b : rule.transform)
+          if (a.name == b.name) return s.rule->id;
+    return {};
+  }
+
+  /// The step `rule` makes from `current`, or why it does not: its gate re-checked on that
+  /// scenario, the transform applied, the model run again, and at least the smallest gain.
+  std::optional<PlanStep> step(const Rule& rule, const Evaluation& current, double min_gain, std::string& reason) const {
+    if (!gate(rule, current.facts, reason).empty()) {
+      reason = "after the steps above: " + reason;
+      return std::nullopt;
+    }
+    std::vector<std::string> notes;
+    auto after = apply(rule, current, notes, reason);
+    if (!after) {
+      reason = "after the steps above: " + reason;
+      return std::nullopt;
+    }
+    const double step_gain = gain_of(current, *after);
+    if (feasibility(*after) > feasibility(current) || !(step_gain >= min_gain)) {
+      reason = feasibility(*after) > feasibility(current) ? "it would no longer fit after the steps above" : "no further gain after the steps above";
+      return std::nullopt;
+    }
+    PlanStep s;
+    s.rule = &rule;
+    s.step_gain = step_gain;
+    s.gain_basis = basis_of(current, *after);
+    s.notes = std::move(notes);
+    s.result = std::move(*after);
+    return s;
+  }
+
+  /// The plan: the best combination, under the ranking's utility, of the top
+  /// ranked recommendations (at most `kSearched`, at most plan_steps of them,
+  /// no two changing the same thing), each applied in rank order and re-checked
+  /// on the scenario the earlier steps left. The single top recommendation is one
+  /// of the combinations, so the plan never ranks below it.
   void stack(Advice& out, double min_gain) const {
-    Evaluation current = out.base;
-    std::set<std::string> used_transforms;
-    std::map<std::string, std::string> used_by;
-    std::vector<const Rule*> candidates;
-    for (const auto& rec : out.recommendations) candidates.push_back(rec.rule);
-    for (const auto& na : out.not_applicable)
-      if (na.stage != "goal" && na.rule->quantified()) candidates.push_back(na.rule);
-    const std::size_t ranked = out.recommendations.size();
-    for (std::size_t i = 0; i < candidates.size(); ++i) {
-      if (static_cast<int>(out.plan.size()) >= book_.defaults().plan_steps) break;
-      const Rule& rule = *candidates[i];
-      const bool quiet = i >= ranked;  // unranked rules are tried silently
-      std::string conflict;
-      for (const auto& step : rule.transform)
-        if (used_transforms.count(step.name)) conflict = used_by[step.name];
-      auto skip = [&](std::string why_skipped) {
-        if (!quiet) out.plan_skipped.push_back({&rule, std::move(why_skipped)});
-      };
-      if (!conflict.empty()) {
-        skip(fmt::format("changes what {} already changed", conflict));
+    constexpr std::size_t kSearched = 6;
+    const bool quality_first = request_.goal == Goal::kMemory;
+    const std::size_t n = std::min(kSearched, out.recommendations.size());
+    const auto max_steps = static_cast<std::size_t>(book_.defaults().plan_steps);
+    std::optional<Path> best;
+    std::optional<Standing> best_standing;
+    std::function<void(const Path&, std::size_t)> search = [&](const Path& path, std::size_t from) {
+      if (!path.steps.empty()) {
+        const Standing st = standing(path);
+        // Ties go to the shorter plan (it was found first).
+        if (!best_standing || ranks_above(st, *best_standing, quality_first)) {
+          best = path;
+          best_standing = st;
+        }
+      }
+      if (path.steps.size() >= max_steps) return;
+      for (std::size_t i = from; i < n; ++i) {
+        const Rule& rule = *out.recommendations[i].rule;
+        if (!conflict_with(rule, path.steps).empty()) continue;
+        std::string reason;
+        auto s = step(rule, path.current, min_gain, reason);
+        if (!s) continue;
+        Path next = path;
+        next.current = s->result;
+        next.steps.push_back(std::move(*s));
+        next.picked.push_back(i);
+        search(next, i + 1);
+      }
+    };
+    search(Path{{}, {}, out.base}, 0);
+    if (!best) return;
+    out.plan = std::move(best->steps);
+    for (std::size_t k = 0; k < out.plan.size(); ++k) {
+      PlanStep& s = out.plan[k];
+      s.cumulative_gain = gain_of(out.base, s.result);
+      // When the baseline does not fit, later gains are counted from the step that made it run.
+      const PlanStep* running = nullptr;
+      for (std::size_t e = 0; e < k; ++e)
+        if (out.plan[e].result.runs && !running) running = &out.plan[e];
+      s.first_running_step = out.base.runs ? 0 : running ? static_cast<int>(running - out.plan.data()) + 1 : s.result.runs ? static_cast<int>(k) + 1 : 0;
+      s.gain_over_first = out.base.runs ? s.cumulative_gain : running ? gain_of(running->result, s.result) : 1.0;
+    }
+    // Why each searched recommendation is not in the plan.
+    const Evaluation& last = out.plan.back().result;
+    for (std::size_t i = 0; i < out.recommendations.size(); ++i) {
+      const Rule& rule = *out.recommendations[i].rule;
+      if (std::any_of(out.plan.begin(), out.plan.end(), [&](const PlanStep& s) { return s.rule == &rule; })) continue;
+      if (i >= n) {
+        out.plan_skipped.push_back({&rule, fmt::format("not among the top {} recommendations the plan combines", n)});
+        continue;
+      }
+      if (const std::string c = conflict_with(rule, out.plan); !c.empty()) {
+        out.plan_skipped.push_back({&rule, fmt::format("changes what {} already changed", c)});
         continue;
       }
       std::string reason;
-      if (!gate(rule, current.facts, reason).empty()) {
-        skip("after the steps above: " + reason);
-        continue;
-      }
-      std::vector<std::string> notes;
-      auto after = apply(rule, current, notes, reason);
-      if (!after) {
-        skip("after the steps above: " + reason);
-        continue;
-      }
-      const double step_gain = gain_of(current, *after);
-      if (!(step_gain >= min_gain)) {
-        skip(current.runs && !after->runs ? "it would no longer fit after the steps above" : "no further gain after the steps above");
-        continue;
-      }
-      const std::string basis = basis_of(current, *after);
-      for (const auto& step : rule.transform) {
-        used_transforms.insert(step.name);
-        used_by[step.name] = rule.id;
-      }
-      current = std::move(*after);
-      PlanStep s;
-      s.rule = &rule;
-      s.step_gain = step_gain;
-      s.gain_basis = basis;
-      s.cumulative_gain = gain_of(out.base, current);
-      // When the baseline does not fit, later gains are counted from the step that made it run.
-      const PlanStep* running = nullptr;
-      for (const auto& earlier : out.plan)
-        if (earlier.result.runs && !running) running = &earlier;
-      s.first_running_step = out.base.runs ? 0 : running ? static_cast<int>(running - out.plan.data()) + 1 : current.runs ? static_cast<int>(out.plan.size()) + 1 : 0;
-      s.gain_over_first = out.base.runs ? s.cumulative_gain : running ? gain_of(running->result, current) : 1.0;
-      s.notes = std::move(notes);
-      s.result = current;
-      out.plan.push_back(std::move(s));
+      if (out.plan.size() >= max_steps) reason = fmt::format("the plan has its {} steps", max_steps);
+      else if (step(rule, last, min_gain, reason))
+        reason = request_.goal == Goal::kMemory ? "a less lossy plan fits without it" : "its gain does not pay for its quality class";
+      out.plan_skipped.push_back({&rule, reason});
     }
   }
 
@@ -698,6 +797,15 @@ std::string fill_template(const std::string& text, const Facts& facts, const std
   }
   out += text.substr(pos);
   return out;
+}
+
+bool ranks_above(const Standing& a, const Standing& b, bool quality_first) {
+  if (a.feasibility != b.feasibility) return a.feasibility < b.feasibility;
+  if (quality_first && a.quality != b.quality) return a.quality < b.quality;
+  if (a.score != b.score) return a.score > b.score;
+  if (a.effort != b.effort) return a.effort < b.effort;
+  if (a.risk != b.risk) return a.risk < b.risk;
+  return a.id < b.id;
 }
 
 Advice advise(const Catalog& catalog, const RuleBook& book, const AdviceRequest& request) {

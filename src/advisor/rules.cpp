@@ -222,6 +222,13 @@ bool Condition::holds(const Facts& facts) const {
 
 bool Rule::serves(Goal g) const { return std::find(goals.begin(), goals.end(), g) != goals.end(); }
 
+int Rule::quality_class() const {
+  static const char* const kClasses[] = {"lossless", "near-lossless", "lossy", "different-model"};
+  for (int i = 0; i < 4; ++i)
+    if (quality == kClasses[i]) return i;
+  return -1;
+}
+
 std::string Rule::how_for(const std::string& engine_id) const {
   if (auto it = how.find(engine_id); it != how.end()) return it->second;
   if (auto it = how.find("*"); it != how.end()) return it->second;
@@ -537,6 +544,9 @@ void parse_rule(const nlohmann::json& j, const Catalog& catalog, const std::map<
     c.add(pointer, "a rule needs a 'transform', or 'not_quantified' saying why its effect is not computed");
   if (j.contains("transform") && !r.not_quantified.empty()) c.add(pointer, "a rule has a 'transform' or 'not_quantified', not both");
   r.effort = j.at("effort").get<std::string>();
+  r.quality = j.value("quality", "");
+  if (r.quality_class() < 0)
+    c.add(pointer + "/quality", fmt::format("quality '{}' is not one of lossless, near-lossless, lossy, different-model", r.quality));
   r.risk_level = j.at("risk").at("level").get<std::string>();
   r.risk = j.at("risk").at("text").get<std::string>();
   for (const auto& [engine, text] : j.at("how").items()) {

@@ -89,7 +89,7 @@ double usable_capacity(const HardwareProfile& hw, const Workload& wl) {
     if (wl.entitled_memory_limit && hw.app_limit_entitled_bytes) return *hw.app_limit_entitled_bytes;
     return *hw.app_limit_bytes;
   }
-  if (wl.usable_memory_fraction) return hw.memory_visible_bytes.value_or(hw.memory_capacity_bytes) * *wl.usable_memory_fraction;
+  if (wl.usable_memory_fraction) return hw.physical_memory_bytes() * *wl.usable_memory_fraction;
   return hw.usable_memory_bytes();
 }
 
@@ -108,16 +108,19 @@ void add_scaled(PhaseEstimate& dst, const PhaseEstimate& src, double k) {
 
 std::string percent(double part, double whole) { return fmt::format("{:.0f}%", whole > 0 ? 100.0 * part / whole : 0.0); }
 
-/// Names the binding resource of a phase and explains it with its margin.
+/// Names the binding resource of a phase: the one with the largest share of
+/// its time. Weight and KV-cache reads share the device's memory bandwidth, so
+/// they count together; reads of offloaded layers cross the host link, a
+/// resource of their own. The explanation shows every component's share.
 void classify(PhaseEstimate& p, const char* phase, Detail level) {
   struct Part {
     Bound bound;
     double time;
     const char* what;
   };
-  const double memory = p.weights_time_s + p.kv_time_s + p.offload_time_s;
   const Part parts[] = {{Bound::kCompute, p.compute_time_s, "matrix math"},
-                        {Bound::kMemoryBandwidth, memory, "memory reads"},
+                        {Bound::kMemoryBandwidth, p.weights_time_s + p.kv_time_s, "memory reads"},
+                        {Bound::kMemoryBandwidth, p.offload_time_s, "host-memory (offloaded layer) reads"},
                         {Bound::kOverhead, p.overhead_time_s, "launch and scheduling overhead"},
                         {Bound::kInterconnect, p.interconnect_time_s, "tensor-parallel all-reduces"}};
   const Part* top = &parts[0];
@@ -129,16 +132,17 @@ void classify(PhaseEstimate& p, const char* phase, Detail level) {
     p.explanation = fmt::format("{}: nothing to do", phase);
     return;
   }
-  std::string detail;
-  if (p.bound == Bound::kMemoryBandwidth) {
-    const double biggest = std::max({p.weights_time_s, p.kv_time_s, p.offload_time_s});
-    const char* which = biggest == p.weights_time_s ? "weight reads" : biggest == p.kv_time_s ? "KV-cache reads" : "host-memory (offloaded layer) reads";
-    detail = fmt::format("{} are {} of the time", which, percent(biggest, p.time_s));
-  } else {
-    detail = fmt::format("{} is {} of the time", top->what, percent(top->time, p.time_s));
-  }
-  p.explanation = fmt::format("{}: {} bound, {}; arithmetic intensity {:.3g} FLOP/byte vs ridge {:.3g}", phase,
-                              to_string(p.bound), detail, p.arithmetic_intensity, p.ridge_point);
+  const Part shares[] = {{Bound::kMemoryBandwidth, p.weights_time_s, "weights"},
+                         {Bound::kMemoryBandwidth, p.kv_time_s, "KV cache"},
+                         {Bound::kMemoryBandwidth, p.offload_time_s, "offload"},
+                         {Bound::kCompute, p.compute_time_s, "compute"},
+                         {Bound::kOverhead, p.overhead_time_s, "overhead"},
+                         {Bound::kInterconnect, p.interconnect_time_s, "interconnect"}};
+  std::string list;
+  for (const auto& s : shares)
+    if (s.time >= 0.005 * p.time_s) list += fmt::format("{}{} {}", list.empty() ? "" : ", ", s.what, percent(s.time, p.time_s));
+  p.explanation = fmt::format("{}: {} bound, {} {} of the time ({}); arithmetic intensity {:.3g} FLOP/byte vs ridge {:.3g}", phase,
+                              to_string(p.bound), top->what, percent(top->time, p.time_s), list, p.arithmetic_intensity, p.ridge_point);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <utility>
 
+#include "base/units.hpp"
 #include "catalog/embedded.hpp"
 
 namespace optadvisor {
@@ -92,9 +93,15 @@ std::optional<double> HardwareProfile::peak_flops_per_s(const std::string& dtype
   return it->second;
 }
 
+double HardwareProfile::physical_memory_bytes() const {
+  if (memory_visible_bytes) return *memory_visible_bytes;
+  return memory_capacity_in_gib ? memory_capacity_bytes / 1e9 * kBytesPerGiB : memory_capacity_bytes;
+}
+
 double HardwareProfile::usable_memory_bytes() const {
   if (app_limit_bytes) return *app_limit_bytes;
-  return memory_visible_bytes.value_or(memory_capacity_bytes) * memory_usable_fraction.value_or(1.0);
+  // macOS: recommendedMaxWorkingSetSize is the usable fraction of hw.memsize (bytes, so GiB-based).
+  return physical_memory_bytes() * memory_usable_fraction.value_or(1.0);
 }
 
 bool HardwareProfile::is_estimated(std::string_view pointer) const {
@@ -149,6 +156,7 @@ std::optional<HardwareProfile> hardware_from_json(const nlohmann::json& j, std::
     hw.memory_bandwidth_bytes_per_s = mem.at("bandwidth_bytes_per_s").get<double>();
     hw.memory_usable_fraction = optional_at<double>(mem, "usable_fraction");
     hw.memory_visible_bytes = optional_at<double>(mem, "visible_bytes");
+    hw.memory_capacity_in_gib = mem.value("capacity_in_gib", false);
     hw.app_limit_bytes = optional_at<double>(mem, "app_limit_bytes");
     hw.app_limit_entitled_bytes = optional_at<double>(mem, "app_limit_entitled_bytes");
     hw.unified_memory = mem.value("unified", false);

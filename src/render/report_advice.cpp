@@ -242,6 +242,7 @@ nlohmann::json recommendation_json(const Recommendation& r, const Advice& a, con
           {"how", {{"engine", r.how_engine}, {"text", r.how}}},
           {"how_by_engine", how_all},
           {"effort", r.rule->effort},
+          {"quality", r.rule->quality},
           {"risk", {{"level", r.rule->risk_level}, {"text", fill_template(r.rule->risk, a.base.facts, a.assumption_values)}}},
           {"assumptions", assumptions},
           {"effects", r.rule->effects},
@@ -253,6 +254,8 @@ nlohmann::json recommendation_json(const Recommendation& r, const Advice& a, con
 nlohmann::json advice_json(const Advice& a, const RuleBook& book) {
   nlohmann::json recs = nlohmann::json::array();
   for (const auto& r : a.recommendations) recs.push_back(recommendation_json(r, a, book));
+  nlohmann::json alternatives = nlohmann::json::array();
+  for (const auto& r : a.alternatives) alternatives.push_back(recommendation_json(r, a, book));
   nlohmann::json unq = nlohmann::json::array();
   for (const auto& u : a.unquantified)
     unq.push_back({{"id", u.rule->id}, {"title", u.rule->title}, {"why", u.why}, {"not_quantified", u.rule->not_quantified},
@@ -297,6 +300,7 @@ nlohmann::json advice_json(const Advice& a, const RuleBook& book) {
           {"diagnosis", {{"goal", std::string(to_string(a.goal))}, {"phase", a.diagnosis.phase}, {"bound", a.diagnosis.bound},
                          {"explanation", a.diagnosis.explanation}, {"thermal", a.diagnosis.thermal}, {"figures", a.diagnosis.figures}}},
           {"recommendations", recs},
+          {"alternatives", alternatives},
           {"unquantified", unq},
           {"not_applicable", na},
           {"plan", {{"steps", steps}, {"skipped", skipped},
@@ -333,7 +337,7 @@ std::string render_advice(const Advice& a, const RuleBook& book, const AdviceVie
     out += md ? "No recommendation improves this scenario's " + a.metric.label + ".\n"
               : "  no recommendation improves this scenario's " + a.metric.label + "\n";
   } else {
-    out += heading(fmt::format("Playbook (ranked by computed gain on {})", a.metric.label));
+    out += heading(fmt::format("Playbook (ranked by {} after the change, then quality, effort and risk)", a.metric.label));
     Table t({"#", md ? "rule" : "RULE", metric_header, md ? "gain" : "GAIN", md ? "memory per device" : "MEMORY/DEVICE", md ? "effort" : "EFFORT",
              md ? "risk" : "RISK"},
             {A::kRight, A::kLeft, A::kLeft, A::kRight, A::kLeft, A::kLeft, A::kLeft});
@@ -401,7 +405,7 @@ std::string render_advice(const Advice& a, const RuleBook& book, const AdviceVie
   }
 
   if (!a.plan.empty()) {
-    out += heading("Stacked plan (the top recommendations applied in order; gains do not simply multiply)");
+    out += heading("Stacked plan (the best combination of the top recommendations, each re-checked; gains do not simply multiply)");
     Table t({md ? "step" : "STEP", md ? "apply" : "APPLY", metric_header, md ? "step gain" : "STEP GAIN", md ? "total gain" : "TOTAL GAIN",
              md ? "memory per device" : "MEMORY/DEVICE"},
             {A::kRight, A::kLeft, A::kLeft, A::kRight, A::kRight, A::kLeft});
@@ -431,6 +435,25 @@ std::string render_advice(const Advice& a, const RuleBook& book, const AdviceVie
     out += line(last.training ? "result: " + workload_line(last)
                               : fmt::format("result: {}; {}", workload_line(last), last.prepared.scenario.engine.id() + " with " + last.prepared.quant->id));
     for (const auto& s : a.plan_skipped) out += line(fmt::format("not stacked: {}: {}", s.rule->id, s.reason));
+  }
+
+  if (!a.alternatives.empty()) {
+    out += heading("Alternatives (a different model; not ranked among the techniques)");
+    for (const auto& r : a.alternatives) {
+      const std::string impact = fmt::format("{} {} -> {} ({}); memory {}", a.metric.label, metric_text(a.goal, a.base), metric_text(a.goal, r.after),
+                                             std::isinf(r.gain) ? "now it runs" : gain_text(r.gain, r.gain_basis),
+                                             gb_pair(a.base.memory_bytes, r.after.memory_bytes));
+      const std::string risk = fmt::format("{}: {}", r.rule->risk_level, fill_template(r.rule->risk, a.base.facts, a.assumption_values));
+      if (md) {
+        out += fmt::format("- **{}** (`{}`): {}; {}. Changes: {}. Risk: {}\n", r.rule->title, r.rule->id, join(r.why, "; "), impact, join(r.notes, "; "), risk);
+      } else {
+        out += "\n" + style.bold(r.rule->title) + fmt::format("  [{}]\n", r.rule->id);
+        out += field("why", join(r.why, "; "));
+        out += field("impact", impact);
+        if (!r.notes.empty()) out += field("changes", join(r.notes, "; "));
+        out += field("risk", risk);
+      }
+    }
   }
 
   if (!a.unquantified.empty()) {
@@ -478,6 +501,14 @@ nlohmann::json why_not_json(const Advice& a, const Rule& rule) {
       out["why"] = r.why;
       return out;
     }
+  for (const auto& r : a.alternatives)
+    if (r.rule == &rule) {
+      out["applies"] = true;
+      out["alternative"] = true;
+      out["gain"] = gain_json(r.gain);
+      out["why"] = r.why;
+      return out;
+    }
   for (const auto& u : a.unquantified)
     if (u.rule == &rule) {
       out["applies"] = true;
@@ -508,6 +539,10 @@ std::string render_why_not(const Advice& a, const Rule& rule, OutputFormat forma
   std::string text;
   if (j.value("applies", false) && j.contains("rank"))
     text = fmt::format("{} applies to {}: ranked #{} of {}, gain {}; because {}", rule.id, where, j.at("rank").get<int>(), a.recommendations.size(),
+                       j.at("gain").is_null() ? "now it runs" : fmt::format("{:.2f}x", j.at("gain").get<double>()),
+                       join(j.at("why").get<std::vector<std::string>>(), "; "));
+  else if (j.value("alternative", false))
+    text = fmt::format("{} applies to {} as an alternative (a different model, not ranked among the techniques): gain {}; because {}", rule.id, where,
                        j.at("gain").is_null() ? "now it runs" : fmt::format("{:.2f}x", j.at("gain").get<double>()),
                        join(j.at("why").get<std::vector<std::string>>(), "; "));
   else if (j.value("applies", false))

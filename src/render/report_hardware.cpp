@@ -112,7 +112,7 @@ std::string render_hardware_show(const HardwareProfile& hw, const Resolution& ho
     out += item("visible", format_bytes(*hw.memory_visible_bytes) + " as the driver reports it" + est("/memory/visible_bytes"));
   out += item("bandwidth", format_bandwidth(hw.memory_bandwidth_bytes_per_s) + est("/memory/bandwidth_bytes_per_s"));
   if (hw.memory_usable_fraction)
-    out += item("usable", fmt::format("{} ({:.0f}% of capacity){}", format_bytes(hw.memory_capacity_bytes * *hw.memory_usable_fraction),
+    out += item("usable", fmt::format("{} ({:.0f}% of capacity){}", format_bytes(hw.physical_memory_bytes() * *hw.memory_usable_fraction),
                                       *hw.memory_usable_fraction * 100, est("/memory/usable_fraction")));
   if (hw.app_limit_bytes) out += item("app limit", format_bytes(*hw.app_limit_bytes) + est("/memory/app_limit_bytes"));
   if (hw.app_limit_entitled_bytes)

@@ -360,7 +360,7 @@ std::string risk_badge(const std::string& level) {
 
 std::string playbook_section(const Advice& a, const RuleBook& book) {
   std::string out = "<section id=\"playbook\">\n";
-  out += fmt::format("<h2>Playbook <span class=\"small\">(ranked by computed gain on {})</span></h2>\n", h(a.metric.label));
+  out += fmt::format("<h2>Playbook <span class=\"small\">(ranked by {} after the change, then quality, effort and risk)</span></h2>\n", h(a.metric.label));
   if (a.recommendations.empty()) return out + "<p>No recommendation improves this scenario's " + h(a.metric.label) + ".</p>\n</section>\n";
   out += fmt::format(
       "<table class=\"playbook\">\n<thead><tr><th class=\"num\">#</th><th>technique</th><th>{} before &rarr; after</th><th class=\"num\">gain</th>"
@@ -408,7 +408,7 @@ std::string playbook_section(const Advice& a, const RuleBook& book) {
   out += "</tbody>\n</table>\n";
 
   if (!a.plan.empty()) {
-    out += "<h3>Stacked plan <span class=\"small\">(the top recommendations applied in order; gains do not simply multiply)</span></h3>\n";
+    out += "<h3>Stacked plan <span class=\"small\">(the best combination of the top recommendations, each re-checked; gains do not simply multiply)</span></h3>\n";
     out += fmt::format(
         "<table class=\"plan\">\n<thead><tr><th class=\"num\">step</th><th>apply</th><th>{}</th><th class=\"num\">step gain</th>"
         "<th class=\"num\">total gain</th><th>memory per device</th></tr></thead>\n<tbody>\n",
@@ -432,6 +432,15 @@ std::string playbook_section(const Advice& a, const RuleBook& book) {
     out += "<p>result: " + h(workload_text(last)) +
            (last.training ? "" : "; " + h(last.prepared.scenario.engine.id()) + " with " + h(last.prepared.quant->id)) + "</p>\n";
     for (const auto& s : a.plan_skipped) out += "<p class=\"small\">not stacked: <code>" + h(s.rule->id) + "</code>: " + h(s.reason) + "</p>\n";
+  }
+
+  if (!a.alternatives.empty()) {
+    out += "<h3>Alternatives <span class=\"small\">(a different model; not ranked among the techniques)</span></h3>\n<ul class=\"alternatives\">\n";
+    for (const auto& r : a.alternatives)
+      out += fmt::format("<li><strong>{}</strong> <code>{}</code>: {}; {} {} -&gt; {} ({}){}</li>\n", h(r.rule->title), h(r.rule->id), h(join(r.why, "; ")),
+                         h(a.metric.label), h(metric_value(a.goal, a.base.metric)), h(metric_value(a.goal, r.after.metric)),
+                         h(gain_value(r.gain, r.gain_basis)), r.notes.empty() ? "" : "; " + h(join(r.notes, "; ")));
+    out += "</ul>\n";
   }
 
   if (!a.unquantified.empty()) {

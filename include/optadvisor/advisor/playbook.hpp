@@ -119,12 +119,33 @@ struct Diagnosis {
   nlohmann::json figures = nlohmann::json::object();  ///< numbers in base units
 };
 
+/// Where a candidate stands in the ranking (docs/advisor.md, Ranking): what
+/// the ranking compares, so the utility is one function with its own tests.
+struct Standing {
+  int feasibility = 2;  ///< 0 runs on the device, 1 runs with layers in host memory, 2 does not run
+  int quality = 0;      ///< Rule::quality_class(); a plan's: its lossiest step
+  /// Higher is better: log of the goal metric after the change (its inverse where lower is
+  /// better) less quality x log(margin); while it does not run, minus log of the memory needed.
+  double score = 0;
+  int effort = 0;  ///< 0 low, 1 medium, 2 high
+  int risk = 0;
+  std::string id;  ///< last resort, for a stable order
+};
+
+/// True when `a` ranks above `b`: feasibility first; then, for the memory goal
+/// (`quality_first`), the less lossy change; then the score; then lower effort,
+/// then lower risk, then the id.
+bool ranks_above(const Standing& a, const Standing& b, bool quality_first);
+
 struct Advice {
   Goal goal = Goal::kLatency;
   MetricInfo metric;
   Evaluation base;
   Diagnosis diagnosis;
   std::vector<Recommendation> recommendations;  ///< ranked, best first
+  /// Changes of model (Rule::switches_model()): ranked among themselves with the same utility,
+  /// never among the techniques and never in the plan.
+  std::vector<Recommendation> alternatives;
   std::vector<Unquantified> unquantified;
   std::vector<NotApplicable> not_applicable;
   std::vector<PlanStep> plan;

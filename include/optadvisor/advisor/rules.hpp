@@ -92,6 +92,9 @@ struct Rule {
   std::vector<TransformStep> transform;  ///< empty: the effect is not quantified
   std::string not_quantified;       ///< why the model does not compute its effect
   std::string effort;               ///< "low", "medium", "high"
+  /// What the change does to the output: "lossless", "near-lossless", "lossy", or
+  /// "different-model" (another model: an alternative, never ranked).
+  std::string quality;
   std::string risk_level;           ///< "low", "medium", "high"
   std::string risk;
   std::map<std::string, std::string> how;  ///< by engine id ("vllm", "llama.cpp", ...) or "*"
@@ -102,6 +105,9 @@ struct Rule {
   std::string pointer;                   ///< "/rules/3"
 
   bool quantified() const { return !transform.empty(); }
+  /// 0 lossless, 1 near-lossless, 2 lossy, 3 different-model.
+  int quality_class() const;
+  bool switches_model() const { return quality == "different-model"; }
   bool serves(Goal g) const;
   /// The how-to for an engine id: its own entry, else "*", else "".
   std::string how_for(const std::string& engine_id) const;

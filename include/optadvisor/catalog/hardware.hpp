@@ -78,6 +78,9 @@ struct HardwareProfile {
   double memory_bandwidth_bytes_per_s = 0;
   std::optional<double> memory_visible_bytes;     ///< what the driver reports, when measured
   std::optional<double> memory_usable_fraction;  ///< of capacity a program may allocate
+  /// The capacity is sold in "GB" that are binary GiB (Apple: a "128GB" Mac has
+  /// hw.memsize = 128 x 2^30 bytes), so the physical bytes are GB / 10^9 x 2^30.
+  bool memory_capacity_in_gib = false;
   std::optional<double> app_limit_bytes;           ///< per-app limit (phones)
   std::optional<double> app_limit_entitled_bytes;  ///< with the increased-memory entitlement (iOS)
   bool unified_memory = false;
@@ -112,6 +115,9 @@ struct HardwareProfile {
   /// Bytes a program can actually use: the app limit (phones), else the
   /// driver-visible bytes (or capacity) times the usable fraction (macOS wired limit).
   double usable_memory_bytes() const;
+  /// The bytes the operating system sees: the driver-visible bytes, else the
+  /// capacity (in GiB when memory_capacity_in_gib).
+  double physical_memory_bytes() const;
   /// True when the value at this JSON pointer is marked as an estimate.
   bool is_estimated(std::string_view pointer) const;
   /// The sold size `bytes` names, matched within 8% so that "64GB" and "64GiB" both

@@ -3,6 +3,7 @@
 // ranking, the stacked plan, and that every shipped rule fires somewhere.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -205,11 +206,11 @@ TEST_CASE("faster attention kernels speed up the attention part only", "[analysi
 
 TEST_CASE("memory limits: a raised wired limit, the iOS entitlement, mapped weights", "[analysis][memory]") {
   ScenarioRequest r;
-  r.hardware = "m4-max-40c";  // 128 GB, 75% usable by default
+  r.hardware = "m4-max-40c";  // "128 GB" (128 GiB), 75% usable by default
   r.model.preset = "llama-3.1-8b";
-  CHECK(analyze(prepare_scenario(catalog(), r).scenario).memory.capacity_bytes == Approx(96e9));
+  CHECK(analyze(prepare_scenario(catalog(), r).scenario).memory.capacity_bytes == Approx(96.0 * 1073741824));  // 103.08e9
   r.usable_memory_fraction = 0.8;
-  CHECK(analyze(prepare_scenario(catalog(), r).scenario).memory.capacity_bytes == Approx(102.4e9));
+  CHECK(analyze(prepare_scenario(catalog(), r).scenario).memory.capacity_bytes == Approx(102.4 * 1073741824));  // 0.8 x 128 GiB
 
   ScenarioRequest phone;
   phone.hardware = "a18-pro";  // 3 GB app limit, 6 GB with the entitlement, 8 GB x 0.75 physical share
@@ -366,6 +367,7 @@ TEST_CASE("every shipped rule fires in at least one scenario", "[advisor][covera
   std::set<std::string> fired;
   for (const auto& a : coverage_advice()) {
     for (const auto& r : a.recommendations) fired.insert(r.rule->id);
+    for (const auto& r : a.alternatives) fired.insert(r.rule->id);
     for (const auto& u : a.unquantified) fired.insert(u.rule->id);
   }
   for (const auto& r : book().rules()) {
@@ -397,11 +399,33 @@ TEST_CASE("ranking follows the computed gain", "[advisor][ranking]") {
         CHECK(r.after.runs);
       }
       if (i > 0) {
-        // Tiers first (makes it run, then the metric, then memory progress), then the gain.
+        // Feasibility first (on the device, then with host offload, then not at all); the memory
+        // goal then takes the less lossy change; then the metric after the change, a lossier
+        // change needing quality_step_margin per class step on the speed goals.
         const Recommendation& prev = a.recommendations[i - 1];
-        auto tier = [](const Recommendation& x) { return x.gain_basis == "runs" ? 0 : x.gain_basis == "metric" ? 1 : 2; };
-        CHECK(tier(prev) <= tier(r));
-        if (tier(prev) == tier(r) && r.gain_basis != "runs") CHECK(prev.gain >= r.gain);
+        auto feasible = [](const Recommendation& x) {
+          if (x.after.training) return x.after.runs ? 0 : 2;
+          return x.after.analysis.memory.fits ? 0 : x.after.runs ? 1 : 2;
+        };
+        // A host-offload rescue goes below the device-side changes when together they fit (the plan).
+        const bool plan_fits = !a.plan.empty() && a.plan.back().result.analysis.memory.fits && !a.base.training;
+        if (plan_fits && (feasible(prev) == 1 || feasible(r) == 1)) {
+          CHECK(feasible(r) == 1);
+          continue;
+        }
+        CHECK(feasible(prev) <= feasible(r));
+        if (feasible(prev) != feasible(r)) continue;
+        if (a.goal == Goal::kMemory) {
+          CHECK(prev.rule->quality_class() <= r.rule->quality_class());
+          if (prev.rule->quality_class() == r.rule->quality_class()) CHECK(prev.after.metric <= r.after.metric);
+          continue;
+        }
+        const double margin = book().assumptions().at("quality_step_margin").value;
+        auto value = [&](const Recommendation& x) {
+          const double m = x.after.runs ? (a.metric.lower_is_better ? 1 / x.after.metric : x.after.metric) : 1 / x.after.memory_bytes;
+          return m / std::pow(margin, x.rule->quality_class());
+        };
+        CHECK(value(prev) >= value(r) * (1 - 1e-12));
       }
     }
   }
@@ -417,9 +441,24 @@ TEST_CASE("the stacked plan is never worse than its first step", "[advisor][plan
     REQUIRE(!a.plan.empty());
     ++plans;
     INFO(where(a));
-    // The first step is the top recommendation, on the same baseline.
-    CHECK(a.plan.front().rule == a.recommendations.front().rule);
-    CHECK(a.plan.front().result.metric == Approx(a.recommendations.front().after.metric));
+    // Every step is a recommendation the playbook shows, no model switch.
+    for (const auto& s : a.plan) CHECK(recommended(a, s.rule->id) != nullptr);
+    // The plan ranks no lower than its top recommendation alone: as feasible, and on the memory
+    // goal no lossier; on the speed goals its metric, net of the quality margin, is no worse.
+    const Recommendation& top = a.recommendations.front();
+    const Evaluation& result = a.plan.back().result;
+    int quality = 0;
+    for (const auto& s : a.plan) quality = std::max(quality, s.rule->quality_class());
+    auto feasible = [](const Evaluation& e) { return e.training ? (e.runs ? 0 : 2) : e.analysis.memory.fits ? 0 : e.runs ? 1 : 2; };
+    CHECK(feasible(result) <= feasible(top.after));
+    if (feasible(result) == feasible(top.after) && result.runs) {
+      if (a.goal == Goal::kMemory) CHECK(quality <= top.rule->quality_class());
+      else {
+        const double margin = std::pow(book().assumptions().at("quality_step_margin").value, quality - top.rule->quality_class());
+        if (a.metric.lower_is_better) CHECK(result.metric * margin <= top.after.metric * (1 + 1e-9));
+        else CHECK(result.metric / margin >= top.after.metric * (1 - 1e-9));
+      }
+    }
     for (std::size_t i = 1; i < a.plan.size(); ++i) {
       CHECK(a.plan[i].step_gain >= book().defaults().min_gain);
       const Evaluation& before = a.plan[i - 1].result;
@@ -431,13 +470,6 @@ TEST_CASE("the stacked plan is never worse than its first step", "[advisor][plan
       } else if (!after.runs && !before.runs && a.goal != Goal::kMemory) {
         CHECK(after.memory_bytes < before.memory_bytes);
       }
-    }
-    const Evaluation& first = a.plan.front().result;
-    const Evaluation& last = a.plan.back().result;
-    if (first.runs) {
-      CHECK(last.runs);
-      if (a.metric.lower_is_better) CHECK(last.metric <= first.metric);
-      else CHECK(last.metric >= first.metric);
     }
   }
   CHECK(plans > 20);
@@ -499,4 +531,108 @@ TEST_CASE("training: the same machinery over the training model", "[advisor][tra
     // One GPU: nothing to shard over, no sequence to split.
     CHECK_THAT(why_not(consumer, "fsdp-full-shard", "prerequisite"), Catch::StartsWith("one data-parallel rank"));
   }
+}
+
+TEST_CASE("ranking utility: feasibility, quality, score, then effort and risk", "[advisor][ranking]") {
+  Standing fast{0, 0, 1.0, 0, 0, "a"};
+  Standing offload = fast;
+  offload.feasibility = 1;
+  offload.score = 5.0;  // faster, but with layers in host memory
+  CHECK(ranks_above(fast, offload, false));
+  CHECK_FALSE(ranks_above(offload, fast, false));
+  // The memory goal takes the less lossy change first, whatever its score.
+  Standing lossy = fast;
+  lossy.quality = 2;
+  lossy.score = 3.0;
+  CHECK(ranks_above(fast, lossy, true));
+  CHECK(ranks_above(lossy, fast, false));  // speed goals: the score (already net of the quality margin)
+  // Equal standing but for effort: lower effort first; then lower risk. Reversing either fails here.
+  Standing easy = fast, hard = fast;
+  hard.effort = 1;
+  hard.id = "0";  // an id that would win the last tie-break
+  CHECK(ranks_above(easy, hard, false));
+  CHECK_FALSE(ranks_above(hard, easy, false));
+  Standing safe = fast, risky = fast;
+  risky.risk = 2;
+  risky.id = "0";
+  CHECK(ranks_above(safe, risky, false));
+  CHECK_FALSE(ranks_above(risky, safe, false));
+  // Effort outranks risk.
+  Standing low_effort_high_risk = fast, high_effort_low_risk = fast;
+  low_effort_high_risk.risk = 2;
+  high_effort_low_risk.effort = 2;
+  CHECK(ranks_above(low_effort_high_risk, high_effort_low_risk, false));
+}
+
+namespace {
+
+AdviceRequest workload(AdviceRequest r, int64_t context, const std::string& batch = "") {
+  r.scenario.context_tokens = context;
+  r.context_given = true;
+  if (!batch.empty()) {
+    r.scenario.batch = batch;
+    r.batch_given = true;
+  }
+  return r;
+}
+
+std::size_t position(const Advice& a, const std::string& id) {
+  for (std::size_t i = 0; i < a.recommendations.size(); ++i)
+    if (a.recommendations[i].rule->id == id) return i;
+  return a.recommendations.size();
+}
+
+bool in_plan(const Advice& a, const std::string& id) {
+  return std::any_of(a.plan.begin(), a.plan.end(), [&](const PlanStep& s) { return s.rule->id == id; });
+}
+
+}  // namespace
+
+TEST_CASE("a host-offload path never ranks above a faster device-side one (datacenter GPUs)", "[advisor][ranking]") {
+  // L4 serving an 8B model at 8k context, batch 16; H100 with gpt-oss-120b; H100 with a 70B BF16 model.
+  const Advice l4 = advise(catalog(), book(), workload(request("l4", Goal::kThroughput, "llama-3.1-8b"), 8192, "16"));
+  const Advice oss = advise(catalog(), book(), request("h100", Goal::kLatency, "gpt-oss-120b"));
+  const Advice big = advise(catalog(), book(), request("h100", Goal::kLatency, "llama-3.3-70b"));
+  for (const Advice* a : {&l4, &oss, &big}) {
+    INFO(where(*a));
+    REQUIRE(!a->recommendations.empty());
+    CHECK(a->recommendations.front().rule->id != "cpu-offload");
+    const std::size_t offload = position(*a, "cpu-offload");
+    for (std::size_t i = offload + 1; i < a->recommendations.size(); ++i) {
+      const Recommendation& r = a->recommendations[i];
+      INFO(r.rule->id);
+      // Nothing below the offload path runs entirely on the device.
+      CHECK_FALSE(r.after.analysis.memory.fits);
+    }
+  }
+  CHECK(position(big, "fp8-weights") < position(big, "cpu-offload"));
+}
+
+TEST_CASE("model switches are alternatives, never techniques", "[advisor][ranking]") {
+  const Advice rtx_memory = advise(catalog(), book(), workload(request("rtx4090", Goal::kMemory, "qwen2.5-32b"), 32768));
+  const Advice rtx_latency = advise(catalog(), book(), workload(request("rtx4090", Goal::kLatency, "qwen2.5-32b"), 32768));
+  const Advice phone = advise(catalog(), book(), request("a18-pro", Goal::kLatency));
+  const Advice phone_memory = advise(catalog(), book(), request("a18-pro", Goal::kMemory));
+  for (const Advice* a : {&rtx_memory, &rtx_latency, &phone, &phone_memory}) {
+    INFO(where(*a));
+    for (const auto& r : a->recommendations) CHECK_FALSE(r.rule->switches_model());
+    for (const auto& r : a->alternatives) CHECK(r.rule->switches_model());
+    for (const auto& s : a->plan) CHECK_FALSE(s.rule->switches_model());
+  }
+  // The 4090 at 32k: an 8-bit KV cache fits, low risk, near-lossless: it leads the memory playbook.
+  REQUIRE(!rtx_memory.recommendations.empty());
+  CHECK(rtx_memory.recommendations.front().rule->quality_class() <= 1);
+}
+
+TEST_CASE("the memory goal takes the least lossy change that fits", "[advisor][ranking][plan]") {
+  // A 64 GB Mac with a 70B model: q8_0 KV and a raised wired limit, not 3-bit weights and a 4-bit KV.
+  AdviceRequest r = request("m4-max-40c", Goal::kMemory, "llama-3.3-70b");
+  r.scenario.memory = "64GB";
+  const Advice a = advise(catalog(), book(), r);
+  INFO(where(a));
+  REQUIRE(!a.plan.empty());
+  CHECK(a.plan.back().result.analysis.memory.fits);
+  CHECK_FALSE(in_plan(a, "gguf-q3-k-m"));
+  CHECK_FALSE(in_plan(a, "kv-cache-q4"));
+  for (const auto& s : a.plan) CHECK(s.rule->quality_class() <= 1);
 }

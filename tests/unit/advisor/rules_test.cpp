@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -43,7 +44,7 @@ json good_rule() {
     "when": [{"fact": "decode.bound", "in": ["memory-bandwidth"], "because": "decode is {decode.bound} bound"}],
     "requires": [{"fact": "engine.id", "equals": "vllm", "text": "vLLM", "reason": "{engine.id} is not vLLM"}],
     "transform": {"name": "kv_cache_dtype", "params": {"dtype": "fp8"}},
-    "effort": "low", "risk": {"level": "low", "text": "none"}, "how": {"vllm": "--kv-cache-dtype fp8"},
+    "effort": "low", "quality": "near-lossless", "risk": {"level": "low", "text": "none"}, "how": {"vllm": "--kv-cache-dtype fp8"},
     "sources": [{"title": "t", "url": "u", "read": "2026-11-30"}]})");
 }
 
@@ -189,15 +190,18 @@ TEST_CASE("every training fact is filled for a training step", "[rules][facts]")
 TEST_CASE("the rule schema rejects unknown fields and bad enums", "[rules][schema]") {
   json rule = good_rule();
   rule["effort"] = "trivial";
+  rule["quality"] = "perfect";
   rule["impact"] = 2.0;  // a rule never states its impact
   std::vector<Problem> problems;
   check_against_schema("rule", {{"rules", {rule}}}, "x.json", problems);
-  bool enum_found = false, field_found = false;
+  bool enum_found = false, field_found = false, quality_found = false;
   for (const auto& p : problems) {
     enum_found = enum_found || (p.pointer == "/rules/0/effort" && p.message == "not one of the allowed values");
+    quality_found = quality_found || (p.pointer == "/rules/0/quality" && p.message == "not one of the allowed values");
     field_found = field_found || p.message == "unknown field (not in the schema)";
   }
   CHECK(enum_found);
+  CHECK(quality_found);
   CHECK(field_found);
 }
 
@@ -291,4 +295,26 @@ TEST_CASE("every transform a rule names exists and documents its parameters", "[
   CHECK(precision_class(6.0) == "4");
   CHECK(precision_class(8.5) == "8");
   CHECK(precision_class(16) == "16");
+}
+
+TEST_CASE("every shipped rule states its quality class; model switches are different-model", "[rules][quality]") {
+  std::vector<Problem> problems;
+  const RuleBook book = RuleBook::parse(catalog().rule_documents(), catalog(), problems);
+  for (const auto& r : book.rules()) {
+    INFO(r.id);
+    CHECK(r.quality_class() >= 0);
+    const bool switches = std::any_of(r.transform.begin(), r.transform.end(), [](const TransformStep& s) { return s.name == "switch_model"; });
+    CHECK(switches == r.switches_model());
+  }
+  // 8-bit steps are near-lossless, 4-bit ones lossy (the classes the ranking's margin compares).
+  auto quality = [&](const std::string& id) {
+    for (const auto& r : book.rules())
+      if (r.id == id) return r.quality;
+    return std::string();
+  };
+  CHECK(quality("fp8-weights") == "near-lossless");
+  CHECK(quality("kv-cache-q8") == "near-lossless");
+  CHECK(quality("awq-int4-marlin") == "lossy");
+  CHECK(quality("kv-cache-q4") == "lossy");
+  CHECK(quality("cpu-offload") == "lossless");
 }

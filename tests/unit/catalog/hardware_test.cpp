@@ -270,7 +270,7 @@ TEST_CASE("a part sold in several memory sizes lists them; --memory matches GB o
   CHECK(m4max.memory_option(36e9) == nullptr);  // 36 GB is the 32-core bin's
   const HardwareProfile m64 = with_memory_option(m4max, *m4max.memory_option(64e9));
   CHECK(m64.memory_capacity_bytes == Approx(64e9));
-  CHECK(m64.usable_memory_bytes() == Approx(48e9));  // 64 GB x the 0.75 wired limit, as for 128 GB
+  CHECK(m64.usable_memory_bytes() == Approx(48.0 * 1073741824));  // 64 GiB x the 0.75 wired limit, as for 128 GB
   CHECK(m64.memory_bandwidth_bytes_per_s == Approx(m4max.memory_bandwidth_bytes_per_s));
   // M3 Ultra 60-core: the 96 GB Mac Studio is $3,999; the 256 GB option has no price on record.
   const HardwareProfile& m3u = shipped().resolve_hardware("m3-ultra-60c");
@@ -293,4 +293,25 @@ TEST_CASE("consumer cards with an NVLink connector default to PCIe", "[hardware]
   CHECK(shipped().resolve_hardware("rtx3090").default_multi_gpu_link()->per_direction_bytes_per_s() == Approx(32e9));
   const HardwareProfile& h100 = shipped().resolve_hardware("h100-sxm");
   CHECK(h100.default_multi_gpu_link() == &*h100.scale_up);
+}
+
+TEST_CASE("Apple usable memory is a fraction of GiB, as macOS computes it", "[hardware][apple]") {
+  // macOS's recommendedMaxWorkingSetSize is a share of hw.memsize, and a "128GB" Mac has
+  // 128 x 2^30 bytes. Published readings: 96 GiB (103.08 GB) on a 128 GB Mac; 73728 MB
+  // (72 GiB, 3/4 of 96 GiB) on a 96 GB M2 Max.
+  const HardwareProfile& m4 = shipped().resolve_hardware("m4-max-40c");
+  CHECK(m4.memory_capacity_bytes == 128e9);
+  CHECK(m4.usable_memory_bytes() == Approx(96.0 * 1073741824.0).epsilon(1e-9));  // 103,079,215,104 bytes
+  CHECK(m4.usable_memory_bytes() / 1e9 == Approx(103.08).epsilon(1e-4));
+  const HardwareProfile& m2 = shipped().resolve_hardware("m2-max-38c");
+  CHECK(m2.memory_capacity_bytes == 96e9);
+  CHECK(m2.usable_memory_bytes() / 1048576.0 == Approx(73728.0).epsilon(1e-9));  // MiB
+  // The same formula for every Apple profile; other vendors' GB stay decimal.
+  for (const auto& hw : shipped().hardware()) {
+    INFO(hw.id);
+    if (hw.device_class != DeviceClass::kAppleSilicon) continue;
+    CHECK(hw.memory_capacity_in_gib);
+    CHECK(hw.physical_memory_bytes() == Approx(hw.memory_capacity_bytes / 1e9 * 1073741824.0));
+  }
+  CHECK_FALSE(shipped().resolve_hardware("h100").memory_capacity_in_gib);
 }
