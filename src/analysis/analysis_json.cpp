@@ -79,6 +79,14 @@ nlohmann::json all_fields(const Fields<T>& fields, const T& value) {
   return out;
 }
 
+/// The serving section: the batch the estimate ran, one request's wall time and the output
+/// rate over it; output_tokens_per_s is null when the request generates nothing.
+nlohmann::json throughput_json(const Workload& w, const Analysis& a) {
+  return {{"batch", a.batch},
+          {"request_latency_s", a.request_latency_s},
+          {"output_tokens_per_s", w.gen_tokens > 0 ? nlohmann::json(a.serving_tokens_per_s) : nlohmann::json(nullptr)}};
+}
+
 void replace_all(std::string& s, const std::string& from, const std::string& to) {
   for (std::size_t pos = s.find(from); pos != std::string::npos; pos = s.find(from, pos + to.size())) s.replace(pos, from.size(), to);
 }
@@ -90,7 +98,7 @@ nlohmann::json calibration_json(const PreparedScenario& ps) {
   return {{"source", ps.calibration->source_file}, {"rows", ps.calibration->rows}, {"date", ps.calibration->date}};
 }
 
-nlohmann::json scenario_json(const PreparedScenario& ps) {
+nlohmann::json scenario_json(const PreparedScenario& ps, const Analysis& a) {
   const Scenario& s = ps.scenario;
   const Workload& w = s.workload;
   nlohmann::json out = {{"hardware", {{"id", s.hardware->id}, {"name", s.hardware->name}, {"class", std::string(to_string(s.hardware->device_class))}}},
@@ -98,7 +106,7 @@ nlohmann::json scenario_json(const PreparedScenario& ps) {
                      {"active_params", s.weights.active_params}}},
           {"quant", {{"id", ps.quant->id}, {"name", ps.quant->name}, {"bits_per_weight", s.weights.bits_per_weight}}},
           {"engine", {{"id", s.engine.id()}, {"defaulted", s.engine.defaulted}}},
-          {"workload", {{"batch", w.batch_max ? nlohmann::json("max") : nlohmann::json(w.batch)},
+          {"workload", {{"batch", a.batch}, {"batch_max", w.batch_max},
                         {"prompt_tokens", w.prompt_tokens}, {"gen_tokens", w.gen_tokens}, {"context_tokens", w.context()},
                         {"kv_dtype", w.kv_dtype}, {"gpus", w.gpus}, {"tp", w.tp}, {"pp", w.pp}}}};
   if (ps.calibration) out["engine"]["calibration"] = calibration_json(ps);
@@ -125,14 +133,13 @@ std::string measure_command(const PreparedScenario& ps) {
 
 nlohmann::json estimate_json(const PreparedScenario& ps, const Analysis& a) {
   nlohmann::json out = {{"schema_version", kSchemaVersion},
-                        {"scenario", scenario_json(ps)},
+                        {"scenario", scenario_json(ps, a)},
                         {"memory", all_fields(memory_fields(), a.memory)},
                         {"prefill", all_fields(phase_fields(), a.prefill)},
                         {"decode", all_fields(phase_fields(), a.decode)}};
   out["prefill"]["ttft_s"] = a.prefill.time_s;
   out["decode"]["time_per_token_s"] = a.decode.time_s;
-  if (a.has_throughput)
-    out["throughput"] = {{"batch", a.throughput_batch}, {"output_tokens_per_s", a.output_tokens_per_s}};
+  out["throughput"] = throughput_json(ps.scenario.workload, a);
   if (a.sustained_factor < 1.0)
     out["sustained"] = {{"factor", a.sustained_factor},
                         {"decode_tokens_per_s", a.decode.tokens_per_s * a.sustained_factor},
@@ -161,7 +168,7 @@ nlohmann::json estimate_json(const PreparedScenario& ps, const Analysis& a) {
 }
 
 nlohmann::json fit_json(const PreparedScenario& ps, const Analysis& a) {
-  return {{"schema_version", kSchemaVersion}, {"scenario", scenario_json(ps)}, {"memory", all_fields(memory_fields(), a.memory)},
+  return {{"schema_version", kSchemaVersion}, {"scenario", scenario_json(ps, a)}, {"memory", all_fields(memory_fields(), a.memory)},
           {"fits", a.memory.fits}, {"warnings", a.warnings}};
 }
 
@@ -177,7 +184,7 @@ nlohmann::json estimate_sections_json(const PreparedScenario& ps, const Analysis
     return it != wanted.end() && (*it == section || it->rfind(section + ".", 0) == 0);
   };
   if (section_wanted("schema_version")) out["schema_version"] = kSchemaVersion;
-  if (section_wanted("scenario")) out["scenario"] = scenario_json(ps);
+  if (section_wanted("scenario")) out["scenario"] = scenario_json(ps, a);
   if (section_wanted("memory")) add_fields(out, "memory", memory_fields(), a.memory, wanted);
   if (section_wanted("prefill")) {
     add_fields(out, "prefill", phase_fields(), a.prefill, wanted);
@@ -187,8 +194,7 @@ nlohmann::json estimate_sections_json(const PreparedScenario& ps, const Analysis
     add_fields(out, "decode", phase_fields(), a.decode, wanted);
     if (wants(wanted, "decode", "time_per_token_s")) out["decode"]["time_per_token_s"] = a.decode.time_s;
   }
-  if (section_wanted("throughput") && a.has_throughput)
-    out["throughput"] = {{"batch", a.throughput_batch}, {"output_tokens_per_s", a.output_tokens_per_s}};
+  if (section_wanted("throughput")) out["throughput"] = throughput_json(ps.scenario.workload, a);
   return out;
 }
 

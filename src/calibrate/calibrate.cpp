@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <map>
 #include <set>
 
@@ -338,6 +339,41 @@ struct Param {
   double u_upper() const { return to_u(upper); }
 };
 
+/// Bounds of a fitted per-format multiplier: the engine schema's (at most 1.5, above 0), with a
+/// floor that keeps a format at least a twentieth as fast as the reference one.
+constexpr double kMultiplierLower = 0.05;
+constexpr double kMultiplierUpper = 1.5;
+
+/// The weight formats of the rows that depend on one factor, in row order, with their counts.
+struct FormatRows {
+  std::vector<std::string> order;
+  std::map<std::string, std::size_t> rows;
+  std::map<std::string, std::pair<double, double>> weights_bytes;  ///< smallest and largest model
+  void add(const std::string& quant_id, double model_bytes) {
+    if (rows[quant_id]++ == 0) {
+      order.push_back(quant_id);
+      weights_bytes[quant_id] = {model_bytes, model_bytes};
+    }
+    auto& [smallest, largest] = weights_bytes[quant_id];
+    smallest = std::min(smallest, model_bytes);
+    largest = std::max(largest, model_bytes);
+  }
+  /// The largest ratio of model sizes within one format (0 without rows).
+  double widest_spread() const {
+    double out = 0;
+    for (const auto& [q, w] : weights_bytes)
+      if (w.first > 0) out = std::max(out, w.second / w.first);
+    return out;
+  }
+  /// The format with the most rows; the first of equals in row order.
+  std::string reference() const {
+    std::string best;
+    for (const auto& q : order)
+      if (best.empty() || rows.at(q) > rows.at(best)) best = q;
+    return best;
+  }
+};
+
 /// Residuals ln(predicted / measured), one per row, times the square root of the row's weight.
 std::vector<double> residuals(const std::vector<CalibrationRow>& rows, const std::vector<double>& weights) {
   std::vector<double> r;
@@ -516,24 +552,56 @@ CalibrationFit fit_calibration(const Catalog& catalog, MappedMeasurements mapped
   };
   constexpr double kDepends = 0.1;  // a row whose prediction moves less than 0.1% per 1% says little about the factor
   std::size_t decode_rows = 0, prefill_rows = 0;
-  double smallest_weights = 0, largest_weights = 0;
+  FormatRows decode_formats, prefill_formats;
   for (const auto& row : fit.rows) {
+    const std::string& quant_id = row.prepared.scenario.weights.quant_id;
     if (elasticity(decode, row) >= kDepends) {
       ++decode_rows;
-      const double w = row.prepared.scenario.weights.total_bytes;
-      smallest_weights = smallest_weights == 0 ? w : std::min(smallest_weights, w);
-      largest_weights = std::max(largest_weights, w);
+      decode_formats.add(quant_id, row.prepared.scenario.weights.total_bytes);
     }
-    if (elasticity(prefill, row) >= kDepends) ++prefill_rows;
+    if (elasticity(prefill, row) >= kDepends) {
+      ++prefill_rows;
+      prefill_formats.add(quant_id, row.prepared.scenario.weights.total_bytes);
+    }
   }
+  // Rows of several weight formats: the efficiency is fitted on the format with the most rows
+  // (its multiplier kept, so the bound follows it alone) and each other format's multiplier on
+  // its own rows. A format no row measures keeps the engine profile's multiplier.
+  struct Multiplier {
+    std::string quant_id;
+    bool decode = true;
+    double before = 0;
+    std::size_t rows = 0;
+  };
+  std::deque<Param> multipliers;  // stable addresses: `free` points at them
+  std::vector<Multiplier> multiplier_info;
+  auto fit_formats = [&](const FormatRows& formats, Param& efficiency, bool is_decode) {
+    if (formats.order.size() < 2) return;
+    const std::string reference = formats.reference();
+    const QuantEfficiency ref = engine.efficiency_for(backend, reference);
+    efficiency.upper = std::min(1.0, 1.0 / (is_decode ? ref.decode : ref.prefill));
+    for (const std::string& quant_id : formats.order) {
+      if (quant_id == reference) continue;
+      const QuantEfficiency shipped = engine.efficiency_for(backend, quant_id);
+      QuantEfficiency& qe = backend.quant_efficiency.emplace(quant_id, shipped).first->second;
+      double& value = is_decode ? qe.decode : qe.prefill;
+      multipliers.push_back({fmt::format("quant_efficiency.{}.{}", quant_id, is_decode ? "decode" : "prefill"), &value,
+                             kMultiplierLower, kMultiplierUpper, true});
+      multiplier_info.push_back({quant_id, is_decode, value, formats.rows.at(quant_id)});
+    }
+  };
+  fit_formats(decode_formats, decode, true);
+  fit_formats(prefill_formats, prefill, false);
   // The per-layer overhead and the bandwidth efficiency trade off exactly for
-  // one model size; models of clearly different sizes tell them apart.
-  const bool fit_layer = decode_rows >= 3 && smallest_weights > 0 && largest_weights >= 1.5 * smallest_weights;
+  // one model size; models of clearly different sizes in one weight format tell
+  // them apart (across formats, the format's multiplier takes the difference).
+  const bool fit_layer = decode_rows >= 3 && decode_formats.widest_spread() >= 1.5;
 
   std::vector<Param*> free;
   if (decode_rows > 0) free.push_back(&decode);
   if (prefill_rows > 0) free.push_back(&prefill);
   if (fit_layer) free.push_back(&layer);
+  for (Param& m : multipliers) free.push_back(&m);
   if (free.empty())
     throw bad_input(fmt::format("no efficiency factor of {} depends on these measurements", fit.engine_id),
                     "calibrate with llama-bench pp/tg rows or vLLM serve results");
@@ -557,9 +625,14 @@ CalibrationFit fit_calibration(const Catalog& catalog, MappedMeasurements mapped
   for (auto& row : fit.rows) row.predicted_after = predict_measurement(row.measurement, row.prepared.scenario);
 
   std::vector<double> before_errors, after_errors;
-  for (const auto& row : fit.rows) {
+  for (std::size_t i = 0; i < fit.rows.size(); ++i) {
+    const CalibrationRow& row = fit.rows[i];
     before_errors.push_back(row.error_before());
     after_errors.push_back(row.error_after());
+    if (std::fabs(row.error_after()) > fit.max_abs_error_after) {
+      fit.max_abs_error_after = std::fabs(row.error_after());
+      fit.max_error_row = i;
+    }
   }
   fit.median_abs_error_before = median_abs(before_errors);
   fit.median_abs_error_after = median_abs(after_errors);
@@ -590,9 +663,11 @@ CalibrationFit fit_calibration(const Catalog& catalog, MappedMeasurements mapped
   describe(decode, before.decode_bandwidth_efficiency, decode_rows, "decode", "kept: no row depends on decode bandwidth");
   describe(prefill, before.prefill_compute_efficiency, prefill_rows, "prefill", "kept: no row depends on prefill compute");
   describe(layer, before.layer_overhead_s, decode_rows, "decode",
-           decode_rows >= 3 ? "kept: needs decode rows of models of clearly different sizes (1.5x apart)"
+           decode_rows >= 3 ? "kept: needs decode rows of models of clearly different sizes (1.5x apart) in one weight format"
                             : "kept: needs three or more decode rows of models of different sizes");
   fit.factors.push_back({"step_overhead_s", before.step_overhead_s, before.step_overhead_s, 0, 1, false, {}, "kept: not separable from the layer overhead"});
+  for (std::size_t i = 0; i < multipliers.size(); ++i)
+    describe(multipliers[i], multiplier_info[i].before, multiplier_info[i].rows, multiplier_info[i].decode ? "decode" : "prefill", "");
 
   cal.hardware = fit.hardware->id;
   cal.engine = engine.id;
@@ -602,6 +677,7 @@ CalibrationFit fit_calibration(const Catalog& catalog, MappedMeasurements mapped
     if (p == &prefill) cal.factors.prefill_compute_efficiency = *p->value;
     if (p == &layer) cal.factors.layer_overhead_s = *p->value;
   }
+  for (const Multiplier& m : multiplier_info) cal.factors.quant_efficiency[m.quant_id] = backend.quant_efficiency.at(m.quant_id);
   std::vector<std::string> files;
   std::string date;
   for (const auto& row : fit.rows) {

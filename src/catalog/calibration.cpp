@@ -25,6 +25,9 @@ std::optional<Calibration> calibration_from_json(const nlohmann::json& j, std::v
     factor("prefill_compute_efficiency", c.factors.prefill_compute_efficiency);
     factor("layer_overhead_s", c.factors.layer_overhead_s);
     factor("step_overhead_s", c.factors.step_overhead_s);
+    if (f.contains("quant_efficiency"))
+      for (const auto& [quant, qe] : f.at("quant_efficiency").items())
+        c.factors.quant_efficiency[quant] = {qe.at("decode").get<double>(), qe.at("prefill").get<double>()};
     const auto& on = j.at("fitted_on");
     c.source_file = on.at("file").get<std::string>();
     c.date = on.at("date").get<std::string>();
@@ -41,7 +44,7 @@ std::optional<Calibration> calibration_from_json(const nlohmann::json& j, std::v
     return std::nullopt;
   }
   if (!c.factors.decode_bandwidth_efficiency && !c.factors.prefill_compute_efficiency && !c.factors.layer_overhead_s &&
-      !c.factors.step_overhead_s)
+      !c.factors.step_overhead_s && c.factors.quant_efficiency.empty())
     problems.push_back({"", "/factors", "sets no factor"});
   return c;
 }
@@ -52,6 +55,8 @@ nlohmann::ordered_json to_json(const Calibration& c) {
   if (c.factors.prefill_compute_efficiency) factors["prefill_compute_efficiency"] = *c.factors.prefill_compute_efficiency;
   if (c.factors.layer_overhead_s) factors["layer_overhead_s"] = *c.factors.layer_overhead_s;
   if (c.factors.step_overhead_s) factors["step_overhead_s"] = *c.factors.step_overhead_s;
+  for (const auto& [quant, qe] : c.factors.quant_efficiency)
+    factors["quant_efficiency"][quant] = {{"decode", qe.decode}, {"prefill", qe.prefill}};
   nlohmann::ordered_json tools = nlohmann::ordered_json::array();
   for (const auto& t : c.tools) {
     nlohmann::ordered_json tool = {{"name", t.name}};
@@ -79,6 +84,7 @@ BackendProfile apply_calibration(const BackendProfile& base, const CalibrationFa
   if (factors.prefill_compute_efficiency) b.prefill_compute_efficiency = *factors.prefill_compute_efficiency;
   if (factors.layer_overhead_s) b.layer_overhead_s = *factors.layer_overhead_s;
   if (factors.step_overhead_s) b.step_overhead_s = *factors.step_overhead_s;
+  for (const auto& [quant, qe] : factors.quant_efficiency) b.quant_efficiency[quant] = qe;
   return b;
 }
 

@@ -289,7 +289,7 @@ nlohmann::json advice_json(const Advice& a, const RuleBook& book) {
                               {"precision", std::string(to_string(w.precision))}, {"recompute", std::string(to_string(w.recompute))},
                               {"sharding", w.sharding.name}, {"optimizer", w.optimizer}, {"lora_rank", w.lora_rank}}}};
   } else {
-    scenario = scenario_json(a.base.prepared);
+    scenario = scenario_json(a.base.prepared, a.base.analysis);
   }
   return {{"schema_version", kSchemaVersion},
           {"scenario", scenario},

@@ -81,6 +81,7 @@ nlohmann::json calibration_report_json(const CalibrationFit& fit, const std::str
           {"skipped", skipped},
           {"median_abs_error_before", fit.median_abs_error_before},
           {"median_abs_error_after", fit.median_abs_error_after},
+          {"max_abs_error_after", fit.max_abs_error_after},
           {"factors", factors},
           {"calibration", nlohmann::json::parse(to_json(fit.calibration).dump())},
           {"replaces", fit.replaces ? nlohmann::json(fit.replaces->origin) : nlohmann::json(nullptr)},
@@ -127,6 +128,10 @@ std::string render_calibration(const CalibrationFit& fit, const std::string& pat
   out += md ? t.to_markdown() + "\n" : t.to_text();
   out += fmt::format("median absolute error: {:.1f}% before, {:.1f}% after\n", 100 * fit.median_abs_error_before,
                      100 * fit.median_abs_error_after);
+  if (fit.rows.size() > 1) {
+    const CalibrationRow& worst = fit.rows.at(fit.max_error_row);
+    out += fmt::format("largest error after the fit: {} ({})\n", percent(worst.error_after()), row_name(worst));
+  }
 
   out += heading(fmt::format("Factors of {} on {}", fit.engine_id, fit.hardware->id));
   Table f({"FACTOR", "BEFORE", "AFTER", ""}, {A::kLeft, A::kRight, A::kRight, A::kLeft});

@@ -14,10 +14,10 @@ namespace {
 
 nlohmann::json optional_number(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
 
-/// --batch as estimate's JSON has it: a number, or "max".
+/// --batch as a number; null for "max" (workload.batch_max says so, and each scenario has the batch it ran).
 nlohmann::json batch_json(const std::string& batch) {
   const bool digits = !batch.empty() && batch.size() < 10 && batch.find_first_not_of("0123456789") == std::string::npos;
-  return digits ? nlohmann::json(std::stoull(batch)) : nlohmann::json(batch);
+  return digits ? nlohmann::json(std::stoull(batch)) : nlohmann::json(nullptr);
 }
 
 bool is_best(const CompareRow& row, CompareColumn c) { return std::find(row.best.begin(), row.best.end(), c) != row.best.end(); }
@@ -27,11 +27,14 @@ nlohmann::json row_json(const CompareRow& row) {
                       {"status", std::string(to_string(row.status))},
                       {"requested", {{"hardware", row.request.hardware}, {"quant", row.request.quant}, {"engine", row.request.engine}}}};
   if (!row.reason.empty()) j["reason"] = row.reason;
+  // Every row has every section; null where the row did not get that far.
+  for (const char* key : {"scenario", "memory", "prefill", "decode", "serving", "energy", "cost"}) j[key] = nullptr;
+  j["best"] = nlohmann::json::array();
   if (!row.prepared) return j;
   const PreparedScenario& ps = *row.prepared;
   const Analysis& a = row.analysis;
   const MemoryBreakdown& m = a.memory;
-  j["scenario"] = scenario_json(ps);
+  j["scenario"] = scenario_json(ps, a);
   j["memory"] = {{"total_bytes", m.total_bytes},       {"capacity_bytes", m.capacity_bytes},
                  {"limit_bytes", m.limit_bytes},       {"headroom_bytes", m.limit_bytes - m.total_bytes},
                  {"fits", m.fits},                     {"offloaded_layers", m.offloaded_layers},
@@ -126,6 +129,7 @@ nlohmann::json compare_json(const Comparison& c) {
           {"model", {{"id", c.model.spec.id}, {"name", c.model.spec.name}, {"source", c.model.origin}}},
           {"workload",
            {{"batch", batch_json(r.batch)},
+            {"batch_max", r.batch == "max"},
             {"prompt_tokens", r.prompt_tokens},
             {"gen_tokens", r.gen_tokens},
             {"context_tokens", r.context_tokens ? r.context_tokens : r.prompt_tokens + r.gen_tokens},

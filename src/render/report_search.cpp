@@ -13,10 +13,10 @@ namespace optadvisor {
 namespace {
 
 nlohmann::json optional_number(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
-/// --batch as estimate's JSON has it: a number, or "max".
+/// --batch as a number; null for "max" (workload.batch_max says so, and each scenario has the batch it ran).
 nlohmann::json batch_json(const std::string& batch) {
   const bool digits = !batch.empty() && batch.size() < 10 && batch.find_first_not_of("0123456789") == std::string::npos;
-  return digits ? nlohmann::json(std::stoull(batch)) : nlohmann::json(batch);
+  return digits ? nlohmann::json(std::stoull(batch)) : nlohmann::json(nullptr);
 }
 
 nlohmann::json optional_front(const std::optional<uint32_t>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
@@ -135,6 +135,7 @@ nlohmann::json search_json(const SearchResult& result, std::size_t top) {
           {"model", {{"id", result.model.spec.id}, {"name", result.model.spec.name}, {"source", result.model.origin}}},
           {"workload",
            {{"batch", r.batch_given ? batch_json(w.batch) : nlohmann::json(nullptr)},
+            {"batch_max", r.batch_given && w.batch == "max"},
             {"prompt_tokens", w.prompt_tokens},
             {"gen_tokens", w.gen_tokens},
             {"context_tokens", w.context_tokens ? w.context_tokens : w.prompt_tokens + w.gen_tokens},

@@ -10,8 +10,11 @@ arrows, the memory bars in GB and GiB, one playbook row per recommendation of `a
 nothing external is referenced (no scripts, stylesheets, fonts, images or @import), and that the
 output is the same bytes on every run.
 
---render: renders one page with a headless Chromium to PNG and checks the image is not blank.
-Exits 77 (ctest's SKIP_RETURN_CODE) and says why when no Chromium is installed.
+--render: renders an advisor page with a headless Chromium to PNG and checks the image is not
+blank, then renders it again with only the roofline section shown (the chart drawn 1000 px wide)
+and checks the chart's ink spans it with the prefill and decode points in their colours, and with
+only the playbook shown and checks there is a line of text per recommendation. Exits 77 (ctest's
+SKIP_RETURN_CODE) and says why when no Chromium is installed.
 """
 import argparse
 import glob
@@ -340,50 +343,136 @@ def read_png(path):
     return width, height, bpp, rows
 
 
-def render(exe, home):
-    browser = next((shutil.which(b) for b in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable") if shutil.which(b)), None)
-    if browser is None:
-        print("SKIPPED: no headless Chromium installed (looked for chromium, chromium-browser, google-chrome on PATH)")
-        return SKIP
-    page = os.path.join(home, "report.html")
-    shot = os.path.join(home, "report.png")
-    r = run(exe, ["report", "--hw", "h100", "--goal", "latency", "--model", "llama-3.1-70b", "--out", page], home)
-    if r.returncode != 0:
-        print(f"FAIL: report exit {r.returncode}: {r.stderr.decode()}")
-        return 1
-    cmd = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run", "--disable-extensions",
-           f"--user-data-dir={os.path.join(home, 'chromium')}", f"--screenshot={shot}", "--window-size=1200,1600", "file://" + page]
+def find_browser():
+    return next((shutil.which(b) for b in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable") if shutil.which(b)), None)
+
+
+def screenshot(browser, page, shot, home, width, height):
+    """Renders `page` headless to a width x height PNG; an error message, or None."""
+    # --no-sandbox: CI runs the tests as root, where Chromium's sandbox refuses to start.
+    # --disable-dev-shm-usage: containers often have a 64 MB /dev/shm.
+    cmd = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--hide-scrollbars", "--no-first-run",
+           "--disable-extensions", f"--user-data-dir={os.path.join(home, 'chromium')}", f"--screenshot={shot}",
+           f"--window-size={width},{height}", "file://" + page]
+    if os.path.exists(shot):
+        os.remove(shot)
     try:
         proc = subprocess.run(cmd, capture_output=True, timeout=180)
     except subprocess.TimeoutExpired:
-        print("FAIL: the browser did not finish within 180 s")
-        return 1
+        return "the browser did not finish within 180 s"
     if not os.path.exists(shot):
-        print(f"FAIL: {browser} wrote no screenshot (exit {proc.returncode}):\n{proc.stderr.decode(errors='replace')[-2000:]}")
-        return 1
-    width, height, bpp, rows = read_png(shot)
-    colours, non_white, total = set(), 0, 0
-    prefill = decode = 0
+        return f"{browser} wrote no screenshot (exit {proc.returncode}):\n{proc.stderr.decode(errors='replace')[-2000:]}"
+    return None
+
+
+PREFILL_RGB = (0x1d, 0x4e, 0xd8)
+DECODE_RGB = (0xc2, 0x41, 0x0c)
+
+
+def pixels(path):
+    """Every other pixel of every other row as (x, y, (r, g, b)), and the image size."""
+    width, height, bpp, rows = read_png(path)
+    out = []
     for y in range(0, height, 2):
         row = rows[y]
         for x in range(0, width * bpp, bpp * 2):
-            px = row[x:x + 3] if bpp >= 3 else bytes([row[x]] * 3)
-            colours.add(px)
-            total += 1
-            if min(px) < 245:
-                non_white += 1
-            if abs(px[0] - 0x1d) + abs(px[1] - 0x4e) + abs(px[2] - 0xd8) < 30:
-                prefill += 1
-            if abs(px[0] - 0xc2) + abs(px[1] - 0x41) + abs(px[2] - 0x0c) < 30:
-                decode += 1
-    share = non_white / total
-    print(f"rendered {width}x{height}: {len(colours)} distinct colours, {share:.1%} non-white, "
-          f"{prefill} prefill-blue and {decode} decode-orange samples")
+            out.append((x // bpp, y, tuple(row[x:x + 3]) if bpp >= 3 else (row[x],) * 3))
+    return width, height, out
+
+
+def near(px, rgb):
+    return sum(abs(a - b) for a, b in zip(px, rgb)) < 30
+
+
+def isolate(html, section, css=""):
+    """The page with only `section` shown, at the top-left, on white: what is then drawn is that section's."""
+    style = (f"<style>main > :not(#{section}) {{ display: none !important; }} main {{ padding: 0 !important; margin: 0 !important; }}"
+             f" body {{ margin: 0 !important; background: #fff !important; }} {css}</style>")
+    return html.replace("</head>", style + "\n</head>", 1)
+
+
+def ink_bands(px, width):
+    """Horizontal bands (runs of sampled rows) holding dark pixels: lines of text and rules."""
+    dark_rows = sorted({y for x, y, p in px if max(p) < 128})
+    bands, last = 0, None
+    for y in dark_rows:
+        if last is None or y - last > 2:
+            bands += 1
+        last = y
+    return bands
+
+
+def render(exe, home):
+    browser = find_browser()
+    if browser is None:
+        print("SKIPPED: no headless Chromium installed (looked for chromium, chromium-browser, google-chrome on PATH)")
+        return SKIP
+    args = ["--hw", "h100", "--goal", "latency", "--model", "llama-3.1-70b"]
+    page = os.path.join(home, "report.html")
+    shot = os.path.join(home, "report.png")
+    r = run(exe, ["report"] + args + ["--out", page], home)
+    if r.returncode != 0:
+        print(f"FAIL: report exit {r.returncode}: {r.stderr.decode()}")
+        return 1
     problems = Problems()
+    # The whole page.
+    error = screenshot(browser, page, shot, home, 1200, 1600)
+    if error:
+        print("FAIL: " + error)
+        return 1
+    width, height, px = pixels(shot)
+    colours = {p for _, _, p in px}
+    share = sum(min(p) < 245 for _, _, p in px) / len(px)
+    prefill = sum(near(p, PREFILL_RGB) for _, _, p in px)
+    decode = sum(near(p, DECODE_RGB) for _, _, p in px)
+    print(f"page {width}x{height}: {len(colours)} distinct colours, {share:.1%} non-white, "
+          f"{prefill} prefill-blue and {decode} decode-orange samples")
     problems.check((width, height) == (1200, 1600), f"screenshot is {width}x{height}, asked for 1200x1600")
     problems.check(len(colours) >= 50, f"only {len(colours)} colours: blank or broken page")
     problems.check(0.02 <= share <= 0.6, f"{share:.1%} of the page is not white")
     problems.check(prefill > 0 and decode > 0, "the chart's prefill and decode colours are not on the page")
+
+    with open(page, encoding="utf-8") as f:
+        html = f.read()
+    # The roofline chart alone, drawn 1000 px wide: its ink must span the chart, with the
+    # prefill and decode points and the roofs in their colours.
+    chart = os.path.join(home, "roofline.html")
+    with open(chart, "w", encoding="utf-8") as f:
+        f.write(isolate(html, "roofline", "#roofline > :not(figure) { display: none !important; } figure { margin: 0 !important; }"
+                                          " #roofline svg.roofline { width: 1000px !important; max-width: none !important; height: auto !important; }"
+                                          " #roofline figcaption { display: none !important; }"))
+    error = screenshot(browser, chart, shot, home, 1000, 1000)
+    if not problems.check(error is None, f"roofline: {error}"):
+        return report_problems(problems)
+    _, _, px = pixels(shot)
+    ink = [(x, y) for x, y, p in px if min(p) < 200]
+    prefill = sum(near(p, PREFILL_RGB) for _, _, p in px)
+    decode = sum(near(p, DECODE_RGB) for _, _, p in px)
+    if problems.check(ink, "roofline: nothing drawn"):
+        xs, ys = [x for x, _ in ink], [y for _, y in ink]
+        span_x, span_y = max(xs) - min(xs), max(ys) - min(ys)
+        print(f"roofline alone: ink over {span_x}x{span_y} px, {len(ink)} ink samples, {prefill} prefill-blue, {decode} decode-orange")
+        problems.check(span_x >= 800, f"roofline: ink spans {span_x} px of the 1000 px chart")
+        problems.check(span_y >= 300, f"roofline: ink spans {span_y} px high")
+        problems.check(prefill >= 5 and decode >= 5, f"roofline: {prefill} prefill and {decode} decode samples: the points are not drawn")
+    # The playbook alone: a band of text per recommendation (plus the header row).
+    recs = json.loads(run(exe, ["advise"] + args + ["--json"], home).stdout)["recommendations"]
+    book = os.path.join(home, "playbook.html")
+    with open(book, "w", encoding="utf-8") as f:
+        f.write(isolate(html, "playbook"))
+    error = screenshot(browser, book, shot, home, 1200, 3000)
+    if not problems.check(error is None, f"playbook: {error}"):
+        return report_problems(problems)
+    _, _, px = pixels(shot)
+    bands = ink_bands(px, 1200)
+    dark = sum(max(p) < 128 for _, _, p in px)
+    print(f"playbook alone: {bands} bands of text, {dark} dark samples, {len(recs)} recommendations")
+    problems.check(len(recs) >= 1, "advise --json has no recommendation to show")
+    problems.check(bands >= len(recs) + 1, f"playbook: {bands} lines of text for {len(recs)} rows and the header")
+    return report_problems(problems)
+
+
+def report_problems(problems):
     for m in problems:
         print("FAIL: " + m)
     return 1 if problems else 0

@@ -16,7 +16,9 @@
 namespace optadvisor {
 
 /// The inputs of a scenario (device, model, format, engine, workload) as the JSON documents print them.
-nlohmann::json scenario_json(const PreparedScenario& prepared);
+/// workload.batch is the number of sequences the analysis ran (the resolved `--batch max` too);
+/// workload.batch_max says whether it was asked for as "as many as fit".
+nlohmann::json scenario_json(const PreparedScenario& prepared, const Analysis& analysis);
 
 /// {source, rows, date} of the user's calibration the scenario runs with, or null.
 nlohmann::json calibration_json(const PreparedScenario& prepared);

@@ -83,6 +83,8 @@ struct CalibrationFit {
   std::vector<FactorChange> factors;
   double median_abs_error_before = 0;
   double median_abs_error_after = 0;
+  double max_abs_error_after = 0;          ///< the largest |error after| of a row
+  std::size_t max_error_row = 0;           ///< that row's index in `rows`
   Calibration calibration;                 ///< the overlay to write (fitted factors, provenance)
   const Calibration* replaces = nullptr;   ///< an earlier calibration of the same device and backend, if loaded
   std::vector<std::string> notes;
@@ -91,7 +93,9 @@ struct CalibrationFit {
 /// Fits the factors the rows determine: decode bandwidth efficiency from rows
 /// that depend on it (llama-bench tg, vLLM TPOT), prefill compute efficiency
 /// likewise (pp, TTFT), the per-layer overhead only with three or more decode
-/// rows over models of clearly different sizes. Minimizes the sum of squared
+/// rows over models of clearly different sizes, and with rows of two or more weight
+/// formats the per-format multiplier of each format beside the one with the most rows
+/// (engine.hpp, QuantEfficiency). Minimizes the sum of squared
 /// log errors, each factor held within physical bounds. Pure.
 CalibrationFit fit_calibration(const Catalog& catalog, MappedMeasurements mapped, const CalibrationRequest& request);
 

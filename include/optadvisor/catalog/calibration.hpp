@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -26,6 +27,9 @@ struct CalibrationFactors {
   std::optional<double> prefill_compute_efficiency;   ///< achieved / peak matrix FLOP/s in prefill
   std::optional<double> layer_overhead_s;             ///< per decode step and layer
   std::optional<double> step_overhead_s;              ///< per decode step
+  /// Per weight format: the multipliers on the two efficiencies (engine.hpp, QuantEfficiency) for
+  /// the formats the measurements cover beyond the one the efficiencies refer to.
+  std::map<std::string, QuantEfficiency> quant_efficiency;
 };
 
 /// One tool that produced the measurements, "llama.cpp" "b5163 (8cf427ff)".

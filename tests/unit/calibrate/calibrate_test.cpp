@@ -7,6 +7,7 @@
 #include "optadvisor/calibrate/calibrate.hpp"
 
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -353,9 +354,67 @@ TEST_CASE("calibrate: the fit recovers a decode efficiency the model itself prod
   CHECK_THAT(fit.factors.at(2).why, Contains("different sizes"));
 }
 
-TEST_CASE("calibrate: the fit recovers prefill efficiency and, over two model sizes, the layer overhead", "[calibrate][fit]") {
+TEST_CASE("calibrate: over two weight formats the fit recovers each format's multiplier", "[calibrate][fit][formats]") {
+  // Q4_K_M rows first (4 of them, the reference format), then 4 F16 rows of the same 8B model.
   const auto all = measurements_from(load_bench_results(data("llama-bench-rtx4090.json")));
   MappedMeasurements mapped = map_measurements(catalog(), all, on("rtx4090"));
+  const EngineChoice& choice = mapped.rows[0].prepared.scenario.engine;
+  const BackendProfile& shipped = *choice.backend;
+  const QuantEfficiency f16 = choice.engine->efficiency_for(shipped, "f16");
+  const double decode = 0.9 * shipped.decode_bandwidth_efficiency, prefill = 1.2 * shipped.prefill_compute_efficiency;
+  // F16 runs 15% slower in decode and 10% faster in prefill, relative to Q4_K_M, than the profile says.
+  const QuantEfficiency f16_true{0.85 * f16.decode, 1.1 * f16.prefill};
+  make_synthetic(mapped, [&](BackendProfile& b) {
+    b.decode_bandwidth_efficiency = decode;
+    b.prefill_compute_efficiency = prefill;
+    b.quant_efficiency["f16"] = f16_true;
+  });
+  const CalibrationFit fit = fit_calibration(catalog(), mapped, on("rtx4090"));
+  const CalibrationFactors& f = fit.calibration.factors;
+  CHECK(f.decode_bandwidth_efficiency.value() == Approx(decode).epsilon(0.01));
+  CHECK(f.prefill_compute_efficiency.value() == Approx(prefill).epsilon(0.01));
+  REQUIRE(f.quant_efficiency.count("f16") == 1);
+  CHECK(f.quant_efficiency.at("f16").decode == Approx(f16_true.decode).epsilon(0.01));
+  CHECK(f.quant_efficiency.at("f16").prefill == Approx(f16_true.prefill).epsilon(0.01));
+  CHECK(f.quant_efficiency.count("q4_k_m") == 0);  // the reference keeps its multiplier
+  // One model in two formats cannot separate the layer overhead from the F16 multiplier.
+  CHECK_FALSE(f.layer_overhead_s.has_value());
+  CHECK_THAT(fit.factors.at(2).why, Contains("in one weight format"));
+  // Every row, of either format, is within 0.5% after the fit, and the report names the worst.
+  CHECK(fit.median_abs_error_after < 0.005);
+  CHECK(fit.max_abs_error_after < 0.005);
+  CHECK(fit.max_abs_error_after == Approx(std::fabs(fit.rows.at(fit.max_error_row).error_after())));
+  bool listed = false;
+  for (const auto& c : fit.factors) listed = listed || (c.name == "quant_efficiency.f16.decode" && c.fitted && c.why == "fitted on 2 decode rows");
+  CHECK(listed);
+  CHECK(fit.calibration.rows == 8);
+  CHECK(fit.calibration.date == "2024-05-10");
+  CHECK(fit.calibration.source_file == "llama-bench-rtx4090.json");
+  REQUIRE(fit.calibration.tools.size() == 1);
+  CHECK(fit.calibration.tools[0].version == "b2869 (e849648)");
+  // The overlay applies the multiplier: an F16 estimate runs at the fitted effective efficiency.
+  const BackendProfile calibrated = apply_calibration(shipped, f);
+  CHECK(choice.engine->efficiency_for(calibrated, "f16").decode == Approx(f16_true.decode).epsilon(0.01));
+  // The overlay document reads back with the multiplier.
+  std::vector<Problem> problems;
+  const auto back = calibration_from_json(nlohmann::json::parse(to_json(fit.calibration).dump()), problems);
+  REQUIRE(back.has_value());
+  CHECK(problems.empty());
+  REQUIRE(back->factors.quant_efficiency.count("f16") == 1);
+  CHECK(back->factors.quant_efficiency.at("f16").decode == f.quant_efficiency.at("f16").decode);
+  CHECK(back->factors.quant_efficiency.at("f16").prefill == f.quant_efficiency.at("f16").prefill);
+}
+
+TEST_CASE("calibrate: over two model sizes in one format the fit recovers the layer overhead", "[calibrate][fit]") {
+  // The Q4_K_M rows twice: as the 8B model they ran, and read as a 3B model (2.0 GB of weights
+  // against 4.9 GB: more than 1.5x apart), so the per-layer overhead separates from bandwidth.
+  const auto all = measurements_from(load_bench_results(data("llama-bench-rtx4090.json")));
+  const std::vector<Measurement> q4(all.begin(), all.begin() + 4);
+  MappedMeasurements mapped = map_measurements(catalog(), q4, on("rtx4090"));
+  CalibrationRequest small = on("rtx4090");
+  small.model = "llama-3.2-3b";
+  for (auto& row : map_measurements(catalog(), q4, small).rows) mapped.rows.push_back(row);
+  REQUIRE(mapped.rows.size() == 8);
   const BackendProfile& shipped = *mapped.rows[0].prepared.scenario.engine.backend;
   const double decode = 0.9 * shipped.decode_bandwidth_efficiency, prefill = 1.2 * shipped.prefill_compute_efficiency,
                layer = 60e-6;
@@ -369,13 +428,35 @@ TEST_CASE("calibrate: the fit recovers prefill efficiency and, over two model si
   CHECK(f.decode_bandwidth_efficiency.value() == Approx(decode).epsilon(0.01));
   CHECK(f.prefill_compute_efficiency.value() == Approx(prefill).epsilon(0.01));
   CHECK(f.layer_overhead_s.value() == Approx(layer).epsilon(0.02));
+  CHECK(f.quant_efficiency.empty());  // one format: no multiplier to fit
   CHECK_FALSE(f.step_overhead_s.has_value());
   CHECK(fit.median_abs_error_after < 0.005);
-  CHECK(fit.calibration.rows == 8);
-  CHECK(fit.calibration.date == "2024-05-10");
-  CHECK(fit.calibration.source_file == "llama-bench-rtx4090.json");
-  REQUIRE(fit.calibration.tools.size() == 1);
-  CHECK(fit.calibration.tools[0].version == "b2869 (e849648)");
+}
+
+TEST_CASE("calibrate: a Metal file of two formats leaves no format behind", "[calibrate][fit][formats]") {
+  // Published M2 Ultra runs (tests/data/calibration/README.md): Q4_K_M and F16 of Llama 3 8B.
+  // With Q4_K_M's shipped Metal multiplier frozen, one efficiency cannot serve both formats.
+  const auto all = measurements_from(load_bench_results(data("llama-bench-m2-ultra.jsonl")));
+  const CalibrationFit fit = fit_calibration(catalog(), map_measurements(catalog(), all, on("m2-ultra-76c")), on("m2-ultra-76c"));
+  // Q4_K_M has the first row of the 4 each: the reference, F16's multipliers fitted.
+  REQUIRE(fit.calibration.factors.quant_efficiency.size() == 1);
+  CHECK(fit.calibration.factors.quant_efficiency.count("f16") == 1);
+  // No format is left off to one side: each format's decode rows (tg512, tg4096) straddle zero,
+  // the rest being what the model does not describe between short and long contexts.
+  for (const std::string quant : {"q4_k_m", "f16"}) {
+    double lowest = 1, highest = -1;
+    for (const auto& row : fit.rows)
+      if (row.measurement.metric == MeasuredMetric::kDecodeTokensPerS && row.prepared.quant->id == quant) {
+        lowest = std::min(lowest, row.error_after());
+        highest = std::max(highest, row.error_after());
+      }
+    INFO(quant << ": decode errors after from " << lowest << " to " << highest);
+    CHECK(lowest <= 0.001);
+    CHECK(highest >= -0.001);
+  }
+  // One efficiency for both formats left its worst row at +10.8% (Q4_K_M tg4096) and a median of 4.2%.
+  CHECK(fit.max_abs_error_after < 0.108);
+  CHECK(fit.median_abs_error_after < 0.042);
 }
 
 TEST_CASE("calibrate: a factor the rows push past its physical bound stops there and says so", "[calibrate][fit][bounds]") {

@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: MIT
+// The JSON contract of `estimate --json`: every section in every document, numbers as
+// numbers (the batch the estimate ran, also for --batch max), null only where a value
+// does not apply.
+#include "optadvisor/analysis/analysis_json.hpp"
+
+#include <catch2/catch.hpp>
+
+#include "optadvisor/analysis/analysis.hpp"
+#include "optadvisor/analysis/prepare.hpp"
+#include "optadvisor/catalog/catalog.hpp"
+
+using namespace optadvisor;
+
+namespace {
+
+const Catalog& catalog() {
+  static const Catalog c = Catalog::load({});
+  return c;
+}
+
+struct Estimate {
+  PreparedScenario prepared;
+  Analysis analysis;
+  nlohmann::json json;
+};
+
+Estimate estimate(const std::string& hw, const std::string& batch, int64_t gen) {
+  ScenarioRequest r;
+  r.hardware = hw;
+  r.model.preset = "llama-3.1-8b";
+  r.batch = batch;
+  r.gen_tokens = gen;
+  Estimate e{prepare_scenario(catalog(), r), {}, {}};
+  e.analysis = analyze(e.prepared.scenario);
+  e.json = estimate_json(e.prepared, e.analysis);
+  return e;
+}
+
+}  // namespace
+
+TEST_CASE("estimate --json: throughput at batch 1, with the request latency", "[analysis][json]") {
+  const Estimate e = estimate("rtx4090", "1", 128);
+  const nlohmann::json& t = e.json.at("throughput");
+  CHECK(t.at("batch") == 1);
+  // One request: TTFT + 128 x time per output token; its output rate is 128 tokens over that.
+  const double latency = e.analysis.prefill.time_s + 128 * e.analysis.decode.time_s;
+  CHECK(t.at("request_latency_s").get<double>() == Approx(latency));
+  CHECK(t.at("output_tokens_per_s").get<double>() == Approx(128 / latency));
+  CHECK(e.json.at("scenario").at("workload").at("batch") == 1);
+  CHECK(e.json.at("scenario").at("workload").at("batch_max") == false);
+  // The sections --require reads are the same values.
+  const nlohmann::json part = estimate_sections_json(e.prepared, e.analysis, {"throughput"});
+  CHECK(part.at("throughput") == t);
+}
+
+TEST_CASE("estimate --json: --batch max is the number of sequences it ran", "[analysis][json]") {
+  const Estimate e = estimate("h100", "max", 128);
+  const nlohmann::json& w = e.json.at("scenario").at("workload");
+  REQUIRE(w.at("batch").is_number_unsigned());
+  CHECK(w.at("batch_max") == true);
+  CHECK(w.at("batch").get<uint64_t>() == e.analysis.batch);
+  CHECK(e.analysis.batch > 1);
+  CHECK(e.json.at("throughput").at("batch") == w.at("batch"));
+  // The batch that ran is the most that fit, within the engine's limit.
+  CHECK(e.analysis.batch <= e.json.at("memory").at("max_batch").get<uint64_t>());
+  // fit --json says the same.
+  CHECK(fit_json(e.prepared, e.analysis).at("scenario").at("workload") == w);
+}
+
+TEST_CASE("estimate --json: no output rate when nothing is generated", "[analysis][json]") {
+  const Estimate e = estimate("rtx4090", "1", 0);
+  const nlohmann::json& t = e.json.at("throughput");
+  CHECK(t.at("output_tokens_per_s").is_null());
+  // The request is its prefill alone.
+  CHECK(t.at("request_latency_s").get<double>() == Approx(e.analysis.prefill.time_s));
+  CHECK(t.at("batch") == 1);
+}
