@@ -67,7 +67,7 @@ TransformResult quantize_weights(const Params& p, const TransformInput& in) {
   const QuantFormat* format = in.catalog.quant().find(*target);
   if (!format) return not_here(fmt::format("unknown weight format '{}'", *target));
   if (in.prepared.quant->id == format->id) return not_here(fmt::format("the weights are already {}", format->id));
-  if (!runs_natively(*format, in.prepared.scenario.hardware->capabilities))
+  if (!runs_checkpoint(*format, in.prepared.scenario.hardware->capabilities, in.prepared.scenario.model))
     return not_here(fmt::format("{} has no matrix units for {}", in.prepared.scenario.hardware->name, format->id));
   ScenarioRequest r = in.request;
   r.quant = format->id;

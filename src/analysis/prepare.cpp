@@ -78,7 +78,61 @@ void apply_host(const Catalog& catalog, const HardwareProfile& hw, const EngineP
                               *w.host_bandwidth_bytes_per_s / 1e9));
 }
 
+bool engine_takes(const EngineProfile& engine, const QuantFormat& f) {
+  if (f.container == Container::kGguf)
+    return std::find(engine.quants.begin(), engine.quants.end(), "*gguf") != engine.quants.end();
+  return std::find(engine.quants.begin(), engine.quants.end(), f.id) != engine.quants.end();
+}
+
+/// Nominal bits per quantized weight of a format's default storage (ordering hints only).
+double nominal_bits(const QuantDb& db, const QuantFormat& f) {
+  if (const GgmlType* t = db.ggml_type(f.default_storage)) return t->bits_per_weight();
+  if (const StorageLayout* l = db.layout(f.default_storage)) {
+    const double group = static_cast<double>(l->group_elements) * std::max<uint32_t>(l->block_rows, 1);
+    return l->weight_bits + (group > 0 ? l->group_bits / group : 0.0);
+  }
+  return 16;
+}
+
 }  // namespace
+
+const QuantFormat* engine_format(const Catalog& catalog, const EngineProfile& engine, const QuantFormat& format) {
+  if (engine_takes(engine, format)) return &format;
+  // "bf16" means the checkpoint, not a GGUF, for engines that load checkpoints.
+  if (const QuantFormat* hf = catalog.quant().find("hf-" + format.id); hf && engine_takes(engine, *hf)) return hf;
+  for (const auto& id : format.equivalents)
+    if (const QuantFormat* e = catalog.quant().find(id); e && engine_takes(engine, *e)) return e;
+  return nullptr;
+}
+
+const QuantFormat* native_default_format(const Catalog& catalog, const ModelSpec& model, const EngineProfile& engine,
+                                         const HardwareProfile& hw) {
+  if (model.native_format.empty()) return nullptr;
+  const QuantFormat* native = catalog.quant().find(model.native_format);
+  if (!native) return nullptr;
+  const QuantFormat* runs = engine_format(catalog, engine, *native);
+  return runs && runs_checkpoint(*runs, hw.capabilities, model) ? runs : nullptr;
+}
+
+std::vector<std::string> formats_to_suggest(const Catalog& catalog, const EngineProfile& engine, const ModelSpec& model,
+                                            const HardwareProfile& hw, const QuantFormat& requested, std::size_t limit) {
+  std::vector<const QuantFormat*> rest;
+  for (const auto& f : catalog.quant().formats())
+    if (engine_takes(engine, f)) rest.push_back(&f);
+  const double wanted = nominal_bits(catalog.quant(), requested);
+  std::stable_sort(rest.begin(), rest.end(), [&](const QuantFormat* a, const QuantFormat* b) {
+    return std::abs(nominal_bits(catalog.quant(), *a) - wanted) < std::abs(nominal_bits(catalog.quant(), *b) - wanted);
+  });
+  std::vector<std::string> out;
+  auto add = [&](const QuantFormat* f) {
+    if (f && std::find(out.begin(), out.end(), f->id) == out.end()) out.push_back(f->id);
+  };
+  add(native_default_format(catalog, model, engine, hw));
+  add(catalog.quant().find(engine.default_quant));
+  for (const QuantFormat* f : rest) add(f);
+  if (out.size() > limit) out.resize(limit), out.push_back("...");
+  return out;
+}
 
 std::shared_ptr<const HardwareProfile> device_as_requested(const HardwareProfile& hw, const ScenarioRequest& r,
                                                            std::vector<std::string>& notes) {
@@ -338,27 +392,24 @@ PreparedScenario prepare_scenario(const Catalog& catalog, const ScenarioRequest&
 
   std::string quant_id = r.quant;
   if (quant_id.empty()) {
-    quant_id = out.model.gguf_quant_id.empty() ? engine.default_quant : out.model.gguf_quant_id;
-    out.notes.push_back(fmt::format("weights: {} ({}; pick another with --quant)", quant_id,
-                                    out.model.gguf_quant_id.empty() ? "the engine's default" : "the GGUF file's type"));
+    const QuantFormat* native = out.model.gguf_quant_id.empty() ? native_default_format(catalog, s.model, engine, hw) : nullptr;
+    if (!out.model.gguf_quant_id.empty()) {
+      quant_id = out.model.gguf_quant_id;
+      out.notes.push_back(fmt::format("weights: {} (the GGUF file's type; pick another with --quant)", quant_id));
+    } else if (native) {
+      quant_id = native->id;
+      out.notes.push_back(fmt::format("weights: {} (the model's native {} checkpoint{}; pick another with --quant)", quant_id,
+                                      s.model.native_format, native->id == s.model.native_format ? "" : " as " + engine.name + " loads it"));
+    } else {
+      quant_id = engine.default_quant;
+      out.notes.push_back(fmt::format("weights: {} (the engine's default; pick another with --quant)", quant_id));
+    }
   }
-  const QuantFormat* format = &catalog.quant().resolve(quant_id);
-  const bool takes_gguf = std::find(engine.quants.begin(), engine.quants.end(), "*gguf") != engine.quants.end();
-  auto supported = [&](const QuantFormat& f) {
-    if (f.container == Container::kGguf) return takes_gguf;
-    return std::find(engine.quants.begin(), engine.quants.end(), f.id) != engine.quants.end();
-  };
-  if (!supported(*format)) {
-    // "bf16" means the checkpoint, not a GGUF, for engines that load checkpoints.
-    if (const QuantFormat* hf = catalog.quant().find("hf-" + format->id); hf && supported(*hf)) format = hf;
-  }
-  if (!supported(*format)) {
-    std::vector<std::string> ok;
-    for (const auto& f : catalog.quant().formats())
-      if (supported(f)) ok.push_back(f.id);
-    if (ok.size() > 12) ok.resize(12), ok.push_back("...");
-    throw bad_input(fmt::format("engine '{}' does not run {} weights", engine.id, format->id), "it runs: " + join(ok));
-  }
+  const QuantFormat& requested = catalog.quant().resolve(quant_id);
+  const QuantFormat* format = engine_format(catalog, engine, requested);
+  if (!format)
+    throw bad_input(fmt::format("engine '{}' does not run {} weights", engine.id, requested.id),
+                    "it runs: " + join(formats_to_suggest(catalog, engine, s.model, hw, requested, 8)));
   out.quant = format;
   out.weights = model_weights(catalog, out.model, *format);
   s.weights = summarize_weights(s.model, out.weights);

@@ -35,8 +35,9 @@ SizeResult size_model(const Catalog& catalog, ResolvedModel model, const SizeReq
   r.active_params = active_parameter_count(r.model.spec);
   std::string quant = request.quant;
   if (quant.empty()) {
-    if (r.model.gguf_quant_id.empty()) throw bad_input("no format given", "pass --quant ID (e.g. q4_k_m, awq-int4, fp8) or --quant all");
-    quant = r.model.gguf_quant_id;
+    // A GGUF file's own type, else the checkpoint's native format (gpt-oss: mxfp4).
+    quant = r.model.gguf_quant_id.empty() ? r.model.spec.native_format : r.model.gguf_quant_id;
+    if (quant.empty()) throw bad_input("no format given", "pass --quant ID (e.g. q4_k_m, awq-int4, fp8) or --quant all");
   }
   std::vector<const QuantFormat*> formats;
   if (quant == "all") {

@@ -68,7 +68,7 @@ const std::set<std::string>& known_fields() {
       "shared_expert_intermediate_size", "first_k_dense_replace", "mlp_only_layers", "q_lora_rank",
       "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim", "sliding_window",
       "sliding_window_pattern", "layer_types", "num_nextn_predict_layers", "vision_config",
-      "quantization_config", "checkpoint_includes", "params_exact", "params_source", "sources",
+      "quantization_config", "native_format", "checkpoint_includes", "params_exact", "params_source", "sources",
       "notes"};
   return fields;
 }
@@ -506,6 +506,7 @@ std::optional<ModelSpec> model_from_json(const nlohmann::json& j, std::vector<Pr
       s.quantization_config = cq;
     }
   }
+  s.native_format = r.string("native_format").value_or("");
   s.checkpoint_includes = r.strings("checkpoint_includes");
   s.params_exact = r.uint("params_exact").value_or(0);
   s.params_source = r.string("params_source").value_or("");
@@ -723,6 +724,7 @@ nlohmann::json to_json(const ModelSpec& s) {
     }
     j["quantization_config"] = q;
   }
+  if (!s.native_format.empty()) j["native_format"] = s.native_format;
   if (!s.checkpoint_includes.empty()) j["checkpoint_includes"] = s.checkpoint_includes;
   if (s.params_exact > 0) j["params_exact"] = s.params_exact;
   if (!s.params_source.empty()) j["params_source"] = s.params_source;

@@ -238,7 +238,7 @@ std::string_view to_string(Container c) {
 // --- StorageLayout ------------------------------------------------------------
 
 bool StorageLayout::fits(const Tensor& t) const {
-  if (group_elements == 0 || groups_over_tensor) return true;
+  if (group_elements == 0 || groups_over_tensor || block_rows > 0) return true;
   return t.row_elements % group_elements == 0;
 }
 
@@ -248,7 +248,9 @@ uint64_t StorageLayout::bytes_for(const Tensor& t) const {
   uint64_t bits = elements * weight_bits;
   if (group_elements > 0) {
     const uint64_t groups =
-        groups_over_tensor ? ceil_div(elements, group_elements) : row_count * ceil_div(t.row_elements, group_elements);
+        groups_over_tensor ? ceil_div(elements, group_elements)
+        : block_rows > 0   ? t.slices * ceil_div(t.rows, block_rows) * ceil_div(t.row_elements, group_elements)
+                           : row_count * ceil_div(t.row_elements, group_elements);
     bits += groups * group_bits;
     if (nested_groups > 0) bits += ceil_div(groups, nested_groups) * nested_bits;
   }
@@ -389,6 +391,7 @@ void QuantDb::add_document(const json& doc, std::vector<Problem>& problems) {
       l.weight_bits = r.u32("weight_bits", true, 1).value_or(16);
       l.group_elements = r.u32("group_elements", false, 1).value_or(0);
       l.groups_over_tensor = r.boolean("groups_over_tensor").value_or(false);
+      l.block_rows = r.u32("block_rows", false, 1).value_or(0);
       l.group_bits = r.u32("group_bits").value_or(0);
       l.nested_groups = r.u32("nested_groups", false, 1).value_or(0);
       l.nested_bits = r.u32("nested_bits").value_or(0);
@@ -396,8 +399,8 @@ void QuantDb::add_document(const json& doc, std::vector<Problem>& problems) {
       l.bits_per_output_channel = r.u32("bits_per_output_channel").value_or(0);
       l.bits_per_tensor = r.uint("bits_per_tensor", false, 0, UINT64_MAX).value_or(0);
       l.stored_tensors = r.u32("stored_tensors", false, 1).value_or(1);
-      if (l.group_elements == 0 && (l.group_bits > 0 || l.groups_over_tensor || l.nested_groups > 0))
-        problems.push_back({"", p, "group_bits, groups_over_tensor and nested_groups need group_elements"});
+      if (l.group_elements == 0 && (l.group_bits > 0 || l.groups_over_tensor || l.nested_groups > 0 || l.block_rows > 0))
+        problems.push_back({"", p, "group_bits, groups_over_tensor, nested_groups and block_rows need group_elements"});
       if (l.nested_groups > 0 && l.nested_bits == 0)
         problems.push_back({"", r.at("nested_bits"), "nested_groups needs nested_bits"});
       if (l.id.empty()) continue;
@@ -422,9 +425,10 @@ void QuantDb::add_document(const json& doc, std::vector<Problem>& problems) {
       f.default_storage = r.str("default_storage", true);
       f.keep_storage = r.str("keep_storage", true);
       f.imatrix = r.boolean("imatrix").value_or(false);
+      f.equivalents = r.strings("equivalents");
       if (arr[i].contains("native_compute")) {
         FieldReader n(arr[i].at("native_compute"), p + "/native_compute", problems);
-        NativeCompute nc{n.str("dtype", true), n.str("capability", true)};
+        NativeCompute nc{n.str("dtype", true), n.str("capability", true), n.boolean("weight_only_fallback").value_or(false)};
         if (!nc.capability.empty() && nc.capability != "fp8" && nc.capability != "nvfp4" && nc.capability != "mxfp4" &&
             nc.capability != "int4")
           n.wrong("capability", "expected fp8, nvfp4, mxfp4 or int4");
@@ -520,6 +524,10 @@ void QuantDb::check(std::vector<Problem>& problems) const {
     };
     check_storage(f.default_storage, f.pointer + "/default_storage", false);
     check_storage(f.keep_storage, f.pointer + "/keep_storage", false);
+    for (std::size_t k = 0; k < f.equivalents.size(); ++k)
+      if (!find(f.equivalents[k]) || f.equivalents[k] == f.id)
+        problems.push_back({"", f.pointer + "/equivalents/" + std::to_string(k),
+                            fmt::format("format '{}': equivalent '{}' is not another known format", f.id, f.equivalents[k])});
     if (gguf) {
       const GgmlType* keep = ggml_type(f.keep_storage);
       if (keep && keep->quantized)
@@ -630,6 +638,11 @@ std::string QuantDb::category_of(const std::string& name) const {
 
 bool runs_natively(const QuantFormat& format, const Capabilities& capabilities) {
   return !format.native_compute || capabilities.has(format.native_compute->capability);
+}
+
+bool runs_checkpoint(const QuantFormat& format, const Capabilities& capabilities, const ModelSpec& model) {
+  return runs_natively(format, capabilities) ||
+         (format.native_compute && format.native_compute->weight_only_fallback && model.native_format == format.id);
 }
 
 // --- quantize -------------------------------------------------------------------

@@ -312,7 +312,7 @@ std::vector<Configuration> enumerate(const Catalog& catalog, const ModelSpec& mo
       for (const QuantFormat* f : formats) {
         const QuantFormat* runs = format_for(catalog, engine, *f, named);
         // FP8 and FP4 checkpoints exist for their native path: only where the device has it.
-        if (runs == nullptr || !runs_natively(*runs, hw->capabilities)) continue;
+        if (runs == nullptr || !runs_checkpoint(*runs, hw->capabilities, model)) continue;
         formats_used.insert(f->id);
         if (std::find(quants.begin(), quants.end(), runs->id) == quants.end()) quants.push_back(runs->id);
       }

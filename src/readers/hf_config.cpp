@@ -407,11 +407,14 @@ ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& 
     HfFields qc(*q, source_name, "quantization_config.", mt);
     const std::string method = qc.string("quant_method").value_or("");
     if (method == "fp8" && qc.has("weight_block_size")) {
-      doc["quantization_config"] = {{"quant_method", "fp8"}, {"weight_block_size", qc.uints("weight_block_size")}};
+      const std::vector<uint64_t> block = qc.uints("weight_block_size");
+      doc["quantization_config"] = {{"quant_method", "fp8"}, {"weight_block_size", block}};
       doc["checkpoint_includes"].push_back("quantization_scales");
+      if (block == std::vector<uint64_t>{128, 128}) doc["native_format"] = "fp8-block";
     } else if (method == "mxfp4") {
       doc["quantization_config"] = {{"quant_method", "mxfp4"}};
       doc["checkpoint_includes"].push_back("quantization_scales");
+      doc["native_format"] = "mxfp4";
     } else if (!method.empty()) {
       notes.push_back("quantization_config '" + method + "' ignored: sizes are computed from the architecture.");
     }

@@ -87,6 +87,8 @@ std::string render_size(const SizeResult& r, OutputFormat format, bool verbose, 
   out += fmt::format("parameters: {}", param_text(r.params));
   if (r.active_params != r.params) out += fmt::format(", {} active per token", param_text(r.active_params));
   out += "\n";
+  if (!spec.native_format.empty() && !r.model.gguf_weights)
+    out += fmt::format("native checkpoint format: {} (the default weight format on engines that run it)\n", spec.native_format);
   for (const auto& a : r.model.assumptions) out += "assumption: " + a + "\n";
   const bool with_kv = r.kv_request.context_tokens > 0;
 

@@ -69,6 +69,22 @@ PreparedScenario prepare_scenario(const Catalog& catalog, const ScenarioRequest&
 std::shared_ptr<const HardwareProfile> device_as_requested(const HardwareProfile& hw, const ScenarioRequest& request,
                                                            std::vector<std::string>& notes);
 
+/// The form of `format` an engine takes: the format itself, its "hf-" checkpoint ("bf16" on
+/// vLLM), or the first of its equivalents the engine takes ("mxfp4" on llama.cpp is the
+/// mxfp4_moe GGUF). Null when the engine runs none of them.
+const QuantFormat* engine_format(const Catalog& catalog, const EngineProfile& engine, const QuantFormat& format);
+
+/// The model's native checkpoint format (ModelSpec::native_format) as the engine takes it,
+/// where it runs on the device (runs_natively); null otherwise, and then the engine's default applies.
+const QuantFormat* native_default_format(const Catalog& catalog, const ModelSpec& model, const EngineProfile& engine,
+                                         const HardwareProfile& hw);
+
+/// Formats to name when `requested` is refused: the model's native format, the engine's
+/// default, then what the engine takes nearest in bits per weight to `requested`; at most
+/// `limit`, then "...".
+std::vector<std::string> formats_to_suggest(const Catalog& catalog, const EngineProfile& engine, const ModelSpec& model,
+                                            const HardwareProfile& hw, const QuantFormat& requested, std::size_t limit);
+
 /// The per-tensor weights of a model in a format (the GGUF's own table when the model came from a file).
 WeightsBreakdown model_weights(const Catalog& catalog, const ResolvedModel& model, const QuantFormat& format);
 

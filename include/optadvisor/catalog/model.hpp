@@ -114,6 +114,9 @@ struct ModelSpec {
   uint64_t num_nextn_predict_layers = 0;  ///< multi-token-prediction blocks in the checkpoint (not in GGUF)
   std::optional<VisionTowerSpec> vision_config;       ///< vision tower of a multimodal checkpoint
   std::optional<CheckpointQuantization> quantization_config;  ///< checkpoint quantization
+  /// Quant format id the official checkpoint ships in ("mxfp4", "fp8-block"); it is the
+  /// default weight format on engines that run it. "" = a 16-bit checkpoint.
+  std::string native_format;
 
   /// What the published checkpoint total counts beyond `model_tensors`:
   /// "rotary_inv_freq_buffers", "untied_output_copy", "vision_tower",

@@ -45,6 +45,7 @@ struct StorageLayout {
   std::string description;
   uint32_t weight_bits = 16;            ///< bits per weight code
   uint32_t group_elements = 0;          ///< weights sharing a scale along a row; 0: no groups
+  uint32_t block_rows = 0;              ///< rows one group spans (2-D tiles, edge tiles counted); 0: one row
   bool groups_over_tensor = false;      ///< groups run over the flattened tensor (bitsandbytes)
   uint32_t group_bits = 0;              ///< scale + zero point bits per group
   uint32_t nested_groups = 0;           ///< groups per second-level scale (double quantization); 0: none
@@ -93,6 +94,7 @@ struct QuantRule {
 struct NativeCompute {
   std::string dtype;       ///< "fp8", "fp4": the peak in the hardware's flops_per_s
   std::string capability;  ///< the Capabilities flag that provides it: "fp8", "nvfp4", "mxfp4"
+  bool weight_only_fallback = false;  ///< engines run it weight-only where the capability is missing
 };
 
 struct QuantFormat {
@@ -107,12 +109,18 @@ struct QuantFormat {
   std::vector<QuantRule> rules;
   std::string pointer;          ///< JSON pointer of the format in its document
   std::optional<NativeCompute> native_compute;  ///< FP8/FP4 checkpoints; none for weight-only formats
+  std::vector<std::string> equivalents;  ///< the same weights in another container, in preference order
 };
 
 /// Whether a device runs a format on its native path: always for formats
 /// without one, else where the device has the capability. The search and the
 /// advisor offer FP8/FP4 checkpoints only there.
 bool runs_natively(const QuantFormat& format, const Capabilities& capabilities);
+
+/// runs_natively, or the format is the model's own checkpoint format and engines
+/// run it weight-only without the capability (native_compute weight_only_fallback:
+/// gpt-oss's MXFP4 checkpoint on an H100).
+bool runs_checkpoint(const QuantFormat& format, const Capabilities& capabilities, const ModelSpec& model);
 
 /// Model facts the rules read. The caller fills it from a ModelSpec.
 struct QuantModelFacts {

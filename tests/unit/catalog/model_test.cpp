@@ -426,6 +426,12 @@ TEST_CASE("Hugging Face config.json import matches the presets", "[model]") {
   CHECK(checkpoint_parameter_count(import_fixture("gemma-3-4b-it.json")) == 4300079472);
   CHECK(checkpoint_parameter_count(import_fixture("deepseek-v3.json")) == 684531386000);
   CHECK(checkpoint_parameter_count(import_fixture("gpt-oss-20b.json")) == 21511953984);
+  // The checkpoint's quantization_config names its native format: the default weights where an engine runs it.
+  CHECK(import_fixture("deepseek-v3.json").native_format == "fp8-block");  // fp8, weight_block_size [128, 128]
+  CHECK(import_fixture("gpt-oss-20b.json").native_format == "mxfp4");
+  CHECK(import_fixture("llama-3.1-8b.json").native_format.empty());
+  CHECK(preset("gpt-oss-120b").native_format == "mxfp4");
+  CHECK(preset("deepseek-v3").native_format == "fp8-block");
 
   SECTION("ids and defaults") {
     const ModelSpec llama = import_fixture("llama-3.1-8b.json");

@@ -363,6 +363,42 @@ TEST_CASE("non-GGUF layouts: AWQ, GPTQ, NVFP4, MXFP4, MLX, NF4 overheads", "[qua
   CHECK(bytes("bnb-int8") == 16'793'600ULL);
 }
 
+TEST_CASE("block-scaled FP8: one fp32 scale per 128 x 128 tile, edge tiles included", "[quant]") {
+  const StorageLayout& fp8 = *db().layout("fp8-block128");
+  // 4096 x 4096: 16,777,216 B of E4M3 + (32 x 32 = 1,024 tiles) x 4 B = 16,781,312 B.
+  CHECK(fp8.bytes_for(make("blk.0.attn_q.weight", "attn_q", 0, 4096, 4096)) == 16'781'312ULL);
+  // DeepSeek-V3 kv_a_proj_with_mqa: 576 rows of 7168 inputs. 576 / 128 = 4.5 -> 5 row tiles,
+  // 7168 / 128 = 56 column tiles: 280 scales. 4,128,768 B + 280 x 4 = 4,129,888 B.
+  const Tensor kv_a = make("blk.0.attn_kv_a_mqa.weight", "attn_kv_a_mqa", 0, 7168, 576);
+  CHECK(fp8.fits(kv_a));
+  CHECK(fp8.bytes_for(kv_a) == 4'129'888ULL);
+  // A stack of 256 experts of 2048 rows x 7168: 256 x 16 x 56 = 229,376 scales.
+  Tensor experts = make("blk.3.ffn_up_exps.weight", "ffn_up_exps", 3, 7168, 2048);
+  experts.slices = 256;
+  CHECK(fp8.bytes_for(experts) == 256ULL * 7168 * 2048 + 229'376ULL * 4);
+}
+
+TEST_CASE("MXFP4 runs weight-only where there are no FP4 matrix units; FP8 needs FP8 units", "[quant]") {
+  Capabilities hopper;
+  hopper.fp8 = true;
+  Capabilities ampere;
+  const QuantFormat& mxfp4 = db().resolve("mxfp4");
+  REQUIRE(mxfp4.native_compute);
+  CHECK(mxfp4.native_compute->weight_only_fallback);
+  // gpt-oss on an H100: vLLM's Marlin MXFP4 path runs its own checkpoint; other models are not offered MXFP4 there.
+  CHECK_FALSE(runs_natively(mxfp4, hopper));
+  ModelSpec gpt_oss;
+  gpt_oss.native_format = "mxfp4";
+  CHECK(runs_checkpoint(mxfp4, hopper, gpt_oss));
+  CHECK_FALSE(runs_checkpoint(mxfp4, hopper, ModelSpec{}));
+  CHECK(runs_natively(db().resolve("fp8-block"), hopper));
+  CHECK_FALSE(runs_natively(db().resolve("fp8-block"), ampere));
+  CHECK_FALSE(runs_natively(db().resolve("nvfp4"), hopper));
+  // The checkpoint and the GGUF of the same MXFP4 weights name each other.
+  CHECK(mxfp4.equivalents == std::vector<std::string>{"mxfp4_moe"});
+  CHECK(db().resolve("mxfp4_moe").equivalents == std::vector<std::string>{"mxfp4"});
+}
+
 TEST_CASE("non-GGUF formats: which tensors stay 16-bit", "[quant]") {
   const auto tensors = dense_tensors(kLlama31_8B);
   // AWQ keeps token_embd and lm_head in f16.
@@ -483,7 +519,7 @@ TEST_CASE("bad quant data is reported with pointers", "[quant]") {
   CHECK(has("/formats/0/rules/" + std::to_string(n - 2) + "/tensors/0", "unknown tensor category 'attn_z'"));
   CHECK(has("/formats/0/rules/" + std::to_string(n - 1) + "/size_class", "unknown size class '13B'"));
   CHECK(has("/formats/1/id", "duplicate format id 'q2_k'"));
-  CHECK(has("/layouts/3", "group_bits, groups_over_tensor and nested_groups need group_elements"));
+  CHECK(has("/layouts/3", "group_bits, groups_over_tensor, nested_groups and block_rows need group_elements"));
   CHECK(has("/kv_cache_dtypes/0", "give exactly one of bits_per_element and ggml_type"));
 }
 

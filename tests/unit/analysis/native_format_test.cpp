@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: MIT
+// A model's native checkpoint format as the default weight format, per engine
+// and device, and the formats a refusal names.
+#include <catch2/catch.hpp>
+
+#include "optadvisor/analysis/prepare.hpp"
+#include "optadvisor/catalog/catalog.hpp"
+
+using namespace optadvisor;
+
+namespace {
+
+const Catalog& catalog() {
+  static const Catalog c = Catalog::load({});
+  return c;
+}
+
+PreparedScenario prepare(const std::string& hw, const std::string& model, const std::string& engine,
+                         const std::string& quant = "", int64_t gpus = 1) {
+  ScenarioRequest r;
+  r.hardware = hw;
+  r.model.preset = model;
+  r.engine = engine;
+  r.quant = quant;
+  r.tp = gpus;
+  return prepare_scenario(catalog(), r);
+}
+
+std::string hint_of(const std::string& hw, const std::string& model, const std::string& engine, const std::string& quant) {
+  try {
+    prepare(hw, model, engine, quant);
+  } catch (const Error& e) {
+    CHECK(e.code() == ExitCode::kBadInput);
+    return e.hint();
+  }
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("gpt-oss defaults to its MXFP4 checkpoint on every engine that runs it", "[analysis][native]") {
+  // H100 has no FP4 tensor cores: the server engines run MXFP4 weight-only.
+  for (const char* engine : {"vllm", "sglang", "tensorrt-llm"}) {
+    INFO(engine);
+    const auto p = prepare("h100", "gpt-oss-120b", engine);
+    CHECK(p.quant->id == "mxfp4");
+    // Weight-only: no FP4 matrix path on Hopper, so the compute dtype is not switched.
+    CHECK(p.scenario.weights.native_compute_dtype == "fp4");
+    CHECK_FALSE(catalog().resolve_hardware("h100").capabilities.mxfp4);
+  }
+  // llama.cpp loads the MXFP4 GGUF (file type MXFP4_MOE).
+  CHECK(prepare("h100", "gpt-oss-120b", "llama.cpp").quant->id == "mxfp4_moe");
+  // What users type: --quant mxfp4 is the MXFP4 GGUF on llama.cpp, the checkpoint on vLLM.
+  CHECK(prepare("h100", "gpt-oss-120b", "llama.cpp", "mxfp4").quant->id == "mxfp4_moe");
+  CHECK(prepare("h100", "gpt-oss-120b", "llama.cpp", "mxfp4_moe").quant->id == "mxfp4_moe");
+  CHECK(prepare("h100", "gpt-oss-120b", "vllm", "mxfp4_moe").quant->id == "mxfp4");
+  // A model without a native format keeps the engine's default.
+  CHECK(prepare("h100", "llama-3.1-8b", "vllm").quant->id == "hf-bf16");
+  CHECK(prepare("h100", "llama-3.1-8b", "llama.cpp").quant->id == "q4_k_m");
+}
+
+TEST_CASE("gpt-oss-120b in MXFP4: the checkpoint's bytes", "[analysis][native]") {
+  const auto p = prepare("h100", "gpt-oss-120b", "vllm");
+  // Experts: 36 layers x 128 experts x (2 x 2880 x 2880 gate/up + 2880 x 2880 down) = 114,661,785,600
+  // weights: 57,330,892,800 B of E2M1 codes + 3,583,180,800 E8M0 scales (one per 32) = 60,914,073,600 B;
+  // everything else (2,167,371,072 weights: attention, embeddings, head, norms, biases, router,
+  // sinks) in bf16 = 4,334,742,144 B. Sum 65,248,815,744 B (65.25 GB).
+  CHECK(p.weights.weights_bytes == 65'248'815'744ULL);
+}
+
+TEST_CASE("DeepSeek-V3 defaults to block-scaled FP8 where the device has FP8 units", "[analysis][native]") {
+  CHECK(prepare("h100", "deepseek-v3", "vllm", "", 8).quant->id == "fp8-block");
+  CHECK(prepare("h100", "deepseek-v3", "sglang", "", 8).quant->id == "fp8-block");
+  // A100 has no FP8 path: the engine's 16-bit default.
+  CHECK(prepare("a100", "deepseek-v3", "vllm", "", 8).quant->id == "hf-bf16");
+}
+
+TEST_CASE("a refused format names the model's native format first, then the engine's default", "[analysis][native]") {
+  // llama.cpp takes GGUF files only. After mxfp4_moe (native) and q4_k_m (default) come the
+  // GGUF types nearest to AWQ's 4 + 20/128 = 4.16 bits: iq4_xs (4.25), q4_0 (4.5), ...
+  const std::string hint = hint_of("h100", "gpt-oss-120b", "llama.cpp", "awq-int4");
+  CHECK(hint.rfind("it runs: mxfp4_moe, q4_k_m, ", 0) == 0);
+  CHECK(hint.find("q2_k, q2_k_s") == std::string::npos);
+  // vLLM: mxfp4 (native), hf-bf16 (default), then 4-bit checkpoints.
+  CHECK(hint_of("h100", "gpt-oss-120b", "vllm", "q4_k_m").rfind("it runs: mxfp4, hf-bf16, ", 0) == 0);
+  // No native format: the default, then the nearest to q8_0's 8.5 bits: fp8-block (8 + 32/16384), fp8 (8).
+  CHECK(hint_of("h100", "llama-3.1-8b", "vllm", "q8_0").rfind("it runs: hf-bf16, fp8-block, fp8, ", 0) == 0);
+}
