@@ -152,7 +152,7 @@ std::shared_ptr<const HardwareProfile> device_as_requested(const HardwareProfile
     notes.push_back(fmt::format("memory: {:g} GB ({} is sold with {}; give yours with --memory)", hw.memory_capacity_bytes / kBytesPerGB,
                                 hw.id, sizes_sold(hw)));
   }
-  const bool several = std::max<int64_t>(r.gpus, r.tp * r.pp) > 1;
+  const bool several = r.gpus > 1 || r.tp > 1 || r.pp > 1;  // tp x pp > 1, without the product (checked later)
   if (r.link == "pcie") {
     if (!hw.pcie) throw bad_input(fmt::format("--link pcie: {} has no PCIe link in its profile", hw.id));
     if (!out) out = hw;
