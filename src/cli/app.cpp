@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <system_error>
 
 #include <fmt/format.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -25,8 +26,9 @@ constexpr std::size_t kMaxMessageChars = 2000;
 
 void print_error(const std::string& message, const std::string& hint) {
   std::fflush(stdout);
-  fmt::print(stderr, "optadvisor: error: {}\n", optadvisor::printable(message, kMaxMessageChars));
-  if (!hint.empty()) fmt::print(stderr, "hint: {}\n", optadvisor::printable(hint, kMaxMessageChars));
+  std::string text = fmt::format("optadvisor: error: {}\n", optadvisor::printable(message, kMaxMessageChars));
+  if (!hint.empty()) text += fmt::format("hint: {}\n", optadvisor::printable(hint, kMaxMessageChars));
+  std::fputs(text.c_str(), stderr);  // never throws: with stderr unwritable too, the exit status is all that is left
 }
 
 /// The innermost subcommand that was parsed, for a precise --help hint.
@@ -45,7 +47,9 @@ std::string command_path(const CLI::App* app) {
 
 namespace optadvisor::cli {
 
-int run(int argc, char** argv) {
+namespace {
+
+int run_command(int argc, char** argv) {
   using optadvisor::ExitCode;
   namespace cli = optadvisor::cli;
 
@@ -135,6 +139,9 @@ int run(int argc, char** argv) {
   } catch (const optadvisor::Error& e) {
     print_error(e.what(), e.hint());
     return static_cast<int>(e.code());
+  } catch (const std::system_error& e) {  // writing stdout failed (fmt reports it as a system error)
+    print_error(fmt::format("cannot write the output: {}", e.what()), "");
+    return static_cast<int>(ExitCode::kRuntime);
   } catch (const std::bad_alloc&) {
     print_error("out of memory", "");
     return static_cast<int>(ExitCode::kRuntime);
@@ -142,6 +149,18 @@ int run(int argc, char** argv) {
     print_error(fmt::format("internal failure: {}", e.what()), "please report this with the command line that caused it");
     return static_cast<int>(ExitCode::kRuntime);
   }
+}
+
+}  // namespace
+
+int run(int argc, char** argv) {
+  int code = run_command(argc, argv);
+  // Output that fit the stdio buffer is written here; a full disk or closed pipe is a runtime failure.
+  if (std::fflush(stdout) != 0 || std::ferror(stdout) != 0) {
+    print_error("cannot write the output to stdout", "");
+    if (code == 0) code = static_cast<int>(ExitCode::kRuntime);
+  }
+  return code;
 }
 
 }  // namespace optadvisor::cli
