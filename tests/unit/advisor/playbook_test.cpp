@@ -12,15 +12,13 @@
 #include "optadvisor/advisor/playbook.hpp"
 #include "optadvisor/analysis/prepare.hpp"
 #include "optadvisor/advisor/rules.hpp"
+#include "fixtures.hpp"
 
 using namespace optadvisor;
 
 namespace {
 
-const Catalog& catalog() {
-  static const Catalog c = Catalog::load({});
-  return c;
-}
+using fixtures::catalog;
 
 const RuleBook& book() {
   static const RuleBook b = RuleBook::load(catalog());

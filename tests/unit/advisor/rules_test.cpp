@@ -10,16 +10,14 @@
 #include "optadvisor/advisor/playbook.hpp"
 #include "optadvisor/advisor/rules.hpp"
 #include "optadvisor/advisor/transforms.hpp"
+#include "fixtures.hpp"
 
 using namespace optadvisor;
 using nlohmann::json;
 
 namespace {
 
-const Catalog& catalog() {
-  static const Catalog c = Catalog::load({});
-  return c;
-}
+using fixtures::catalog;
 
 /// Problems of one rule document parsed next to the shipped assumptions.
 std::vector<Problem> problems_of(const json& doc) {

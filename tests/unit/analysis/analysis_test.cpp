@@ -4,15 +4,13 @@
 #include "optadvisor/analysis/analysis.hpp"
 #include "optadvisor/catalog/catalog.hpp"
 #include "optadvisor/analysis/prepare.hpp"
+#include "fixtures.hpp"
 
 using namespace optadvisor;
 
 namespace {
 
-const Catalog& catalog() {
-  static const Catalog c = Catalog::load({});
-  return c;
-}
+using fixtures::catalog;
 
 /// A device with round numbers, so expected times can be worked by hand.
 HardwareProfile round_device(double bandwidth_bytes_per_s, double flops_per_s, double capacity_bytes) {

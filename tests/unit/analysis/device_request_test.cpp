@@ -5,15 +5,13 @@
 #include "optadvisor/analysis/analysis.hpp"
 #include "optadvisor/analysis/prepare.hpp"
 #include "optadvisor/catalog/catalog.hpp"
+#include "fixtures.hpp"
 
 using namespace optadvisor;
 
 namespace {
 
-const Catalog& catalog() {
-  static const Catalog c = Catalog::load({});
-  return c;
-}
+using fixtures::catalog;
 
 std::string all_notes(const PreparedScenario& p) {
   std::string out;

@@ -5,15 +5,13 @@
 
 #include "optadvisor/analysis/prepare.hpp"
 #include "optadvisor/catalog/catalog.hpp"
+#include "fixtures.hpp"
 
 using namespace optadvisor;
 
 namespace {
 
-const Catalog& catalog() {
-  static const Catalog c = Catalog::load({});
-  return c;
-}
+using fixtures::catalog;
 
 /// 24 attention heads over 8 KV heads (GQA 3:1), 40 layers: tp 12 divides
 /// the heads (24 / 12 = 2) but neither divides 8 nor is a multiple of it.

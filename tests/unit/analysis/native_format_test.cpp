@@ -5,15 +5,13 @@
 
 #include "optadvisor/analysis/prepare.hpp"
 #include "optadvisor/catalog/catalog.hpp"
+#include "fixtures.hpp"
 
 using namespace optadvisor;
 
 namespace {
 
-const Catalog& catalog() {
-  static const Catalog c = Catalog::load({});
-  return c;
-}
+using fixtures::catalog;
 
 PreparedScenario prepare(const std::string& hw, const std::string& model, const std::string& engine,
                          const std::string& quant = "", int64_t gpus = 1) {

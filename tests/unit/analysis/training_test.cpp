@@ -5,15 +5,13 @@
 
 #include "optadvisor/catalog/catalog.hpp"
 #include "optadvisor/analysis/training.hpp"
+#include "fixtures.hpp"
 
 using namespace optadvisor;
 
 namespace {
 
-const Catalog& catalog() {
-  static const Catalog c = Catalog::load({});
-  return c;
-}
+using fixtures::catalog;
 
 const TrainingData& data() {
   static const TrainingData d = training_data(catalog());

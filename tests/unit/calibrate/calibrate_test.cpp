@@ -18,6 +18,7 @@
 #include "optadvisor/readers/bench_import.hpp"
 #include "optadvisor/catalog/calibration.hpp"
 #include "optadvisor/catalog/catalog.hpp"
+#include "fixtures.hpp"
 
 namespace fs = std::filesystem;
 using namespace optadvisor;
@@ -25,10 +26,7 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-const Catalog& catalog() {
-  static const Catalog c = Catalog::load({});
-  return c;
-}
+using fixtures::catalog;
 
 std::string data(const std::string& name) { return std::string(OPTADVISOR_SOURCE_DIR) + "/tests/data/calibration/" + name; }
 

@@ -3,15 +3,13 @@
 #include <catch2/catch.hpp>
 
 #include "optadvisor/catalog/catalog.hpp"
+#include "fixtures.hpp"
 
 using namespace optadvisor;
 
 namespace {
 
-const Catalog& shipped() {
-  static const Catalog catalog = Catalog::load({});
-  return catalog;
-}
+const Catalog& shipped() { return fixtures::catalog(); }
 
 double cpu_rate(const std::string& id, const std::string& dtype) {
   const auto& rates = shipped().resolve_hardware(id).cpu_flops_per_s;

@@ -4,15 +4,13 @@
 #include <catch2/catch.hpp>
 
 #include "optadvisor/catalog/catalog.hpp"
+#include "fixtures.hpp"
 
 using namespace optadvisor;
 
 namespace {
 
-const Catalog& catalog() {
-  static const Catalog c = Catalog::load({});
-  return c;
-}
+using fixtures::catalog;
 
 nlohmann::json minimal_engine() {
   return {{"id", "x"},

@@ -4,15 +4,13 @@
 #include <algorithm>
 
 #include "optadvisor/catalog/catalog.hpp"
+#include "fixtures.hpp"
 
 using namespace optadvisor;
 
 namespace {
 
-const Catalog& shipped() {
-  static const Catalog catalog = Catalog::load({});
-  return catalog;
-}
+const Catalog& shipped() { return fixtures::catalog(); }
 
 double rate(const std::string& id, const std::string& dtype) {
   return shipped().resolve_hardware(id).peak_flops_per_s(dtype).value_or(-1);

@@ -4,21 +4,15 @@
 #include "optadvisor/catalog/catalog.hpp"
 #include "optadvisor/planner/compare.hpp"
 #include "optadvisor/advisor/playbook.hpp"
+#include "fixtures.hpp"
 
 using namespace optadvisor;
 
 namespace {
 
-const Catalog& catalog() {
-  static const Catalog c = Catalog::load({});
-  return c;
-}
+using fixtures::catalog;
 
-ResolvedModel model(const std::string& id) {
-  ModelRequest m;
-  m.preset = id;
-  return resolve_model(catalog(), m);
-}
+using fixtures::model;
 
 CompareRequest hardware_request(std::vector<std::string> devices) {
   CompareRequest r;

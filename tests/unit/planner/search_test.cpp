@@ -5,21 +5,15 @@
 #include "optadvisor/advisor/playbook.hpp"
 #include "optadvisor/analysis/analysis_json.hpp"
 #include "optadvisor/planner/search.hpp"
+#include "fixtures.hpp"
 
 using namespace optadvisor;
 
 namespace {
 
-const Catalog& catalog() {
-  static const Catalog c = Catalog::load({});
-  return c;
-}
+using fixtures::catalog;
 
-ResolvedModel model(const std::string& id) {
-  ModelRequest m;
-  m.preset = id;
-  return resolve_model(catalog(), m);
-}
+using fixtures::model;
 
 SearchRequest request_for(const std::string& model_id, Goal goal, std::vector<std::string> devices) {
   SearchRequest r;

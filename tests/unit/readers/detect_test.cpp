@@ -9,15 +9,13 @@
 #include "optadvisor/catalog/catalog.hpp"
 #include "optadvisor/readers/detect.hpp"
 #include "optadvisor/analysis/prepare.hpp"
+#include "fixtures.hpp"
 
 using namespace optadvisor;
 
 namespace {
 
-const Catalog& shipped() {
-  static const Catalog catalog = Catalog::load({});
-  return catalog;
-}
+const Catalog& shipped() { return fixtures::catalog(); }
 
 std::string fixture(const std::string& rel) {
   std::ifstream in(std::string(OPTADVISOR_SOURCE_DIR) + "/tests/data/detect/" + rel, std::ios::binary);

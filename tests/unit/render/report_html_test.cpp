@@ -10,15 +10,13 @@
 #include "optadvisor/render/report_html.hpp"
 #include "optadvisor/advisor/rules.hpp"
 #include "optadvisor/render/svg_roofline.hpp"
+#include "fixtures.hpp"
 
 using namespace optadvisor;
 
 namespace {
 
-const Catalog& catalog() {
-  static const Catalog c = Catalog::load({});
-  return c;
-}
+using fixtures::catalog;
 
 const RuleBook& book() {
   static const RuleBook b = RuleBook::load(catalog());

@@ -1,0 +1,19 @@
+// SPDX-License-Identifier: MIT
+// What many unit tests share: the shipped catalog, loaded once per test binary, and a
+// preset resolved as --model would resolve it.
+#pragma once
+
+#include <string>
+
+#include "optadvisor/catalog/catalog.hpp"
+#include "optadvisor/readers/model_source.hpp"
+
+namespace optadvisor::fixtures {
+
+/// The embedded data, no overlays. Lives for the whole test run.
+const Catalog& catalog();
+
+/// The preset `id` of catalog(), resolved as `--model id` is.
+ResolvedModel model(const std::string& id);
+
+}  // namespace optadvisor::fixtures
