@@ -9,9 +9,9 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
-#include "common.hpp"
-#include "detect_tools.hpp"
-#include "scenario_options.hpp"
+#include "cli/common.hpp"
+#include "cli/detect_tools.hpp"
+#include "cli/scenario_options.hpp"
 #include "optadvisor/render/report_search.hpp"
 #include "optadvisor/planner/search.hpp"
 

@@ -3,9 +3,9 @@
 // the diagnosis, the ranked playbook and the stacked plan.
 #include <fmt/format.h>
 
-#include "common.hpp"
-#include "detect_tools.hpp"
-#include "scenario_options.hpp"
+#include "cli/common.hpp"
+#include "cli/detect_tools.hpp"
+#include "cli/scenario_options.hpp"
 #include "optadvisor/advisor/playbook.hpp"
 #include "optadvisor/render/report_advice.hpp"
 #include "optadvisor/render/report_html.hpp"

@@ -3,9 +3,9 @@
 // formats (--quant a,b) or engines (--engine a,b), side by side.
 #include <fmt/format.h>
 
-#include "common.hpp"
-#include "detect_tools.hpp"
-#include "scenario_options.hpp"
+#include "cli/common.hpp"
+#include "cli/detect_tools.hpp"
+#include "cli/scenario_options.hpp"
 #include "optadvisor/planner/compare.hpp"
 #include "optadvisor/render/report_compare.hpp"
 

@@ -2,8 +2,8 @@
 // `optadvisor hw list`, `optadvisor hw show NAME` and `optadvisor hw detect` (detect_tools.cpp).
 #include <fmt/format.h>
 
-#include "common.hpp"
-#include "detect_tools.hpp"
+#include "cli/common.hpp"
+#include "cli/detect_tools.hpp"
 #include "optadvisor/base/error.hpp"
 
 namespace optadvisor::cli {

@@ -2,7 +2,7 @@
 // `optadvisor models`, `optadvisor engines`, `optadvisor quants`: what the catalog knows.
 #include <fmt/format.h>
 
-#include "common.hpp"
+#include "cli/common.hpp"
 #include "optadvisor/render/report_catalog.hpp"
 
 namespace optadvisor::cli {

@@ -11,7 +11,7 @@
 
 #include <fmt/format.h>
 
-#include "common.hpp"
+#include "cli/common.hpp"
 #include "optadvisor/base/version.hpp"
 
 namespace optadvisor::cli {

@@ -2,7 +2,7 @@
 // `optadvisor size`: how big is a model in a format, and with its KV cache.
 #include <fmt/format.h>
 
-#include "common.hpp"
+#include "cli/common.hpp"
 #include "optadvisor/render/report_size.hpp"
 
 namespace optadvisor::cli {

@@ -3,7 +3,7 @@
 // the playbook's rules, the facts they read and everything about one rule.
 #include <fmt/format.h>
 
-#include "common.hpp"
+#include "cli/common.hpp"
 #include "optadvisor/render/report_advice.hpp"
 #include "optadvisor/advisor/rules.hpp"
 

@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "common.hpp"
+#include "cli/common.hpp"
 #include "optadvisor/base/error.hpp"
 #include "optadvisor/advisor/rules.hpp"
 

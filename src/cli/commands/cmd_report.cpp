@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // `optadvisor report`: the advisor's result as one self-contained HTML page
 // (the same options as `advise`; --out FILE, else stdout).
-#include "common.hpp"
+#include "cli/common.hpp"
 
 namespace optadvisor::cli {
 

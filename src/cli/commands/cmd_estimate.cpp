@@ -5,9 +5,9 @@
 // training step and takes the training options.
 #include <fmt/format.h>
 
-#include "common.hpp"
-#include "detect_tools.hpp"
-#include "scenario_options.hpp"
+#include "cli/common.hpp"
+#include "cli/detect_tools.hpp"
+#include "cli/scenario_options.hpp"
 #include "optadvisor/analysis/analysis.hpp"
 #include "optadvisor/render/report_html.hpp"
 #include "optadvisor/render/report_training.hpp"

@@ -9,8 +9,8 @@
 
 #include <fmt/format.h>
 
-#include "common.hpp"
-#include "detect_tools.hpp"
+#include "cli/common.hpp"
+#include "cli/detect_tools.hpp"
 #include "optadvisor/render/report_calibrate.hpp"
 
 namespace optadvisor::cli {
