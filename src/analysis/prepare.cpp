@@ -8,15 +8,10 @@
 #include <fmt/format.h>
 
 #include "base/units.hpp"
+#include "base/strings.hpp"
 
 namespace optadvisor {
 namespace {
-
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& i : items) out += (out.empty() ? "" : ", ") + i;
-  return out;
-}
 
 bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
 

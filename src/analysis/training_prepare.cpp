@@ -9,15 +9,10 @@
 #include "base/names.hpp"
 #include "optadvisor/catalog/quant.hpp"
 #include "optadvisor/analysis/training.hpp"
+#include "base/strings.hpp"
 
 namespace optadvisor {
 namespace {
-
-std::string join(const std::vector<std::string>& items, const char* sep = ", ") {
-  std::string out;
-  for (const auto& i : items) out += (out.empty() ? "" : sep) + i;
-  return out;
-}
 
 bool contains(const std::vector<std::string>& v, const std::string& s) { return std::find(v.begin(), v.end(), s) != v.end(); }
 

@@ -16,6 +16,7 @@
 
 #include "optadvisor/catalog/model.hpp"
 #include "base/names.hpp"
+#include "base/strings.hpp"
 
 namespace optadvisor {
 namespace {
@@ -163,12 +164,6 @@ std::string match_quant(const Catalog& catalog, const Measurement& m, std::strin
     return q;
   }
   return {};
-}
-
-std::string join(const std::vector<std::string>& items, const char* sep = ", ") {
-  std::string out;
-  for (const auto& i : items) out += (out.empty() ? "" : sep) + i;
-  return out;
 }
 
 }  // namespace

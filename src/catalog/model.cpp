@@ -3,6 +3,7 @@
 // an architecture implies, parameter and KV-cache counts, and the bare
 // Llama-like shape used when only a parameter count is known.
 #include "optadvisor/catalog/model.hpp"
+#include "base/strings.hpp"
 
 #include <fmt/format.h>
 
@@ -326,12 +327,6 @@ uint64_t fp8_scale_elements(const ModelSpec& s, const std::vector<Tensor>& block
     n += t.slices * ceil_div(t.rows, block_rows) * ceil_div(t.row_elements, block_cols);
   }
   return n;
-}
-
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const std::string& s : items) out += (out.empty() ? "" : ", ") + s;
-  return out;
 }
 
 }  // namespace

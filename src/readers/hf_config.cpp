@@ -8,6 +8,7 @@
 #include <set>
 
 #include "optadvisor/catalog/model.hpp"
+#include "base/strings.hpp"
 
 namespace optadvisor {
 
@@ -22,12 +23,6 @@ const std::vector<std::string>& accepted_types() {
                                                  "qwen3_moe", "gemma2",   "gemma3",  "gemma3_text", "phi3",
                                                  "deepseek_v3", "gpt_oss"};
   return types;
-}
-
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const std::string& s : items) out += (out.empty() ? "" : ", ") + s;
-  return out;
 }
 
 std::string describe(const json& v) {

@@ -10,6 +10,7 @@
 #include "optadvisor/analysis/analysis_json.hpp"
 #include "optadvisor/advisor/transforms.hpp"
 #include "base/units.hpp"
+#include "base/strings.hpp"
 
 namespace optadvisor {
 namespace {
@@ -50,12 +51,6 @@ std::string wrap(const std::string& text, std::size_t indent, std::size_t first_
 std::string field(const std::string& label, const std::string& text) {
   const std::string head = fmt::format("   {:<9}", label);
   return head + wrap(text, head.size(), head.size());
-}
-
-std::string join(const std::vector<std::string>& items, const std::string& sep) {
-  std::string out;
-  for (const auto& i : items) out += (out.empty() ? "" : sep) + i;
-  return out;
 }
 
 std::string metric_text(Goal goal, const Evaluation& e) {

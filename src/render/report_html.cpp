@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "base/units.hpp"
+#include "base/strings.hpp"
 
 namespace optadvisor {
 namespace {
@@ -42,12 +43,6 @@ std::string sources_html(const nlohmann::json& sources) {
   for (const auto& s : sources)
     if (s.is_object()) out += "<li>" + source_html(s) + "</li>";
   return out + "</ul>";
-}
-
-std::string join(const std::vector<std::string>& items, const std::string& sep) {
-  std::string out;
-  for (const auto& i : items) out += (out.empty() ? "" : sep) + i;
-  return out;
 }
 
 std::string percent(double fraction) { return fmt::format("{:.0f}%", fraction * 100); }

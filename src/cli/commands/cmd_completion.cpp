@@ -13,6 +13,7 @@
 
 #include "cli/common.hpp"
 #include "optadvisor/base/version.hpp"
+#include "base/strings.hpp"
 
 namespace optadvisor::cli {
 namespace {
@@ -131,11 +132,7 @@ std::vector<OptionSpec> with_globals(const CommandSpec& c, const std::vector<Opt
   return out;
 }
 
-std::string join(const std::vector<std::string>& items, const std::string& sep = " ") {
-  std::string out;
-  for (const auto& s : items) out += (out.empty() ? "" : sep) + s;
-  return out;
-}
+std::string join(const std::vector<std::string>& items, const std::string& sep = " ") { return optadvisor::join(items, sep); }
 
 /// Single-quoted for sh, bash and zsh: 'it'\''s'.
 std::string sh_quote(const std::string& s) {
