@@ -16,4 +16,8 @@ const Catalog& catalog();
 /// The preset `id` of catalog(), resolved as `--model id` is.
 ResolvedModel model(const std::string& id);
 
+/// A datacenter-class device with round numbers (fp16 = bf16 = `flops_per_s`), for
+/// figures worked by hand.
+HardwareProfile round_device(double bandwidth_bytes_per_s, double flops_per_s, double capacity_bytes);
+
 }  // namespace optadvisor::fixtures

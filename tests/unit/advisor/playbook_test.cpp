@@ -25,16 +25,7 @@ const RuleBook& book() {
   return b;
 }
 
-HardwareProfile round_device(double bandwidth_bytes_per_s, double flops_per_s, double capacity_bytes) {
-  HardwareProfile hw;
-  hw.id = "round";
-  hw.name = "Round-number test device";
-  hw.device_class = DeviceClass::kDatacenterGpu;
-  hw.memory_capacity_bytes = capacity_bytes;
-  hw.memory_bandwidth_bytes_per_s = bandwidth_bytes_per_s;
-  hw.flops_per_s = {{"fp16", flops_per_s}, {"bf16", flops_per_s}};
-  return hw;
-}
+using fixtures::round_device;
 
 struct PlainEngine {
   EngineProfile engine;
