@@ -18,6 +18,69 @@ std::string EngineChoice::id() const {
   return engine->id + ":" + backend->name;
 }
 
+int compare_versions(const std::string& a, const std::string& b) {
+  // Numeric fields first; the text after them ("rc2", "post1") breaks ties.
+  auto split = [](const std::string& v) {
+    std::vector<uint64_t> nums;
+    std::size_t i = 0;
+    while (i < v.size() && nums.size() < 8) {
+      if (v[i] < '0' || v[i] > '9') break;
+      uint64_t n = 0;
+      while (i < v.size() && v[i] >= '0' && v[i] <= '9' && n < 100000000) n = n * 10 + static_cast<uint64_t>(v[i++] - '0');
+      nums.push_back(n);
+      if (i < v.size() && v[i] == '.' && i + 1 < v.size() && v[i + 1] >= '0' && v[i + 1] <= '9') ++i;
+      else break;
+    }
+    return std::make_pair(nums, v.substr(std::min(i, v.size())));
+  };
+  const auto [na, sa] = split(a);
+  const auto [nb, sb] = split(b);
+  for (std::size_t k = 0; k < std::max(na.size(), nb.size()); ++k) {
+    const uint64_t x = k < na.size() ? na[k] : 0, y = k < nb.size() ? nb[k] : 0;
+    if (x != y) return x < y ? -1 : 1;
+  }
+  return sa == sb ? 0 : (sa < sb ? -1 : 1);
+}
+
+const ServingEra* EngineServing::era_for(const std::string& version) const {
+  if (eras.empty()) return nullptr;
+  if (version.empty()) return &eras.back();
+  const ServingEra* found = &eras.front();
+  for (const auto& era : eras)
+    if (compare_versions(era.from_version, version) <= 0) found = &era;
+  return found;
+}
+
+namespace {
+
+void read_serving(const nlohmann::json& j, EngineServing& s, std::vector<Problem>& problems) {
+  const std::string scheduler = j.value("scheduler", std::string{"mixed"});
+  if (scheduler == "prefill-first") s.scheduler = ServingScheduler::kPrefillFirst;
+  else if (scheduler != "mixed") problems.push_back({"", "/serving/scheduler", "expected mixed or prefill-first (got '" + scheduler + "')"});
+  const std::string admission = j.value("kv_admission", std::string{"incremental"});
+  if (admission == "reserve-full") s.admission = KvAdmission::kReserveFull;
+  else if (admission != "incremental")
+    problems.push_back({"", "/serving/kv_admission", "expected incremental or reserve-full (got '" + admission + "')"});
+  s.max_batched_tokens = j.at("max_batched_tokens").get<uint64_t>();
+  s.max_sequences = j.at("max_sequences").get<uint64_t>();
+  for (const auto& e : j.at("eras")) {
+    ServingEra era;
+    era.from_version = e.at("from_version").get<std::string>();
+    era.bandwidth_efficiency = e.at("bandwidth_efficiency").get<double>();
+    era.gemm_efficiency = e.at("gemm_efficiency").get<double>();
+    era.attention_efficiency = e.at("attention_efficiency").get<double>();
+    era.step_overhead_s = e.at("step_overhead_s").get<double>();
+    era.layer_overhead_s = e.at("layer_overhead_s").get<double>();
+    era.communication_efficiency = e.at("communication_efficiency").get<double>();
+    era.calibrated_on = e.value("calibrated_on", std::vector<std::string>{});
+    if (!s.eras.empty() && compare_versions(s.eras.back().from_version, era.from_version) >= 0)
+      problems.push_back({"", "/serving/eras", "eras must be listed oldest first ('" + era.from_version + "')"});
+    s.eras.push_back(era);
+  }
+}
+
+}  // namespace
+
 std::optional<EngineProfile> engine_from_json(const nlohmann::json& j, std::vector<Problem>& problems) {
   EngineProfile e;
   try {
@@ -81,6 +144,7 @@ std::optional<EngineProfile> engine_from_json(const nlohmann::json& j, std::vect
     e.kv_dtypes = j.value("kv_dtypes", std::vector<std::string>{"f16"});
     e.max_batch = j.value("max_batch", uint64_t{256});
     e.measure_command = j.value("measure_command", std::string{});
+    if (j.contains("serving")) read_serving(j.at("serving"), e.serving, problems);
     e.notes = j.value("notes", std::vector<std::string>{});
     e.sources = j.at("sources");
   } catch (const nlohmann::json::exception& ex) {

@@ -86,6 +86,7 @@ int run_command(int argc, char** argv) {
   cli::register_rules(app, global);
   cli::register_compare(app, global);
   cli::register_search(app, global);
+  cli::register_serve(app, global);
   cli::register_report(app, global);
   cli::register_calibrate(app, global);
   cli::register_completion(app, global);

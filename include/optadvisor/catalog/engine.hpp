@@ -67,6 +67,49 @@ struct EngineMemory {
   }
 };
 
+/// How a server forms an iteration (serving.scheduler).
+enum class ServingScheduler {
+  kMixed,         ///< every step decodes all running sequences and fills the rest of the token budget with prefill chunks (vLLM, TensorRT-LLM)
+  kPrefillFirst,  ///< a waiting prompt runs as a prefill-only step, decode pauses meanwhile (SGLang without --enable-mixed-chunk)
+};
+
+/// When a request gets KV blocks (serving.kv_admission).
+enum class KvAdmission {
+  kIncremental,  ///< blocks as tokens arrive; the newest sequence is preempted and recomputed when the pool runs out (vLLM, SGLang)
+  kReserveFull,  ///< prompt + max new tokens reserved at admission, never evicted (TensorRT-LLM GUARANTEED_NO_EVICT)
+};
+
+/// Efficiencies of one engine version range, fitted on measured serving runs
+/// (bench/data/serving.csv): physical rates, never per run or per device.
+struct ServingEra {
+  std::string from_version;           ///< first version this era covers ("0.0" = every older one)
+  double bandwidth_efficiency = 0.8;  ///< memory-bound kernels: achieved / peak memory bandwidth
+  double gemm_efficiency = 0.6;       ///< weight GEMMs: achieved / peak matrix rate of the compute dtype
+  double attention_efficiency = 0.4;  ///< attention kernels: achieved / peak bf16 matrix rate
+  double step_overhead_s = 0.001;     ///< scheduling, sampling and detokenization per iteration
+  double layer_overhead_s = 0;        ///< kernel launches per layer per iteration not hidden by graphs
+  double communication_efficiency = 0.7;  ///< achieved / per-direction link bandwidth in all-reduce and all-to-all
+  std::vector<std::string> calibrated_on;  ///< what the fit used (a summary of the rows)
+};
+
+/// How a server schedules under load (data/engines serving block).
+struct EngineServing {
+  ServingScheduler scheduler = ServingScheduler::kMixed;
+  KvAdmission admission = KvAdmission::kIncremental;
+  uint64_t max_batched_tokens = 8192;  ///< tokens per iteration (vLLM max_num_batched_tokens, SGLang chunked_prefill_size)
+  uint64_t max_sequences = 1024;       ///< running sequences per rank (max_num_seqs, max_running_requests, max_batch_size)
+  std::vector<ServingEra> eras;        ///< oldest first; the newest is the default
+  bool enabled() const { return !eras.empty(); }
+  /// The era covering `version` ("" = the newest): the newest era whose from_version is not
+  /// after it. `exact` is false when the version is past every era's start only by being
+  /// unknown (the caller says so).
+  const ServingEra* era_for(const std::string& version) const;
+};
+
+/// Orders dotted version strings numerically ("0.10.1" > "0.9"); a suffix such as
+/// "rc2" or ".post1" sorts after the release it follows.
+int compare_versions(const std::string& a, const std::string& b);
+
 struct EngineProfile {
   std::string id;    ///< "llama.cpp", "vllm", ...
   std::string name;
@@ -90,6 +133,7 @@ struct EngineProfile {
   std::vector<std::string> kv_dtypes;
   uint64_t max_batch = 256;
   std::string measure_command;
+  EngineServing serving;           ///< continuous-batching behaviour; empty for engines that are not servers
   std::vector<std::string> notes;
   nlohmann::json sources;
 

@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: MIT
+// What `optadvisor serve` asks, checked and turned into a ServingSetup: the
+// scenario (device, model, format, engine at a version), one aggregated pool
+// or a prefill and a decode pool with their layouts, the load and the SLOs.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "optadvisor/analysis/prepare.hpp"
+#include "optadvisor/analysis/serving.hpp"
+
+namespace optadvisor {
+
+struct ServePoolRequest {
+  uint32_t workers = 1;
+  ServingLayout layout;
+};
+
+struct ServeRequest {
+  ScenarioRequest scenario;      ///< hardware, model, quant, engine id, kv dtype (tp/pp come from the pools)
+  std::string engine_version;    ///< "" = the newest era
+  ServePoolRequest aggregated;
+  bool disaggregated = false;
+  ServePoolRequest prefill, decode;
+  ServingLoad load;
+  double slo_ttft_s = 0;
+  double slo_tpot_s = 0;
+};
+
+struct PreparedServing {
+  PreparedScenario base;         ///< the scenario at the (decode or aggregated) pool's tp
+  ServingSetup setup;
+  const ServingEra* era = nullptr;
+  std::vector<std::string> notes;
+};
+
+/// Checks the request (one clear bad_input on a layout the model, device or
+/// engine cannot run) and builds the pools' step models.
+PreparedServing prepare_serving(const Catalog& catalog, const ServeRequest& request);
+
+/// Upper bounds on what serve accepts, so every input is bounded before use.
+constexpr uint64_t kMaxServeConcurrency = 65536;
+constexpr uint32_t kMaxServeWorkers = 1024;
+constexpr uint32_t kMaxServeDegree = 1024;
+
+}  // namespace optadvisor

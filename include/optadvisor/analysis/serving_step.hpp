@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: MIT
+// The cost of one serving iteration on one attention rank: a mix of decode
+// sequences (one new token each, attending to their contexts) and prefill
+// chunks, on a layout of tensor, pipeline, expert and data-parallel-attention
+// ranks. The scenario's model, weights and device give the sizes once
+// (step_model); step_cost() is then a few dozen flops, so the serving
+// simulation can call it for every iteration.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "optadvisor/analysis/scenario.hpp"
+#include "optadvisor/catalog/engine.hpp"
+
+namespace optadvisor {
+
+/// How one worker spreads a model over its GPUs: dp attention ranks, each
+/// sharding attention and dense layers over tp GPUs; the routed experts
+/// sharded over all tp x dp GPUs, ep ways by expert and the rest by tensor.
+struct ServingLayout {
+  uint32_t tp = 1;
+  uint32_t pp = 1;
+  uint32_t ep = 1;            ///< expert-parallel degree (divides the routed experts)
+  uint32_t dp_attention = 1;  ///< data-parallel attention ranks
+  uint32_t gpus() const { return tp * pp * dp_attention; }
+  uint32_t moe_tp() const { return ep ? tp * dp_attention / ep : tp; }
+};
+
+enum class ServingRole { kMixed, kPrefill, kDecode };
+
+/// Per-rank sizes and rates of one scenario on one layout. Bytes and FLOPs
+/// are per GPU of the rank; times in seconds.
+struct StepModel {
+  ServingLayout layout;
+  ServingScheduler scheduler = ServingScheduler::kMixed;
+  KvAdmission admission = KvAdmission::kIncremental;
+  uint64_t max_batched_tokens = 8192;
+  uint64_t max_sequences = 1024;
+
+  // Weights.
+  double dense_weight_bytes = 0;      ///< attention, dense FFN, shared experts, head: read every step
+  double expert_weight_bytes = 0;     ///< this GPU's share of all routed experts
+  double expert_pick = 0;             ///< k / E (0: dense model)
+  double dense_flops_per_token = 0;   ///< 2 x dense active params / tp
+  double expert_flops_per_token = 0;  ///< 2 x routed active params / (tp x dp): per token of the whole worker
+
+  // KV cache and attention, per token of context.
+  double kv_bytes_per_token_full = 0;     ///< full-attention layers, this GPU
+  double kv_bytes_per_token_sliding = 0;  ///< sliding-window layers, this GPU
+  uint64_t window_tokens = 0;
+  double attention_flops_full = 0;     ///< per (query token x context token), full layers, this GPU
+  double attention_flops_sliding = 0;  ///< the same for sliding layers (context capped at the window)
+  double decode_attention_scale = 1;   ///< decode's pair FLOPs over prefill's (absorbed MLA scores the latent)
+  double kv_pool_bytes = 0;            ///< this GPU's KV pool
+  double kv_transfer_bytes_per_token = 0;  ///< the whole rank's KV per token (what disaggregation moves)
+
+  // Peaks, and the rates achieved on them (set_era).
+  double peak_bandwidth_bytes_per_s = 0;
+  double peak_gemm_flops_per_s = 0;
+  double peak_attention_flops_per_s = 0;
+  double peak_link_bytes_per_s = 0;
+  double bandwidth_bytes_per_s = 0;    ///< achievable (peak x era efficiency)
+  double gemm_flops_per_s = 0;
+  double attention_flops_per_s = 0;
+  double step_overhead_s = 0;
+  double layer_overhead_s = 0;
+  double layers = 0;
+  double moe_layers = 0;
+
+  // Communication per token.
+  double allreduce_bytes_per_token = 0;  ///< tensor-parallel all-reduce traffic per token, per step
+  double allreduce_latency_s = 0;        ///< per step (all layers)
+  double alltoall_bytes_per_token = 0;   ///< expert dispatch + combine per token, per step
+  double alltoall_latency_s = 0;
+  double link_bytes_per_s = 0;           ///< achievable per direction
+};
+
+/// What one iteration of one rank runs.
+struct StepMix {
+  double decode_sequences = 0;
+  double decode_context_full = 0;     ///< sum of the decode sequences' contexts
+  double decode_context_sliding = 0;  ///< sum of min(context, window)
+  double prefill_tokens = 0;
+  double prefill_attention_full = 0;     ///< sum over prefill tokens of the context each attends to
+  double prefill_attention_sliding = 0;
+  double prefill_kv_tokens_full = 0;     ///< context tokens the prefill chunks read or write
+  double prefill_kv_tokens_sliding = 0;
+  double worker_tokens = 0;              ///< tokens of every rank of the worker this iteration (MoE routing)
+};
+
+struct StepCost {
+  double time_s = 0;
+  double compute_s = 0;        ///< the compute part of the max() terms that bound
+  double bandwidth_s = 0;
+  double overhead_s = 0;
+  double communication_s = 0;
+};
+
+/// One iteration's time: each operator class is its own roofline, summed
+/// (weights GEMMs: weight reads vs matrix math; attention: KV reads vs its
+/// math), plus scheduler and launch overhead and TP/EP communication.
+StepCost step_cost(const StepModel& m, const StepMix& mix);
+
+/// Sets the achieved rates and overheads from an era's efficiencies.
+void set_era(StepModel& m, const ServingEra& era);
+
+/// The sizes and rates of `scenario` (resolved with tp = layout.tp) on `layout`,
+/// with `era`'s efficiencies and the engine's scheduling knobs. `peak_flops`
+/// is the matrix rate of the weights' compute dtype (analyze()'s factors).
+StepModel step_model(const Scenario& scenario, const ServingLayout& layout, const ServingEra& era, double peak_flops);
+
+}  // namespace optadvisor

@@ -1,0 +1,503 @@
+// SPDX-License-Identifier: MIT
+// The serving simulation: a discrete-event loop over workers' iterations.
+// Each worker runs one iteration at a time on all its attention ranks in
+// lockstep (their experts exchange tokens every layer); an iteration's
+// composition is fixed when it starts and its effects (tokens, completions,
+// preemptions) land when it ends.
+#include "optadvisor/analysis/serving.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <queue>
+#include <random>
+
+#include <fmt/format.h>
+
+namespace optadvisor {
+
+std::string_view to_string(ServingBound b) {
+  switch (b) {
+    case ServingBound::kCompute: return "compute";
+    case ServingBound::kBandwidth: return "memory-bandwidth";
+    case ServingBound::kKvCapacity: return "kv-capacity";
+    case ServingBound::kScheduler: return "scheduler";
+    case ServingBound::kCommunication: return "communication";
+    case ServingBound::kSequenceCap: return "sequence-cap";
+  }
+  return "memory-bandwidth";
+}
+
+uint64_t simulated_requests(const ServingLoad& load) {
+  if (load.requests) return load.requests;
+  // Two cycles of the clients after a warm-up cycle, at least 64 requests,
+  // and at most about 8M generated tokens per point.
+  const uint64_t c = std::max<uint64_t>(load.concurrency, 1);
+  const uint64_t wanted = std::max<uint64_t>(2 * c, 64);
+  const uint64_t budget = std::max<uint64_t>(8'000'000 / std::max<uint64_t>(load.gen_tokens, 1), c);
+  return std::min(wanted, budget);
+}
+
+namespace {
+
+struct Request {
+  double arrival = 0;
+  double first_token = -1;
+  double finish = -1;
+  uint64_t prefill_left = 0;  ///< prompt tokens still to compute (all of them again after a preemption)
+  uint64_t position = 0;      ///< tokens in this request's KV cache
+  uint64_t generated = 0;
+  double allocated_bytes = 0;
+  bool measured = false;
+};
+
+struct Chunk {
+  uint32_t request;
+  uint64_t tokens;
+};
+
+struct Rank {
+  std::deque<uint32_t> waiting;   ///< not admitted yet (no KV blocks)
+  std::vector<uint32_t> prefilling;
+  std::vector<uint32_t> running;  ///< decoding, in admission order (the newest is preempted first)
+  double used_bytes = 0;
+  // The iteration in flight.
+  std::vector<Chunk> chunks;
+  bool decoding = false;
+  bool blocked_by_kv = false;
+  bool blocked_by_cap = false;
+  uint64_t load() const { return waiting.size() + prefilling.size() + running.size(); }
+};
+
+struct Worker {
+  const ServingPool* pool = nullptr;
+  std::vector<Rank> ranks;
+  bool busy = false;
+  StepCost last;  ///< the binding rank's cost of the iteration in flight
+  double last_time = 0;
+};
+
+/// Causal attention pairs of positions [0, p) over a sliding window w (0 = none).
+double sliding_pairs(double p, double w) { return w <= 0 || p <= w ? p * p / 2.0 : w * w / 2.0 + (p - w) * w; }
+
+class Simulation {
+ public:
+  Simulation(const ServingSetup& setup, const ServingLoad& load) : setup_(setup), load_(load), rng_(load.seed) {
+    for (const auto& pool : setup.pools) {
+      for (uint32_t i = 0; i < pool.workers; ++i) {
+        Worker w;
+        w.pool = &pool;
+        w.ranks.resize(std::max<uint32_t>(1, pool.step.layout.dp_attention));
+        (pool.role == ServingRole::kDecode ? decode_workers_ : front_workers_).push_back(workers_.size());
+        workers_.push_back(std::move(w));
+      }
+      result_.gpus += static_cast<uint64_t>(pool.workers) * pool.step.layout.gpus();
+    }
+    const uint64_t measured = simulated_requests(load);
+    warmup_ = load.concurrency ? load.concurrency : std::max<uint64_t>(measured / 10, 8);
+    measured_end_ = warmup_ + measured;
+    // Closed loop: keep C clients busy until the last measured request ends.
+    total_ = measured_end_ + (load.concurrency ? load.concurrency : 0);
+    requests_.reserve(total_);
+  }
+
+  ServingResult run();
+
+ private:
+  double kv_bytes(const StepModel& m, double tokens) const {
+    const double w = static_cast<double>(m.window_tokens);
+    return m.kv_bytes_per_token_full * tokens + m.kv_bytes_per_token_sliding * (w > 0 ? std::min(tokens, w) : tokens);
+  }
+  void issue(double now);
+  void dispatch(uint32_t id, const std::vector<std::size_t>& candidates, double now);
+  void start(std::size_t w, double now);
+  void plan(Rank& r, const ServingPool& pool);
+  void fill_prefill(Rank& r, const StepModel& m, uint64_t budget);
+  bool admit(Rank& r, const StepModel& m, uint32_t id, bool decode_role);
+  void finish_iteration(std::size_t w, double now);
+  void complete(uint32_t id, double now);
+  void push(double t, int kind, std::size_t index) { events_.push({t, seq_++, kind, index}); }
+
+  struct Event {
+    double time;
+    uint64_t seq;
+    int kind;  // 0 worker iteration ends, 1 open-loop arrival, 2 KV transfer lands at the decode pool
+    std::size_t index;
+    bool operator>(const Event& o) const { return time != o.time ? time > o.time : seq > o.seq; }
+  };
+
+  const ServingSetup& setup_;
+  const ServingLoad& load_;
+  std::mt19937_64 rng_;
+  std::vector<Worker> workers_;
+  std::vector<std::size_t> front_workers_, decode_workers_;
+  std::vector<Request> requests_;
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
+  uint64_t seq_ = 0, warmup_ = 0, measured_end_ = 0, total_ = 0, done_measured_ = 0;
+  double window_start_ = -1, window_tokens_start_ = 0, window_done_start_ = 0;
+  double tokens_out_ = 0, completions_ = 0, now_ = 0;
+  // Iteration accounting.
+  double busy_compute_ = 0, busy_bandwidth_ = 0, busy_overhead_ = 0, busy_comm_ = 0, kv_wait_ = 0, cap_wait_ = 0;
+  double decode_batches_ = 0, decode_iterations_ = 0;
+  ServingResult result_;
+};
+
+void Simulation::issue(double now) {
+  if (requests_.size() >= total_) return;
+  const uint32_t id = static_cast<uint32_t>(requests_.size());
+  Request r;
+  r.arrival = now;
+  const uint64_t cached = static_cast<uint64_t>(std::floor(load_.prefix_hit * static_cast<double>(load_.prompt_tokens)));
+  r.position = std::min(cached, load_.prompt_tokens > 0 ? load_.prompt_tokens - 1 : 0);
+  r.prefill_left = load_.prompt_tokens - r.position;
+  r.measured = id >= warmup_ && id < measured_end_;
+  requests_.push_back(r);
+  if (id == warmup_) {
+    window_start_ = now;
+    window_tokens_start_ = tokens_out_;
+    window_done_start_ = completions_;
+  }
+  dispatch(id, front_workers_, now);
+}
+
+void Simulation::dispatch(uint32_t id, const std::vector<std::size_t>& candidates, double now) {
+  // The least-loaded rank of the pool (the first on ties): a router balancing by queue length.
+  std::size_t best_w = candidates.front(), best_r = 0;
+  uint64_t best = UINT64_MAX;
+  for (std::size_t w : candidates)
+    for (std::size_t r = 0; r < workers_[w].ranks.size(); ++r)
+      if (workers_[w].ranks[r].load() < best) best = workers_[w].ranks[r].load(), best_w = w, best_r = r;
+  workers_[best_w].ranks[best_r].waiting.push_back(id);
+  if (!workers_[best_w].busy) start(best_w, now);
+}
+
+bool Simulation::admit(Rank& r, const StepModel& m, uint32_t id, bool decode_role) {
+  Request& q = requests_[id];
+  if (r.prefilling.size() + r.running.size() >= m.max_sequences) {
+    r.blocked_by_cap = true;
+    return false;
+  }
+  const double total = static_cast<double>(load_.prompt_tokens + load_.gen_tokens);
+  // Incremental engines take blocks for the prompt, reserve-full engines for prompt + max new tokens;
+  // a cached prefix is shared, held once by the pool rather than by each request.
+  double need = m.admission == KvAdmission::kReserveFull ? kv_bytes(m, total) : kv_bytes(m, static_cast<double>(q.position + q.prefill_left) + 1);
+  if (!decode_role && q.generated == 0 && q.position > 0) need -= kv_bytes(m, static_cast<double>(q.position));
+  if (r.used_bytes + need > m.kv_pool_bytes && !(r.running.empty() && r.prefilling.empty())) {
+    r.blocked_by_kv = true;
+    return false;
+  }
+  q.allocated_bytes = need;
+  r.used_bytes += need;
+  return true;
+}
+
+void Simulation::plan(Rank& r, const ServingPool& pool) {
+  const StepModel& m = pool.step;
+  r.chunks.clear();
+  r.decoding = false;
+  r.blocked_by_kv = r.blocked_by_cap = false;
+  if (pool.role == ServingRole::kDecode) {
+    // KV arrived from a prefill worker: admit what fits, then decode everything.
+    while (!r.waiting.empty() && admit(r, m, r.waiting.front(), true)) {
+      r.running.push_back(r.waiting.front());
+      r.waiting.pop_front();
+    }
+    r.decoding = !r.running.empty();
+    return;
+  }
+  auto prefill_pending = [&] {
+    if (!r.prefilling.empty()) return true;
+    if (r.waiting.empty()) return false;
+    return r.prefilling.size() + r.running.size() < m.max_sequences;
+  };
+  const bool prefill_only = pool.role == ServingRole::kPrefill ||
+                            (m.scheduler == ServingScheduler::kPrefillFirst && prefill_pending());
+  uint64_t budget = m.max_batched_tokens;
+  if (!prefill_only && !r.running.empty()) {
+    r.decoding = true;
+    budget = budget > r.running.size() ? budget - r.running.size() : 0;
+  }
+  fill_prefill(r, m, budget);
+  if (prefill_only && r.chunks.empty() && pool.role == ServingRole::kMixed && !r.running.empty()) {
+    // Nothing could be admitted (KV or sequence cap): decode instead.
+    r.decoding = true;
+  }
+}
+
+void Simulation::fill_prefill(Rank& r, const StepModel& m, uint64_t budget) {
+  for (uint32_t id : r.prefilling) {
+    if (budget == 0) break;
+    const uint64_t n = std::min(budget, requests_[id].prefill_left);
+    r.chunks.push_back({id, n});
+    budget -= n;
+  }
+  while (budget > 0 && !r.waiting.empty()) {
+    const uint32_t id = r.waiting.front();
+    if (!admit(r, m, id, false)) break;
+    r.waiting.pop_front();
+    r.prefilling.push_back(id);
+    const uint64_t n = std::min(budget, requests_[id].prefill_left);
+    r.chunks.push_back({id, n});
+    budget -= n;
+  }
+}
+
+void Simulation::start(std::size_t w, double now) {
+  Worker& worker = workers_[w];
+  const StepModel& m = worker.pool->step;
+  const double window = static_cast<double>(m.window_tokens);
+  std::vector<StepMix> mixes(worker.ranks.size());
+  double worker_tokens = 0;
+  bool any = false;
+  for (std::size_t i = 0; i < worker.ranks.size(); ++i) {
+    Rank& r = worker.ranks[i];
+    plan(r, *worker.pool);
+    StepMix& mix = mixes[i];
+    if (r.decoding) {
+      mix.decode_sequences = static_cast<double>(r.running.size());
+      for (uint32_t id : r.running) {
+        const double ctx = static_cast<double>(requests_[id].position);
+        mix.decode_context_full += ctx;
+        mix.decode_context_sliding += window > 0 ? std::min(ctx, window) : ctx;
+      }
+    }
+    for (const Chunk& c : r.chunks) {
+      const double a = static_cast<double>(requests_[c.request].position), b = a + static_cast<double>(c.tokens);
+      mix.prefill_tokens += static_cast<double>(c.tokens);
+      mix.prefill_attention_full += (b * b - a * a) / 2.0;
+      mix.prefill_attention_sliding += sliding_pairs(b, window) - sliding_pairs(a, window);
+      mix.prefill_kv_tokens_full += b;
+      mix.prefill_kv_tokens_sliding += window > 0 ? std::min(b, window) : b;
+    }
+    worker_tokens += mix.decode_sequences + mix.prefill_tokens;
+    any = any || r.decoding || !r.chunks.empty();
+  }
+  if (!any) {
+    worker.busy = false;
+    return;
+  }
+  StepCost slowest;
+  bool kv_blocked = false, cap_blocked = false;
+  for (std::size_t i = 0; i < worker.ranks.size(); ++i) {
+    mixes[i].worker_tokens = worker_tokens;
+    const StepCost c = step_cost(m, mixes[i]);
+    if (c.time_s > slowest.time_s) slowest = c;
+    kv_blocked = kv_blocked || worker.ranks[i].blocked_by_kv;
+    cap_blocked = cap_blocked || worker.ranks[i].blocked_by_cap;
+    if (worker.ranks[i].decoding) decode_batches_ += mixes[i].decode_sequences, decode_iterations_ += 1;
+  }
+  worker.busy = true;
+  worker.last = slowest;
+  busy_compute_ += slowest.compute_s;
+  busy_bandwidth_ += slowest.bandwidth_s;
+  busy_overhead_ += slowest.overhead_s;
+  busy_comm_ += slowest.communication_s;
+  if (kv_blocked) kv_wait_ += slowest.time_s;
+  if (cap_blocked) cap_wait_ += slowest.time_s;
+  ++result_.iterations;
+  push(now + slowest.time_s, 0, w);
+}
+
+void Simulation::complete(uint32_t id, double now) {
+  Request& q = requests_[id];
+  q.finish = now;
+  completions_ += 1;
+  if (q.measured) ++done_measured_;
+  if (load_.concurrency) issue(now);  // the client sends its next request
+}
+
+void Simulation::finish_iteration(std::size_t w, double now) {
+  Worker& worker = workers_[w];
+  const StepModel& m = worker.pool->step;
+  const bool disaggregated = worker.pool->role == ServingRole::kPrefill;
+  std::vector<uint32_t> finished;
+  for (Rank& r : worker.ranks) {
+    // Decode: every running sequence gains a token.
+    if (r.decoding) {
+      std::vector<uint32_t> still;
+      still.reserve(r.running.size());
+      for (uint32_t id : r.running) {
+        Request& q = requests_[id];
+        q.position += 1;
+        q.generated += 1;
+        tokens_out_ += 1;
+        if (m.admission == KvAdmission::kIncremental) {
+          const double grow = kv_bytes(m, static_cast<double>(q.position)) - kv_bytes(m, static_cast<double>(q.position - 1));
+          q.allocated_bytes += grow;
+          r.used_bytes += grow;
+        }
+        if (q.generated >= load_.gen_tokens) {
+          r.used_bytes -= q.allocated_bytes;
+          finished.push_back(id);
+        } else {
+          still.push_back(id);
+        }
+      }
+      r.running.swap(still);
+    }
+    // Prefill chunks: a finished prompt yields the first token.
+    for (const Chunk& c : r.chunks) {
+      Request& q = requests_[c.request];
+      q.prefill_left -= c.tokens;
+      q.position += c.tokens;
+      if (q.prefill_left > 0) continue;
+      r.prefilling.erase(std::find(r.prefilling.begin(), r.prefilling.end(), c.request));
+      if (q.generated == 0) {
+        q.generated = 1;
+        tokens_out_ += 1;
+      }
+      if (disaggregated) {
+        // The KV cache moves to a decode worker; the first token streams from there.
+        r.used_bytes -= q.allocated_bytes;
+        q.allocated_bytes = 0;
+        const double transfer = setup_.kv_transfer_latency_s +
+                                (setup_.kv_transfer_bytes_per_s > 0
+                                     ? m.kv_transfer_bytes_per_token * static_cast<double>(q.position) / setup_.kv_transfer_bytes_per_s
+                                     : 0.0);
+        push(now + transfer, 2, c.request);
+        continue;
+      }
+      if (q.first_token < 0) q.first_token = now;
+      if (q.generated >= load_.gen_tokens) {
+        r.used_bytes -= q.allocated_bytes;
+        finished.push_back(c.request);
+      } else {
+        r.running.push_back(c.request);
+      }
+    }
+    // Out of blocks: preempt the newest sequence and recompute it later (vLLM V1, SGLang retract).
+    while (r.used_bytes > m.kv_pool_bytes && r.running.size() > 1) {
+      const uint32_t id = r.running.back();
+      r.running.pop_back();
+      Request& q = requests_[id];
+      r.used_bytes -= q.allocated_bytes;
+      q.allocated_bytes = 0;
+      q.prefill_left = q.position;
+      q.position = 0;
+      r.waiting.push_front(id);
+      ++result_.preemptions;
+    }
+  }
+  for (uint32_t id : finished) complete(id, now);
+  start(w, now);
+}
+
+ServingResult Simulation::run() {
+  if (load_.concurrency) {
+    // The benchmark's clients all send their first request at once (vllm bench serve
+    // --max-concurrency, genai-perf, aiperf); with fixed lengths the cohorts stay in step.
+    for (uint64_t i = 0; i < load_.concurrency && requests_.size() < total_; ++i) issue(0);
+  } else {
+    push(0, 1, 0);
+  }
+  std::exponential_distribution<double> gap(std::max(load_.rate_per_s, 1e-9));
+  const uint64_t kMaxIterations = 50'000'000;  // a bound, never reached by sized loads
+  while (!events_.empty() && done_measured_ < measured_end_ - warmup_ && result_.iterations < kMaxIterations) {
+    const Event e = events_.top();
+    events_.pop();
+    now_ = e.time;
+    if (e.kind == 0) {
+      finish_iteration(e.index, now_);
+    } else if (e.kind == 1) {
+      issue(now_);
+      if (!load_.concurrency && requests_.size() < total_) push(now_ + gap(rng_), 1, 0);
+    } else {
+      Request& q = requests_[e.index];
+      q.first_token = now_;
+      if (q.generated >= load_.gen_tokens) complete(static_cast<uint32_t>(e.index), now_);
+      else dispatch(static_cast<uint32_t>(e.index), decode_workers_, now_);
+    }
+  }
+
+  ServingResult& out = result_;
+  std::vector<double> ttft, tpot, e2e;
+  const double slo_ttft = setup_.slo_ttft_s, slo_tpot = setup_.slo_tpot_s;
+  uint64_t good = 0;
+  for (const Request& q : requests_) {
+    if (!q.measured || q.finish < 0) continue;
+    const double t1 = q.first_token - q.arrival;
+    const double t2 = load_.gen_tokens > 1 ? (q.finish - q.first_token) / static_cast<double>(load_.gen_tokens - 1) : 0.0;
+    ttft.push_back(t1), tpot.push_back(t2), e2e.push_back(q.finish - q.arrival);
+    if ((slo_ttft <= 0 || t1 <= slo_ttft) && (slo_tpot <= 0 || t2 <= slo_tpot)) ++good;
+  }
+  auto stats = [](std::vector<double>& v) {
+    LatencyStats s;
+    if (v.empty()) return s;
+    std::sort(v.begin(), v.end());
+    double sum = 0;
+    for (double x : v) sum += x;
+    s.mean = sum / static_cast<double>(v.size());
+    auto at = [&](double p) { return v[std::min(v.size() - 1, static_cast<std::size_t>(std::floor(p * static_cast<double>(v.size() - 1) + 0.5)))]; };
+    s.p50 = at(0.50), s.p90 = at(0.90), s.p99 = at(0.99);
+    return s;
+  };
+  const std::size_t measured = ttft.size();
+  out.ttft_s = stats(ttft), out.tpot_s = stats(tpot), out.e2e_s = stats(e2e);
+  out.simulated_requests = requests_.size();
+  const double span = now_ - std::max(window_start_, 0.0);
+  if (span > 0) {
+    out.output_tokens_per_s = (tokens_out_ - window_tokens_start_) / span;
+    out.requests_per_s = (completions_ - window_done_start_) / span;
+  }
+  out.output_tokens_per_s_per_gpu = out.gpus ? out.output_tokens_per_s / static_cast<double>(out.gpus) : 0;
+  out.slo_attained = measured ? static_cast<double>(good) / static_cast<double>(measured) : 0;
+  out.goodput_requests_per_s = out.requests_per_s * out.slo_attained;
+  out.mean_decode_batch = decode_iterations_ > 0 ? decode_batches_ / decode_iterations_ : 0;
+  const double busy = busy_compute_ + busy_bandwidth_ + busy_overhead_ + busy_comm_;
+  if (busy > 0) {
+    out.compute_share = busy_compute_ / busy, out.bandwidth_share = busy_bandwidth_ / busy;
+    out.overhead_share = busy_overhead_ / busy, out.communication_share = busy_comm_ / busy;
+    out.kv_wait_share = kv_wait_ / busy;
+  }
+  if (out.kv_wait_share > 0.5) out.bound = ServingBound::kKvCapacity;
+  else if (cap_wait_ / std::max(busy, 1e-30) > 0.5) out.bound = ServingBound::kSequenceCap;
+  else {
+    const std::pair<double, ServingBound> parts[] = {{out.bandwidth_share, ServingBound::kBandwidth},
+                                                     {out.compute_share, ServingBound::kCompute},
+                                                     {out.overhead_share, ServingBound::kScheduler},
+                                                     {out.communication_share, ServingBound::kCommunication}};
+    out.bound = std::max_element(std::begin(parts), std::end(parts))->second;
+  }
+  if (result_.iterations >= kMaxIterations) out.notes.push_back("stopped at the iteration bound before every measured request finished");
+  if (!load_.concurrency && out.requests_per_s > 0 && load_.rate_per_s > out.requests_per_s * 1.05)
+    out.notes.push_back(fmt::format("the offered rate {:.3g} req/s exceeds what the layout completes ({:.3g} req/s): queues grow and "
+                                    "TTFT depends on how long the run lasts",
+                                    load_.rate_per_s, out.requests_per_s));
+  return out;
+}
+
+}  // namespace
+
+void apply_era(ServingSetup& setup, const ServingEra& era) {
+  for (auto& pool : setup.pools) set_era(pool.step, era);
+  setup.kv_transfer_bytes_per_s = setup.kv_link_peak_bytes_per_s * era.communication_efficiency;
+  setup.kv_transfer_latency_s = era.step_overhead_s;
+}
+
+ServingResult simulate_serving(const ServingSetup& setup, const ServingLoad& load) {
+  ServingResult empty;
+  for (const auto& pool : setup.pools) empty.gpus += static_cast<uint64_t>(pool.workers) * pool.step.layout.gpus();
+  // The pool of every rank must hold at least one whole request, or nothing ever runs.
+  const double total = static_cast<double>(load.prompt_tokens + load.gen_tokens);
+  for (const auto& pool : setup.pools) {
+    const StepModel& m = pool.step;
+    const double w = static_cast<double>(m.window_tokens);
+    const double one = m.kv_bytes_per_token_full * total + m.kv_bytes_per_token_sliding * (w > 0 ? std::min(total, w) : total);
+    if (m.kv_pool_bytes <= 0 || one > m.kv_pool_bytes || pool.workers == 0) {
+      empty.fits = false;
+      empty.bound = ServingBound::kKvCapacity;
+      empty.notes.push_back("the weights leave no KV pool that holds one request of prompt + gen tokens");
+      return empty;
+    }
+  }
+  Simulation sim(setup, load);
+  ServingResult out = sim.run();
+  const StepModel& m = setup.pools.back().step;
+  const double w = static_cast<double>(m.window_tokens);
+  const double per_request = m.kv_bytes_per_token_full * total + m.kv_bytes_per_token_sliding * (w > 0 ? std::min(total, w) : total);
+  out.max_batch_in_pool = static_cast<uint64_t>(std::floor(m.kv_pool_bytes / per_request));
+  out.kv_pool_tokens = static_cast<uint64_t>(std::floor(m.kv_pool_bytes / (per_request / total)));
+  return out;
+}
+
+}  // namespace optadvisor

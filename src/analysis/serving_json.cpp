@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: MIT
+#include "optadvisor/analysis/serving_json.hpp"
+
+#include "optadvisor/base/version.hpp"
+
+namespace optadvisor {
+namespace {
+
+nlohmann::json stats_json(const LatencyStats& s) { return {{"mean", s.mean}, {"p50", s.p50}, {"p90", s.p90}, {"p99", s.p99}}; }
+
+nlohmann::json layout_json(const ServePoolRequest& p) {
+  return {{"workers", p.workers},
+          {"tp", p.layout.tp},
+          {"pp", p.layout.pp},
+          {"ep", p.layout.ep},
+          {"dp_attention", p.layout.dp_attention},
+          {"gpus_per_worker", p.layout.gpus()}};
+}
+
+}  // namespace
+
+nlohmann::json serving_point_json(const ServeRequest& request, const ServingResult& r) {
+  nlohmann::json load = {{"prompt_tokens", request.load.prompt_tokens}, {"gen_tokens", request.load.gen_tokens},
+                         {"prefix_hit", request.load.prefix_hit}};
+  if (request.load.concurrency) load["concurrency"] = request.load.concurrency;
+  else load["rate_per_s"] = request.load.rate_per_s;
+  return {{"load", load},
+          {"fits", r.fits},
+          {"ttft_s", stats_json(r.ttft_s)},
+          {"tpot_s", stats_json(r.tpot_s)},
+          {"e2e_s", stats_json(r.e2e_s)},
+          {"output_tokens_per_s", {{"total", r.output_tokens_per_s}, {"per_gpu", r.output_tokens_per_s_per_gpu}}},
+          {"requests_per_s", r.requests_per_s},
+          {"goodput",
+           {{"requests_per_s", r.goodput_requests_per_s},
+            {"slo_attained", r.slo_attained},
+            {"slo_ttft_s", request.slo_ttft_s > 0 ? nlohmann::json(request.slo_ttft_s) : nlohmann::json(nullptr)},
+            {"slo_tpot_s", request.slo_tpot_s > 0 ? nlohmann::json(request.slo_tpot_s) : nlohmann::json(nullptr)}}},
+          {"kv_pool", {{"tokens", r.kv_pool_tokens}, {"max_batch", r.max_batch_in_pool}, {"wait_share", r.kv_wait_share}}},
+          {"mean_decode_batch", r.mean_decode_batch},
+          {"preemptions", r.preemptions},
+          {"bound", std::string(to_string(r.bound))},
+          {"time_shares",
+           {{"compute", r.compute_share}, {"bandwidth", r.bandwidth_share}, {"overhead", r.overhead_share},
+            {"communication", r.communication_share}}},
+          {"gpus", r.gpus},
+          {"simulated", {{"requests", r.simulated_requests}, {"iterations", r.iterations}}},
+          {"notes", r.notes}};
+}
+
+nlohmann::json serve_json(const PreparedServing& prepared, const ServeRequest& request, const std::vector<ServeRequest>& points,
+                          const std::vector<ServingResult>& results, bool sweep) {
+  const Scenario& s = prepared.base.scenario;
+  nlohmann::json scenario = {{"hardware", {{"id", s.hardware->id}, {"name", s.hardware->name}}},
+                             {"model", {{"id", s.model.id}, {"name", s.model.name}}},
+                             {"quant", s.weights.quant_id},
+                             {"kv_dtype", s.workload.kv_dtype},
+                             {"engine",
+                              {{"id", s.engine.engine->id},
+                               {"version", request.engine_version.empty() ? nlohmann::json(nullptr) : nlohmann::json(request.engine_version)},
+                               {"era", prepared.era ? prepared.era->from_version : std::string{}}}},
+                             {"mode", request.disaggregated ? "disaggregated" : "aggregated"}};
+  if (request.disaggregated) scenario["prefill"] = layout_json(request.prefill), scenario["decode"] = layout_json(request.decode);
+  else scenario["layout"] = layout_json(request.aggregated);
+  nlohmann::json out = {{"schema_version", kSchemaVersion}, {"scenario", scenario}, {"notes", prepared.notes}};
+  if (sweep) {
+    nlohmann::json list = nlohmann::json::array();
+    for (std::size_t i = 0; i < results.size(); ++i) list.push_back(serving_point_json(points[i], results[i]));
+    out["sweep"] = list;
+  } else {
+    const nlohmann::json point = serving_point_json(points.front(), results.front());
+    for (const auto& [key, value] : point.items()) out[key] = value;
+  }
+  return out;
+}
+
+}  // namespace optadvisor

@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: MIT
+#include "optadvisor/analysis/serving_setup.hpp"
+
+#include <fmt/format.h>
+
+#include "optadvisor/analysis/analysis.hpp"
+#include "optadvisor/base/error.hpp"
+
+namespace optadvisor {
+namespace {
+
+void check_pool(const ModelSpec& model, const ServePoolRequest& pool, const char* name) {
+  const ServingLayout& l = pool.layout;
+  if (pool.workers < 1 || pool.workers > kMaxServeWorkers)
+    throw bad_input(fmt::format("--{}workers {} is out of range", name, pool.workers), fmt::format("use 1 to {}", kMaxServeWorkers));
+  for (const auto& [value, option] : {std::pair{l.tp, "tp"}, {l.pp, "pp"}, {l.ep, "ep"}, {l.dp_attention, "dp-attention"}})
+    if (value < 1 || value > kMaxServeDegree)
+      throw bad_input(fmt::format("--{}{} {} is out of range", name, option, value), fmt::format("use 1 to {}", kMaxServeDegree));
+  if (l.ep > 1 && model.num_experts == 0)
+    throw bad_input(fmt::format("--{}ep {}: {} has no routed experts", name, l.ep, model.name), "expert parallelism applies to MoE models");
+  if (l.ep > 1 && model.num_experts % l.ep != 0)
+    throw bad_input(fmt::format("--{}ep {} does not divide the model's {} routed experts", name, l.ep, model.num_experts),
+                    "pick an expert-parallel degree that divides the expert count");
+  const uint32_t gpus = l.tp * l.dp_attention;
+  if (l.ep > 1 && gpus % l.ep != 0)
+    throw bad_input(fmt::format("--{}ep {} does not divide the worker's {} GPUs (tp {} x dp-attention {})", name, l.ep, gpus, l.tp,
+                                l.dp_attention),
+                    "experts are sharded over every GPU of the worker: ep x (expert tensor parallel) = tp x dp-attention");
+  if (l.dp_attention > 1 && model.num_experts == 0)
+    throw bad_input(fmt::format("--{}dp-attention {}: {} is a dense model", name, l.dp_attention, model.name),
+                    fmt::format("data-parallel attention pairs with expert parallelism on MoE models; run replicas (--{}workers) instead", name));
+}
+
+ServingPool build_pool(const Catalog& catalog, const ServeRequest& r, const ServePoolRequest& pool, ServingRole role,
+                       const ServingEra& era, PreparedScenario* keep) {
+  ScenarioRequest sr = r.scenario;
+  sr.tp = pool.layout.tp;
+  sr.pp = pool.layout.pp;
+  sr.gpus = static_cast<int64_t>(pool.layout.tp) * pool.layout.pp;
+  sr.prompt_tokens = static_cast<int64_t>(r.load.prompt_tokens);
+  sr.gen_tokens = static_cast<int64_t>(r.load.gen_tokens);
+  PreparedScenario prepared = prepare_scenario(catalog, sr);
+  const Analysis a = analyze(prepared.scenario, Detail::kNumbers);
+  ServingPool out;
+  out.role = role;
+  out.workers = pool.workers;
+  out.step = step_model(prepared.scenario, pool.layout, era, a.factors.peak_compute_flops_per_s);
+  if (keep) *keep = std::move(prepared);
+  return out;
+}
+
+}  // namespace
+
+PreparedServing prepare_serving(const Catalog& catalog, const ServeRequest& r) {
+  PreparedServing out;
+  // Resolve once at tp 1 to learn the model and the engine.
+  ScenarioRequest probe = r.scenario;
+  probe.tp = probe.pp = 1;
+  probe.gpus = 1;
+  PreparedScenario base = prepare_scenario(catalog, probe);
+  const EngineProfile& engine = *base.scenario.engine.engine;
+  if (!engine.serving.enabled())
+    throw bad_input(fmt::format("engine '{}' has no serving model", engine.id),
+                    "optadvisor serve models continuous batching for vllm, sglang and tensorrt-llm");
+  const ServingEra* era = engine.serving.era_for(r.engine_version);
+  out.era = era;
+  if (!r.engine_version.empty()) {
+    const ServingEra& newest = engine.serving.eras.back();
+    if (era == &newest && compare_versions(r.engine_version, newest.from_version) > 0 && era->calibrated_on.empty())
+      out.notes.push_back(fmt::format("{} {}: no calibration era is recorded; the newest era's factors apply", engine.name, r.engine_version));
+    else
+      out.notes.push_back(fmt::format("{} {}: the calibration era from {} applies", engine.name, r.engine_version, era->from_version));
+  }
+  const ModelSpec& model = base.scenario.model;
+  if (r.load.concurrency == 0 && !(r.load.rate_per_s > 0))
+    throw bad_input("no load given", "pass --concurrency C (closed loop) or --rate R (requests per second)");
+  if (r.load.concurrency > kMaxServeConcurrency)
+    throw bad_input(fmt::format("--concurrency {} is out of range", r.load.concurrency), fmt::format("use 1 to {}", kMaxServeConcurrency));
+  if (r.load.gen_tokens < 1) throw bad_input("--gen must be at least 1 for serving", "a request produces at least its first token");
+  if (r.load.prompt_tokens < 1) throw bad_input("--prompt must be at least 1 for serving");
+  if (model.max_position_embeddings && r.load.prompt_tokens + r.load.gen_tokens > model.max_position_embeddings)
+    throw bad_input(fmt::format("--prompt {} + --gen {} exceeds {}'s context of {} tokens", r.load.prompt_tokens, r.load.gen_tokens,
+                                model.name, model.max_position_embeddings));
+  if (r.disaggregated) {
+    check_pool(model, r.prefill, "prefill-");
+    check_pool(model, r.decode, "decode-");
+    out.setup.pools.push_back(build_pool(catalog, r, r.prefill, ServingRole::kPrefill, *era, nullptr));
+    out.setup.pools.push_back(build_pool(catalog, r, r.decode, ServingRole::kDecode, *era, &out.base));
+    // KV moves prefill -> decode over the device's GPU link (one node); NIXL/RDMA across nodes is slower.
+    const Link* link = out.base.scenario.hardware->default_multi_gpu_link();
+    out.setup.kv_link_peak_bytes_per_s = link ? link->per_direction_bytes_per_s() : 0;
+  } else {
+    check_pool(model, r.aggregated, "");
+    out.setup.pools.push_back(build_pool(catalog, r, r.aggregated, ServingRole::kMixed, *era, &out.base));
+  }
+  apply_era(out.setup, *era);
+  out.setup.slo_ttft_s = r.slo_ttft_s;
+  out.setup.slo_tpot_s = r.slo_tpot_s;
+  return out;
+}
+
+}  // namespace optadvisor

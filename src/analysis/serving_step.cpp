@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: MIT
+// The per-iteration cost model of a serving rank. The formulas are the same
+// rooflines as analyze()'s single-batch pass (analysis.cpp), written over the
+// aggregate quantities of an iteration's mix so the simulation can call them
+// once per iteration.
+#include "optadvisor/analysis/serving_step.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace optadvisor {
+namespace {
+
+/// Attention FLOPs per (query token x context token) per layer: QK^T and PV,
+/// 2 FLOPs per multiply-add (Vaswani et al. 2017; FlashAttention-2 paper,
+/// Dao 2023, section 4.1 counts 4 x d per pair for d = head dim).
+double attention_pair_flops(const ModelSpec& m) {
+  const double qk = m.kv_lora_rank ? static_cast<double>(m.qk_nope_head_dim + m.qk_rope_head_dim) : static_cast<double>(m.head_dim);
+  const double v = m.kv_lora_rank ? static_cast<double>(m.v_head_dim) : static_cast<double>(m.head_dim);
+  return 2.0 * static_cast<double>(m.num_attention_heads) * (qk + v);
+}
+
+/// Decode with MLA runs the absorbed form (FlashMLA, vLLM and SGLang MLA
+/// decode): every head scores the kv_lora_rank + rope latent and reads the
+/// kv_lora_rank values (DeepSeek-V2 paper, Liu et al. 2024, section 2.1.2).
+double decode_attention_pair_flops(const ModelSpec& m) {
+  if (!m.kv_lora_rank) return attention_pair_flops(m);
+  const double latent = static_cast<double>(m.kv_lora_rank);
+  return 2.0 * static_cast<double>(m.num_attention_heads) * (latent + static_cast<double>(m.qk_rope_head_dim) + latent);
+}
+
+double bf16_peak(const HardwareProfile& hw) {
+  for (const char* key : {"bf16", "fp16"})
+    if (auto it = hw.flops_per_s.find(key); it != hw.flops_per_s.end() && it->second > 0) return it->second;
+  return 0;
+}
+
+}  // namespace
+
+StepModel step_model(const Scenario& s, const ServingLayout& layout, const ServingEra& era, double peak_flops) {
+  StepModel sm;
+  const HardwareProfile& hw = *s.hardware;
+  const ModelSpec& m = s.model;
+  const WeightsSummary& w = s.weights;
+  const EngineProfile& engine = *s.engine.engine;
+  sm.layout = layout;
+  sm.scheduler = engine.serving.scheduler;
+  sm.admission = engine.serving.admission;
+  sm.max_batched_tokens = engine.serving.max_batched_tokens;
+  sm.max_sequences = engine.serving.max_sequences;
+  const double tp = std::max<uint32_t>(1, layout.tp);
+  const double dp = std::max<uint32_t>(1, layout.dp_attention);
+  const double pp = std::max<uint32_t>(1, layout.pp);
+  const double worker_gpus = tp * dp;  // per pipeline stage
+
+  // --- weights: dense parts sharded over tp, experts over every GPU ---------
+  // Pipeline stages hold 1/pp of the layers each but run one after another,
+  // so a step's time covers the whole stack at one GPU's rates.
+  const double embedding_skipped = w.tied_embeddings ? 0.0 : w.token_embedding_bytes;
+  const double dense_bytes = w.total_bytes - w.routed_expert_bytes;
+  sm.dense_weight_bytes = (dense_bytes - embedding_skipped) / tp;
+  sm.expert_weight_bytes = w.routed_expert_bytes / worker_gpus;
+  double routed_active = 0;
+  if (m.num_experts > 0 && m.num_experts_per_tok > 0 && w.routed_expert_bytes > 0) {
+    sm.expert_pick = static_cast<double>(m.num_experts_per_tok) / static_cast<double>(m.num_experts);
+    // params = dense + routed, active = dense + routed x k/E.
+    const double routed_total = (w.params - w.active_params) / std::max(1.0 - sm.expert_pick, 1e-9);
+    routed_active = routed_total * sm.expert_pick;
+  }
+  // 2 FLOPs per weight per token (a multiply-add; Kaplan et al. 2020, eq. 2.1).
+  sm.dense_flops_per_token = 2.0 * (w.active_params - routed_active) / tp;
+  sm.expert_flops_per_token = 2.0 * routed_active / worker_gpus;
+
+  // --- KV cache and attention ----------------------------------------------
+  const KvShape kv = kv_shape(m);
+  const double kv_heads = static_cast<double>(std::max<uint64_t>(1, m.num_key_value_heads));
+  const double split = m.kv_lora_rank ? 1.0 : std::min(tp, kv_heads);  // KV heads replicate when fewer than tp
+  const double element = s.workload.kv_bytes_per_element;
+  const double per_layer = static_cast<double>(kv.elements_per_token_per_layer) * element;
+  const bool capped = engine.cap_sliding_window && kv.window_tokens > 0;
+  const double full_layers = static_cast<double>(kv.full_layers + (capped ? 0 : kv.sliding_layers));
+  const double sliding_layers = capped ? static_cast<double>(kv.sliding_layers) : 0.0;
+  sm.kv_bytes_per_token_full = per_layer * full_layers / split;
+  sm.kv_bytes_per_token_sliding = per_layer * sliding_layers / split;
+  sm.window_tokens = capped ? kv.window_tokens : 0;
+  sm.kv_transfer_bytes_per_token = per_layer * (full_layers + sliding_layers);
+  const double pair = attention_pair_flops(m) / tp;
+  sm.attention_flops_full = pair * full_layers;
+  sm.attention_flops_sliding = pair * sliding_layers;
+  sm.decode_attention_scale = decode_attention_pair_flops(m) / attention_pair_flops(m);
+
+  // --- the KV pool each engine sizes ---------------------------------------
+  const double weights_memory = (dense_bytes / tp + w.routed_expert_bytes / worker_gpus) / pp;
+  const double activations = static_cast<double>(sm.max_batched_tokens) * static_cast<double>(m.hidden_size) *
+                             engine.memory.activation_bytes_per_token / tp;
+  const double fixed = weights_memory + activations + engine.memory.runtime_overhead_bytes;
+  const double capacity = hw.usable_memory_bytes();
+  double pool = capacity - fixed;
+  if (engine.memory.reserve_fraction) pool = capacity * *engine.memory.reserve_fraction - fixed;  // vLLM, SGLang
+  else if (engine.memory.free_fraction_for_kv) pool = (capacity - fixed) * *engine.memory.free_fraction_for_kv;  // TensorRT-LLM
+  sm.kv_pool_bytes = std::max(pool, 0.0) * pp;  // per rank-GPU column: every stage holds its layers' share
+
+  // --- rates ----------------------------------------------------------------
+  sm.peak_bandwidth_bytes_per_s = hw.memory_bandwidth_bytes_per_s;
+  sm.peak_gemm_flops_per_s = peak_flops;
+  sm.peak_attention_flops_per_s = bf16_peak(hw);
+  sm.layers = static_cast<double>(m.num_hidden_layers);
+  for (uint64_t layer = 0; layer < m.num_hidden_layers; ++layer) sm.moe_layers += is_moe_layer(m, layer) ? 1.0 : 0.0;
+
+  // --- communication ---------------------------------------------------------
+  const Link* link = hw.default_multi_gpu_link();
+  sm.peak_link_bytes_per_s = link ? link->per_direction_bytes_per_s() : 0;
+  const double hidden = static_cast<double>(m.hidden_size);
+  const bool experts_exchanged = sm.expert_pick > 0 && (layout.ep > 1 || dp > 1);
+  if (tp > 1) {
+    // A ring all-reduce moves 2(tp-1)/tp of a tokens x hidden bf16 message over
+    // each link (Patarasuk and Yuan 2009); two per layer (attention, MLP), one
+    // when the experts are exchanged by all-to-all instead.
+    const double per_layer_count = experts_exchanged ? 1.0 : 2.0;
+    sm.allreduce_bytes_per_token = sm.layers * per_layer_count * 2.0 * (tp - 1) / tp * hidden * 2.0;
+    sm.allreduce_latency_s = sm.layers * per_layer_count * engine.allreduce_latency_s;
+  }
+  if (experts_exchanged) {
+    // Expert parallelism: each token's hidden state goes to k experts and
+    // comes back (dispatch in FP8, combine in BF16: DeepEP), (G-1)/G of it
+    // off this GPU; a rank's tp GPUs share its tokens.
+    const double g = worker_gpus;
+    sm.alltoall_bytes_per_token = sm.moe_layers * static_cast<double>(m.num_experts_per_tok) * hidden * (1.0 + 2.0) * (g - 1) / g / tp;
+    sm.alltoall_latency_s = sm.moe_layers * 2.0 * engine.allreduce_latency_s;
+  }
+  set_era(sm, era);
+  return sm;
+}
+
+void set_era(StepModel& m, const ServingEra& era) {
+  m.bandwidth_bytes_per_s = m.peak_bandwidth_bytes_per_s * era.bandwidth_efficiency;
+  m.gemm_flops_per_s = m.peak_gemm_flops_per_s * era.gemm_efficiency;
+  m.attention_flops_per_s = m.peak_attention_flops_per_s * era.attention_efficiency;
+  m.link_bytes_per_s = m.peak_link_bytes_per_s * era.communication_efficiency;
+  m.step_overhead_s = era.step_overhead_s;
+  m.layer_overhead_s = era.layer_overhead_s;
+}
+
+StepCost step_cost(const StepModel& m, const StepMix& mix) {
+  StepCost c;
+  const double tokens = mix.decode_sequences + mix.prefill_tokens;
+  if (tokens <= 0) return c;
+  const double worker_tokens = std::max(mix.worker_tokens, tokens);
+  // Expected share of a layer's routed experts a step's tokens touch when
+  // each picks k of E: 1 - (1 - k/E)^tokens.
+  const double touched = m.expert_pick > 0 ? 1.0 - std::pow(1.0 - m.expert_pick, worker_tokens) : 0.0;
+  const double weights_t = (m.dense_weight_bytes + m.expert_weight_bytes * touched) / m.bandwidth_bytes_per_s;
+  const double linear_t = (m.dense_flops_per_token * tokens + m.expert_flops_per_token * worker_tokens) / m.gemm_flops_per_s;
+  const double kv_bytes = m.kv_bytes_per_token_full * (mix.decode_context_full + mix.prefill_kv_tokens_full) +
+                          m.kv_bytes_per_token_sliding * (mix.decode_context_sliding + mix.prefill_kv_tokens_sliding);
+  const double kv_t = kv_bytes / m.bandwidth_bytes_per_s;
+  const double attention_flops = m.attention_flops_full * (mix.decode_context_full * m.decode_attention_scale + mix.prefill_attention_full) +
+                                 m.attention_flops_sliding * (mix.decode_context_sliding + mix.prefill_attention_sliding);
+  const double attention_t = attention_flops / m.attention_flops_per_s;
+  c.overhead_s = m.step_overhead_s + m.layers * m.layer_overhead_s;
+  if (m.link_bytes_per_s > 0)
+    c.communication_s = tokens * (m.allreduce_bytes_per_token + m.alltoall_bytes_per_token) / m.link_bytes_per_s;
+  c.communication_s += m.allreduce_latency_s + m.alltoall_latency_s;
+  c.compute_s = (linear_t > weights_t ? linear_t : 0.0) + (attention_t > kv_t ? attention_t : 0.0);
+  c.bandwidth_s = (linear_t > weights_t ? 0.0 : weights_t) + (attention_t > kv_t ? 0.0 : kv_t);
+  c.time_s = c.compute_s + c.bandwidth_s + c.overhead_s + c.communication_s;
+  return c;
+}
+
+}  // namespace optadvisor

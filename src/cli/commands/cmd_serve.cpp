@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: MIT
+// `optadvisor serve`: serving under load. A closed loop of --concurrency
+// clients or an open-loop --rate, on one aggregated layout or disaggregated
+// prefill and decode pools; --sweep runs a range of loads.
+#include <fmt/format.h>
+
+#include "cli/common.hpp"
+#include "cli/detect_tools.hpp"
+#include "optadvisor/analysis/serving_json.hpp"
+#include "optadvisor/render/report_serve.hpp"
+
+namespace optadvisor::cli {
+namespace {
+
+struct ServeOptions {
+  ServeRequest request;
+  std::string engine;   ///< E or E@VERSION
+  uint64_t concurrency = 0;
+  double rate = 0;
+  uint64_t prompt = 1024, gen = 1024;
+  bool sweep = false;
+  FormatOption format;
+  RequireOption require;
+  std::vector<CLI::Option*> aggregated_only, disaggregated_only;
+};
+
+void add_pool_options(CLI::App* cmd, ServePoolRequest& p, const std::string& prefix, const std::string& what,
+                      std::vector<CLI::Option*>& group) {
+  if (!prefix.empty())
+    group.push_back(cmd->add_option("--" + prefix + "workers", p.workers, what + " workers")->capture_default_str());
+  group.push_back(cmd->add_option("--" + prefix + "tp", p.layout.tp, what + " tensor-parallel degree")->capture_default_str());
+  if (prefix.empty()) group.push_back(cmd->add_option("--pp", p.layout.pp, "Pipeline-parallel degree")->capture_default_str());
+  group.push_back(cmd->add_option("--" + prefix + "ep", p.layout.ep, what + " expert-parallel degree (MoE)")->capture_default_str());
+  group.push_back(
+      cmd->add_option("--" + prefix + "dp-attention", p.layout.dp_attention, what + " data-parallel attention ranks (MoE)")->capture_default_str());
+}
+
+/// The loads of --sweep: concurrency 1, 2, 4, ... up to C (and C), or 1/8 to 1 of the rate.
+std::vector<ServeRequest> sweep_points(const ServeRequest& base) {
+  std::vector<ServeRequest> out;
+  if (base.load.concurrency) {
+    for (uint64_t c = 1; c < base.load.concurrency; c *= 2) {
+      ServeRequest r = base;
+      r.load.concurrency = c;
+      out.push_back(r);
+    }
+    out.push_back(base);
+    return out;
+  }
+  for (double f : {0.125, 0.25, 0.5, 0.75, 1.0}) {
+    ServeRequest r = base;
+    r.load.rate_per_s = base.load.rate_per_s * f;
+    out.push_back(r);
+  }
+  return out;
+}
+
+ServeRequest finish(const ServeOptions& o, const Catalog& catalog) {
+  ServeRequest r = o.request;
+  r.scenario.hardware = resolve_hw_auto(r.scenario.hardware, catalog, &r.scenario.hardware_detected);
+  const auto at = o.engine.find('@');
+  r.scenario.engine = o.engine.substr(0, at);
+  if (at != std::string::npos) {
+    r.engine_version = o.engine.substr(at + 1);
+    if (r.engine_version.empty() || r.engine_version.size() > 64 || r.engine_version.find_first_not_of("0123456789.abcdefghijklmnopqrstuvwxyz-_+") != std::string::npos)
+      throw bad_input(fmt::format("--engine '{}': expected ENGINE@VERSION such as vllm@0.19.0", o.engine));
+  }
+  r.load.concurrency = o.concurrency;
+  r.load.rate_per_s = o.rate;
+  r.load.prompt_tokens = o.prompt;
+  r.load.gen_tokens = o.gen;
+  for (const CLI::Option* opt : r.disaggregated ? o.aggregated_only : o.disaggregated_only) {
+    if (opt->count() == 0) continue;
+    throw bad_input(fmt::format("--{} applies to {} serving", opt->get_lnames().front(), r.disaggregated ? "aggregated" : "disaggregated"),
+                    r.disaggregated ? "give each pool its layout: --prefill-tp, --decode-tp, ..." : "add --disaggregated");
+  }
+  if (r.disaggregated) {
+    bool prefill = false, decode = false;
+    for (const CLI::Option* opt : o.disaggregated_only) {
+      const std::string name = opt->get_lnames().front();
+      if (opt->count() && name.rfind("prefill-", 0) == 0) prefill = true;
+      if (opt->count() && name.rfind("decode-", 0) == 0) decode = true;
+    }
+    if (!prefill || !decode)
+      throw bad_input(fmt::format("--disaggregated needs both pools; {} missing", !prefill ? "the prefill pool is" : "the decode pool is"),
+                      "give --prefill-workers N --prefill-tp T and --decode-workers M --decode-tp T");
+  }
+  return r;
+}
+
+}  // namespace
+
+void register_serve(CLI::App& app, const GlobalOptions& global) {
+  auto o = std::make_shared<ServeOptions>();
+  auto* cmd = app.add_subcommand("serve", "Serving under load: TTFT, TPOT and end-to-end latency percentiles, throughput and goodput under SLOs");
+  auto& s = o->request.scenario;
+  cmd->add_option("--hw", s.hardware, "Device id or name (optadvisor hw list)")->required();
+  add_model_options(cmd, s.model);
+  cmd->add_option("--quant,-q", s.quant, "Weight format (default: the engine's)");
+  cmd->add_option("--engine,-e", o->engine, "vllm, sglang or tensorrt-llm, optionally @VERSION (vllm@0.19.0); default: the device's");
+  cmd->add_option("--kv-dtype", s.kv_dtype, "KV-cache dtype (default: f16/bf16)");
+  add_pool_options(cmd, o->request.aggregated, "", "Aggregated worker:", o->aggregated_only);
+  auto* conc = cmd->add_option("--concurrency", o->concurrency, "Closed loop: clients that each send a request when the last completes")
+                   ->check(CLI::Range(uint64_t{1}, kMaxServeConcurrency));
+  auto* rate = cmd->add_option("--rate", o->rate, "Open loop: Poisson arrivals, requests per second")->check(CLI::Range(1e-6, 1e6));
+  conc->excludes(rate);
+  cmd->add_option("--prompt", o->prompt, "Prompt tokens per request")->check(CLI::Range(uint64_t{1}, uint64_t{1} << 22))->capture_default_str();
+  cmd->add_option("--gen", o->gen, "Generated tokens per request")->check(CLI::Range(uint64_t{1}, uint64_t{1} << 22))->capture_default_str();
+  cmd->add_option("--prefix-hit", o->request.load.prefix_hit, "Share of each prompt already in the prefix cache (0-1)")
+      ->check(CLI::Range(0.0, 0.99));
+  cmd->add_flag("--disaggregated", o->request.disaggregated, "Prefill and decode on separate worker pools");
+  add_pool_options(cmd, o->request.prefill, "prefill-", "Prefill", o->disaggregated_only);
+  add_pool_options(cmd, o->request.decode, "decode-", "Decode", o->disaggregated_only);
+  cmd->add_option("--slo-ttft", o->request.slo_ttft_s, "Time-to-first-token SLO, seconds (goodput)")->check(CLI::Range(1e-6, 3600.0));
+  cmd->add_option("--slo-tpot", o->request.slo_tpot_s, "Time-per-output-token SLO, seconds (goodput)")->check(CLI::Range(1e-6, 60.0));
+  cmd->add_flag("--sweep", o->sweep, "Run concurrency 1, 2, 4, ... up to --concurrency (or 1/8 to 1 of --rate) and print the table");
+  o->format.attach(cmd, true, false);
+  o->require.attach(cmd);
+  cmd->callback([o, &global] {
+    const std::vector<Requirement> requirements = o->require.parse();
+    if (o->sweep && !requirements.empty()) throw bad_input("--require checks one load point, not a --sweep", "drop --sweep to gate on a point");
+    const Catalog& catalog = load_catalog(global);
+    const ServeRequest request = finish(*o, catalog);
+    const PreparedServing prepared = prepare_serving(catalog, request);
+    const std::vector<ServeRequest> points = o->sweep ? sweep_points(request) : std::vector<ServeRequest>{request};
+    std::vector<ServingResult> results;
+    for (const auto& p : points) results.push_back(simulate_serving(prepared.setup, p.load));
+    const OutputFormat format = o->format.get();
+    auto document = [&] { return serve_json(prepared, request, points, results, o->sweep); };
+    const std::string text = format == OutputFormat::kJson ? document().dump(2) + "\n"
+                                                           : render_serve(prepared, request, points, results, o->sweep, format, stdout_style(global));
+    if (!requirements.empty()) {
+      const nlohmann::json doc = document();
+      RequireOption::check_paths(requirements, doc);
+      fmt::print("{}", text);
+      RequireOption::enforce(requirements, doc);
+      return;
+    }
+    fmt::print("{}", text);
+    if (!o->sweep && !results.front().fits)
+      throw Error(ExitCode::kCheckFailed, "does not fit", "the weights leave no KV pool for one request; add GPUs (--tp) or a smaller --quant");
+  });
+}
+
+}  // namespace optadvisor::cli

@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: MIT
+#include "optadvisor/render/report_serve.hpp"
+
+#include <fmt/format.h>
+
+#include "base/table.hpp"
+#include "base/units.hpp"
+
+namespace optadvisor {
+namespace {
+
+std::string ms(double s) { return fmt::format("{:.1f}", s * 1e3); }
+
+std::string layout_text(const ServePoolRequest& p) {
+  std::string out = fmt::format("{} worker{} x tp {}", p.workers, p.workers == 1 ? "" : "s", p.layout.tp);
+  if (p.layout.pp > 1) out += fmt::format(" pp {}", p.layout.pp);
+  if (p.layout.dp_attention > 1) out += fmt::format(" dp-attention {}", p.layout.dp_attention);
+  if (p.layout.ep > 1) out += fmt::format(" ep {}", p.layout.ep);
+  return out + fmt::format(" ({} GPU{} each)", p.layout.gpus(), p.layout.gpus() == 1 ? "" : "s");
+}
+
+std::string load_text(const ServeRequest& r) {
+  const std::string who = r.load.concurrency ? fmt::format("closed loop of {} clients", r.load.concurrency)
+                                             : fmt::format("Poisson arrivals at {} req/s", format_sig3(r.load.rate_per_s));
+  std::string out = fmt::format("{}, prompt {} + gen {} tokens", who, r.load.prompt_tokens, r.load.gen_tokens);
+  if (r.load.prefix_hit > 0) out += fmt::format(", {:.0f}% of each prompt in the prefix cache", 100 * r.load.prefix_hit);
+  return out;
+}
+
+std::string slo_text(const ServeRequest& r) {
+  std::string out;
+  if (r.slo_ttft_s > 0) out += fmt::format("TTFT <= {} ms", ms(r.slo_ttft_s));
+  if (r.slo_tpot_s > 0) out += fmt::format("{}TPOT <= {} ms", out.empty() ? "" : " and ", ms(r.slo_tpot_s));
+  return out;
+}
+
+std::string header(const PreparedServing& p, const ServeRequest& r, const Style& style) {
+  const Scenario& s = p.base.scenario;
+  std::string out = style.bold(fmt::format("serve: {} ({}) on {}, {}{}", s.model.name, s.weights.quant_id, s.hardware->name,
+                                           s.engine.engine->name, r.engine_version.empty() ? "" : " " + r.engine_version)) + "\n";
+  if (r.disaggregated)
+    out += fmt::format("disaggregated: prefill {}; decode {}\n", layout_text(r.prefill), layout_text(r.decode));
+  else
+    out += fmt::format("aggregated: {}\n", layout_text(r.aggregated));
+  out += fmt::format("KV cache {}; calibration era from {}\n", s.workload.kv_dtype, p.era ? p.era->from_version : "-");
+  return out;
+}
+
+std::string point_text(const ServeRequest& r, const ServingResult& x, bool markdown) {
+  std::string out = fmt::format("load: {}\n\n", load_text(r));
+  if (!x.fits) {
+    for (const auto& n : x.notes) out += "does not fit: " + n + "\n";
+    return out;
+  }
+  Table t({"", "mean", "p50", "p90", "p99"}, {Table::Align::kLeft, Table::Align::kRight, Table::Align::kRight, Table::Align::kRight,
+                                             Table::Align::kRight});
+  t.add_row({"TTFT (ms)", ms(x.ttft_s.mean), ms(x.ttft_s.p50), ms(x.ttft_s.p90), ms(x.ttft_s.p99)});
+  t.add_row({"TPOT (ms)", ms(x.tpot_s.mean), ms(x.tpot_s.p50), ms(x.tpot_s.p90), ms(x.tpot_s.p99)});
+  t.add_row({"E2E (s)", fmt::format("{:.2f}", x.e2e_s.mean), fmt::format("{:.2f}", x.e2e_s.p50), fmt::format("{:.2f}", x.e2e_s.p90),
+             fmt::format("{:.2f}", x.e2e_s.p99)});
+  out += markdown ? t.to_markdown() : t.to_text();
+  out += fmt::format("\nthroughput: {:.0f} output tok/s ({:.0f} per GPU over {} GPU{}), {:.3g} requests/s\n", x.output_tokens_per_s,
+                     x.output_tokens_per_s_per_gpu, x.gpus, x.gpus == 1 ? "" : "s", x.requests_per_s);
+  const std::string slo = slo_text(r);
+  if (!slo.empty())
+    out += fmt::format("goodput: {:.3g} requests/s meet {} ({:.0f}% of requests)\n", x.goodput_requests_per_s, slo, 100 * x.slo_attained);
+  out += fmt::format("KV pool: {} tokens per attention rank, {} requests of {} tokens; mean decode batch {:.1f}; {} preemptions\n",
+                     x.kv_pool_tokens, x.max_batch_in_pool, r.load.prompt_tokens + r.load.gen_tokens, x.mean_decode_batch,
+                     x.preemptions);
+  out += fmt::format("bound: {} (busy time: memory reads {:.0f}%, compute {:.0f}%, overhead {:.0f}%, communication {:.0f}%; "
+                     "waiting for KV blocks {:.0f}%)\n",
+                     to_string(x.bound), 100 * x.bandwidth_share, 100 * x.compute_share, 100 * x.overhead_share,
+                     100 * x.communication_share, 100 * x.kv_wait_share);
+  for (const auto& n : x.notes) out += "note: " + n + "\n";
+  return out;
+}
+
+std::string sweep_text(const std::vector<ServeRequest>& points, const std::vector<ServingResult>& results, bool markdown) {
+  const bool closed = points.front().load.concurrency > 0;
+  Table t({closed ? "concurrency" : "rate req/s", "TTFT mean ms", "TTFT p99 ms", "TPOT mean ms", "TPOT p99 ms", "tok/s", "tok/s/GPU",
+           "req/s", "goodput req/s", "bound"},
+          {Table::Align::kRight, Table::Align::kRight, Table::Align::kRight, Table::Align::kRight, Table::Align::kRight,
+           Table::Align::kRight, Table::Align::kRight, Table::Align::kRight, Table::Align::kRight, Table::Align::kLeft});
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const ServingResult& x = results[i];
+    const std::string load = closed ? std::to_string(points[i].load.concurrency) : format_sig3(points[i].load.rate_per_s);
+    if (!x.fits) {
+      t.add_row({load, "-", "-", "-", "-", "-", "-", "-", "-", "does not fit"});
+      continue;
+    }
+    t.add_row({load, ms(x.ttft_s.mean), ms(x.ttft_s.p99), ms(x.tpot_s.mean), ms(x.tpot_s.p99), fmt::format("{:.0f}", x.output_tokens_per_s),
+               fmt::format("{:.0f}", x.output_tokens_per_s_per_gpu), fmt::format("{:.3g}", x.requests_per_s),
+               fmt::format("{:.3g}", x.goodput_requests_per_s), std::string(to_string(x.bound))});
+  }
+  return markdown ? t.to_markdown() : t.to_text();
+}
+
+}  // namespace
+
+std::string render_serve(const PreparedServing& prepared, const ServeRequest& request, const std::vector<ServeRequest>& points,
+                         const std::vector<ServingResult>& results, bool sweep, OutputFormat format, const Style& style) {
+  const bool markdown = format == OutputFormat::kMarkdown;
+  std::string out = header(prepared, request, style);
+  for (const auto& n : prepared.notes) out += "note: " + n + "\n";
+  out += "\n";
+  if (sweep) {
+    out += fmt::format("sweep: prompt {} + gen {} tokens{}\n\n", request.load.prompt_tokens, request.load.gen_tokens,
+                       slo_text(request).empty() ? "" : "; goodput under " + slo_text(request));
+    out += sweep_text(points, results, markdown);
+  } else {
+    out += point_text(points.front(), results.front(), markdown);
+  }
+  return out;
+}
+
+}  // namespace optadvisor

@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: MIT
+// The serving model: one iteration's cost worked by hand on a round-number
+// rank, the simulation's latencies at concurrency 1 (closed form), the KV pool's
+// admission and preemption, the schedulers, versions and the layout checks.
+#include <catch2/catch.hpp>
+
+#include "fixtures.hpp"
+#include "optadvisor/analysis/serving_setup.hpp"
+#include "optadvisor/base/error.hpp"
+
+using namespace optadvisor;
+
+namespace {
+
+/// 1 GB of weights at 1 TB/s, 1 B params at 1 PFLOP/s, 100 kB of KV per token,
+/// 1e5 attention FLOPs per (query, context) pair at 100 TFLOP/s, 1 ms per step.
+StepModel round_rank() {
+  StepModel m;
+  m.dense_weight_bytes = 1e9;
+  m.dense_flops_per_token = 2e9;
+  m.kv_bytes_per_token_full = 1e5;
+  m.attention_flops_full = 1e5;
+  m.bandwidth_bytes_per_s = 1e12;
+  m.gemm_flops_per_s = 1e15;
+  m.attention_flops_per_s = 1e14;
+  m.step_overhead_s = 1e-3;
+  m.layers = 10;
+  m.kv_pool_bytes = 1e12;
+  return m;
+}
+
+ServingSetup one_pool(const StepModel& m) {
+  ServingSetup s;
+  ServingPool p;
+  p.step = m;
+  s.pools.push_back(p);
+  return s;
+}
+
+ServingLoad closed(uint64_t c, uint64_t prompt, uint64_t gen) {
+  ServingLoad l;
+  l.concurrency = c;
+  l.prompt_tokens = prompt;
+  l.gen_tokens = gen;
+  return l;
+}
+
+}  // namespace
+
+TEST_CASE("a decode step is weight reads + KV reads + overhead on a bandwidth-bound rank") {
+  StepMix mix;
+  mix.decode_sequences = 4;
+  mix.decode_context_full = 4000;
+  // weights 1e9 / 1e12 = 1 ms (math 4 x 2e9 / 1e15 = 8 us is hidden);
+  // KV 4000 x 1e5 = 4e8 B / 1e12 = 0.4 ms (attention 4e8 / 1e14 = 4 us hidden); overhead 1 ms.
+  const StepCost c = step_cost(round_rank(), mix);
+  CHECK(c.time_s == Approx(2.4e-3));
+  CHECK(c.bandwidth_s == Approx(1.4e-3));
+  CHECK(c.compute_s == Approx(0.0));
+}
+
+TEST_CASE("a prefill chunk is bound by its GEMMs and attention math") {
+  StepMix mix;
+  mix.prefill_tokens = 1000;
+  mix.prefill_attention_full = 1000.0 * 1000.0 / 2;  // causal pairs of a 1000-token prompt
+  mix.prefill_kv_tokens_full = 1000;
+  // GEMMs 1000 x 2e9 / 1e15 = 2 ms > weights 1 ms; attention 5e5 x 1e5 / 1e14 = 0.5 ms > KV 1e8 / 1e12 = 0.1 ms; + 1 ms.
+  const StepCost c = step_cost(round_rank(), mix);
+  CHECK(c.time_s == Approx(3.5e-3));
+  CHECK(c.compute_s == Approx(2.5e-3));
+}
+
+TEST_CASE("one client: TTFT is the prompt's prefill step, TPOT the mean decode step") {
+  const ServingResult r = simulate_serving(one_pool(round_rank()), closed(1, 1000, 11));
+  // TTFT: the prefill step above, 3.5 ms.
+  CHECK(r.ttft_s.mean == Approx(3.5e-3));
+  // Ten decode steps at contexts 1000..1009: each 1 ms weights + ctx x 1e5 / 1e12 KV + 1 ms,
+  // sum 20 ms + 1e-7 x 10045 = 21.0045 ms; TPOT = 21.0045 / 10.
+  CHECK(r.tpot_s.mean == Approx(2.10045e-3));
+  CHECK(r.e2e_s.mean == Approx(24.5045e-3));
+  CHECK(r.mean_decode_batch == Approx(1.0));
+}
+
+TEST_CASE("reserve-full admission runs only what the pool holds at full length") {
+  StepModel m = round_rank();
+  m.admission = KvAdmission::kReserveFull;
+  m.kv_pool_bytes = 2 * 1e5 * 200 + 1;  // two requests of 100 + 100 tokens
+  const ServingResult r = simulate_serving(one_pool(m), closed(4, 100, 100));
+  CHECK(r.max_batch_in_pool == 2);
+  CHECK(r.mean_decode_batch <= 2.0);
+  CHECK(r.kv_wait_share > 0.5);
+  CHECK(r.bound == ServingBound::kKvCapacity);
+  CHECK(r.preemptions == 0);
+}
+
+TEST_CASE("incremental admission over-admits and preempts when the sequences grow") {
+  StepModel m = round_rank();
+  m.kv_pool_bytes = 2.5 * 1e5 * 200;  // 4 prompts of 100 fit, 4 full requests of 200 do not
+  const ServingResult r = simulate_serving(one_pool(m), closed(4, 100, 100));
+  CHECK(r.preemptions > 0);
+  CHECK(r.mean_decode_batch > 2.0);
+}
+
+TEST_CASE("the sequence cap bounds the decode batch") {
+  StepModel m = round_rank();
+  m.max_sequences = 3;
+  const ServingResult r = simulate_serving(one_pool(m), closed(8, 100, 100));
+  CHECK(r.mean_decode_batch <= 3.0);
+  CHECK(r.bound == ServingBound::kSequenceCap);
+}
+
+TEST_CASE("prefill-first scheduling runs prompts in steps of their own") {
+  StepModel mixed = round_rank();
+  StepModel first = round_rank();
+  first.scheduler = ServingScheduler::kPrefillFirst;
+  ServingLoad load = closed(16, 2000, 64);
+  load.requests = 64;
+  const ServingResult a = simulate_serving(one_pool(mixed), load);
+  const ServingResult b = simulate_serving(one_pool(first), load);
+  // Mixed folds each prompt into a decode step; prefill-first adds a step per prompt cohort
+  // (4 prompts of 2000 tokens per 8192-token step), during which decode waits.
+  CHECK(b.iterations > a.iterations);
+}
+
+TEST_CASE("a pool that cannot hold one request does not fit") {
+  StepModel m = round_rank();
+  m.kv_pool_bytes = 1e5 * 150;  // less than 100 + 100 tokens
+  const ServingResult r = simulate_serving(one_pool(m), closed(2, 100, 100));
+  CHECK_FALSE(r.fits);
+  CHECK(r.bound == ServingBound::kKvCapacity);
+}
+
+TEST_CASE("versions order numerically and pick the era that covers them") {
+  CHECK(compare_versions("0.10.1", "0.9") > 0);
+  CHECK(compare_versions("0.19.0", "0.19") == 0);
+  CHECK(compare_versions("1.2.0rc6", "1.2.0") > 0);  // a suffix sorts after the release it follows
+  CHECK(compare_versions("0.5.8.post1", "0.5.9") < 0);
+  EngineServing s;
+  ServingEra old, recent;
+  old.from_version = "0.0";
+  recent.from_version = "0.15";
+  s.eras = {old, recent};
+  CHECK(s.era_for("0.12.0") == &s.eras[0]);
+  CHECK(s.era_for("0.15.1") == &s.eras[1]);
+  CHECK(s.era_for("") == &s.eras[1]);  // the newest
+}
+
+TEST_CASE("step_model: Llama-3.1-8B on an H100, tp 1") {
+  ServeRequest r;
+  r.scenario.hardware = "h100-sxm";
+  r.scenario.model.preset = "llama-3.1-8b";
+  r.scenario.engine = "vllm";
+  r.load.concurrency = 1;
+  const PreparedServing p = prepare_serving(fixtures::catalog(), r);
+  const StepModel& m = p.setup.pools.front().step;
+  // KV per token: 32 layers x 2 (K, V) x 8 heads x 128 x 2 bytes = 131,072.
+  CHECK(m.kv_bytes_per_token_full == Approx(131072));
+  // Attention pair FLOPs: 2 x 32 heads x (128 + 128) per layer x 32 layers.
+  CHECK(m.attention_flops_full == Approx(2.0 * 32 * 256 * 32));
+  CHECK(m.expert_pick == 0);
+  CHECK(m.bandwidth_bytes_per_s == Approx(3.35e12 * p.era->bandwidth_efficiency));
+}
+
+TEST_CASE("serve refuses layouts the model or engine cannot run") {
+  const Catalog& c = fixtures::catalog();
+  ServeRequest r;
+  r.scenario.hardware = "h100-sxm";
+  r.scenario.model.preset = "deepseek-v3";
+  r.scenario.engine = "vllm";
+  r.load.concurrency = 8;
+  r.aggregated.layout.tp = 8;
+  r.aggregated.layout.ep = 3;
+  CHECK_THROWS_WITH(prepare_serving(c, r), Catch::Contains("does not divide the model's 256 routed experts"));
+  r.aggregated.layout.ep = 16;
+  CHECK_THROWS_WITH(prepare_serving(c, r), Catch::Contains("does not divide the worker's 8 GPUs"));
+  r.aggregated.layout.ep = 1;
+  r.scenario.model.preset = "llama-3.1-8b";
+  r.aggregated.layout.tp = 1;
+  r.aggregated.layout.dp_attention = 2;
+  CHECK_THROWS_WITH(prepare_serving(c, r), Catch::Contains("is a dense model"));
+  r.aggregated.layout.dp_attention = 1;
+  r.scenario.engine = "llama.cpp";
+  CHECK_THROWS_WITH(prepare_serving(c, r), Catch::Contains("has no serving model"));
+}
