@@ -84,6 +84,9 @@ ServePoolRequest pool(const CsvRow& r, const std::string& prefix) {
   p.layout.pp = num(r, prefix + "pp");
   p.layout.dp_attention = num(r, prefix + "attention_dp");
   p.layout.ep = num(r, prefix + "moe_ep");
+  // The measured run's batch limit per worker (aiconfigurator's prefill_batch / decode_batch), per attention rank here.
+  if (!prefix.empty()) p.max_batch = std::max<uint64_t>(1, num(r, prefix + "batch", 0) / p.layout.dp_attention);
+  if (!prefix.empty() && num(r, prefix + "batch", 0) == 0) p.max_batch = 0;
   return p;
 }
 
@@ -142,6 +145,10 @@ Loaded load_rows(const Catalog& catalog, const std::string& path) {
       row.prepared = prepare_serving(catalog, req);
     } catch (const Error& e) {
       ++out.unmapped[std::string("refused: ") + e.what()];
+      continue;
+    }
+    if (!simulate_serving(row.prepared.setup, ServingLoad{1, 0, req.load.prompt_tokens, req.load.gen_tokens, 0, 1, 1}).fits) {
+      ++out.unmapped["does not fit with the engine's default memory settings (the run set its own)"];
       continue;
     }
     row.load = req.load;
@@ -259,11 +266,11 @@ int main(int argc, char** argv) {
         if (!only.empty() && engine != only) continue;
         const ServingEra start = *catalog.resolve_engine(engine).serving.era_for("");
         if (mode == "--fit") {
-          // Every third aggregated row of the engine (the fit's cost), all devices and versions.
+          // Every third row of the engine (the fit's cost), aggregated and disaggregated, all devices and versions.
           std::vector<Row*> mine;
           std::size_t k = 0;
           for (Row& r : rows)
-            if (r.engine == engine && r.mode == "agg" && k++ % 3 == 0) mine.push_back(&r);
+            if (r.engine == engine && k++ % 3 == 0) mine.push_back(&r);
           print_era(engine, fit(mine, start), mine);
           continue;
         }

@@ -111,7 +111,7 @@ class Simulation {
   void issue(double now);
   void dispatch(uint32_t id, const std::vector<std::size_t>& candidates, double now);
   void start(std::size_t w, double now);
-  void plan(Rank& r, const ServingPool& pool);
+  void plan(Rank& r, const ServingPool& pool, double now);
   void fill_prefill(Rank& r, const StepModel& m, uint64_t budget);
   bool admit(Rank& r, const StepModel& m, uint32_t id, bool decode_role);
   void finish_iteration(std::size_t w, double now);
@@ -191,14 +191,18 @@ bool Simulation::admit(Rank& r, const StepModel& m, uint32_t id, bool decode_rol
   return true;
 }
 
-void Simulation::plan(Rank& r, const ServingPool& pool) {
+void Simulation::plan(Rank& r, const ServingPool& pool, double now) {
   const StepModel& m = pool.step;
   r.chunks.clear();
   r.decoding = false;
   r.blocked_by_kv = r.blocked_by_cap = false;
   if (pool.role == ServingRole::kDecode) {
     // KV arrived from a prefill worker: admit what fits, then decode everything.
+    // The first token streams once the decode worker holds the request (Dynamo and
+    // SGLang PD admit on the decode side), so waiting for a decode slot counts in TTFT.
     while (!r.waiting.empty() && admit(r, m, r.waiting.front(), true)) {
+      Request& q = requests_[r.waiting.front()];
+      if (q.first_token < 0) q.first_token = now;
       r.running.push_back(r.waiting.front());
       r.waiting.pop_front();
     }
@@ -251,7 +255,7 @@ void Simulation::start(std::size_t w, double now) {
   bool any = false;
   for (std::size_t i = 0; i < worker.ranks.size(); ++i) {
     Rank& r = worker.ranks[i];
-    plan(r, *worker.pool);
+    plan(r, *worker.pool, now);
     StepMix& mix = mixes[i];
     if (r.decoding) {
       mix.decode_sequences = static_cast<double>(r.running.size());
@@ -403,8 +407,10 @@ ServingResult Simulation::run() {
       if (!load_.concurrency && requests_.size() < total_) push(now_ + gap(rng_), 1, 0);
     } else {
       Request& q = requests_[e.index];
-      q.first_token = now_;
-      if (q.generated >= load_.gen_tokens) complete(static_cast<uint32_t>(e.index), now_);
+      if (q.generated >= load_.gen_tokens) {
+        q.first_token = now_;
+        complete(static_cast<uint32_t>(e.index), now_);
+      }
       else dispatch(static_cast<uint32_t>(e.index), decode_workers_, now_);
     }
   }

@@ -14,7 +14,8 @@ nlohmann::json layout_json(const ServePoolRequest& p) {
           {"pp", p.layout.pp},
           {"ep", p.layout.ep},
           {"dp_attention", p.layout.dp_attention},
-          {"gpus_per_worker", p.layout.gpus()}};
+          {"gpus_per_worker", p.layout.gpus()},
+          {"max_batch", p.max_batch ? nlohmann::json(p.max_batch) : nlohmann::json(nullptr)}};
 }
 
 }  // namespace

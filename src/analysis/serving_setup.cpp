@@ -21,6 +21,8 @@ void check_pool(const ModelSpec& model, const ServePoolRequest& pool, const char
   if (l.ep > 1 && model.num_experts % l.ep != 0)
     throw bad_input(fmt::format("--{}ep {} does not divide the model's {} routed experts", name, l.ep, model.num_experts),
                     "pick an expert-parallel degree that divides the expert count");
+  if (pool.max_batch > kMaxServeConcurrency)
+    throw bad_input(fmt::format("--{}max-batch {} is out of range", name, pool.max_batch), fmt::format("use 1 to {}", kMaxServeConcurrency));
   const uint32_t gpus = l.tp * l.dp_attention;
   if (l.ep > 1 && gpus % l.ep != 0)
     throw bad_input(fmt::format("--{}ep {} does not divide the worker's {} GPUs (tp {} x dp-attention {})", name, l.ep, gpus, l.tp,
@@ -45,6 +47,7 @@ ServingPool build_pool(const Catalog& catalog, const ServeRequest& r, const Serv
   out.role = role;
   out.workers = pool.workers;
   out.step = step_model(prepared.scenario, pool.layout, era, a.factors.peak_compute_flops_per_s);
+  if (pool.max_batch) out.step.max_sequences = pool.max_batch;
   if (keep) *keep = std::move(prepared);
   return out;
 }

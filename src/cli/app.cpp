@@ -87,6 +87,7 @@ int run_command(int argc, char** argv) {
   cli::register_compare(app, global);
   cli::register_search(app, global);
   cli::register_serve(app, global);
+  cli::register_plan(app, global);
   cli::register_report(app, global);
   cli::register_calibrate(app, global);
   cli::register_completion(app, global);

@@ -79,6 +79,7 @@ void register_report(CLI::App& app, const GlobalOptions& global);
 void register_calibrate(CLI::App& app, const GlobalOptions& global);
 void register_completion(CLI::App& app, const GlobalOptions& global);
 void register_serve(CLI::App& app, const GlobalOptions& global);
+void register_plan(CLI::App& app, const GlobalOptions& global);
 
 /// The advisor's options (cmd_advise.cpp), on `advise` and on the main command,
 /// so that `optadvisor --hw H --goal G` runs the advisor.

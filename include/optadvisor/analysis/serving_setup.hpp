@@ -15,6 +15,7 @@ namespace optadvisor {
 struct ServePoolRequest {
   uint32_t workers = 1;
   ServingLayout layout;
+  uint64_t max_batch = 0;  ///< running sequences per attention rank; 0 = the engine's default (max_num_seqs, max_batch_size)
 };
 
 struct ServeRequest {

@@ -33,6 +33,8 @@ void add_pool_options(CLI::App* cmd, ServePoolRequest& p, const std::string& pre
   group.push_back(cmd->add_option("--" + prefix + "ep", p.layout.ep, what + " expert-parallel degree (MoE)")->capture_default_str());
   group.push_back(
       cmd->add_option("--" + prefix + "dp-attention", p.layout.dp_attention, what + " data-parallel attention ranks (MoE)")->capture_default_str());
+  group.push_back(cmd->add_option("--" + prefix + "max-batch", p.max_batch,
+                                  what + " running sequences per attention rank (default: the engine's max_num_seqs / max_batch_size)"));
 }
 
 /// The loads of --sweep: concurrency 1, 2, 4, ... up to C (and C), or 1/8 to 1 of the rate.

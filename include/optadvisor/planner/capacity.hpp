@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: MIT
+// Capacity planning: the fewest GPUs (then the lowest cost) that serve a
+// request rate at given lengths within TTFT and TPOT SLOs. Enumerates engine
+// x weight format x layout (tensor parallel; for MoE models expert parallel
+// and data-parallel attention), finds each layout's capacity per replica with
+// the serving simulation, and sizes the replicas.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "optadvisor/analysis/serving_setup.hpp"
+
+namespace optadvisor {
+
+struct CapacityRequest {
+  ScenarioRequest scenario;       ///< hardware and model; quant and engine "" = try every one that runs
+  double rate_per_s = 1;          ///< requests per second to serve
+  uint64_t prompt_tokens = 1024;
+  uint64_t gen_tokens = 256;
+  double prefix_hit = 0;
+  double slo_ttft_s = 0;          ///< required (> 0)
+  double slo_tpot_s = 0;          ///< required (> 0)
+  double slo_attainment = 0.9;    ///< share of requests that must meet both SLOs
+  uint32_t max_gpus = 64;
+  double gpu_hour_usd = 0;        ///< 0 = no cost
+};
+
+struct CapacityCandidate {
+  std::string engine;
+  std::string quant;
+  ServePoolRequest layout;        ///< one replica
+  double replica_rate_per_s = 0;  ///< the most one replica serves within the SLOs
+  uint32_t replicas = 0;
+  uint32_t gpus = 0;
+  ServingResult at_load;          ///< one replica at its share of the rate
+  double cost_per_hour_usd = 0;
+  double cost_per_million_output_tokens_usd = 0;
+};
+
+struct CapacityPlan {
+  std::vector<CapacityCandidate> candidates;  ///< meeting the SLOs within max_gpus, best first
+  std::size_t layouts_evaluated = 0;
+  std::size_t simulations = 0;
+  std::vector<std::string> notes;
+};
+
+/// progress(done, total) is called after each layout (for a progress bar); may be empty.
+CapacityPlan plan_capacity(const Catalog& catalog, const CapacityRequest& request,
+                           const std::function<void(std::size_t, std::size_t)>& progress = {});
+
+}  // namespace optadvisor

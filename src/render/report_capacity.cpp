@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: MIT
+#include "optadvisor/render/report_capacity.hpp"
+
+#include <fmt/format.h>
+
+#include "base/table.hpp"
+#include "optadvisor/base/version.hpp"
+
+namespace optadvisor {
+namespace {
+
+constexpr std::size_t kShown = 10;
+
+std::string layout_text(const ServePoolRequest& p) {
+  std::string out = fmt::format("tp {}", p.layout.tp);
+  if (p.layout.dp_attention > 1) out = fmt::format("dp-attention {}", p.layout.dp_attention);
+  if (p.layout.ep > 1) out += fmt::format(" ep {}", p.layout.ep);
+  return out;
+}
+
+}  // namespace
+
+nlohmann::json capacity_json(const CapacityRequest& q, const CapacityPlan& plan) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& c : plan.candidates) {
+    nlohmann::json j = {{"engine", c.engine},
+                        {"quant", c.quant},
+                        {"layout",
+                         {{"tp", c.layout.layout.tp}, {"ep", c.layout.layout.ep}, {"dp_attention", c.layout.layout.dp_attention},
+                          {"gpus_per_replica", c.layout.layout.gpus()}}},
+                        {"replica_rate_per_s", c.replica_rate_per_s},
+                        {"replicas", c.replicas},
+                        {"gpus", c.gpus},
+                        {"ttft_s", {{"mean", c.at_load.ttft_s.mean}, {"p90", c.at_load.ttft_s.p90}, {"p99", c.at_load.ttft_s.p99}}},
+                        {"tpot_s", {{"mean", c.at_load.tpot_s.mean}, {"p90", c.at_load.tpot_s.p90}, {"p99", c.at_load.tpot_s.p99}}},
+                        {"slo_attained", c.at_load.slo_attained},
+                        {"bound", std::string(to_string(c.at_load.bound))}};
+    if (q.gpu_hour_usd > 0) {
+      j["cost_per_hour_usd"] = c.cost_per_hour_usd;
+      j["cost_per_million_output_tokens_usd"] = c.cost_per_million_output_tokens_usd;
+    }
+    list.push_back(j);
+  }
+  return {{"schema_version", kSchemaVersion},
+          {"request",
+           {{"hardware", q.scenario.hardware}, {"model", q.scenario.model.preset}, {"rate_per_s", q.rate_per_s},
+            {"prompt_tokens", q.prompt_tokens}, {"gen_tokens", q.gen_tokens}, {"slo_ttft_s", q.slo_ttft_s}, {"slo_tpot_s", q.slo_tpot_s},
+            {"slo_attainment", q.slo_attainment}, {"max_gpus", q.max_gpus},
+            {"gpu_hour_usd", q.gpu_hour_usd > 0 ? nlohmann::json(q.gpu_hour_usd) : nlohmann::json(nullptr)}}},
+          {"best", plan.candidates.empty() ? nlohmann::json(nullptr) : list.front()},
+          {"candidates", list},
+          {"layouts_evaluated", plan.layouts_evaluated},
+          {"simulations", plan.simulations},
+          {"notes", plan.notes}};
+}
+
+std::string render_capacity(const CapacityRequest& q, const CapacityPlan& plan, OutputFormat format, const Style& style) {
+  if (format == OutputFormat::kJson) return capacity_json(q, plan).dump(2) + "\n";
+  const bool markdown = format == OutputFormat::kMarkdown;
+  std::string out = style.bold(fmt::format("plan: {} requests/s of {} + {} tokens on {}, TTFT <= {:.0f} ms and TPOT <= {:.0f} ms for {:.0f}% of requests",
+                                           q.rate_per_s, q.prompt_tokens, q.gen_tokens, q.scenario.hardware, q.slo_ttft_s * 1e3,
+                                           q.slo_tpot_s * 1e3, 100 * q.slo_attainment)) +
+                    "\n\n";
+  if (plan.candidates.empty()) {
+    out += fmt::format("no layout of at most {} GPUs meets the SLOs ({} layouts evaluated)\n", q.max_gpus, plan.layouts_evaluated);
+  } else {
+    std::vector<std::string> head = {"#", "GPUs", "replicas", "layout", "engine", "format", "req/s per replica", "TTFT p90 ms", "TPOT p90 ms", "bound"};
+    if (q.gpu_hour_usd > 0) head.push_back("USD per M tokens");
+    std::vector<Table::Align> align(head.size(), Table::Align::kRight);
+    align[3] = align[4] = align[5] = align[9] = Table::Align::kLeft;
+    Table t(head, align);
+    for (std::size_t i = 0; i < plan.candidates.size() && i < kShown; ++i) {
+      const auto& c = plan.candidates[i];
+      std::vector<std::string> row = {std::to_string(i + 1), std::to_string(c.gpus), std::to_string(c.replicas), layout_text(c.layout), c.engine,
+                                      c.quant, fmt::format("{:.3g}", c.replica_rate_per_s), fmt::format("{:.1f}", c.at_load.ttft_s.p90 * 1e3),
+                                      fmt::format("{:.1f}", c.at_load.tpot_s.p90 * 1e3), std::string(to_string(c.at_load.bound))};
+      if (q.gpu_hour_usd > 0) row.push_back(fmt::format("{:.3f}", c.cost_per_million_output_tokens_usd));
+      t.add_row(row);
+    }
+    out += markdown ? t.to_markdown() : t.to_text();
+    if (plan.candidates.size() > kShown) out += fmt::format("... {} more in --json\n", plan.candidates.size() - kShown);
+  }
+  out += fmt::format("\n{} layouts evaluated, {} simulations\n", plan.layouts_evaluated, plan.simulations);
+  for (const auto& n : plan.notes) out += "note: " + n + "\n";
+  return out;
+}
+
+}  // namespace optadvisor
