@@ -14,6 +14,8 @@
 #include "optadvisor/base/error.hpp"
 #include "optadvisor/advisor/playbook.hpp"
 #include "optadvisor/analysis/prepare.hpp"
+#include "optadvisor/analysis/serving_setup.hpp"
+#include "optadvisor/planner/capacity.hpp"
 #include "optadvisor/advisor/rules.hpp"
 #include "optadvisor/planner/search.hpp"
 
@@ -140,6 +142,62 @@ void BM_SearchThroughput8B(benchmark::State& state) {
   state.counters["scenarios"] = static_cast<double>(searched);
 }
 BENCHMARK(BM_SearchThroughput8B)->Unit(benchmark::kMillisecond);
+
+/// One serving point at steady state: DeepSeek-V3 NVFP4 on 8 B200s (data-parallel
+/// attention 8, expert parallel 8), 256 clients of 1024 + 1024 tokens.
+ServeRequest serve_request(const std::string& hw, const std::string& model, uint64_t concurrency) {
+  ServeRequest r;
+  r.scenario.hardware = hw;
+  r.scenario.model.preset = model;
+  r.load.concurrency = concurrency;
+  return r;
+}
+
+void BM_ServePointDeepSeekEP(benchmark::State& state) {
+  ServeRequest r = serve_request("b200", "deepseek-v3", 256);
+  r.scenario.quant = "nvfp4";
+  r.scenario.engine = "sglang";
+  r.aggregated.layout.dp_attention = 8;
+  r.aggregated.layout.ep = 8;
+  const PreparedServing p = prepare_serving(catalog(), r);
+  for (auto _ : state) benchmark::DoNotOptimize(simulate_serving(p.setup, r.load));
+}
+BENCHMARK(BM_ServePointDeepSeekEP)->Unit(benchmark::kMillisecond);
+
+/// A 64-point concurrency sweep (8, 16, ..., 512 clients) of Llama-3.1-70B FP8 on 4 H100s.
+void BM_ServeSweep64(benchmark::State& state) {
+  ServeRequest r = serve_request("h100-sxm", "llama-3.1-70b", 1);
+  r.scenario.quant = "fp8";
+  r.aggregated.layout.tp = 4;
+  const PreparedServing p = prepare_serving(catalog(), r);
+  for (auto _ : state) {
+    for (uint64_t c = 8; c <= 512; c += 8) {
+      ServingLoad load = r.load;
+      load.concurrency = c;
+      benchmark::DoNotOptimize(simulate_serving(p.setup, load));
+    }
+  }
+}
+BENCHMARK(BM_ServeSweep64)->Unit(benchmark::kMillisecond);
+
+/// `optadvisor plan` for Llama-3.1-70B on H100s: every serving engine x format x layout.
+void BM_PlanCapacity70B(benchmark::State& state) {
+  CapacityRequest q;
+  q.scenario.hardware = "h100-sxm";
+  q.scenario.model.preset = "llama-3.1-70b";
+  q.rate_per_s = 10;
+  q.slo_ttft_s = 1;
+  q.slo_tpot_s = 0.05;
+  std::size_t layouts = 0;
+  for (auto _ : state) {
+    const CapacityPlan plan = plan_capacity(catalog(), q);
+    layouts = plan.layouts_evaluated;
+    benchmark::DoNotOptimize(plan);
+  }
+  state.counters["layouts"] = static_cast<double>(layouts);
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * layouts));
+}
+BENCHMARK(BM_PlanCapacity70B)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

@@ -78,6 +78,11 @@ def google_benchmark(perf_exe, short):
         "search_scenarios": int(bench["BM_SearchThroughput8B"]["scenarios"]),
         "search_ms": bench["BM_SearchThroughput8B"]["cpu_time"],
         "search_scenarios_per_s": bench["BM_SearchThroughput8B"]["items_per_second"],
+        "serve_point_ms": bench["BM_ServePointDeepSeekEP"]["cpu_time"],
+        "serve_sweep64_ms": bench["BM_ServeSweep64"]["cpu_time"],
+        "plan_ms": bench["BM_PlanCapacity70B"]["cpu_time"],
+        "plan_layouts": int(bench["BM_PlanCapacity70B"]["layouts"]),
+        "plan_layouts_per_s": bench["BM_PlanCapacity70B"]["items_per_second"],
     }
 
 
@@ -107,7 +112,8 @@ def measure(args):
 
 
 TARGETS = [("cold_start_ratio", "<=", 1.5), ("advisor_peak_rss_mb", "<", 20), ("analyze_per_s", ">=", 1e6),
-           ("analyze_numbers_per_s", ">=", 1e6)]
+           ("analyze_numbers_per_s", ">=", 1e6), ("serve_point_ms", "<=", 10), ("serve_sweep64_ms", "<=", 300),
+           ("plan_layouts_per_s", ">=", 5e3)]
 
 
 def report(result):
@@ -125,7 +131,7 @@ def report(result):
 def check(result, baseline):
     problems = []
     # Lower is better: a doubling fails.
-    for key in ("cold_start_ratio", "advisor_peak_rss_mb"):
+    for key in ("cold_start_ratio", "advisor_peak_rss_mb", "serve_point_ms", "serve_sweep64_ms"):
         if key in baseline and key in result and result[key] > 2 * baseline[key]:
             problems.append(f"{key} {result[key]:.3f} is more than 2x the baseline {baseline[key]:.3f}")
     # Higher is better: halving fails.

@@ -506,4 +506,20 @@ ServingResult simulate_serving(const ServingSetup& setup, const ServingLoad& loa
   return out;
 }
 
+std::size_t serving_knee(const std::vector<ServingResult>& sweep, bool with_slos) {
+  std::size_t knee = 0;
+  if (with_slos) {
+    double best = -1;
+    for (std::size_t i = 0; i < sweep.size(); ++i)
+      if (sweep[i].fits && sweep[i].slo_attained >= 0.99 && sweep[i].output_tokens_per_s > best) best = sweep[i].output_tokens_per_s, knee = i;
+    return knee;
+  }
+  for (std::size_t i = 0; i + 1 < sweep.size(); ++i) {
+    knee = i;
+    if (!sweep[i + 1].fits || sweep[i + 1].output_tokens_per_s < 1.10 * sweep[i].output_tokens_per_s) return i;
+    knee = i + 1;
+  }
+  return knee;
+}
+
 }  // namespace optadvisor

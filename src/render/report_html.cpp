@@ -789,6 +789,41 @@ std::string render_advice_html(const Advice& a, const RuleBook& book, const Advi
   return out + page_end(info);
 }
 
+std::string render_serve_html(const std::string& title, const std::vector<std::pair<std::string, std::string>>& facts,
+                              const std::vector<ServingSeries>& series, double slo_ttft_s, double slo_tpot_s,
+                              const std::vector<std::string>& notes, const HtmlReportInfo& info) {
+  std::string out = page_start("optadvisor serve: " + title);
+  out += "<header>\n<h1>" + h(title) + "</h1>\n<p class=\"lead\">Serving under load: latency percentiles and throughput per GPU as the load grows.</p>\n";
+  std::vector<std::pair<std::string, std::string>> rows;
+  for (const auto& [k, v] : facts) rows.push_back({k, h(v)});
+  rows.push_back({"versions", fmt::format("optadvisor {}, data {}", h(info.program_version), h(info.data_version))});
+  out += facts_list(rows) + "</header>\n";
+  out += "<section>\n<h2>TPOT and TTFT against throughput</h2>\n<figure>\n" + render_serving_svg(series, slo_ttft_s, slo_tpot_s) +
+         "<figcaption>Each point is one load of the sweep (its label: concurrency or rate); the ring marks the knee, the dashed line the SLO."
+         "</figcaption>\n</figure>\n</section>\n";
+  for (const auto& s : series) {
+    out += "<section>\n<h2>" + h(s.label) + "</h2>\n<table>\n<thead><tr><th>load</th><th>TTFT mean ms</th><th>TTFT p99 ms</th>"
+           "<th>TPOT mean ms</th><th>TPOT p99 ms</th><th>tok/s</th><th>tok/s/GPU</th><th>goodput req/s</th><th>bound</th></tr></thead>\n<tbody>\n";
+    for (std::size_t i = 0; i < s.points.size(); ++i) {
+      const ServingResult& p = s.points[i];
+      if (!p.fits) {
+        out += fmt::format("<tr><td>{}</td><td colspan=\"8\">does not fit</td></tr>\n", h(s.loads[i]));
+        continue;
+      }
+      out += fmt::format("<tr><td>{}</td><td>{:.1f}</td><td>{:.1f}</td><td>{:.1f}</td><td>{:.1f}</td><td>{:.0f}</td><td>{:.0f}</td><td>{:.3g}</td><td>{}</td></tr>\n",
+                         h(s.loads[i]), p.ttft_s.mean * 1e3, p.ttft_s.p99 * 1e3, p.tpot_s.mean * 1e3, p.tpot_s.p99 * 1e3, p.output_tokens_per_s,
+                         p.output_tokens_per_s_per_gpu, p.goodput_requests_per_s, h(to_string(p.bound)));
+    }
+    out += "</tbody>\n</table>\n</section>\n";
+  }
+  if (!notes.empty()) {
+    out += "<section>\n<h2>Notes</h2>\n<ul>\n";
+    for (const auto& n : notes) out += "<li>" + h(n) + "</li>\n";
+    out += "</ul>\n</section>\n";
+  }
+  return out + page_end(info);
+}
+
 std::string render_estimate_html(const PreparedScenario& ps, const Analysis& a, const HtmlReportInfo& info) {
   const Scenario& s = ps.scenario;
   const std::string title = fmt::format("{} ({}) on {} with {}", s.model.name, ps.quant->id, s.hardware->name, s.engine.id());

@@ -85,4 +85,9 @@ void apply_era(ServingSetup& setup, const ServingEra& era);
 
 ServingResult simulate_serving(const ServingSetup& setup, const ServingLoad& load);
 
+/// The knee of a sweep (points in increasing load): with SLOs, the highest-throughput
+/// point that meets both (goodput equals throughput within 1%); without, the last point
+/// before throughput grows by less than 10% from one point to the next. 0 when none qualifies.
+std::size_t serving_knee(const std::vector<ServingResult>& sweep, bool with_slos);
+
 }  // namespace optadvisor

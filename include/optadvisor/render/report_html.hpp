@@ -15,6 +15,7 @@
 #include "optadvisor/render/report_advice.hpp"
 #include "optadvisor/advisor/rules.hpp"
 #include "optadvisor/render/svg_roofline.hpp"
+#include "optadvisor/render/svg_serving.hpp"
 
 namespace optadvisor {
 
@@ -31,6 +32,12 @@ std::string render_advice_html(const Advice& advice, const RuleBook& book, const
 
 /// `estimate --format html`: one scenario's header, bounds, roofline and memory bar.
 std::string render_estimate_html(const PreparedScenario& prepared, const Analysis& analysis, const HtmlReportInfo& info);
+
+/// `serve --sweep --format html`: the scenario, the sweep table and the serving
+/// chart (TPOT and TTFT against tokens/s per GPU, SLO lines, knee; one line per layout).
+std::string render_serve_html(const std::string& title, const std::vector<std::pair<std::string, std::string>>& facts,
+                              const std::vector<ServingSeries>& series, double slo_ttft_s, double slo_tpot_s,
+                              const std::vector<std::string>& notes, const HtmlReportInfo& info);
 
 /// Compute roofs of a device: equal dense peaks of flops_per_s share one roof
 /// ("fp16, bf16"), highest first; the data type `factors` ran on is marked

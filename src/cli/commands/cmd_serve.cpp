@@ -2,11 +2,15 @@
 // `optadvisor serve`: serving under load. A closed loop of --concurrency
 // clients or an open-loop --rate, on one aggregated layout or disaggregated
 // prefill and decode pools; --sweep runs a range of loads.
+#include <optional>
+
 #include <fmt/format.h>
 
 #include "cli/common.hpp"
 #include "cli/detect_tools.hpp"
 #include "optadvisor/analysis/serving_json.hpp"
+#include "optadvisor/base/version.hpp"
+#include "optadvisor/render/report_html.hpp"
 #include "optadvisor/render/report_serve.hpp"
 
 namespace optadvisor::cli {
@@ -55,6 +59,44 @@ std::vector<ServeRequest> sweep_points(const ServeRequest& base) {
     out.push_back(r);
   }
   return out;
+}
+
+std::string layout_label(const ServeRequest& r) {
+  auto one = [](const ServePoolRequest& p) {
+    std::string out = fmt::format("{} x ", p.workers);
+    out += p.layout.dp_attention > 1 ? fmt::format("dp-attention {}", p.layout.dp_attention) : fmt::format("tp {}", p.layout.tp);
+    if (p.layout.ep > 1) out += fmt::format(" ep {}", p.layout.ep);
+    return out;
+  };
+  if (r.disaggregated) return "disaggregated: prefill " + one(r.prefill) + ", decode " + one(r.decode);
+  return "aggregated " + one(r.aggregated);
+}
+
+std::string load_label(const ServeRequest& r) {
+  return r.load.concurrency ? fmt::format("{}", r.load.concurrency) : fmt::format("{:.3g}/s", r.load.rate_per_s);
+}
+
+/// The sweep as a series of the chart.
+ServingSeries series_of(const ServeRequest& request, const std::vector<ServeRequest>& points, const std::vector<ServingResult>& results) {
+  ServingSeries s;
+  s.label = layout_label(request);
+  for (const auto& p : points) s.loads.push_back(load_label(p));
+  s.points = results;
+  s.knee = serving_knee(results, request.slo_ttft_s > 0 || request.slo_tpot_s > 0);
+  return s;
+}
+
+/// The layout the chart sets beside the user's: twice the tensor parallelism
+/// (aggregated), or one aggregated worker of the decode layout (disaggregated).
+std::optional<ServeRequest> second_layout(const ServeRequest& r) {
+  ServeRequest alt = r;
+  if (r.disaggregated) {
+    alt.disaggregated = false;
+    alt.aggregated = r.decode;
+  } else {
+    alt.aggregated.layout.tp *= 2;
+  }
+  return alt;
 }
 
 ServeRequest finish(const ServeOptions& o, const Catalog& catalog) {
@@ -116,7 +158,7 @@ void register_serve(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--slo-ttft", o->request.slo_ttft_s, "Time-to-first-token SLO, seconds (goodput)")->check(CLI::Range(1e-6, 3600.0));
   cmd->add_option("--slo-tpot", o->request.slo_tpot_s, "Time-per-output-token SLO, seconds (goodput)")->check(CLI::Range(1e-6, 60.0));
   cmd->add_flag("--sweep", o->sweep, "Run concurrency 1, 2, 4, ... up to --concurrency (or 1/8 to 1 of --rate) and print the table");
-  o->format.attach(cmd, true, false);
+  o->format.attach(cmd, true, true);
   o->require.attach(cmd);
   cmd->callback([o, &global] {
     const std::vector<Requirement> requirements = o->require.parse();
@@ -128,6 +170,32 @@ void register_serve(CLI::App& app, const GlobalOptions& global) {
     std::vector<ServingResult> results;
     for (const auto& p : points) results.push_back(simulate_serving(prepared.setup, p.load));
     const OutputFormat format = o->format.get();
+    if (format == OutputFormat::kHtml) {
+      if (!o->sweep) throw bad_input("--format html draws a load sweep", "add --sweep");
+      std::vector<ServingSeries> series = {series_of(request, points, results)};
+      if (auto alt = second_layout(request)) {
+        try {
+          const PreparedServing other = prepare_serving(catalog, *alt);
+          std::vector<ServeRequest> alt_points = sweep_points(*alt);
+          std::vector<ServingResult> alt_results;
+          for (const auto& p : alt_points) alt_results.push_back(simulate_serving(other.setup, p.load));
+          series.push_back(series_of(*alt, alt_points, alt_results));
+        } catch (const Error&) {
+          // The second layout does not run for this model or device: the chart shows one line.
+        }
+      }
+      const Scenario& sc = prepared.base.scenario;
+      const std::string title = fmt::format("{} ({}) on {} with {}", sc.model.name, sc.weights.quant_id, sc.hardware->name, sc.engine.engine->name);
+      std::vector<std::pair<std::string, std::string>> facts = {
+          {"layout", layout_label(request)},
+          {"load", fmt::format("{} + {} tokens per request, {}", request.load.prompt_tokens, request.load.gen_tokens,
+                               request.load.concurrency ? "closed loop" : "Poisson arrivals")},
+          {"KV cache", sc.workload.kv_dtype},
+          {"calibration era", prepared.era ? prepared.era->from_version : std::string{"-"}}};
+      fmt::print("{}", render_serve_html(title, facts, series, request.slo_ttft_s, request.slo_tpot_s, prepared.notes,
+                                         HtmlReportInfo{program_version(), data_version(), {}}));
+      return;
+    }
     auto document = [&] { return serve_json(prepared, request, points, results, o->sweep); };
     const std::string text = format == OutputFormat::kJson ? document().dump(2) + "\n"
                                                            : render_serve(prepared, request, points, results, o->sweep, format, stdout_style(global));
