@@ -166,7 +166,7 @@ class Advisor {
     if (r.hardware.empty()) throw bad_input("no hardware given", "pass --hw NAME (optadvisor hw list)");
     const HardwareProfile& hw = catalog_.resolve_hardware(r.hardware);
     const std::string cls(to_string(hw.device_class));
-    if (!request_.model_given && !r.model.any()) {
+    if (!r.model.any()) {
       auto it = book_.defaults().models.find(cls);
       if (it == book_.defaults().models.end())
         throw bad_input(fmt::format("no default model for {} devices", cls), "pass --model M (optadvisor models)");
@@ -177,26 +177,28 @@ class Advisor {
     if (w != book_.defaults().workloads.end()) {
       const nlohmann::json& d = w->second;
       std::vector<std::string> set;
-      if (!request_.batch_given && d.contains("batch")) {
+      if (!r.batch && d.contains("batch")) {
         r.batch = d.at("batch").is_string() ? d.at("batch").get<std::string>() : std::to_string(d.at("batch").get<int64_t>());
-        set.push_back("batch " + r.batch);
+        set.push_back("batch " + *r.batch);
       }
-      if (!request_.prompt_given && d.contains("prompt_tokens")) {
+      if (!r.prompt_tokens && d.contains("prompt_tokens")) {
         r.prompt_tokens = d.at("prompt_tokens").get<int64_t>();
-        set.push_back(fmt::format("prompt {}", r.prompt_tokens));
+        set.push_back(fmt::format("prompt {}", *r.prompt_tokens));
       }
-      if (!request_.gen_given && d.contains("gen_tokens")) {
+      if (!r.gen_tokens && d.contains("gen_tokens")) {
         r.gen_tokens = d.at("gen_tokens").get<int64_t>();
-        set.push_back(fmt::format("generate {}", r.gen_tokens));
+        set.push_back(fmt::format("generate {}", *r.gen_tokens));
       }
-      if (!request_.context_given && d.contains("context_tokens")) {
-        r.context_tokens = std::max<int64_t>(d.at("context_tokens").get<int64_t>(), r.prompt_tokens + r.gen_tokens);
+      if (!r.context_tokens && d.contains("context_tokens")) {
+        const int64_t prompt_plus_gen = r.prompt_or_default() + r.gen_or_default();
+        int64_t context = std::max<int64_t>(d.at("context_tokens").get<int64_t>(), prompt_plus_gen);
         // A preset shorter than the goal's default context gets its own maximum.
         if (!r.model.preset.empty() && catalog_.find_model(r.model.preset)) {
           const auto max_context = static_cast<int64_t>(catalog_.resolve_model(r.model.preset).max_position_embeddings);
-          if (max_context > 0) r.context_tokens = std::min(r.context_tokens, std::max<int64_t>(max_context, r.prompt_tokens + r.gen_tokens));
+          if (max_context > 0) context = std::min(context, std::max<int64_t>(max_context, prompt_plus_gen));
         }
-        set.push_back(fmt::format("context {}", r.context_tokens));
+        r.context_tokens = context;
+        set.push_back(fmt::format("context {}", context));
       }
       if (!set.empty()) {
         std::string list;

@@ -311,27 +311,29 @@ PreparedScenario prepare_scenario(const Catalog& catalog, const ScenarioRequest&
 
   // Workload numbers first: they are the cheapest to get wrong.
   Workload& w = s.workload;
-  if (r.batch == "max") {
+  const std::string batch = r.batch_or_default();
+  const int64_t prompt_tokens = r.prompt_or_default(), gen_tokens = r.gen_or_default(), context_tokens = r.context_or_default();
+  if (batch == "max") {
     w.batch_max = true;
   } else {
     std::size_t used = 0;
     long long value = 0;
     try {
-      value = std::stoll(r.batch, &used);
+      value = std::stoll(batch, &used);
     } catch (const std::exception&) {
       used = 0;
     }
-    if (used == 0 || used != r.batch.size()) throw bad_input(fmt::format("--batch '{}' is not a number or 'max'", r.batch));
+    if (used == 0 || used != batch.size()) throw bad_input(fmt::format("--batch '{}' is not a number or 'max'", batch));
     w.batch = static_cast<uint64_t>(positive(value, "--batch"));
     if (w.batch > (1u << 20)) throw bad_input(fmt::format("--batch {} is beyond any device (at most 1048576)", w.batch));
   }
   constexpr int64_t kMaxTokens = int64_t{1} << 24;  // 16M tokens: beyond every model's context
-  w.prompt_tokens = static_cast<uint64_t>(positive(r.prompt_tokens, "--prompt", 0));
-  w.gen_tokens = static_cast<uint64_t>(positive(r.gen_tokens, "--gen", 0));
-  for (const auto& [value, name] : {std::pair{r.prompt_tokens, "--prompt"}, {r.gen_tokens, "--gen"}, {r.context_tokens, "--context"}})
+  w.prompt_tokens = static_cast<uint64_t>(positive(prompt_tokens, "--prompt", 0));
+  w.gen_tokens = static_cast<uint64_t>(positive(gen_tokens, "--gen", 0));
+  for (const auto& [value, name] : {std::pair{prompt_tokens, "--prompt"}, {gen_tokens, "--gen"}, {context_tokens, "--context"}})
     if (value > kMaxTokens) throw bad_input(fmt::format("{} {} is above 16,777,216 tokens, beyond any model's context", name, value));
   if (w.prompt_tokens + w.gen_tokens == 0) throw bad_input("--prompt and --gen are both 0: nothing to estimate");
-  w.context_tokens = static_cast<uint64_t>(positive(r.context_tokens, "--context", 0));
+  w.context_tokens = static_cast<uint64_t>(positive(context_tokens, "--context", 0));
   if (w.context_tokens && w.context_tokens < w.prompt_tokens + w.gen_tokens)
     throw bad_input(fmt::format("--context {} is shorter than --prompt + --gen ({})", w.context_tokens,
                                 w.prompt_tokens + w.gen_tokens));

@@ -57,8 +57,8 @@ nlohmann::json row_json(const CompareRow& row) {
 
 std::string workload_text(const Comparison& c) {
   const ScenarioRequest& r = c.base;
-  const int64_t context = r.context_tokens ? r.context_tokens : r.prompt_tokens + r.gen_tokens;
-  std::string out = fmt::format("batch {}, prompt {} tokens, generate {} tokens, context {}", r.batch, r.prompt_tokens, r.gen_tokens, context);
+  std::string out = fmt::format("batch {}, prompt {} tokens, generate {} tokens, context {}", r.batch_or_default(), r.prompt_or_default(),
+                                r.gen_or_default(), r.context_or_prompt_plus_gen());
   if (!r.kv_dtype.empty()) out += ", KV cache " + r.kv_dtype;
   const int64_t gpus = r.gpus ? r.gpus : r.tp * r.pp;
   if (gpus > 1) out += fmt::format(", {} GPUs (tp {}, pp {})", gpus, r.tp, r.pp);
@@ -128,11 +128,11 @@ nlohmann::json compare_json(const Comparison& c) {
           {"sort", std::string(to_string(c.sort))},
           {"model", {{"id", c.model.spec.id}, {"name", c.model.spec.name}, {"source", c.model.origin}}},
           {"workload",
-           {{"batch", batch_json(r.batch)},
-            {"batch_max", r.batch == "max"},
-            {"prompt_tokens", r.prompt_tokens},
-            {"gen_tokens", r.gen_tokens},
-            {"context_tokens", r.context_tokens ? r.context_tokens : r.prompt_tokens + r.gen_tokens},
+           {{"batch", batch_json(r.batch_or_default())},
+            {"batch_max", r.batch_or_default() == "max"},
+            {"prompt_tokens", r.prompt_or_default()},
+            {"gen_tokens", r.gen_or_default()},
+            {"context_tokens", r.context_or_prompt_plus_gen()},
             {"gpus", r.gpus ? r.gpus : r.tp * r.pp},
             {"tp", r.tp},
             {"pp", r.pp}}},

@@ -21,12 +21,9 @@ namespace optadvisor {
 /// What the user asked the advisor.
 struct AdviceRequest {
   Goal goal = Goal::kLatency;
+  /// What the user gave; no model: the device class's default model (data/rules/defaults);
+  /// an unset batch, prompt, gen or context: the goal's default workload.
   ScenarioRequest scenario;
-  bool model_given = false;    ///< else the device class's default model (data/rules/defaults)
-  bool batch_given = false;    ///< else the goal's default workload
-  bool prompt_given = false;
-  bool gen_given = false;
-  bool context_given = false;
   /// Goal training: the training options (--seq, --micro-batch, ...); device,
   /// model, engine, format and parallelism come from `scenario`.
   TrainingRequest training;

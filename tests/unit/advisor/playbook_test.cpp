@@ -63,10 +63,7 @@ AdviceRequest request(const std::string& hw, Goal goal, const std::string& model
   r.goal = goal;
   r.scenario.hardware = hw;
   r.scenario.engine = engine;
-  if (!model.empty()) {
-    r.scenario.model.preset = model;
-    r.model_given = true;
-  }
+  r.scenario.model.preset = model;
   return r;
 }
 
@@ -238,14 +235,12 @@ TEST_CASE("prerequisites: techniques the hardware or engine cannot run are left 
     for (const std::string hw : {"rtx5090", "a100-sxm-80gb", "b200"}) {
       AdviceRequest r = request(hw, Goal::kThroughput, "llama-3.1-8b", "vllm");
       r.scenario.prompt_tokens = 8192;
-      r.prompt_given = true;
       INFO(hw);
       CHECK_THAT(why_not(advise(catalog(), book(), r), "flash-attention-3", "prerequisite"),
                  Catch::StartsWith("no FlashAttention-3 off Hopper"));
     }
     AdviceRequest r = request("h100", Goal::kThroughput);
     r.scenario.prompt_tokens = 8192;
-    r.prompt_given = true;
     CHECK(recommended(advise(catalog(), book(), r), "flash-attention-3"));
   }
   SECTION("no CUDA graphs on Apple Silicon") {
@@ -294,7 +289,6 @@ std::vector<AdviceRequest> coverage_scenarios() {
     AdviceRequest fa = request("rtx5090", g);
     fa.scenario.flash_attention = false;
     fa.scenario.context_tokens = 32768;
-    fa.context_given = true;
     out.push_back(fa);
     AdviceRequest graphs = request("rtx5090", g);
     graphs.scenario.graphs = false;
@@ -307,12 +301,10 @@ std::vector<AdviceRequest> coverage_scenarios() {
     out.push_back(mlx);
     AdviceRequest rag = request("h100", g);
     rag.scenario.prompt_tokens = 8192;
-    rag.prompt_given = true;
     out.push_back(rag);
     AdviceRequest long_prompt = request("h100", g, "llama-3.1-70b");
     long_prompt.scenario.prompt_tokens = 16384;
     long_prompt.scenario.context_tokens = 32768;
-    long_prompt.prompt_given = long_prompt.context_given = true;
     out.push_back(long_prompt);
   }
   // Training steps: one node of H100s, a consumer card, long sequences, the other frameworks.
@@ -557,11 +549,7 @@ namespace {
 
 AdviceRequest workload(AdviceRequest r, int64_t context, const std::string& batch = "") {
   r.scenario.context_tokens = context;
-  r.context_given = true;
-  if (!batch.empty()) {
-    r.scenario.batch = batch;
-    r.batch_given = true;
-  }
+  if (!batch.empty()) r.scenario.batch = batch;
   return r;
 }
 

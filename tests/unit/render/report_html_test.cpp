@@ -162,7 +162,6 @@ TEST_CASE("the advisor's page has the chart with points before and after, the me
   r.goal = Goal::kLatency;
   r.scenario.hardware = "h100";
   r.scenario.model.preset = "llama-3.1-70b";
-  r.model_given = true;
   const Advice a = advise(catalog(), book(), r);
   REQUIRE_FALSE(a.recommendations.empty());
   REQUIRE_FALSE(a.plan.empty());
