@@ -14,9 +14,19 @@
 #include <fmt/format.h>
 
 #include "optadvisor/advisor/transforms.hpp"
+#include "advisor/plan_conflict.hpp"
 #include "base/units.hpp"
 
 namespace optadvisor {
+
+std::string plan_conflict(const Rule& rule, const std::vector<PlanStep>& steps) {
+  for (const auto& s : steps)
+    for (const auto& a : s.rule->transform)
+      for (const auto& b : rule.transform)
+        if (a.name == b.name) return s.rule->id;
+  return {};
+}
+
 namespace {
 
 double share(double part, double whole) { return whole > 0 ? part / whole : 0.0; }
@@ -404,15 +414,6 @@ class Advisor {
     return standing(p.current, quality, effort, risk, id);
   }
 
-  /// Why a rule that conflicts with none of the plan's steps is not in it.
-  static std::string conflict_with(const Rule& rule, const std::vector<PlanStep>& steps) {
-    for (const auto& s : steps)
-      for (const auto& a : s.rule->transform)
-        for (const auto& b : rule.transform)
-          if (a.name == b.name) return s.rule->id;
-    return {};
-  }
-
   /// The step `rule` makes from `current`, or why it does not: its gate re-checked on that
   /// scenario, the transform applied, the model run again, and at least the smallest gain.
   std::optional<PlanStep> step(const Rule& rule, const Evaluation& current, double min_gain, std::string& reason) const {
@@ -464,7 +465,7 @@ class Advisor {
       if (path.steps.size() >= max_steps) return;
       for (std::size_t i = from; i < n; ++i) {
         const Rule& rule = *out.recommendations[i].rule;
-        if (!conflict_with(rule, path.steps).empty()) continue;
+        if (!plan_conflict(rule, path.steps).empty()) continue;
         std::string reason;
         auto s = step(rule, path.current, min_gain, reason);
         if (!s) continue;
@@ -497,7 +498,7 @@ class Advisor {
         out.plan_skipped.push_back({&rule, fmt::format("not among the top {} recommendations the plan combines", n)});
         continue;
       }
-      if (const std::string c = conflict_with(rule, out.plan); !c.empty()) {
+      if (const std::string c = plan_conflict(rule, out.plan); !c.empty()) {
         out.plan_skipped.push_back({&rule, fmt::format("changes what {} already changed", c)});
         continue;
       }

@@ -12,6 +12,7 @@
 #include "optadvisor/advisor/playbook.hpp"
 #include "optadvisor/analysis/prepare.hpp"
 #include "optadvisor/advisor/rules.hpp"
+#include "advisor/plan_conflict.hpp"
 #include "fixtures.hpp"
 
 using namespace optadvisor;
@@ -454,6 +455,39 @@ TEST_CASE("the stacked plan is never worse than its first step", "[advisor][plan
     }
   }
   CHECK(plans > 20);
+}
+
+TEST_CASE("the plan never stacks two rules that change the same thing", "[advisor][plan]") {
+  SECTION("the conflict check: a shared transform name, whatever its parameters") {
+    Rule fp8, q4, kv;
+    fp8.id = "fp8-weights";
+    fp8.transform = {{"set_quant", {{"quant", "fp8"}}}};
+    q4.id = "int4-weights";
+    q4.transform = {{"set_quant", {{"quant", "q4_k_m"}}}};
+    kv.id = "fp8-kv";
+    kv.transform = {{"set_kv_dtype", {{"kv_dtype", "fp8"}}}, {"set_quant", {{"quant", "fp8"}}}};
+    PlanStep first;
+    first.rule = &fp8;
+    CHECK(plan_conflict(q4, {first}) == "fp8-weights");
+    CHECK(plan_conflict(kv, {first}) == "fp8-weights");  // any one of its steps is enough
+    Rule other;
+    other.id = "cuda-graphs";
+    other.transform = {{"set_graphs", {}}};
+    CHECK(plan_conflict(other, {first}).empty());
+    CHECK(plan_conflict(q4, {}).empty());
+  }
+  SECTION("every shipped plan: no transform twice, and a conflicting recommendation is skipped with why") {
+    std::size_t skipped_for_conflict = 0;
+    for (const auto& a : coverage_advice()) {
+      INFO(where(a));
+      std::set<std::string> changed;
+      for (const auto& s : a.plan)
+        for (const auto& t : s.rule->transform) CHECK(changed.insert(t.name).second);
+      for (const auto& skip : a.plan_skipped)
+        if (skip.reason.rfind("changes what ", 0) == 0) ++skipped_for_conflict;
+    }
+    CHECK(skipped_for_conflict > 0);
+  }
 }
 
 TEST_CASE("defaults: a typical model per device class, stated", "[advisor]") {
