@@ -129,7 +129,7 @@ class Advisor {
       if (feasibility(base) == 0 && feasibility(*after) == 1) {
         out.not_applicable.push_back({&rule, "does not fit",
                                       fmt::format("would keep {} of {} layers in host memory; the device holds them all now",
-                                                  after->analysis.memory.offloaded_layers, after->analysis.memory.total_layers)});
+                                                  after->inference().analysis.memory.offloaded_layers, after->inference().analysis.memory.total_layers)});
         continue;
       }
       if (!(gain >= min_gain)) {
@@ -221,10 +221,10 @@ class Advisor {
   }
 
   static std::string engine_id(const Evaluation& e) {
-    return e.training ? e.training_prepared.scenario.engine->id : e.prepared.scenario.engine.engine->id;
+    return e.is_training() ? e.training().prepared.scenario.engine->id : e.inference().prepared.scenario.engine.engine->id;
   }
   static double limit_bytes(const Evaluation& e) {
-    return e.training ? e.training_analysis.memory.capacity_bytes : e.analysis.memory.limit_bytes;
+    return e.is_training() ? e.training().analysis.memory.capacity_bytes : e.inference().analysis.memory.limit_bytes;
   }
 
   /// The training request: the training options plus what the scenario options say.
@@ -242,31 +242,35 @@ class Advisor {
   }
 
   Evaluation evaluate_training(TrainingRequest request, const Evaluation* base) const {
+    TrainingRun t;
+    t.request = std::move(request);
+    if (base && base->is_training() && same_model(base->training().request.model, t.request.model))
+      t.prepared = prepare_training(catalog_, t.request, base->training().prepared.model);
+    else t.prepared = prepare_training(catalog_, t.request);
+    t.analysis = analyze_training(t.prepared.scenario);
     Evaluation e;
-    e.training = true;
-    e.training_request = std::move(request);
-    if (base && same_model(base->training_request.model, e.training_request.model))
-      e.training_prepared = prepare_training(catalog_, e.training_request, base->training_prepared.model);
-    else e.training_prepared = prepare_training(catalog_, e.training_request);
-    e.training_analysis = analyze_training(e.training_prepared.scenario);
-    e.facts = training_facts(e.training_prepared, e.training_analysis);
-    e.runs = e.training_analysis.memory.fits;
-    e.metric = e.training_analysis.tokens_per_s;
-    e.memory_bytes = e.training_analysis.memory.total_bytes;
+    e.facts = training_facts(t.prepared, t.analysis);
+    e.runs = t.analysis.memory.fits;
+    e.metric = t.analysis.tokens_per_s;
+    e.memory_bytes = t.analysis.memory.total_bytes;
+    e.run = std::move(t);
     return e;
   }
 
   Evaluation evaluate(ScenarioRequest request, const Evaluation* base) const {
+    InferenceRun i;
+    i.request = std::move(request);
+    if (base && !base->is_training() && same_model(base->inference().request.model, i.request.model))
+      i.prepared = prepare_scenario(catalog_, i.request, base->inference().prepared.model);
+    else i.prepared = prepare_scenario(catalog_, i.request);
+    i.analysis = analyze(i.prepared.scenario);
     Evaluation e;
-    e.request = std::move(request);
-    if (base && same_model(base->request.model, e.request.model)) e.prepared = prepare_scenario(catalog_, e.request, base->prepared.model);
-    else e.prepared = prepare_scenario(catalog_, e.request);
-    e.analysis = analyze(e.prepared.scenario);
-    e.facts = inference_facts(e.prepared, e.analysis, request_.goal);
-    e.runs = e.analysis.memory.fits || e.analysis.memory.offloaded_layers > 0;
-    e.metric = goal_metric(request_.goal, e.analysis);
-    e.memory_bytes = e.analysis.memory.total_bytes;
-    e.bytes_per_token = e.analysis.decode.bytes / static_cast<double>(std::max<uint64_t>(e.analysis.batch, 1));
+    e.facts = inference_facts(i.prepared, i.analysis, request_.goal);
+    e.runs = i.analysis.memory.fits || i.analysis.memory.offloaded_layers > 0;
+    e.metric = goal_metric(request_.goal, i.analysis);
+    e.memory_bytes = i.analysis.memory.total_bytes;
+    e.bytes_per_token = i.analysis.decode.bytes / static_cast<double>(std::max<uint64_t>(i.analysis.batch, 1));
+    e.run = std::move(i);
     return e;
   }
 
@@ -296,11 +300,15 @@ class Advisor {
     Evaluation current = from;
     for (const auto& step : rule.transform) {
       const TransformStep resolved{step.name, resolve_params(step.params, values_)};
-      TransformInput input{catalog_, current.request, current.prepared, current.analysis};
-      if (current.training) {
-        input.training_request = &current.training_request;
-        input.training = &current.training_prepared;
-        input.training_analysis = &current.training_analysis;
+      // A training step gives the transforms empty inference members (TransformInput).
+      static const InferenceRun kNoInference;
+      const InferenceRun& inference = current.is_training() ? kNoInference : current.inference();
+      TransformInput input{catalog_, inference.request, inference.prepared, inference.analysis};
+      if (current.is_training()) {
+        const TrainingRun& t = current.training();
+        input.training_request = &t.request;
+        input.training = &t.prepared;
+        input.training_analysis = &t.analysis;
       }
       const TransformResult result = apply_transform(resolved, input);
       if (!result.request && !result.training_request) {
@@ -347,8 +355,8 @@ class Advisor {
 
   /// 0 runs on the device, 1 runs with layers in host memory (llama.cpp offload), 2 does not run.
   static int feasibility(const Evaluation& e) {
-    if (e.training) return e.runs ? 0 : 2;
-    return e.analysis.memory.fits ? 0 : e.runs ? 1 : 2;
+    if (e.is_training()) return e.runs ? 0 : 2;
+    return e.inference().analysis.memory.fits ? 0 : e.runs ? 1 : 2;
   }
 
   /// The ranking's utility of a scenario reached by changes of the given quality class, effort and risk.
@@ -512,7 +520,7 @@ class Advisor {
 
   Diagnosis diagnose_training(const Evaluation& e) const {
     Diagnosis d;
-    const TrainingAnalysis& a = e.training_analysis;
+    const TrainingAnalysis& a = e.training().analysis;
     const TrainingMemory& m = a.memory;
     d.phase = "training step";
     d.bound = std::string(to_string(a.bound));
@@ -534,10 +542,10 @@ class Advisor {
   }
 
   Diagnosis diagnose(const Evaluation& e) const {
-    if (e.training) return diagnose_training(e);
+    if (e.is_training()) return diagnose_training(e);
     Diagnosis d;
-    const Analysis& a = e.analysis;
-    const Workload& w = e.prepared.scenario.workload;
+    const Analysis& a = e.inference().analysis;
+    const Workload& w = e.inference().prepared.scenario.workload;
     const auto& m = a.memory;
     const double gen = static_cast<double>(w.gen_tokens);
     const double decode_total = gen * a.decode.time_s;
@@ -545,7 +553,7 @@ class Advisor {
     f["memory_total_bytes"] = m.total_bytes;
     f["memory_limit_bytes"] = m.limit_bytes;
     f["memory_fits"] = m.fits;
-    const double sustained = e.prepared.scenario.hardware->sustained_fraction.value_or(1.0);
+    const double sustained = e.inference().prepared.scenario.hardware->sustained_fraction.value_or(1.0);
     if (sustained < 1.0) {
       d.thermal = true;
       f["sustained_fraction"] = sustained;

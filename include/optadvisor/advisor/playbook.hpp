@@ -7,6 +7,7 @@
 
 #include <map>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -30,16 +31,28 @@ struct AdviceRequest {
   std::map<std::string, double> assumptions;  ///< --assume overrides
 };
 
-/// One scenario run through the model, with what the rules read from it:
-/// an inference scenario, or (goal training) a training step.
-struct Evaluation {
+/// An inference scenario run through the model.
+struct InferenceRun {
   ScenarioRequest request;
   PreparedScenario prepared;
   Analysis analysis;
-  bool training = false;  ///< the training members below hold the result
-  TrainingRequest training_request;
-  PreparedTraining training_prepared;
-  TrainingAnalysis training_analysis;
+};
+
+/// A training step (goal training) run through the training model.
+struct TrainingRun {
+  TrainingRequest request;
+  PreparedTraining prepared;
+  TrainingAnalysis analysis;
+};
+
+/// One scenario run through the model, with what the rules read from it:
+/// an inference scenario or a training step, never both.
+struct Evaluation {
+  std::variant<InferenceRun, TrainingRun> run;
+  bool is_training() const { return std::holds_alternative<TrainingRun>(run); }
+  /// The run of that kind; std::bad_variant_access for the other.
+  const InferenceRun& inference() const { return std::get<InferenceRun>(run); }
+  const TrainingRun& training() const { return std::get<TrainingRun>(run); }
   Facts facts;
   bool runs = false;           ///< fits, or llama.cpp offloads layers to host memory
   double metric = 0;           ///< the goal's metric

@@ -82,7 +82,7 @@ const Recommendation* recommended(const Advice& a, const std::string& id) {
 
 /// "h100-sxm latency", for messages.
 std::string where(const Advice& a) {
-  const HardwareProfile* hw = a.base.training ? a.base.training_prepared.scenario.hardware : a.base.prepared.scenario.hardware;
+  const HardwareProfile* hw = a.base.is_training() ? a.base.training().prepared.scenario.hardware : a.base.inference().prepared.scenario.hardware;
   return hw->id + " " + std::string(to_string(a.goal));
 }
 
@@ -386,11 +386,11 @@ TEST_CASE("ranking follows the computed gain", "[advisor][ranking]") {
         // change needing quality_step_margin per class step on the speed goals.
         const Recommendation& prev = a.recommendations[i - 1];
         auto feasible = [](const Recommendation& x) {
-          if (x.after.training) return x.after.runs ? 0 : 2;
-          return x.after.analysis.memory.fits ? 0 : x.after.runs ? 1 : 2;
+          if (x.after.is_training()) return x.after.runs ? 0 : 2;
+          return x.after.inference().analysis.memory.fits ? 0 : x.after.runs ? 1 : 2;
         };
         // A host-offload rescue goes below the device-side changes when together they fit (the plan).
-        const bool plan_fits = !a.plan.empty() && a.plan.back().result.analysis.memory.fits && !a.base.training;
+        const bool plan_fits = !a.base.is_training() && !a.plan.empty() && a.plan.back().result.inference().analysis.memory.fits;
         if (plan_fits && (feasible(prev) == 1 || feasible(r) == 1)) {
           CHECK(feasible(r) == 1);
           continue;
@@ -431,7 +431,7 @@ TEST_CASE("the stacked plan is never worse than its first step", "[advisor][plan
     const Evaluation& result = a.plan.back().result;
     int quality = 0;
     for (const auto& s : a.plan) quality = std::max(quality, s.rule->quality_class());
-    auto feasible = [](const Evaluation& e) { return e.training ? (e.runs ? 0 : 2) : e.analysis.memory.fits ? 0 : e.runs ? 1 : 2; };
+    auto feasible = [](const Evaluation& e) { return e.is_training() ? (e.runs ? 0 : 2) : e.inference().analysis.memory.fits ? 0 : e.runs ? 1 : 2; };
     CHECK(feasible(result) <= feasible(top.after));
     if (feasible(result) == feasible(top.after) && result.runs) {
       if (a.goal == Goal::kMemory) CHECK(quality <= top.rule->quality_class());
@@ -492,12 +492,12 @@ TEST_CASE("the plan never stacks two rules that change the same thing", "[adviso
 
 TEST_CASE("defaults: a typical model per device class, stated", "[advisor]") {
   const Advice gpu = advise(catalog(), book(), request("rtx5090", Goal::kLatency));
-  CHECK(gpu.base.prepared.scenario.model.id == "llama-3.1-8b");
+  CHECK(gpu.base.inference().prepared.scenario.model.id == "llama-3.1-8b");
   CHECK_THAT(gpu.notes.at(0), Catch::StartsWith("model: llama-3.1-8b (typical for consumer-gpu devices"));
   const Advice phone = advise(catalog(), book(), request("a18-pro", Goal::kLatency));
-  CHECK(phone.base.prepared.scenario.model.id == "llama-3.2-3b");
+  CHECK(phone.base.inference().prepared.scenario.model.id == "llama-3.2-3b");
   const Advice serving = advise(catalog(), book(), request("h100", Goal::kThroughput));
-  CHECK(serving.base.analysis.batch == 16);
+  CHECK(serving.base.inference().analysis.batch == 16);
 }
 
 TEST_CASE("assumptions are the user's to override", "[advisor][assumptions]") {
@@ -518,15 +518,15 @@ TEST_CASE("training: the same machinery over the training model", "[advisor][tra
   AdviceRequest r = request("h100", Goal::kTraining);
   r.scenario.gpus = 8;
   const Advice a = advise(catalog(), book(), r);
-  REQUIRE(a.base.training);
+  REQUIRE(a.base.is_training());
   CHECK(a.metric.id == "training_tokens_per_s");
-  CHECK(a.base.metric == Approx(a.base.training_analysis.tokens_per_s));
+  CHECK(a.base.metric == Approx(a.base.training().analysis.tokens_per_s));
   CHECK(a.diagnosis.phase == "training step");
   CHECK(a.diagnosis.bound == "compute");
   const Recommendation* fp8 = recommended(a, "train-fp8");
   REQUIRE(fp8);
-  CHECK(fp8->after.training_request.precision == "fp8");
-  CHECK(fp8->gain == Approx(fp8->after.training_analysis.tokens_per_s / a.base.training_analysis.tokens_per_s));
+  CHECK(fp8->after.training().request.precision == "fp8");
+  CHECK(fp8->gain == Approx(fp8->after.training().analysis.tokens_per_s / a.base.training().analysis.tokens_per_s));
   // Inference rules never apply to training, and the other way round.
   CHECK(left_out(a, "fp8-weights")->stage == "goal");
 
@@ -613,7 +613,7 @@ TEST_CASE("a host-offload path never ranks above a faster device-side one (datac
       const Recommendation& r = a->recommendations[i];
       INFO(r.rule->id);
       // Nothing below the offload path runs entirely on the device.
-      CHECK_FALSE(r.after.analysis.memory.fits);
+      CHECK_FALSE(r.after.inference().analysis.memory.fits);
     }
   }
   CHECK(position(big, "fp8-weights") < position(big, "cpu-offload"));
@@ -642,7 +642,7 @@ TEST_CASE("the memory goal takes the least lossy change that fits", "[advisor][r
   const Advice a = advise(catalog(), book(), r);
   INFO(where(a));
   REQUIRE(!a.plan.empty());
-  CHECK(a.plan.back().result.analysis.memory.fits);
+  CHECK(a.plan.back().result.inference().analysis.memory.fits);
   CHECK_FALSE(in_plan(a, "gguf-q3-k-m"));
   CHECK_FALSE(in_plan(a, "kv-cache-q4"));
   for (const auto& s : a.plan) CHECK(s.rule->quality_class() <= 1);
