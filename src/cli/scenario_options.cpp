@@ -56,16 +56,22 @@ std::vector<std::string> split_list(const std::string& text, const std::string& 
   return out;
 }
 
-std::optional<double> parse_host_bandwidth(const std::string& text) {
-  if (text.empty()) return std::nullopt;
+std::optional<double> parse_number(const std::string& text) {
   std::size_t used = 0;
   double v = 0;
   try {
     v = std::stod(text, &used);
   } catch (const std::exception&) {
-    used = 0;
+    return std::nullopt;
   }
-  if (used != text.size() || !(v > 0) || v > 1e14)
+  if (used != text.size()) return std::nullopt;
+  return v;
+}
+
+std::optional<double> parse_host_bandwidth(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  const std::optional<double> v = parse_number(text);
+  if (!v || !(*v > 0) || *v > 1e14)
     throw bad_input(fmt::format("--host-bandwidth '{}' is not a bandwidth in bytes/s", text), "e.g. 60e9 for 60 GB/s");
   return v;
 }

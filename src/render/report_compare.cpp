@@ -8,17 +8,10 @@
 #include "base/table.hpp"
 #include "optadvisor/analysis/analysis_json.hpp"
 #include "base/units.hpp"
+#include "render/json_fields.hpp"
 
 namespace optadvisor {
 namespace {
-
-nlohmann::json optional_number(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
-
-/// --batch as a number; null for "max" (workload.batch_max says so, and each scenario has the batch it ran).
-nlohmann::json batch_json(const std::string& batch) {
-  const bool digits = !batch.empty() && batch.size() < 10 && batch.find_first_not_of("0123456789") == std::string::npos;
-  return digits ? nlohmann::json(std::stoull(batch)) : nlohmann::json(nullptr);
-}
 
 bool is_best(const CompareRow& row, CompareColumn c) { return std::find(row.best.begin(), row.best.end(), c) != row.best.end(); }
 

@@ -36,14 +36,8 @@ struct SearchOptions {
 
 std::optional<double> parse_budget(const std::string& text) {
   if (text.empty()) return std::nullopt;
-  std::size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != text.size() || !std::isfinite(v) || !(v > 0))
+  const std::optional<double> v = parse_number(text);
+  if (!v || !std::isfinite(*v) || !(*v > 0))
     throw bad_input(fmt::format("--budget-usd '{}' is not a positive amount of US dollars", text), "e.g. --budget-usd 5000");
   return v;
 }

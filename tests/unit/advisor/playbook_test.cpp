@@ -21,10 +21,7 @@ namespace {
 
 using fixtures::catalog;
 
-const RuleBook& book() {
-  static const RuleBook b = RuleBook::load(catalog());
-  return b;
-}
+const RuleBook& book() { return fixtures::rule_book(); }
 
 using fixtures::round_device;
 

@@ -30,17 +30,7 @@ using fixtures::catalog;
 
 std::string data(const std::string& name) { return std::string(OPTADVISOR_SOURCE_DIR) + "/tests/data/calibration/" + name; }
 
-/// The message of the bad_input that `f` throws ("" when it throws none).
-template <typename F>
-std::string bad_input_message(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    CHECK(e.code() == ExitCode::kBadInput);
-    return e.what();
-  }
-  return {};
-}
+using fixtures::bad_input_message;
 
 std::vector<Measurement> only(const std::vector<Measurement>& all, MeasuredMetric metric) {
   std::vector<Measurement> out;

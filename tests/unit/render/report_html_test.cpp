@@ -18,10 +18,7 @@ namespace {
 
 using fixtures::catalog;
 
-const RuleBook& book() {
-  static const RuleBook b = RuleBook::load(catalog());
-  return b;
-}
+const RuleBook& book() { return fixtures::rule_book(); }
 
 std::size_t count(const std::string& text, const std::string& needle) {
   std::size_t n = 0;
