@@ -14,9 +14,19 @@
 #include <fmt/format.h>
 
 #include "optadvisor/advisor/transforms.hpp"
+#include "advisor/plan_conflict.hpp"
 #include "base/units.hpp"
 
 namespace optadvisor {
+
+std::string plan_conflict(const Rule& rule, const std::vector<PlanStep>& steps) {
+  for (const auto& s : steps)
+    for (const auto& a : s.rule->transform)
+      for (const auto& b : rule.transform)
+        if (a.name == b.name) return s.rule->id;
+  return {};
+}
+
 namespace {
 
 double share(double part, double whole) { return whole > 0 ? part / whole : 0.0; }
@@ -119,7 +129,7 @@ class Advisor {
       if (feasibility(base) == 0 && feasibility(*after) == 1) {
         out.not_applicable.push_back({&rule, "does not fit",
                                       fmt::format("would keep {} of {} layers in host memory; the device holds them all now",
-                                                  after->analysis.memory.offloaded_layers, after->analysis.memory.total_layers)});
+                                                  after->inference().analysis.memory.offloaded_layers, after->inference().analysis.memory.total_layers)});
         continue;
       }
       if (!(gain >= min_gain)) {
@@ -166,7 +176,7 @@ class Advisor {
     if (r.hardware.empty()) throw bad_input("no hardware given", "pass --hw NAME (optadvisor hw list)");
     const HardwareProfile& hw = catalog_.resolve_hardware(r.hardware);
     const std::string cls(to_string(hw.device_class));
-    if (!request_.model_given && !r.model.any()) {
+    if (!r.model.any()) {
       auto it = book_.defaults().models.find(cls);
       if (it == book_.defaults().models.end())
         throw bad_input(fmt::format("no default model for {} devices", cls), "pass --model M (optadvisor models)");
@@ -177,26 +187,28 @@ class Advisor {
     if (w != book_.defaults().workloads.end()) {
       const nlohmann::json& d = w->second;
       std::vector<std::string> set;
-      if (!request_.batch_given && d.contains("batch")) {
+      if (!r.batch && d.contains("batch")) {
         r.batch = d.at("batch").is_string() ? d.at("batch").get<std::string>() : std::to_string(d.at("batch").get<int64_t>());
-        set.push_back("batch " + r.batch);
+        set.push_back("batch " + *r.batch);
       }
-      if (!request_.prompt_given && d.contains("prompt_tokens")) {
+      if (!r.prompt_tokens && d.contains("prompt_tokens")) {
         r.prompt_tokens = d.at("prompt_tokens").get<int64_t>();
-        set.push_back(fmt::format("prompt {}", r.prompt_tokens));
+        set.push_back(fmt::format("prompt {}", *r.prompt_tokens));
       }
-      if (!request_.gen_given && d.contains("gen_tokens")) {
+      if (!r.gen_tokens && d.contains("gen_tokens")) {
         r.gen_tokens = d.at("gen_tokens").get<int64_t>();
-        set.push_back(fmt::format("generate {}", r.gen_tokens));
+        set.push_back(fmt::format("generate {}", *r.gen_tokens));
       }
-      if (!request_.context_given && d.contains("context_tokens")) {
-        r.context_tokens = std::max<int64_t>(d.at("context_tokens").get<int64_t>(), r.prompt_tokens + r.gen_tokens);
+      if (!r.context_tokens && d.contains("context_tokens")) {
+        const int64_t prompt_plus_gen = r.prompt_or_default() + r.gen_or_default();
+        int64_t context = std::max<int64_t>(d.at("context_tokens").get<int64_t>(), prompt_plus_gen);
         // A preset shorter than the goal's default context gets its own maximum.
         if (!r.model.preset.empty() && catalog_.find_model(r.model.preset)) {
           const auto max_context = static_cast<int64_t>(catalog_.resolve_model(r.model.preset).max_position_embeddings);
-          if (max_context > 0) r.context_tokens = std::min(r.context_tokens, std::max<int64_t>(max_context, r.prompt_tokens + r.gen_tokens));
+          if (max_context > 0) context = std::min(context, std::max<int64_t>(max_context, prompt_plus_gen));
         }
-        set.push_back(fmt::format("context {}", r.context_tokens));
+        r.context_tokens = context;
+        set.push_back(fmt::format("context {}", context));
       }
       if (!set.empty()) {
         std::string list;
@@ -209,10 +221,10 @@ class Advisor {
   }
 
   static std::string engine_id(const Evaluation& e) {
-    return e.training ? e.training_prepared.scenario.engine->id : e.prepared.scenario.engine.engine->id;
+    return e.is_training() ? e.training().prepared.scenario.engine->id : e.inference().prepared.scenario.engine.engine->id;
   }
   static double limit_bytes(const Evaluation& e) {
-    return e.training ? e.training_analysis.memory.capacity_bytes : e.analysis.memory.limit_bytes;
+    return e.is_training() ? e.training().analysis.memory.capacity_bytes : e.inference().analysis.memory.limit_bytes;
   }
 
   /// The training request: the training options plus what the scenario options say.
@@ -230,31 +242,35 @@ class Advisor {
   }
 
   Evaluation evaluate_training(TrainingRequest request, const Evaluation* base) const {
+    TrainingRun t;
+    t.request = std::move(request);
+    if (base && base->is_training() && same_model(base->training().request.model, t.request.model))
+      t.prepared = prepare_training(catalog_, t.request, base->training().prepared.model);
+    else t.prepared = prepare_training(catalog_, t.request);
+    t.analysis = analyze_training(t.prepared.scenario);
     Evaluation e;
-    e.training = true;
-    e.training_request = std::move(request);
-    if (base && same_model(base->training_request.model, e.training_request.model))
-      e.training_prepared = prepare_training(catalog_, e.training_request, base->training_prepared.model);
-    else e.training_prepared = prepare_training(catalog_, e.training_request);
-    e.training_analysis = analyze_training(e.training_prepared.scenario);
-    e.facts = training_facts(e.training_prepared, e.training_analysis);
-    e.runs = e.training_analysis.memory.fits;
-    e.metric = e.training_analysis.tokens_per_s;
-    e.memory_bytes = e.training_analysis.memory.total_bytes;
+    e.facts = training_facts(t.prepared, t.analysis);
+    e.runs = t.analysis.memory.fits;
+    e.metric = t.analysis.tokens_per_s;
+    e.memory_bytes = t.analysis.memory.total_bytes;
+    e.run = std::move(t);
     return e;
   }
 
   Evaluation evaluate(ScenarioRequest request, const Evaluation* base) const {
+    InferenceRun i;
+    i.request = std::move(request);
+    if (base && !base->is_training() && same_model(base->inference().request.model, i.request.model))
+      i.prepared = prepare_scenario(catalog_, i.request, base->inference().prepared.model);
+    else i.prepared = prepare_scenario(catalog_, i.request);
+    i.analysis = analyze(i.prepared.scenario);
     Evaluation e;
-    e.request = std::move(request);
-    if (base && same_model(base->request.model, e.request.model)) e.prepared = prepare_scenario(catalog_, e.request, base->prepared.model);
-    else e.prepared = prepare_scenario(catalog_, e.request);
-    e.analysis = analyze(e.prepared.scenario);
-    e.facts = inference_facts(e.prepared, e.analysis, request_.goal);
-    e.runs = e.analysis.memory.fits || e.analysis.memory.offloaded_layers > 0;
-    e.metric = goal_metric(request_.goal, e.analysis);
-    e.memory_bytes = e.analysis.memory.total_bytes;
-    e.bytes_per_token = e.analysis.decode.bytes / static_cast<double>(std::max<uint64_t>(e.analysis.batch, 1));
+    e.facts = inference_facts(i.prepared, i.analysis, request_.goal);
+    e.runs = i.analysis.memory.fits || i.analysis.memory.offloaded_layers > 0;
+    e.metric = goal_metric(request_.goal, i.analysis);
+    e.memory_bytes = i.analysis.memory.total_bytes;
+    e.bytes_per_token = i.analysis.decode.bytes / static_cast<double>(std::max<uint64_t>(i.analysis.batch, 1));
+    e.run = std::move(i);
     return e;
   }
 
@@ -284,11 +300,15 @@ class Advisor {
     Evaluation current = from;
     for (const auto& step : rule.transform) {
       const TransformStep resolved{step.name, resolve_params(step.params, values_)};
-      TransformInput input{catalog_, current.request, current.prepared, current.analysis};
-      if (current.training) {
-        input.training_request = &current.training_request;
-        input.training = &current.training_prepared;
-        input.training_analysis = &current.training_analysis;
+      // A training step gives the transforms empty inference members (TransformInput).
+      static const InferenceRun kNoInference;
+      const InferenceRun& inference = current.is_training() ? kNoInference : current.inference();
+      TransformInput input{catalog_, inference.request, inference.prepared, inference.analysis};
+      if (current.is_training()) {
+        const TrainingRun& t = current.training();
+        input.training_request = &t.request;
+        input.training = &t.prepared;
+        input.training_analysis = &t.analysis;
       }
       const TransformResult result = apply_transform(resolved, input);
       if (!result.request && !result.training_request) {
@@ -335,8 +355,8 @@ class Advisor {
 
   /// 0 runs on the device, 1 runs with layers in host memory (llama.cpp offload), 2 does not run.
   static int feasibility(const Evaluation& e) {
-    if (e.training) return e.runs ? 0 : 2;
-    return e.analysis.memory.fits ? 0 : e.runs ? 1 : 2;
+    if (e.is_training()) return e.runs ? 0 : 2;
+    return e.inference().analysis.memory.fits ? 0 : e.runs ? 1 : 2;
   }
 
   /// The ranking's utility of a scenario reached by changes of the given quality class, effort and risk.
@@ -402,15 +422,6 @@ class Advisor {
     return standing(p.current, quality, effort, risk, id);
   }
 
-  /// Why a rule that conflicts with none of the plan's steps is not in it.
-  static std::string conflict_with(const Rule& rule, const std::vector<PlanStep>& steps) {
-    for (const auto& s : steps)
-      for (const auto& a : s.rule->transform)
-        for (const auto& b : rule.transform)
-          if (a.name == b.name) return s.rule->id;
-    return {};
-  }
-
   /// The step `rule` makes from `current`, or why it does not: its gate re-checked on that
   /// scenario, the transform applied, the model run again, and at least the smallest gain.
   std::optional<PlanStep> step(const Rule& rule, const Evaluation& current, double min_gain, std::string& reason) const {
@@ -462,7 +473,7 @@ class Advisor {
       if (path.steps.size() >= max_steps) return;
       for (std::size_t i = from; i < n; ++i) {
         const Rule& rule = *out.recommendations[i].rule;
-        if (!conflict_with(rule, path.steps).empty()) continue;
+        if (!plan_conflict(rule, path.steps).empty()) continue;
         std::string reason;
         auto s = step(rule, path.current, min_gain, reason);
         if (!s) continue;
@@ -495,7 +506,7 @@ class Advisor {
         out.plan_skipped.push_back({&rule, fmt::format("not among the top {} recommendations the plan combines", n)});
         continue;
       }
-      if (const std::string c = conflict_with(rule, out.plan); !c.empty()) {
+      if (const std::string c = plan_conflict(rule, out.plan); !c.empty()) {
         out.plan_skipped.push_back({&rule, fmt::format("changes what {} already changed", c)});
         continue;
       }
@@ -509,7 +520,7 @@ class Advisor {
 
   Diagnosis diagnose_training(const Evaluation& e) const {
     Diagnosis d;
-    const TrainingAnalysis& a = e.training_analysis;
+    const TrainingAnalysis& a = e.training().analysis;
     const TrainingMemory& m = a.memory;
     d.phase = "training step";
     d.bound = std::string(to_string(a.bound));
@@ -531,10 +542,10 @@ class Advisor {
   }
 
   Diagnosis diagnose(const Evaluation& e) const {
-    if (e.training) return diagnose_training(e);
+    if (e.is_training()) return diagnose_training(e);
     Diagnosis d;
-    const Analysis& a = e.analysis;
-    const Workload& w = e.prepared.scenario.workload;
+    const Analysis& a = e.inference().analysis;
+    const Workload& w = e.inference().prepared.scenario.workload;
     const auto& m = a.memory;
     const double gen = static_cast<double>(w.gen_tokens);
     const double decode_total = gen * a.decode.time_s;
@@ -542,7 +553,7 @@ class Advisor {
     f["memory_total_bytes"] = m.total_bytes;
     f["memory_limit_bytes"] = m.limit_bytes;
     f["memory_fits"] = m.fits;
-    const double sustained = e.prepared.scenario.hardware->sustained_fraction.value_or(1.0);
+    const double sustained = e.inference().prepared.scenario.hardware->sustained_fraction.value_or(1.0);
     if (sustained < 1.0) {
       d.thermal = true;
       f["sustained_fraction"] = sustained;

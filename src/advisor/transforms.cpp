@@ -264,7 +264,7 @@ TransformResult limit_context(const Params&, const TransformInput& in) {
   std::string note = fmt::format("context {} -> {} tokens", context, fit);
   if (w.prompt_tokens + w.gen_tokens > fit) {
     r.prompt_tokens = static_cast<int64_t>(fit - w.gen_tokens);
-    note += fmt::format(" (prompt {} -> {} tokens)", w.prompt_tokens, r.prompt_tokens);
+    note += fmt::format(" (prompt {} -> {} tokens)", w.prompt_tokens, *r.prompt_tokens);
   }
   return changed(std::move(r), {note});
 }

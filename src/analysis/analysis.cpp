@@ -179,23 +179,17 @@ double kv_bytes_with(const Scenario& s, const KvShape& kv, uint64_t context) {
 
 double kv_bytes_per_sequence(const Scenario& s, uint64_t context) { return kv_bytes_with(s, kv_shape(s.model), context); }
 
-Analysis analyze(const Scenario& s, Detail detail) {
-  const bool text = detail == Detail::kFull;
-  const KvShape kv = kv_shape(s.model);  // worked out once: the cache layout does not change below
-  Analysis a;
+namespace {
+
+/// The rates the model runs at: bandwidth and compute (peak x the engine's efficiency), the
+/// overheads, and whether flash attention and graphs are on.
+void fill_factors(const Scenario& s, Factors& f) {
   const HardwareProfile& hw = *s.hardware;
-  const ModelSpec& m = s.model;
   const WeightsSummary& w = s.weights;
   const EngineProfile& engine = *s.engine.engine;
   const BackendProfile& backend = *s.engine.backend;
   const Workload& wl = s.workload;
   const double tp = std::max<uint32_t>(1, wl.tp);
-  const double pp = std::max<uint32_t>(1, wl.pp);
-  const double layers = static_cast<double>(m.num_hidden_layers);
-  const double hidden = static_cast<double>(m.hidden_size);
-
-  // --- factors -------------------------------------------------------------
-  Factors& f = a.factors;
   const QuantEfficiency qe = engine.efficiency_for(backend, w.quant_id);
   f.peak_bandwidth_bytes_per_s = hw.memory_bandwidth_bytes_per_s;
   f.decode_bandwidth_efficiency = std::min(1.0, backend.decode_bandwidth_efficiency * qe.decode);
@@ -216,11 +210,51 @@ Analysis analyze(const Scenario& s, Detail detail) {
     link = hw.default_multi_gpu_link();  // prepare_scenario put the --link choice into the profile
     f.link_bandwidth_bytes_per_s = link ? link->per_direction_bytes_per_s() : 0;
   }
-  const double bw = std::max(f.achievable_bandwidth_bytes_per_s, 1.0);
-  const double compute = std::max(f.achievable_compute_flops_per_s, 1.0);
-  const double ridge = compute / bw;
+}
 
-  // --- memory --------------------------------------------------------------
+/// Activation and compute buffers per device. ggml (llama.cpp): per-token activations of one
+/// ubatch plus the f32 KQ score matrix (context x ubatch x heads) unless flash attention fuses
+/// it; server engines: the profiling forward pass of max_batched_tokens at once (chunked prefill).
+double activation_bytes(const Scenario& s, bool flash_attention) {
+  const ModelSpec& m = s.model;
+  const EngineProfile& engine = *s.engine.engine;
+  const Workload& wl = s.workload;
+  const double tp = std::max<uint32_t>(1, wl.tp);
+  const double hidden = static_cast<double>(m.hidden_size);
+  if (engine.memory.activation_model == ActivationModel::kGgmlUbatch) {
+    const double ubatch = static_cast<double>(
+        std::min<uint64_t>(wl.ubatch_tokens ? wl.ubatch_tokens : engine.memory.ubatch_tokens, std::max<uint64_t>(wl.prompt_tokens, 1)));
+    double bytes = ubatch * hidden * engine.memory.activation_bytes_per_token + static_cast<double>(m.vocab_size) * 4.0;
+    if (!flash_attention)
+      bytes += static_cast<double>(wl.context()) * ubatch * static_cast<double>(m.num_attention_heads) * 4.0 / tp;
+    return bytes;
+  }
+  const double tokens = static_cast<double>(wl.ubatch_tokens ? wl.ubatch_tokens : engine.memory.max_batched_tokens);
+  return tokens * hidden * engine.memory.activation_bytes_per_token / tp;
+}
+
+/// The largest context whose KV cache fits `per_seq_budget`: binary search on the (monotonic) KV size.
+uint64_t largest_context(const Scenario& s, const KvShape& kv, double per_seq_budget) {
+  uint64_t lo = 0, hi = s.model.max_position_embeddings ? s.model.max_position_embeddings : (1u << 20);
+  if (kv_bytes_with(s, kv, hi) <= per_seq_budget) return hi;
+  while (hi - lo > 1) {
+    const uint64_t mid = lo + (hi - lo) / 2;
+    (kv_bytes_with(s, kv, mid) <= per_seq_budget ? lo : hi) = mid;
+  }
+  return lo;
+}
+
+/// Memory per device, the batch that runs, and the layers an offloading engine keeps in host
+/// memory. Returns the prompt tokens a shared prefix cache holds.
+uint64_t fill_memory(const Scenario& s, const KvShape& kv, bool flash_attention, bool text, Analysis& a) {
+  const HardwareProfile& hw = *s.hardware;
+  const ModelSpec& m = s.model;
+  const WeightsSummary& w = s.weights;
+  const EngineProfile& engine = *s.engine.engine;
+  const Workload& wl = s.workload;
+  const double tp = std::max<uint32_t>(1, wl.tp);
+  const double pp = std::max<uint32_t>(1, wl.pp);
+  const double layers = static_cast<double>(m.num_hidden_layers);
   MemoryBreakdown& mem = a.memory;
   const uint64_t context = wl.context();
   mem.total_layers = m.num_hidden_layers;
@@ -229,21 +263,7 @@ Analysis analyze(const Scenario& s, Detail detail) {
   mem.kv_bytes_per_token = context ? kv_bytes_with(s, kv, context) / static_cast<double>(context) : 0;
   mem.overhead_bytes = engine.memory.runtime_overhead_bytes;
   const double kv_per_seq = kv_bytes_with(s, kv, context);
-  // Activation / compute buffers.
-  if (engine.memory.activation_model == ActivationModel::kGgmlUbatch) {
-    // ggml's compute buffer: per-token activations for one ubatch, plus the f32
-    // KQ score matrix (context x ubatch x heads) unless flash attention fuses it.
-    const double ubatch = static_cast<double>(
-        std::min<uint64_t>(wl.ubatch_tokens ? wl.ubatch_tokens : engine.memory.ubatch_tokens, std::max<uint64_t>(wl.prompt_tokens, 1)));
-    mem.activation_bytes = ubatch * hidden * engine.memory.activation_bytes_per_token +
-                           static_cast<double>(m.vocab_size) * 4.0;
-    if (!f.flash_attention)
-      mem.activation_bytes += static_cast<double>(context) * ubatch * static_cast<double>(m.num_attention_heads) * 4.0 / tp;
-  } else {
-    // The profiling forward pass runs max_batched_tokens at once (chunked prefill).
-    const double tokens = static_cast<double>(wl.ubatch_tokens ? wl.ubatch_tokens : engine.memory.max_batched_tokens);
-    mem.activation_bytes = tokens * hidden * engine.memory.activation_bytes_per_token / tp;
-  }
+  mem.activation_bytes = activation_bytes(s, flash_attention);
   const double fixed = mem.weights_bytes + mem.activation_bytes + mem.overhead_bytes;
   // Phones: weights mapped read-only from the file are clean pages, outside
   // the per-app footprint limit, but they still need physical memory (at
@@ -276,42 +296,52 @@ Analysis analyze(const Scenario& s, Detail detail) {
                                                       : mem.total_bytes;
   mem.limit_bytes = engine.memory.reserve_fraction ? room * *engine.memory.reserve_fraction : room;
   mem.fits = mem.total_bytes <= mem.limit_bytes;
-  // Largest context for this batch: binary search on the (monotonic) KV size.
-  {
-    const double per_seq_budget = (kv_budget + shared_kv * static_cast<double>(batch - 1)) / static_cast<double>(batch);
-    uint64_t lo = 0, hi = m.max_position_embeddings ? m.max_position_embeddings : (1u << 20);
-    if (kv_bytes_with(s, kv, hi) <= per_seq_budget) lo = hi;
-    else {
-      while (hi - lo > 1) {
-        const uint64_t mid = lo + (hi - lo) / 2;
-        (kv_bytes_with(s, kv, mid) <= per_seq_budget ? lo : hi) = mid;
-      }
-    }
-    mem.max_context = lo;
-  }
+  const double per_seq_budget = (kv_budget + shared_kv * static_cast<double>(batch - 1)) / static_cast<double>(batch);
+  mem.max_context = largest_context(s, kv, per_seq_budget);
   // Engines that offload (llama.cpp) keep layers that do not fit in host memory.
-  double offloaded_bytes = 0;
   if (!mem.fits && engine.offloads_to_host && !hw.unified_memory && layers > 0) {
     const double per_layer = w.total_bytes / layers / tp / pp;
     const double over = mem.total_bytes - mem.limit_bytes;
     mem.offloaded_layers = std::min<uint64_t>(m.num_hidden_layers, static_cast<uint64_t>(std::ceil(over / per_layer)));
-    offloaded_bytes = static_cast<double>(mem.offloaded_layers) * per_layer;
-    mem.offloaded_bytes = offloaded_bytes;
+    mem.offloaded_bytes = static_cast<double>(mem.offloaded_layers) * per_layer;
     if (text) a.warnings.push_back(fmt::format(
         "weights do not fit: {} would keep {} of {} layers in host memory (-ngl {}); those run at host-memory bandwidth",
         engine.name, mem.offloaded_layers, m.num_hidden_layers, m.num_hidden_layers - mem.offloaded_layers));
   }
-  const double host_bw = wl.host_bandwidth_bytes_per_s.value_or(0);
+  return cached_prefix;
+}
 
-  // --- one step of the model over `tokens` new tokens per sequence ---------
-  const double b = static_cast<double>(batch);
-  const double embedding_skipped = w.tied_embeddings ? 0.0 : w.token_embedding_bytes;
-  const double resident_fraction = 1.0 - offloaded_bytes / std::max(w.total_bytes / tp / pp, 1.0);
-  // Pipeline stages (llama.cpp layer split) run one after another for a
-  // token, so a step reads every stage's share in turn: the per-device bytes
-  // times pp, at one device's bandwidth.
-  // `past`: prompt tokens already in the KV cache (a cached prefix), attended to but not recomputed.
-  auto pass = [&](double ctx, double tokens_per_seq, PhaseEstimate& p, bool prefill, double past = 0) {
+/// One forward pass over `tokens_per_seq` new tokens of every sequence, as a sum of per-operator
+/// rooflines (Williams, Waterman, Patterson 2009, "Roofline", CACM 52(4)): time = max(bytes /
+/// bandwidth, FLOPs / compute) per operator, because kernels run one after another.
+/// Holds references: the scenario, its KV shape and factors must outlive it.
+struct ForwardPass {
+  const Scenario& s;
+  const KvShape& kv;
+  const Factors& f;
+  double batch = 1;
+  double offloaded_bytes = 0;
+  double host_bw = 0;
+
+  /// Adds the pass's components to `p` and returns its time. `past`: prompt tokens already in the
+  /// KV cache (a cached prefix), attended to but not recomputed.
+  double operator()(double ctx, double tokens_per_seq, PhaseEstimate& p, bool prefill, double past = 0) const {
+    const ModelSpec& m = s.model;
+    const WeightsSummary& w = s.weights;
+    const EngineProfile& engine = *s.engine.engine;
+    const BackendProfile& backend = *s.engine.backend;
+    const Workload& wl = s.workload;
+    const double tp = std::max<uint32_t>(1, wl.tp);
+    const double pp = std::max<uint32_t>(1, wl.pp);
+    const double layers = static_cast<double>(m.num_hidden_layers);
+    const double hidden = static_cast<double>(m.hidden_size);
+    const double bw = std::max(f.achievable_bandwidth_bytes_per_s, 1.0);
+    const double compute = std::max(f.achievable_compute_flops_per_s, 1.0);
+    const double b = batch;
+    const double embedding_skipped = w.tied_embeddings ? 0.0 : w.token_embedding_bytes;
+    // Pipeline stages (llama.cpp layer split) run one after another for a token, so a step reads
+    // every stage's share in turn: the per-device bytes times pp, at one device's bandwidth.
+    const double resident_fraction = 1.0 - offloaded_bytes / std::max(w.total_bytes / tp / pp, 1.0);
     const double tokens = tokens_per_seq * b;
     const double experts_untouched = w.routed_expert_bytes * (1.0 - experts_touched_fraction(m, tokens));
     const double weight_bytes = (w.total_bytes - embedding_skipped - experts_untouched) / tp;
@@ -360,61 +390,57 @@ Analysis analyze(const Scenario& s, Detail detail) {
     // micro-batches across stages, but published runs show little of it:
     // 70B Q4_K_M pp4096 is 846 tok/s on 2 and 840 on 4 RTX 4090s.)
     return std::max(weights_t + offload_t, linear_compute_t) + std::max(kv_t, attention_compute_t) + overhead_t + comm_t;
-  };
-  auto finish = [&](PhaseEstimate& p, double tokens, const char* name) {
-    p.tokens_per_s = p.time_s > 0 ? tokens / p.time_s : 0;
-    p.tokens_per_s_per_sequence = p.tokens_per_s / b;
-    p.arithmetic_intensity = p.bytes > 0 ? p.flops / p.bytes : 0;
-    p.ridge_point = ridge;
-    classify(p, name, detail);
-  };
-
-  // --- prefill: the whole prompt of every sequence -------------------------
-  if (wl.prompt_tokens > 0) {
-    const double prompt = static_cast<double>(wl.prompt_tokens);
-    const double past = std::min(static_cast<double>(cached_prefix), prompt - 1);
-    a.prefill.time_s = pass(0, prompt - past, a.prefill, true, past);
-    finish(a.prefill, prompt * b, "prefill");
   }
+};
 
-  // --- decode: averaged over the generated tokens as the context grows ----
-  if (wl.gen_tokens > 0) {
-    const double g = static_cast<double>(wl.gen_tokens);
-    const int samples = static_cast<int>(std::min<uint64_t>(wl.gen_tokens, 16));
-    PhaseEstimate sum;
-    double total_time = 0;
-    const Speculation& spec = wl.speculation;
-    for (int i = 0; i < samples; ++i) {
-      const double ctx = static_cast<double>(wl.prompt_tokens) + (i + 0.5) * g / samples;
-      if (!spec.enabled()) {
-        total_time += pass(ctx, 1.0, sum, false);
-        continue;
-      }
-      // Speculative step: the target verifies the draft tokens plus its own in
-      // one pass; drafting costs a stated fraction of a plain step; the step
-      // yields accepted_tokens tokens on average.
-      PhaseEstimate verify, plain;
-      total_time += pass(ctx, static_cast<double>(spec.draft_tokens) + 1.0, verify, false);
-      total_time += spec.draft_overhead * pass(ctx, 1.0, plain, false);
-      add_scaled(sum, verify, 1.0);
-      add_scaled(sum, plain, spec.draft_overhead);
+/// Tokens per second, arithmetic intensity against the ridge point, and the binding resource.
+void finish_phase(PhaseEstimate& p, double tokens, double batch, double ridge, const char* name, Detail detail) {
+  p.tokens_per_s = p.time_s > 0 ? tokens / p.time_s : 0;
+  p.tokens_per_s_per_sequence = p.tokens_per_s / batch;
+  p.arithmetic_intensity = p.bytes > 0 ? p.flops / p.bytes : 0;
+  p.ridge_point = ridge;
+  classify(p, name, detail);
+}
+
+/// Decode averaged over the generated tokens as the context grows (16 samples); a speculative
+/// step verifies the draft in one pass and yields accepted_tokens tokens.
+void estimate_decode(const Workload& wl, const ForwardPass& pass, PhaseEstimate& d) {
+  const double g = static_cast<double>(wl.gen_tokens);
+  const int samples = static_cast<int>(std::min<uint64_t>(wl.gen_tokens, 16));
+  PhaseEstimate sum;
+  double total_time = 0;
+  const Speculation& spec = wl.speculation;
+  for (int i = 0; i < samples; ++i) {
+    const double ctx = static_cast<double>(wl.prompt_tokens) + (i + 0.5) * g / samples;
+    if (!spec.enabled()) {
+      total_time += pass(ctx, 1.0, sum, false);
+      continue;
     }
-    PhaseEstimate& d = a.decode;
-    const double k = spec.enabled() ? 1.0 / samples / spec.accepted_tokens : 1.0 / samples;
-    d.weights_time_s = sum.weights_time_s * k;
-    d.kv_time_s = sum.kv_time_s * k;
-    d.offload_time_s = sum.offload_time_s * k;
-    d.compute_time_s = sum.compute_time_s * k;
-    d.attention_compute_time_s = sum.attention_compute_time_s * k;
-    d.overhead_time_s = sum.overhead_time_s * k;
-    d.interconnect_time_s = sum.interconnect_time_s * k;
-    d.flops = sum.flops * k;
-    d.bytes = sum.bytes * k;
-    d.time_s = total_time * k;
-    finish(d, b, "decode");
+    // Speculative step: the target verifies the draft tokens plus its own in
+    // one pass; drafting costs a stated fraction of a plain step; the step
+    // yields accepted_tokens tokens on average.
+    PhaseEstimate verify, plain;
+    total_time += pass(ctx, static_cast<double>(spec.draft_tokens) + 1.0, verify, false);
+    total_time += spec.draft_overhead * pass(ctx, 1.0, plain, false);
+    add_scaled(sum, verify, 1.0);
+    add_scaled(sum, plain, spec.draft_overhead);
   }
+  const double k = spec.enabled() ? 1.0 / samples / spec.accepted_tokens : 1.0 / samples;
+  d.weights_time_s = sum.weights_time_s * k;
+  d.kv_time_s = sum.kv_time_s * k;
+  d.offload_time_s = sum.offload_time_s * k;
+  d.compute_time_s = sum.compute_time_s * k;
+  d.attention_compute_time_s = sum.attention_compute_time_s * k;
+  d.overhead_time_s = sum.overhead_time_s * k;
+  d.interconnect_time_s = sum.interconnect_time_s * k;
+  d.flops = sum.flops * k;
+  d.bytes = sum.bytes * k;
+  d.time_s = total_time * k;
+}
 
-  // --- request latency and serving throughput ------------------------------
+/// Request latency (TTFT + gen x time per token) and serving throughput, computed once here.
+void fill_serving(Analysis& a, const Workload& wl, uint64_t batch) {
+  const double b = static_cast<double>(batch);
   const double gen = static_cast<double>(wl.gen_tokens);
   a.request_latency_s = a.prefill.time_s + gen * a.decode.time_s;
   const double cycle_tokens = wl.gen_tokens > 0 ? b * gen : b * static_cast<double>(wl.prompt_tokens);
@@ -424,8 +450,18 @@ Analysis analyze(const Scenario& s, Detail detail) {
     a.throughput_batch = batch;
     a.output_tokens_per_s = a.serving_tokens_per_s;
   }
+}
 
-  // --- capacity and thermal ------------------------------------------------
+/// What the figures do not show: does not fit, thermal throttling, context beyond the model.
+void add_capacity_notes(Analysis& a, const Scenario& s, bool text) {
+  const HardwareProfile& hw = *s.hardware;
+  const ModelSpec& m = s.model;
+  const EngineProfile& engine = *s.engine.engine;
+  const Workload& wl = s.workload;
+  const MemoryBreakdown& mem = a.memory;
+  const uint64_t context = wl.context();
+  const double host_bw = wl.host_bandwidth_bytes_per_s.value_or(0);
+  const double offloaded_bytes = mem.offloaded_bytes;
   if (!mem.fits && mem.offloaded_layers == 0) {
     a.prefill.bound = a.decode.bound = Bound::kMemoryCapacity;
     if (text) a.warnings.push_back(fmt::format("does not fit: needs {:.2f} GB per device, {} may use {:.2f} GB", mem.total_bytes / 1e9,
@@ -440,6 +476,42 @@ Analysis analyze(const Scenario& s, Detail detail) {
     a.warnings.push_back(fmt::format("context {} exceeds the model's maximum of {} tokens", context, m.max_position_embeddings));
   if (text && offloaded_bytes > 0 && host_bw <= 0)
     a.warnings.push_back("no host-memory bandwidth known; pass --host-bandwidth for offloaded layers");
+}
+
+}  // namespace
+
+Analysis analyze(const Scenario& s, Detail detail) {
+  const bool text = detail == Detail::kFull;
+  const KvShape kv = kv_shape(s.model);  // worked out once: the cache layout does not change below
+  Analysis a;
+  const Workload& wl = s.workload;
+
+  // --- factors -------------------------------------------------------------
+  Factors& f = a.factors;
+  fill_factors(s, f);
+  const double ridge = std::max(f.achievable_compute_flops_per_s, 1.0) / std::max(f.achievable_bandwidth_bytes_per_s, 1.0);
+
+  // --- memory --------------------------------------------------------------
+  const uint64_t cached_prefix = fill_memory(s, kv, f.flash_attention, text, a);
+  const double b = static_cast<double>(a.batch);
+  const ForwardPass pass{s, kv, f, b, a.memory.offloaded_bytes, wl.host_bandwidth_bytes_per_s.value_or(0)};
+
+  // --- prefill: the whole prompt of every sequence -------------------------
+  if (wl.prompt_tokens > 0) {
+    const double prompt = static_cast<double>(wl.prompt_tokens);
+    const double past = std::min(static_cast<double>(cached_prefix), prompt - 1);
+    a.prefill.time_s = pass(0, prompt - past, a.prefill, true, past);
+    finish_phase(a.prefill, prompt * b, b, ridge, "prefill", detail);
+  }
+
+  // --- decode: averaged over the generated tokens as the context grows ----
+  if (wl.gen_tokens > 0) {
+    estimate_decode(wl, pass, a.decode);
+    finish_phase(a.decode, b, b, ridge, "decode", detail);
+  }
+
+  fill_serving(a, wl, a.batch);
+  add_capacity_notes(a, s, text);
   return a;
 }
 

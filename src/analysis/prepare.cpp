@@ -298,47 +298,41 @@ PreparedScenario prepare_scenario(const Catalog& catalog, const ScenarioRequest&
   return prepare_scenario(catalog, r, resolve_model(catalog, r.model));
 }
 
-PreparedScenario prepare_scenario(const Catalog& catalog, const ScenarioRequest& r, const ResolvedModel& model) {
-  PreparedScenario out;
-  Scenario& s = out.scenario;
-  if (r.hardware.empty()) throw bad_input("no hardware given", "pass --hw NAME (optadvisor hw list)");
-  s.hardware = &catalog.resolve_hardware(r.hardware, &out.hardware_how);
-  if (!r.hardware_detected.empty()) out.notes.push_back("hardware: " + r.hardware_detected);
-  if ((s.hardware_variant = device_as_requested(*s.hardware, r, out.notes))) s.hardware = s.hardware_variant.get();
-  const HardwareProfile& hw = *s.hardware;
-  out.model = model;
-  s.model = out.model.spec;
+namespace {
 
-  // Workload numbers first: they are the cheapest to get wrong.
-  Workload& w = s.workload;
-  if (r.batch == "max") {
+/// The workload numbers of a request, checked: batch, tokens, context against the model's
+/// maximum, parallel degrees, ubatch. They come first: they are the cheapest to get wrong.
+void set_workload_numbers(Workload& w, const ScenarioRequest& r, const ModelSpec& m) {
+  const std::string batch = r.batch_or_default();
+  const int64_t prompt_tokens = r.prompt_or_default(), gen_tokens = r.gen_or_default(), context_tokens = r.context_or_default();
+  if (batch == "max") {
     w.batch_max = true;
   } else {
     std::size_t used = 0;
     long long value = 0;
     try {
-      value = std::stoll(r.batch, &used);
+      value = std::stoll(batch, &used);
     } catch (const std::exception&) {
       used = 0;
     }
-    if (used == 0 || used != r.batch.size()) throw bad_input(fmt::format("--batch '{}' is not a number or 'max'", r.batch));
+    if (used == 0 || used != batch.size()) throw bad_input(fmt::format("--batch '{}' is not a number or 'max'", batch));
     w.batch = static_cast<uint64_t>(positive(value, "--batch"));
     if (w.batch > (1u << 20)) throw bad_input(fmt::format("--batch {} is beyond any device (at most 1048576)", w.batch));
   }
   constexpr int64_t kMaxTokens = int64_t{1} << 24;  // 16M tokens: beyond every model's context
-  w.prompt_tokens = static_cast<uint64_t>(positive(r.prompt_tokens, "--prompt", 0));
-  w.gen_tokens = static_cast<uint64_t>(positive(r.gen_tokens, "--gen", 0));
-  for (const auto& [value, name] : {std::pair{r.prompt_tokens, "--prompt"}, {r.gen_tokens, "--gen"}, {r.context_tokens, "--context"}})
+  w.prompt_tokens = static_cast<uint64_t>(positive(prompt_tokens, "--prompt", 0));
+  w.gen_tokens = static_cast<uint64_t>(positive(gen_tokens, "--gen", 0));
+  for (const auto& [value, name] : {std::pair{prompt_tokens, "--prompt"}, {gen_tokens, "--gen"}, {context_tokens, "--context"}})
     if (value > kMaxTokens) throw bad_input(fmt::format("{} {} is above 16,777,216 tokens, beyond any model's context", name, value));
   if (w.prompt_tokens + w.gen_tokens == 0) throw bad_input("--prompt and --gen are both 0: nothing to estimate");
-  w.context_tokens = static_cast<uint64_t>(positive(r.context_tokens, "--context", 0));
+  w.context_tokens = static_cast<uint64_t>(positive(context_tokens, "--context", 0));
   if (w.context_tokens && w.context_tokens < w.prompt_tokens + w.gen_tokens)
     throw bad_input(fmt::format("--context {} is shorter than --prompt + --gen ({})", w.context_tokens,
                                 w.prompt_tokens + w.gen_tokens));
-  const uint64_t max_context = s.model.max_position_embeddings;
+  const uint64_t max_context = m.max_position_embeddings;
   if (max_context > 0 && w.context() > max_context)
     throw bad_input(fmt::format("{} {} is beyond {}'s maximum context of {} tokens",
-                                w.context_tokens ? "--context" : "--prompt + --gen", w.context(), s.model.name, max_context),
+                                w.context_tokens ? "--context" : "--prompt + --gen", w.context(), m.name, max_context),
                     "shorten the context, or use a config.json whose max_position_embeddings allows it");
   w.tp = static_cast<uint32_t>(positive(r.tp, "--tp"));
   w.pp = static_cast<uint32_t>(positive(r.pp, "--pp"));
@@ -348,6 +342,10 @@ PreparedScenario prepare_scenario(const Catalog& catalog, const ScenarioRequest&
     throw bad_input("--host-bandwidth must be a positive number of bytes/s");
   w.ubatch_tokens = static_cast<uint64_t>(positive(r.ubatch_tokens, "--ubatch", 0));
   if (r.ubatch_tokens > kMaxTokens) throw bad_input("--ubatch above 16,777,216 tokens is beyond any engine");
+}
+
+/// The serving techniques the advisor's transforms switch on, checked (see Workload).
+void set_serving_techniques(Workload& w, const ScenarioRequest& r) {
   w.flash_attention = r.flash_attention;
   w.graphs = r.graphs;
   const Speculation& spec = r.speculation;
@@ -370,6 +368,44 @@ PreparedScenario prepare_scenario(const Catalog& catalog, const ScenarioRequest&
   w.usable_memory_fraction = r.usable_memory_fraction;
   w.entitled_memory_limit = r.entitled_memory_limit;
   w.weights_mmap = r.weights_mmap;
+}
+
+/// The weight format when the request names none: the GGUF file's own type, the model's native
+/// checkpoint where the engine runs it on the device, else the engine's default; said in a note.
+std::string default_quant_id(const Catalog& catalog, const ResolvedModel& model, const EngineProfile& engine, const HardwareProfile& hw,
+                             std::vector<std::string>& notes) {
+  std::string quant_id;
+  const QuantFormat* native = model.gguf_quant_id.empty() ? native_default_format(catalog, model.spec, engine, hw) : nullptr;
+  if (!model.gguf_quant_id.empty()) {
+    quant_id = model.gguf_quant_id;
+    notes.push_back(fmt::format("weights: {} (the GGUF file's type; pick another with --quant)", quant_id));
+  } else if (native) {
+    quant_id = native->id;
+    notes.push_back(fmt::format("weights: {} (the model's native {} checkpoint{}; pick another with --quant)", quant_id,
+                                model.spec.native_format, native->id == model.spec.native_format ? "" : " as " + engine.name + " loads it"));
+  } else {
+    quant_id = engine.default_quant;
+    notes.push_back(fmt::format("weights: {} (the engine's default; pick another with --quant)", quant_id));
+  }
+  return quant_id;
+}
+
+}  // namespace
+
+PreparedScenario prepare_scenario(const Catalog& catalog, const ScenarioRequest& r, const ResolvedModel& model) {
+  PreparedScenario out;
+  Scenario& s = out.scenario;
+  if (r.hardware.empty()) throw bad_input("no hardware given", "pass --hw NAME (optadvisor hw list)");
+  s.hardware = &catalog.resolve_hardware(r.hardware, &out.hardware_how);
+  if (!r.hardware_detected.empty()) out.notes.push_back("hardware: " + r.hardware_detected);
+  if ((s.hardware_variant = device_as_requested(*s.hardware, r, out.notes))) s.hardware = s.hardware_variant.get();
+  const HardwareProfile& hw = *s.hardware;
+  out.model = model;
+  s.model = out.model.spec;
+
+  Workload& w = s.workload;
+  set_workload_numbers(w, r, s.model);
+  set_serving_techniques(w, r);
 
   // Engine, then the weight format it runs.
   s.engine = choose_engine(catalog, hw, r.engine);
@@ -385,21 +421,7 @@ PreparedScenario prepare_scenario(const Catalog& catalog, const ScenarioRequest&
   }
   check_layout(s.model, hw, engine, w);
 
-  std::string quant_id = r.quant;
-  if (quant_id.empty()) {
-    const QuantFormat* native = out.model.gguf_quant_id.empty() ? native_default_format(catalog, s.model, engine, hw) : nullptr;
-    if (!out.model.gguf_quant_id.empty()) {
-      quant_id = out.model.gguf_quant_id;
-      out.notes.push_back(fmt::format("weights: {} (the GGUF file's type; pick another with --quant)", quant_id));
-    } else if (native) {
-      quant_id = native->id;
-      out.notes.push_back(fmt::format("weights: {} (the model's native {} checkpoint{}; pick another with --quant)", quant_id,
-                                      s.model.native_format, native->id == s.model.native_format ? "" : " as " + engine.name + " loads it"));
-    } else {
-      quant_id = engine.default_quant;
-      out.notes.push_back(fmt::format("weights: {} (the engine's default; pick another with --quant)", quant_id));
-    }
-  }
+  const std::string quant_id = r.quant.empty() ? default_quant_id(catalog, out.model, engine, hw, out.notes) : r.quant;
   const QuantFormat& requested = catalog.quant().resolve(quant_id);
   const QuantFormat* format = engine_format(catalog, engine, requested);
   if (!format)

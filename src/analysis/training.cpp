@@ -160,41 +160,76 @@ std::optional<DeepSpeedEstimate> deepspeed_estimate_for(const TrainingScenario& 
   return deepspeed_estimate(in);
 }
 
-TrainingAnalysis analyze_training(const TrainingScenario& s) {
-  TrainingAnalysis a;
-  const HardwareProfile& hw = *s.hardware;
+namespace {
+
+/// What every part of a step reads: the layout, the tokens on one GPU and the stage sizes.
+struct StepShape {
+  double t = 1, pp = 1, cp = 1;
+  double d_shard = 1;  ///< optimizer / FSDP sharding and gradient reduction group
+  double M = 1;        ///< microbatches per replica per step
+  double layers = 0, layers_per_stage = 0;
+  bool lora = false;
+  double tokens_local = 0;  ///< tokens of one microbatch on one GPU
+  double h = 0, vocab = 0, seq = 0;
+  double optimizer_bpp = 0;
+  Placement where;
+  double logits_bytes = 0;  ///< per token per vocabulary entry around the loss
+  double adapter_params_per_layer = 0, adapter_params_local = 0;
+  double first_stage_params = 0, last_stage_params = 0;
+  double none_per_token = 0;  ///< activation bytes per token per layer, all saved
+  double kept_per_token = 0;  ///< the same, under the recompute mode
+  bool pp_unsharded = false;  ///< parameters stay gathered across the microbatches (Engine::pp_keeps_unsharded)
+};
+
+StepShape shape_of(const TrainingScenario& s) {
   const TrainingModel& m = s.model;
   const TrainingEngineProfile& e = *s.engine;
   const TrainingSystem& sys = *s.system;
   const TrainingWorkload& w = s.workload;
-
-  const double t = w.tp, pp = w.pp, cp = w.cp;
-  const double d_shard = static_cast<double>(w.dp) * cp;  // optimizer / FSDP sharding and gradient reduction group
-  const double M = static_cast<double>(w.microbatches);
-  const double layers = static_cast<double>(m.layers);
-  const double layers_per_stage = std::ceil(layers / pp);
-  const bool lora = w.lora_rank > 0;
+  StepShape k;
+  k.t = w.tp;
+  k.pp = w.pp;
+  k.cp = w.cp;
+  k.d_shard = static_cast<double>(w.dp) * k.cp;
+  k.M = static_cast<double>(w.microbatches);
+  k.layers = static_cast<double>(m.layers);
+  k.layers_per_stage = std::ceil(k.layers / k.pp);
+  k.lora = w.lora_rank > 0;
   const double tokens_mb = static_cast<double>(w.micro_batch) * static_cast<double>(w.seq);  // per replica per microbatch
-  const double tokens_local = tokens_mb / cp;                                                // on one GPU
-  const double h = static_cast<double>(m.hidden);
-  const double vocab = static_cast<double>(m.vocab);
+  k.tokens_local = tokens_mb / k.cp;
+  k.h = static_cast<double>(m.hidden);
+  k.vocab = static_cast<double>(m.vocab);
+  k.seq = static_cast<double>(w.seq);
   const OptimizerSpec optimizer = sys.optimizers.count(w.optimizer) ? sys.optimizers.at(w.optimizer) : OptimizerSpec{};
-  const double optimizer_bpp = optimizer.bytes_per_param();
-  const Placement where = place(w, sys.gpus_per_node);
-  const double logits_bytes = w.fused_loss ? e.fused_logits_bytes_per_entry : e.logits_bytes_per_entry;
-
-  // ---------------------------------------------------------------- memory
-  const double adapter_params_per_layer = lora ? static_cast<double>(w.lora_rank) * m.layer_lora_dims : 0;
-  const double adapter_params_local = adapter_params_per_layer * layers_per_stage / t;
-  const double first_stage_params = layers_per_stage * m.layer_params + m.embedding_params +
-                                    (w.pp == 1 ? (m.tied_embeddings ? 0 : m.head_params) + m.other_params : 0);
-  const double last_stage_params = layers_per_stage * m.layer_params + m.head_params + m.other_params;
-
+  k.optimizer_bpp = optimizer.bytes_per_param();
+  k.where = place(w, sys.gpus_per_node);
+  k.logits_bytes = w.fused_loss ? e.fused_logits_bytes_per_entry : e.logits_bytes_per_entry;
+  k.adapter_params_per_layer = k.lora ? static_cast<double>(w.lora_rank) * m.layer_lora_dims : 0;
+  k.adapter_params_local = k.adapter_params_per_layer * k.layers_per_stage / k.t;
+  k.first_stage_params = k.layers_per_stage * m.layer_params + m.embedding_params +
+                         (w.pp == 1 ? (m.tied_embeddings ? 0 : m.head_params) + m.other_params : 0);
+  k.last_stage_params = k.layers_per_stage * m.layer_params + m.head_params + m.other_params;
+  // Activations saved per token per layer (Korthikanti et al. 2022, "Reducing Activation Recomputation in
+  // Large Transformer Models", arXiv:2205.05198, section 4), by group, less what the recompute mode drops.
   const auto groups = activation_bytes_per_token_by_group(m, w, e.fused_gated_mlp);
-  const double none_per_token = sum_groups(groups);
-  double kept_per_token = none_per_token;
-  if (w.recompute == Recompute::kSelective) kept_per_token = sum_groups(groups, e.selective_drops);
-  if (w.recompute == Recompute::kFull) kept_per_token = 2 * h / ((w.sequence_parallel && w.tp > 1) ? t : 1.0);
+  k.none_per_token = sum_groups(groups);
+  k.kept_per_token = k.none_per_token;
+  if (w.recompute == Recompute::kSelective) k.kept_per_token = sum_groups(groups, e.selective_drops);
+  if (w.recompute == Recompute::kFull) k.kept_per_token = 2 * k.h / ((w.sequence_parallel && w.tp > 1) ? k.t : 1.0);
+  k.pp_unsharded = e.pp_keeps_unsharded && w.pp > 1 && w.sharding.stage >= 2 && !k.lora;
+  return k;
+}
+
+/// Memory per GPU on the stage that needs the most (the first holds the most microbatches in
+/// flight, the last the loss): model states per ZeRO stage (Rajbhandari et al. 2020, "ZeRO",
+/// arXiv:1910.02054, section 5), gathered layers, activations, working buffers and logits.
+TrainingMemory step_memory(const TrainingScenario& s, const StepShape& k) {
+  const TrainingModel& m = s.model;
+  const TrainingEngineProfile& e = *s.engine;
+  const TrainingWorkload& w = s.workload;
+  const double t = k.t, pp = k.pp, M = k.M, h = k.h, d_shard = k.d_shard, layers_per_stage = k.layers_per_stage;
+  const double tokens_local = k.tokens_local, none_per_token = k.none_per_token, kept_per_token = k.kept_per_token;
+  const bool lora = k.lora, pp_unsharded = k.pp_unsharded;
   const double per_layer_mb = kept_per_token * tokens_local;
 
   double interleave = 1;
@@ -202,7 +237,6 @@ TrainingAnalysis analyze_training(const TrainingScenario& s) {
     interleave = 1 + (pp - 1) / (pp * static_cast<double>(w.virtual_stages));
   const double first_in_flight = w.pp > 1 ? std::min(std::min(pp, M) * interleave, M) : 1.0;
 
-  const bool pp_unsharded = e.pp_keeps_unsharded && w.pp > 1 && w.sharding.stage >= 2 && !lora;
   auto stage_memory = [&](double stage_params, double in_flight, bool has_head, bool has_embedding) {
     TrainingMemory mem;
     const double params_local = stage_params / t;
@@ -210,7 +244,7 @@ TrainingAnalysis analyze_training(const TrainingScenario& s) {
     for (const auto& c : e.states) {
       bool sharded = w.sharding.stage >= c.sharded_from_stage;
       if (pp_unsharded && (c.role == "weights" || c.role == "gradients")) sharded = false;
-      double bpp = c.role == "optimizer" ? optimizer_bpp : c.bytes_per_param;
+      double bpp = c.role == "optimizer" ? k.optimizer_bpp : c.bytes_per_param;
       if (lora) {
         if (c.role != "weights") continue;  // the frozen base has no gradients or optimizer states
         bpp = w.lora_base_bytes_per_param;
@@ -228,7 +262,7 @@ TrainingAnalysis analyze_training(const TrainingScenario& s) {
       else if (c.role == "master") mem.master_weights_bytes += bytes;
       else mem.optimizer_bytes += bytes;
     }
-    if (lora) mem.adapter_bytes = adapter_params_local * (e.adapter_bytes_per_param + optimizer_bpp);
+    if (lora) mem.adapter_bytes = k.adapter_params_local * (e.adapter_bytes_per_param + k.optimizer_bpp);
     if (w.sharding.stage >= 3 && !pp_unsharded) {
       const double bytes_per_param = lora ? std::max(2.0, w.lora_base_bytes_per_param) : e.gathered_bytes_per_param;
       mem.gathered_bytes = e.gathered_units * m.largest_layer_params / t * bytes_per_param;
@@ -239,7 +273,7 @@ TrainingAnalysis analyze_training(const TrainingScenario& s) {
     if (w.recompute == Recompute::kFull) mem.working_bytes = none_per_token * tokens_local;  // one layer recomputed
     else if (w.recompute == Recompute::kSelective) mem.working_bytes = (none_per_token - kept_per_token) * tokens_local;
     if (has_embedding) mem.working_bytes += 2 * h * tokens_local / ((w.sequence_parallel && w.tp > 1) ? t : 1.0);
-    if (has_head) mem.logits_bytes = tokens_local * vocab / t * logits_bytes;
+    if (has_head) mem.logits_bytes = tokens_local * k.vocab / t * k.logits_bytes;
     const double live = mem.model_state_bytes() + mem.gathered_bytes + mem.activation_bytes + mem.working_bytes + mem.logits_bytes;
     mem.overhead_bytes = e.runtime_overhead_bytes + e.allocator_overhead_fraction * live;
     const double states = mem.model_state_bytes();
@@ -247,69 +281,153 @@ TrainingAnalysis analyze_training(const TrainingScenario& s) {
     mem.total_bytes = std::max(live + mem.overhead_bytes, mem.step_bytes);
     return mem;
   };
+  TrainingMemory out;
   if (w.pp == 1) {
-    a.memory = stage_memory(first_stage_params, 1.0, true, true);
-    a.memory.peak_stage = "only";
+    out = stage_memory(k.first_stage_params, 1.0, true, true);
+    out.peak_stage = "only";
   } else {
-    TrainingMemory first = stage_memory(first_stage_params, first_in_flight, false, true);
-    TrainingMemory last = stage_memory(last_stage_params, 1.0, true, false);
-    a.memory = first.total_bytes >= last.total_bytes ? first : last;
-    a.memory.peak_stage = first.total_bytes >= last.total_bytes ? "first" : "last";
+    TrainingMemory first = stage_memory(k.first_stage_params, first_in_flight, false, true);
+    TrainingMemory last = stage_memory(k.last_stage_params, 1.0, true, false);
+    out = first.total_bytes >= last.total_bytes ? first : last;
+    out.peak_stage = first.total_bytes >= last.total_bytes ? "first" : "last";
   }
-  a.memory.capacity_bytes = hw.usable_memory_bytes();
-  a.memory.fits = a.memory.total_bytes <= a.memory.capacity_bytes;
+  out.capacity_bytes = s.hardware->usable_memory_bytes();
+  out.fits = out.total_bytes <= out.capacity_bytes;
+  return out;
+}
 
-  // ---------------------------------------------------------------- rates
-  const bool fp8 = w.precision == TrainPrecision::kFp8;
+/// The rates a step runs at on this device: matmul, attention and memory, and the links.
+struct StepRates {
+  bool fp8 = false;
+  double peak_bf16 = 0, peak_gemm = 0;
+  double achievable_gemm = 1, achievable_bf16 = 1, achievable_attention = 1, bandwidth = 1;
+  double intra = 1;       ///< collective bus bandwidth inside a node
+  double intra_raw = 0;   ///< the link's per-direction bandwidth
+  double inter_bits = 0;  ///< per GPU between nodes
+  double inter_efficiency = 1;
+  double per_node = 8;
+  /// A ring that crosses nodes runs one channel per NIC: with k of its ranks in each node, the
+  /// crossings share k NICs, so its bus bandwidth is min(link in the node, k x NIC per GPU).
+  double link(bool spans, double inner = 1) const {
+    if (!spans) return intra;
+    const double ranks_per_node = std::max(1.0, std::floor(per_node / std::max(inner, 1.0)));
+    return std::max(std::min(intra_raw, ranks_per_node * inter_bits / 8) * inter_efficiency, 1.0);
+  }
+};
+
+StepRates rates_of(const TrainingScenario& s, const StepShape& k, TrainingFactors& factors) {
+  const HardwareProfile& hw = *s.hardware;
+  const TrainingEngineProfile& e = *s.engine;
+  const TrainingSystem& sys = *s.system;
+  const TrainingWorkload& w = s.workload;
+  StepRates r;
+  const bool fp8 = r.fp8 = w.precision == TrainPrecision::kFp8;
   const std::string gemm_dtype = fp8 ? "fp8" : "bf16";
   const std::string peak_label = fp8 ? "fp8" : hw.peak_flops_per_s("bf16") ? "bf16" : "fp16";  // V100/T4 train in fp16
-  const double peak_bf16 = training_peak(hw, "bf16");
-  const double peak_gemm = fp8 ? training_peak(hw, "fp8") : peak_bf16;
+  const double peak_bf16 = r.peak_bf16 = training_peak(hw, "bf16");
+  const double peak_gemm = r.peak_gemm = fp8 ? training_peak(hw, "fp8") : peak_bf16;
   auto gemm_eff = [&](const std::string& dtype) {
     auto it = e.gemm_efficiency.find(dtype);
     return it != e.gemm_efficiency.end() ? it->second : e.gemm_efficiency.at("bf16");
   };
   const double ceiling = matmul_ceiling(sys, hw, gemm_dtype);
-  const double achievable_gemm = std::max(peak_gemm * ceiling * gemm_eff(gemm_dtype), 1.0);
-  const double achievable_bf16 = std::max(peak_bf16 * matmul_ceiling(sys, hw, "bf16") * gemm_eff("bf16"), 1.0);
-  const double seq = static_cast<double>(w.seq);
-  const double attention_eff = attention_reference(sys, hw, seq) * e.attention_efficiency;
-  const double achievable_attention = w.flash_attention ? std::max(peak_bf16 * attention_eff, 1.0) : achievable_bf16;
-  const double bandwidth = std::max(hw.memory_bandwidth_bytes_per_s * sys.memory_bandwidth_efficiency, 1.0);
+  const double achievable_gemm = r.achievable_gemm = std::max(peak_gemm * ceiling * gemm_eff(gemm_dtype), 1.0);
+  const double achievable_bf16 = r.achievable_bf16 = std::max(peak_bf16 * matmul_ceiling(sys, hw, "bf16") * gemm_eff("bf16"), 1.0);
+  const double attention_eff = attention_reference(sys, hw, k.seq) * e.attention_efficiency;
+  r.achievable_attention = w.flash_attention ? std::max(peak_bf16 * attention_eff, 1.0) : achievable_bf16;
+  const double bandwidth = r.bandwidth = std::max(hw.memory_bandwidth_bytes_per_s * sys.memory_bandwidth_efficiency, 1.0);
   double intra = 0;
   if (const Link* link = hw.default_multi_gpu_link()) intra = link->per_direction_bytes_per_s();
   double inter_bits = sys.inter_node_bits_per_s_default;
   if (auto it = sys.inter_node_bits_per_s.find(hw.id); it != sys.inter_node_bits_per_s.end()) inter_bits = it->second;
   if (intra <= 0) intra = inter_bits / 8;  // no link between GPUs on record: the network
-  const double intra_raw = intra;
-  intra = std::max(intra * sys.intra_node_collective_efficiency, 1.0);
+  r.intra_raw = intra;
+  intra = r.intra = std::max(intra * sys.intra_node_collective_efficiency, 1.0);
   const double inter = std::max(inter_bits / 8 * sys.inter_node_collective_efficiency, 1.0);
-  // A ring that crosses nodes runs one channel per NIC: with k of its ranks in each node, the
-  // crossings share k NICs, so its bus bandwidth is min(link in the node, k x NIC per GPU).
-  const double per_node = sys.gpus_per_node;
-  auto ranks_per_node = [&](double inner) { return std::max(1.0, std::floor(per_node / std::max(inner, 1.0))); };
-  auto link = [&](bool spans, double inner = 1) {
-    if (!spans) return intra;
-    return std::max(std::min(intra_raw, ranks_per_node(inner) * inter_bits / 8) * sys.inter_node_collective_efficiency, 1.0);
-  };
+  r.inter_bits = inter_bits;
+  r.inter_efficiency = sys.inter_node_collective_efficiency;
+  r.per_node = sys.gpus_per_node;
 
-  a.factors.compute_dtype = peak_label;
-  a.factors.peak_flops_per_s = peak_gemm;
-  a.factors.matmul_ceiling = ceiling;
-  a.factors.gemm_efficiency = gemm_eff(gemm_dtype);
-  a.factors.achievable_gemm_flops_per_s = achievable_gemm;
-  a.factors.attention_efficiency = w.flash_attention ? attention_eff : achievable_bf16 / std::max(peak_bf16, 1.0);
-  a.factors.memory_bandwidth_bytes_per_s = bandwidth;
-  a.factors.intra_node_bytes_per_s = intra;
-  a.factors.inter_node_bytes_per_s = inter;
-  a.factors.dp_spans_nodes = where.dp_spans;
-  a.factors.tp_spans_nodes = where.tp_spans;
+  factors.compute_dtype = peak_label;
+  factors.peak_flops_per_s = peak_gemm;
+  factors.matmul_ceiling = ceiling;
+  factors.gemm_efficiency = gemm_eff(gemm_dtype);
+  factors.achievable_gemm_flops_per_s = achievable_gemm;
+  factors.attention_efficiency = w.flash_attention ? attention_eff : achievable_bf16 / std::max(peak_bf16, 1.0);
+  factors.memory_bandwidth_bytes_per_s = bandwidth;
+  factors.intra_node_bytes_per_s = intra;
+  factors.inter_node_bytes_per_s = inter;
+  factors.dp_spans_nodes = k.where.dp_spans;
+  factors.tp_spans_nodes = k.where.tp_spans;
+  return r;
+}
 
-  // ---------------------------------------------------------------- one microbatch on the slowest stage (the one with the head)
+/// One microbatch on the slowest stage (the one with the head), by part.
+struct MicrobatchTime {
+  double gemm_s = 0, attention_s = 0, elementwise_s = 0, overhead_s = 0, dequant_s = 0, recompute_s = 0;
+  double compute_s = 0;  ///< the five parts above that run on the GPU's units (recompute is inside them)
+  double tp_s = 0, cp_s = 0, p2p_s = 0;
+  double time_s = 0;     ///< compute plus exposed communication
+  double selective_matmul_params = 0;  ///< per layer, run again by selective recompute
+  double qkv_dims = 0;                 ///< query plus attention-output width
+};
+
+/// The tensor-, context- and pipeline-parallel communication of one microbatch not hidden
+/// behind its compute (`out.attention_s` must be set: the context-parallel ring hides under it).
+void add_parallel_communication(MicrobatchTime& out, const TrainingScenario& s, const StepShape& k, const StepRates& r) {
+  const TrainingModel& m = s.model;
+  const TrainingEngineProfile& e = *s.engine;
+  const TrainingSystem& sys = *s.system;
+  const TrainingWorkload& w = s.workload;
+  const double t = k.t, cp = k.cp, h = k.h, tokens_local = k.tokens_local, layers_per_stage = k.layers_per_stage;
+  const double attention_s_mb = out.attention_s, per_node = r.per_node;
+  const double rep = (w.sequence_parallel && w.tp > 1) ? t : 1.0;
+  const Placement& where = k.where;
+  auto link = [&](bool spans, double inner = 1) { return r.link(spans, inner); };
+  // Tensor-parallel collectives: two per layer in the forward, two in the backward (all-reduce, or
+  // all-gather + reduce-scatter with SP: the same bytes), two more when the forward is recomputed.
+  double tp_s_mb = 0;
+  if (w.tp > 1) {
+    const double collectives = 4 + (w.recompute == Recompute::kFull ? 2 : 0);
+    const double bytes = tokens_local * h * 2;
+    const double one = 2 * ring_factor(t) * bytes / link(where.tp_spans) + sys.collective_latency_s;
+    tp_s_mb = layers_per_stage * collectives * one * (1 - e.tp_overlap);
+  }
+  // Context parallelism: ring exchange of K and V blocks (3x with the backward), under the attention kernels.
+  double cp_s_mb = 0;
+  if (w.cp > 1) {
+    const double bytes = (cp - 1) * tokens_local * static_cast<double>(m.k_width + m.v_width) / t * 2 * 3;
+    const double comm = layers_per_stage * bytes / link(where.cp_spans, t);
+    cp_s_mb = std::max(0.0, comm - attention_s_mb);
+  }
+  double p2p_s_mb = 0;
+  if (w.pp > 1) {
+    const double v = w.schedule == PipelineSchedule::kInterleaved ? static_cast<double>(w.virtual_stages) : 1.0;
+    const double bytes = tokens_local * h * 2 / rep;
+    p2p_s_mb = 2 * v * (bytes / link(where.pp_spans, per_node) + sys.collective_latency_s);
+  }
+  out.tp_s = tp_s_mb;
+  out.cp_s = cp_s_mb;
+  out.p2p_s = p2p_s_mb;
+}
+
+MicrobatchTime microbatch_time(const TrainingScenario& s, const StepShape& k, const StepRates& r) {
+  const TrainingModel& m = s.model;
+  const TrainingEngineProfile& e = *s.engine;
+  const TrainingWorkload& w = s.workload;
+  const double t = k.t, h = k.h, vocab = k.vocab, seq = k.seq, layers_per_stage = k.layers_per_stage;
+  const double tokens_local = k.tokens_local, none_per_token = k.none_per_token, kept_per_token = k.kept_per_token;
+  const double achievable_gemm = r.achievable_gemm, achievable_bf16 = r.achievable_bf16, achievable_attention = r.achievable_attention;
+  const double bandwidth = r.bandwidth, logits_bytes = k.logits_bytes;
+  const bool lora = k.lora, fp8 = r.fp8, pp_unsharded = k.pp_unsharded;
+  MicrobatchTime out;
+
+  // Weight matmuls: 2 FLOPs per parameter per token forward, 4 backward (Kaplan et al. 2020,
+  // "Scaling Laws for Neural Language Models", arXiv:2001.08361, section 2.1: C = 6N per token).
   const double layer_gemm_fwd = 2 * m.layer_active_params / t;  // FLOPs per token per layer on this GPU
   const double head_gemm_fwd = 2 * m.head_params / t;
-  const double adapter_flops = 6 * adapter_params_per_layer / t;  // forward + both backward matmuls of the adapters
-  double selective_matmul_params = 0;
+  const double adapter_flops = 6 * k.adapter_params_per_layer / t;  // forward + both backward matmuls of the adapters
+  double& selective_matmul_params = out.selective_matmul_params;
   for (const auto& kind : e.selective_recompute_matmuls) {
     auto it = m.layer_matmul_params_by_kind.find(kind);
     if (it != m.layer_matmul_params_by_kind.end()) selective_matmul_params += it->second;
@@ -322,7 +440,7 @@ TrainingAnalysis analyze_training(const TrainingScenario& s) {
   const double head_gemm = pass_factor * head_gemm_fwd;
 
   // Attention core: causal with FlashAttention (the backward recomputes scores: 2.5 x forward), full square without.
-  const double qkv_dims = static_cast<double>(m.q_width + m.attention_out_width);
+  const double qkv_dims = out.qkv_dims = static_cast<double>(m.q_width + m.attention_out_width);
   const double keys = w.flash_attention ? causal_keys(m, seq) : seq;
   const double attention_fwd = 2 * qkv_dims * keys / t;
   const double attention_hw = attention_fwd * (w.flash_attention ? 3.5 : 3.0);
@@ -374,36 +492,35 @@ TrainingAnalysis analyze_training(const TrainingScenario& s) {
     overhead_s_mb += layers_per_stage * m.layer_params / t * e.gather_copy_bytes_per_param / bandwidth;
   const double compute_mb = gemm_s_mb + attention_s_mb + elementwise_s_mb + overhead_s_mb + dequant_s_mb;
 
-  // Tensor-parallel collectives: two per layer in the forward, two in the backward (all-reduce, or
-  // all-gather + reduce-scatter with SP: the same bytes), two more when the forward is recomputed.
-  double tp_s_mb = 0;
-  if (w.tp > 1) {
-    const double collectives = 4 + (w.recompute == Recompute::kFull ? 2 : 0);
-    const double bytes = tokens_local * h * 2;
-    const double one = 2 * ring_factor(t) * bytes / link(where.tp_spans) + sys.collective_latency_s;
-    tp_s_mb = layers_per_stage * collectives * one * (1 - e.tp_overlap);
-  }
-  // Context parallelism: ring exchange of K and V blocks (3x with the backward), under the attention kernels.
-  double cp_s_mb = 0;
-  if (w.cp > 1) {
-    const double bytes = (cp - 1) * tokens_local * static_cast<double>(m.k_width + m.v_width) / t * 2 * 3;
-    const double comm = layers_per_stage * bytes / link(where.cp_spans, t);
-    cp_s_mb = std::max(0.0, comm - attention_s_mb);
-  }
-  double p2p_s_mb = 0;
-  if (w.pp > 1) {
-    const double v = w.schedule == PipelineSchedule::kInterleaved ? static_cast<double>(w.virtual_stages) : 1.0;
-    const double bytes = tokens_local * h * 2 / rep;
-    p2p_s_mb = 2 * v * (bytes / link(where.pp_spans, per_node) + sys.collective_latency_s);
-  }
-  const double microbatch_s = compute_mb + tp_s_mb + cp_s_mb + p2p_s_mb;
-  const double virtual_stages = w.schedule == PipelineSchedule::kInterleaved ? static_cast<double>(w.virtual_stages) : 1.0;
-  const double bubble_s = w.pp > 1 ? (pp - 1) / virtual_stages * microbatch_s : 0;
-  const double pipeline_s = M * microbatch_s + bubble_s;
+  out.gemm_s = gemm_s_mb;
+  out.attention_s = attention_s_mb;
+  out.elementwise_s = elementwise_s_mb;
+  out.overhead_s = overhead_s_mb;
+  out.dequant_s = dequant_s_mb;
+  out.recompute_s = recompute_s_mb;
+  out.compute_s = compute_mb;
+  add_parallel_communication(out, s, k, r);
+  out.time_s = compute_mb + out.tp_s + out.cp_s + out.p2p_s;
+  return out;
+}
 
-  // ---------------------------------------------------------------- data-parallel traffic and the optimizer step
+/// Data-parallel traffic per step (total and not hidden behind compute) and the optimizer step.
+struct DataParallelTime {
+  double total_s = 0, exposed_s = 0, optimizer_s = 0;
+};
+
+DataParallelTime data_parallel_time(const TrainingScenario& s, const StepShape& k, const StepRates& r, double compute_mb) {
+  const TrainingEngineProfile& e = *s.engine;
+  const TrainingSystem& sys = *s.system;
+  const TrainingWorkload& w = s.workload;
+  const double t = k.t, cp = k.cp, M = k.M, d_shard = k.d_shard, layers_per_stage = k.layers_per_stage;
+  const double first_stage_params = k.first_stage_params, last_stage_params = k.last_stage_params;
+  const double optimizer_bpp = k.optimizer_bpp, bandwidth = r.bandwidth;
+  const bool lora = k.lora, pp_unsharded = k.pp_unsharded;
+  const Placement& where = k.where;
+  auto link = [&](bool spans, double inner = 1) { return r.link(spans, inner); };
   const double params_local = (w.pp == 1 ? first_stage_params : std::max(first_stage_params, last_stage_params)) / t;
-  const double trainable_local = lora ? adapter_params_local : params_local;
+  const double trainable_local = lora ? k.adapter_params_local : params_local;
   const auto overlap_it = e.dp_overlap.find(w.sharding.name);
   const bool overlap = overlap_it != e.dp_overlap.end() && overlap_it->second;
   const double dp_bw = link(where.dp_spans, t * cp);
@@ -438,44 +555,12 @@ TrainingAnalysis analyze_training(const TrainingScenario& s) {
   const double step_traffic = lora ? 2 * (4 + optimizer_bpp) + 4 : 2 * (master_bpp + optimizer_bpp) + grad_bpp + 2;
   const double optimizer_s = updated_local * step_traffic / bandwidth;
 
-  TrainingTime& tm = a.time;
-  tm.microbatch_time_s = microbatch_s;
-  tm.gemm_s = M * gemm_s_mb;
-  tm.attention_s = M * attention_s_mb;
-  tm.elementwise_s = M * elementwise_s_mb;
-  tm.overhead_s = M * overhead_s_mb;
-  tm.recompute_s = M * recompute_s_mb;
-  tm.dequant_s = M * dequant_s_mb;
-  tm.optimizer_s = optimizer_s;
-  tm.tp_comm_s = M * tp_s_mb;
-  tm.cp_comm_s = M * cp_s_mb;
-  tm.pp_p2p_s = M * p2p_s_mb;
-  tm.pp_bubble_s = bubble_s;
-  tm.dp_comm_s = dp_total;
-  tm.dp_comm_exposed_s = dp_exposed;
-  tm.step_time_s = pipeline_s + dp_exposed + optimizer_s;
+  return {dp_total, dp_exposed, optimizer_s};
+}
 
-  // ---------------------------------------------------------------- throughput and utilisation
-  a.tokens_per_step = static_cast<double>(w.global_batch) * seq;
-  a.tokens_per_s = tm.step_time_s > 0 ? a.tokens_per_step / tm.step_time_s : 0;
-  a.tokens_per_s_per_gpu = a.tokens_per_s / static_cast<double>(w.gpus);
-  const double matmul_params = layers * m.layer_active_params + m.head_params;
-  const double attention_model = 6 * qkv_dims * seq * layers;  // non-causal, as Megatron, llm-foundry and torchtitan count it
-  const double adapter_total = adapter_params_per_layer * layers;
-  a.trainable_params = lora ? adapter_total : m.params;
-  a.model_flops_per_token = (lora ? 4 * matmul_params + 6 * adapter_total : 6 * matmul_params) + attention_model;
-  double recompute_flops = 0;
-  if (w.recompute == Recompute::kFull) recompute_flops = 2 * layers * m.layer_active_params + attention_model / 3;
-  else if (w.recompute == Recompute::kSelective)
-    recompute_flops = 2 * layers * selective_matmul_params +
-                      (!w.flash_attention && contains(e.selective_drops, "attention_scores") ? attention_model / 3 : 0);
-  a.hardware_flops_per_token = a.model_flops_per_token + recompute_flops;
-  if (peak_gemm > 0) {
-    a.mfu = a.model_flops_per_token * a.tokens_per_s_per_gpu / peak_gemm;
-    a.hfu = a.hardware_flops_per_token * a.tokens_per_s_per_gpu / peak_gemm;
-  }
-
-  // ---------------------------------------------------------------- what binds it
+/// What binds the step, and the sentence that says so.
+void explain_bound(TrainingAnalysis& a) {
+  const TrainingTime& tm = a.time;
   const double step = std::max(tm.step_time_s, 1e-12);
   const double compute_share = (tm.compute_s()) / step;
   const double comm_share = tm.communication_s() / step;
@@ -494,8 +579,16 @@ TrainingAnalysis analyze_training(const TrainingScenario& s) {
         to_string(a.bound), 100 * tm.gemm_s / step, 100 * tm.attention_s / step,
         100 * (tm.elementwise_s + tm.overhead_s + tm.optimizer_s + tm.dequant_s) / step, 100 * comm_share, 100 * bubble_share);
   }
+}
 
-  // ---------------------------------------------------------------- warnings and assumptions
+/// Warnings about the layout and the assumptions the figures rest on.
+void add_warnings_and_assumptions(TrainingAnalysis& a, const TrainingScenario& s, const StepShape& k, double inter_bits) {
+  const TrainingModel& m = s.model;
+  const TrainingSystem& sys = *s.system;
+  const TrainingWorkload& w = s.workload;
+  const Placement& where = k.where;
+  const bool lora = k.lora;
+  const double bubble_share = a.time.pp_bubble_s / std::max(a.time.step_time_s, 1e-12);
   if (w.pp > 1 && bubble_share > 0.15)
     a.warnings.push_back(fmt::format("the pipeline bubble is {:.0f}% of the step: raise the microbatches per step ({} now; "
                                      "--global-batch) or use --pp-schedule interleaved",
@@ -515,6 +608,69 @@ TrainingAnalysis analyze_training(const TrainingScenario& s) {
   if (m.moe) a.assumptions.push_back("MoE: experts are split by tensor parallelism only (no expert parallelism); FLOPs count the routed experts a token uses");
   if (w.gpus > sys.gpus_per_node)
     a.assumptions.push_back(fmt::format("{} GPUs per node; {:.0f} Gb/s per GPU between nodes", sys.gpus_per_node, inter_bits / 1e9));
+}
+
+}  // namespace
+
+TrainingAnalysis analyze_training(const TrainingScenario& s) {
+  TrainingAnalysis a;
+  const TrainingModel& m = s.model;
+  const TrainingEngineProfile& e = *s.engine;
+  const TrainingWorkload& w = s.workload;
+  const StepShape k = shape_of(s);
+  const double pp = k.pp, M = k.M, layers = k.layers, seq = k.seq;
+  const bool lora = k.lora;
+
+  a.memory = step_memory(s, k);
+  const StepRates r = rates_of(s, k, a.factors);
+  const MicrobatchTime mb = microbatch_time(s, k, r);
+  const double microbatch_s = mb.time_s;
+  const double virtual_stages = w.schedule == PipelineSchedule::kInterleaved ? static_cast<double>(w.virtual_stages) : 1.0;
+  // The pipeline bubble of 1F1B, (p - 1) / v microbatch times (Narayanan et al. 2021, "Efficient
+  // Large-Scale Language Model Training on GPU Clusters Using Megatron-LM", arXiv:2104.04473, section 2.2).
+  const double bubble_s = w.pp > 1 ? (pp - 1) / virtual_stages * microbatch_s : 0;
+  const double pipeline_s = M * microbatch_s + bubble_s;
+  const DataParallelTime dp = data_parallel_time(s, k, r, mb.compute_s);
+
+  TrainingTime& tm = a.time;
+  tm.microbatch_time_s = microbatch_s;
+  tm.gemm_s = M * mb.gemm_s;
+  tm.attention_s = M * mb.attention_s;
+  tm.elementwise_s = M * mb.elementwise_s;
+  tm.overhead_s = M * mb.overhead_s;
+  tm.recompute_s = M * mb.recompute_s;
+  tm.dequant_s = M * mb.dequant_s;
+  tm.optimizer_s = dp.optimizer_s;
+  tm.tp_comm_s = M * mb.tp_s;
+  tm.cp_comm_s = M * mb.cp_s;
+  tm.pp_p2p_s = M * mb.p2p_s;
+  tm.pp_bubble_s = bubble_s;
+  tm.dp_comm_s = dp.total_s;
+  tm.dp_comm_exposed_s = dp.exposed_s;
+  tm.step_time_s = pipeline_s + dp.exposed_s + dp.optimizer_s;
+
+  // ---------------------------------------------------------------- throughput and utilisation
+  a.tokens_per_step = static_cast<double>(w.global_batch) * seq;
+  a.tokens_per_s = tm.step_time_s > 0 ? a.tokens_per_step / tm.step_time_s : 0;
+  a.tokens_per_s_per_gpu = a.tokens_per_s / static_cast<double>(w.gpus);
+  const double matmul_params = layers * m.layer_active_params + m.head_params;
+  const double attention_model = 6 * mb.qkv_dims * seq * layers;  // non-causal, as Megatron, llm-foundry and torchtitan count it
+  const double adapter_total = k.adapter_params_per_layer * layers;
+  a.trainable_params = lora ? adapter_total : m.params;
+  a.model_flops_per_token = (lora ? 4 * matmul_params + 6 * adapter_total : 6 * matmul_params) + attention_model;
+  double recompute_flops = 0;
+  if (w.recompute == Recompute::kFull) recompute_flops = 2 * layers * m.layer_active_params + attention_model / 3;
+  else if (w.recompute == Recompute::kSelective)
+    recompute_flops = 2 * layers * mb.selective_matmul_params +
+                      (!w.flash_attention && contains(e.selective_drops, "attention_scores") ? attention_model / 3 : 0);
+  a.hardware_flops_per_token = a.model_flops_per_token + recompute_flops;
+  if (r.peak_gemm > 0) {
+    a.mfu = a.model_flops_per_token * a.tokens_per_s_per_gpu / r.peak_gemm;
+    a.hfu = a.hardware_flops_per_token * a.tokens_per_s_per_gpu / r.peak_gemm;
+  }
+
+  explain_bound(a);
+  add_warnings_and_assumptions(a, s, k, r.inter_bits);
   return a;
 }
 

@@ -32,46 +32,35 @@ constexpr int64_t kMaxGpus = 1 << 17;     // 131072: beyond any published run
 constexpr int64_t kMaxTokens = 1 << 24;   // 16M tokens per sequence
 constexpr int64_t kMaxBatch = 1 << 24;
 
-/// `spec` is the tensor list behind `model` when there is one (QLoRA needs it).
-PreparedTraining prepare_with(const Catalog& catalog, const TrainingRequest& r, const ResolvedModel& resolved, const ModelSpec* spec,
-                              const TrainingModel& model, std::shared_ptr<const TrainingData> data) {
-  PreparedTraining out;
-  out.data = std::move(data);
-  out.model = resolved;
-  TrainingScenario& s = out.scenario;
-  if (r.hardware.empty()) throw bad_input("no hardware given", "pass --hw NAME (optadvisor hw list)");
-  s.hardware = &catalog.resolve_hardware(r.hardware, &out.hardware_how);
-  const HardwareProfile& hw = *s.hardware;
-  s.model = model;
-  const TrainingModel& m = s.model;
-  s.system = &out.data->system;
-  std::vector<std::string> defaults;
-
-  // Engine: the user's, or PyTorch; it must run on the device.
+/// The training framework: the user's, or PyTorch; it must run on the device.
+const TrainingEngineProfile* choose_training_engine(const TrainingData& data, const HardwareProfile& hw, const std::string& requested,
+                                                    std::vector<std::string>& defaults) {
+  const TrainingEngineProfile* engine = nullptr;
   std::vector<std::string> on_device;
-  for (const auto& e : out.data->engines)
+  for (const auto& e : data.engines)
     if (contains(hw.engines, e.runs_as)) on_device.push_back(e.id);
-  if (r.engine.empty()) {
-    const auto* pytorch = out.data->find_engine("pytorch-fsdp2");
-    if (pytorch && contains(hw.engines, pytorch->runs_as)) s.engine = pytorch;
-    else if (!on_device.empty()) s.engine = out.data->find_engine(on_device.front());
-    if (!s.engine) throw bad_input(fmt::format("no training framework is known to run on {}", hw.id), "pick a GPU: optadvisor hw list");
-    defaults.push_back("engine " + s.engine->id);
+  if (requested.empty()) {
+    const auto* pytorch = data.find_engine("pytorch-fsdp2");
+    if (pytorch && contains(hw.engines, pytorch->runs_as)) engine = pytorch;
+    else if (!on_device.empty()) engine = data.find_engine(on_device.front());
+    if (!engine) throw bad_input(fmt::format("no training framework is known to run on {}", hw.id), "pick a GPU: optadvisor hw list");
+    defaults.push_back("engine " + engine->id);
   } else {
-    s.engine = out.data->find_engine(r.engine);
-    if (!s.engine) {
+    engine = data.find_engine(requested);
+    if (!engine) {
       std::vector<std::string> ids;
-      for (const auto& e : out.data->engines) ids.push_back(e.id);
-      throw bad_input(fmt::format("unknown training engine '{}'", r.engine), "training engines: " + join(ids));
+      for (const auto& e : data.engines) ids.push_back(e.id);
+      throw bad_input(fmt::format("unknown training engine '{}'", requested), "training engines: " + join(ids));
     }
-    if (!contains(hw.engines, s.engine->runs_as))
-      throw bad_input(fmt::format("training engine '{}' does not run on {}", s.engine->id, hw.id),
+    if (!contains(hw.engines, engine->runs_as))
+      throw bad_input(fmt::format("training engine '{}' does not run on {}", engine->id, hw.id),
                       on_device.empty() ? std::string("no training framework runs there") : "training engines there: " + join(on_device));
   }
-  const TrainingEngineProfile& engine = *s.engine;
+  return engine;
+}
 
-  // Parallel layout: gpus = tp x pp x cp x dp.
-  TrainingWorkload& w = s.workload;
+/// Parallel layout: gpus = tp x pp x cp x dp, each checked against the device and the model.
+void set_layout(TrainingWorkload& w, const TrainingRequest& r, const HardwareProfile& hw, const TrainingModel& m) {
   const int64_t tp = at_least(r.tp, "--tp", 1), pp = at_least(r.pp, "--pp", 1), cp = at_least(r.cp, "--cp", 1);
   if (tp > kMaxGpus || pp > kMaxGpus || cp > kMaxGpus || r.gpus > kMaxGpus)
     throw bad_input(fmt::format("at most {} GPUs are modelled", kMaxGpus));
@@ -93,7 +82,10 @@ PreparedTraining prepare_with(const Catalog& catalog, const TrainingRequest& r, 
                     "use a tensor-parallel degree that divides the head count");
   if (w.pp > m.layers) throw bad_input(fmt::format("--pp {} exceeds the model's {} layers", w.pp, m.layers));
 
-  // Sequence and batch.
+}
+
+/// Tokens per sequence, the microbatch and the global batch (gradient accumulation).
+void set_sequence_and_batch(TrainingWorkload& w, const TrainingRequest& r, const TrainingModel& m, std::vector<std::string>& defaults) {
   if (r.seq == 0) {
     w.seq = 4096;
     if (m.max_position && m.max_position < w.seq) w.seq = m.max_position;
@@ -121,7 +113,11 @@ PreparedTraining prepare_with(const Catalog& catalog, const TrainingRequest& r, 
   }
   w.microbatches = w.global_batch / per_step;
 
-  // Precision: bf16 (fp16 where the device has no bf16), fp8 only on FP8 tensor cores.
+}
+
+/// Precision: bf16 (fp16 where the device has no bf16), fp8 only on FP8 tensor cores.
+void set_precision(TrainingWorkload& w, const TrainingRequest& r, const HardwareProfile& hw, std::vector<std::string>& defaults,
+                   std::vector<std::string>& notes) {
   const std::string precision = r.precision.empty() ? "bf16" : r.precision;
   if (r.precision.empty()) defaults.push_back("precision bf16");
   if (precision == "fp8") {
@@ -134,14 +130,18 @@ PreparedTraining prepare_with(const Catalog& catalog, const TrainingRequest& r, 
     if (!hw.peak_flops_per_s("bf16")) {
       if (!hw.peak_flops_per_s("fp16"))
         throw bad_input(fmt::format("{} has no 16-bit matrix rate to train on", hw.name), "pick a GPU: optadvisor hw list");
-      out.notes.push_back(fmt::format("{} has no BF16 tensor cores: fp16 mixed precision with loss scaling assumed (same bytes, fp16 rate)",
+      notes.push_back(fmt::format("{} has no BF16 tensor cores: fp16 mixed precision with loss scaling assumed (same bytes, fp16 rate)",
                                       hw.name));
     }
   } else {
     throw bad_input(fmt::format("--precision '{}' is not bf16 or fp8", precision));
   }
 
-  // Recompute, sharding, sequence parallelism, pipeline schedule, optimizer.
+}
+
+/// Recompute, sharding, sequence parallelism, pipeline schedule, attention, loss and optimizer.
+void set_techniques(TrainingWorkload& w, const TrainingRequest& r, const TrainingEngineProfile& engine, const TrainingModel& m,
+                    const TrainingData& data, std::vector<std::string>& defaults, std::vector<std::string>& notes) {
   const std::string recompute = r.recompute.empty() ? engine.default_recompute : r.recompute;
   if (r.recompute.empty()) defaults.push_back("recompute " + recompute);
   if (recompute == "none") w.recompute = Recompute::kNone;
@@ -160,10 +160,10 @@ PreparedTraining prepare_with(const Catalog& catalog, const TrainingRequest& r, 
   w.sharding = {sharding, stage_of(sharding)};
   if (r.sharding.empty()) defaults.push_back("sharding " + sharding);
   if (w.sharding.stage > 0 && single_rank)
-    out.notes.push_back(fmt::format("one data-parallel rank: --sharding {} shards nothing", sharding));
+    notes.push_back(fmt::format("one data-parallel rank: --sharding {} shards nothing", sharding));
 
   w.sequence_parallel = w.tp > 1 && r.sequence_parallel.value_or(engine.sequence_parallel_default);
-  if (r.sequence_parallel.value_or(false) && w.tp == 1) out.notes.push_back("sequence parallelism needs --tp > 1; ignored");
+  if (r.sequence_parallel.value_or(false) && w.tp == 1) notes.push_back("sequence parallelism needs --tp > 1; ignored");
 
   const std::string schedule = r.pp_schedule.empty() ? engine.default_pipeline_schedule : r.pp_schedule;
   if (schedule != "1f1b" && schedule != "interleaved")
@@ -192,15 +192,20 @@ PreparedTraining prepare_with(const Catalog& catalog, const TrainingRequest& r, 
     throw bad_input("context parallelism needs FlashAttention (ring attention)", "drop --flash-attention off or --cp");
 
   w.optimizer = r.optimizer.empty() ? engine.default_optimizer : r.optimizer;
-  if (!out.data->system.optimizers.count(w.optimizer)) {
+  if (!data.system.optimizers.count(w.optimizer)) {
     std::vector<std::string> ids;
-    for (const auto& [id, o] : out.data->system.optimizers) ids.push_back(id);
+    for (const auto& [id, o] : data.system.optimizers) ids.push_back(id);
     throw bad_input(fmt::format("unknown optimizer '{}'", w.optimizer), "optimizers: " + join(ids));
   }
   if (!contains(engine.optimizers, w.optimizer))
     throw bad_input(fmt::format("{} has no {} optimizer", engine.id, w.optimizer), "it supports: " + join(engine.optimizers));
 
-  // LoRA / QLoRA.
+}
+
+/// LoRA / QLoRA: the adapter rank, and the frozen base's format with its bytes per parameter.
+/// `spec` is the tensor list behind the model when there is one (QLoRA needs it).
+void set_lora(TrainingWorkload& w, const TrainingRequest& r, const TrainingEngineProfile& engine, const TrainingModel& m,
+              const ModelSpec* spec, const Catalog& catalog) {
   if (r.lora_rank < 0) throw bad_input(fmt::format("--lora-rank must be zero or more (got {})", r.lora_rank));
   if (!r.quant.empty() && r.lora_rank == 0)
     throw bad_input("--quant sets the frozen base of QLoRA under --goal training", "add --lora-rank R (e.g. 16)");
@@ -225,6 +230,31 @@ PreparedTraining prepare_with(const Catalog& catalog, const TrainingRequest& r, 
       w.lora_base_bytes_per_param = base.params ? static_cast<double>(base.weights_bytes) / static_cast<double>(base.params) : 2.0;
     }
   }
+
+}
+
+/// `spec` is the tensor list behind `model` when there is one (QLoRA needs it).
+PreparedTraining prepare_with(const Catalog& catalog, const TrainingRequest& r, const ResolvedModel& resolved, const ModelSpec* spec,
+                              const TrainingModel& model, std::shared_ptr<const TrainingData> data) {
+  PreparedTraining out;
+  out.data = std::move(data);
+  out.model = resolved;
+  TrainingScenario& s = out.scenario;
+  if (r.hardware.empty()) throw bad_input("no hardware given", "pass --hw NAME (optadvisor hw list)");
+  s.hardware = &catalog.resolve_hardware(r.hardware, &out.hardware_how);
+  const HardwareProfile& hw = *s.hardware;
+  s.model = model;
+  const TrainingModel& m = s.model;
+  s.system = &out.data->system;
+  std::vector<std::string> defaults;
+
+  s.engine = choose_training_engine(*out.data, hw, r.engine, defaults);
+  TrainingWorkload& w = s.workload;
+  set_layout(w, r, hw, m);
+  set_sequence_and_batch(w, r, m, defaults);
+  set_precision(w, r, hw, defaults, out.notes);
+  set_techniques(w, r, *s.engine, m, *out.data, defaults, out.notes);
+  set_lora(w, r, *s.engine, m, spec, catalog);
 
   if (!defaults.empty()) out.notes.insert(out.notes.begin(), "defaults: " + join(defaults, "; ") + " (change with --engine, --seq, --global-batch, --precision, --recompute, --sharding)");
   for (const auto& a : resolved.assumptions) out.notes.push_back(a);

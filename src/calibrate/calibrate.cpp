@@ -21,6 +21,17 @@
 namespace optadvisor {
 namespace {
 
+/// Whether `engine` (an id, optionally with ":backend") loads whatever weight format each file
+/// holds (EngineProfile::formats_per_file); false for a name the catalog does not know, which
+/// prepare_scenario then reports.
+bool formats_per_file(const Catalog& catalog, const std::string& engine) {
+  try {
+    return catalog.resolve_engine(engine).formats_per_file;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
 std::string lower(std::string_view s) {
   std::string out(s);
   for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -252,7 +263,7 @@ MappedMeasurements map_measurements(const Catalog& catalog, const std::vector<Me
     // Weight format.
     std::string quant_how = quant_override ? "--quant" : "assumed";
     std::string quant = quant_override ? quant_override->id : match_quant(catalog, m, quant_how);
-    if (quant.empty() && engine.rfind("llama.cpp", 0) == 0) {
+    if (quant.empty() && formats_per_file(catalog, engine)) {
       skip(fmt::format("the weight format of '{}' is not recorded; pass --quant", m.model_desc.empty() ? m.model_name : m.model_desc));
       continue;
     }

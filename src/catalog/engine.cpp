@@ -123,6 +123,7 @@ std::optional<EngineProfile> engine_from_json(const nlohmann::json& j, std::vect
     e.default_for_classes = j.value("default_for_classes", std::vector<std::string>{});
     e.quants = j.at("quants").get<std::vector<std::string>>();
     e.default_quant = j.value("default_quant", std::string{});
+    e.formats_per_file = j.value("formats_per_file", false);
     if (j.contains("quant_efficiency")) {
       for (const auto& [q, v] : j.at("quant_efficiency").items())
         e.quant_efficiency[q] = {v.value("decode", 1.0), v.value("prefill", 1.0)};

@@ -21,9 +21,10 @@ CLI::Option* add_gpus_option(CLI::App* cmd, int64_t& gpus, const std::string& de
 }
 
 std::vector<CLI::Option*> add_workload_options(CLI::App* cmd, ScenarioRequest& r, std::string& host_bandwidth) {
-  return {cmd->add_option("--batch,-b", r.batch, "Concurrent sequences, or 'max' for as many as fit")->capture_default_str(),
-          cmd->add_option("--prompt,-p", r.prompt_tokens, "Prompt tokens per sequence")->capture_default_str(),
-          cmd->add_option("--gen,-n", r.gen_tokens, "Generated tokens per sequence")->capture_default_str(),
+  return {cmd->add_option("--batch,-b", r.batch, "Concurrent sequences, or 'max' for as many as fit")->default_str(ScenarioRequest::kDefaultBatch),
+          cmd->add_option("--prompt,-p", r.prompt_tokens, "Prompt tokens per sequence")
+              ->default_str(std::to_string(ScenarioRequest::kDefaultPromptTokens)),
+          cmd->add_option("--gen,-n", r.gen_tokens, "Generated tokens per sequence")->default_str(std::to_string(ScenarioRequest::kDefaultGenTokens)),
           cmd->add_option("--context,-c", r.context_tokens, "KV reservation per sequence (default prompt + gen)"),
           cmd->add_option("--ubatch", r.ubatch_tokens, "Prompt tokens per forward pass (llama.cpp -ub; default: the engine's)"),
           cmd->add_option("--kv-dtype", r.kv_dtype, "KV-cache element type: f16, bf16, fp8, q8_0, q4_0"),
@@ -55,16 +56,22 @@ std::vector<std::string> split_list(const std::string& text, const std::string& 
   return out;
 }
 
-std::optional<double> parse_host_bandwidth(const std::string& text) {
-  if (text.empty()) return std::nullopt;
+std::optional<double> parse_number(const std::string& text) {
   std::size_t used = 0;
   double v = 0;
   try {
     v = std::stod(text, &used);
   } catch (const std::exception&) {
-    used = 0;
+    return std::nullopt;
   }
-  if (used != text.size() || !(v > 0) || v > 1e14)
+  if (used != text.size()) return std::nullopt;
+  return v;
+}
+
+std::optional<double> parse_host_bandwidth(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  const std::optional<double> v = parse_number(text);
+  if (!v || !(*v > 0) || *v > 1e14)
     throw bad_input(fmt::format("--host-bandwidth '{}' is not a bandwidth in bytes/s", text), "e.g. 60e9 for 60 GB/s");
   return v;
 }

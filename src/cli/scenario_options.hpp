@@ -41,6 +41,9 @@ std::vector<CLI::Option*> add_device_options(CLI::App* cmd, ScenarioRequest& req
 /// element ("a,,b", "a,") is bad_input naming `option`.
 std::vector<std::string> split_list(const std::string& text, const std::string& option);
 
+/// The whole of `text` as a number (std::stod's syntax: "60e9", "inf", "nan"); nullopt when any of it is not.
+std::optional<double> parse_number(const std::string& text);
+
 /// "60e9" -> 6e10 bytes/s; "" -> nullopt; anything else (or above 100 TB/s) is bad_input.
 std::optional<double> parse_host_bandwidth(const std::string& text);
 

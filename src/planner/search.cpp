@@ -163,10 +163,10 @@ std::string estimate_command(const ScenarioRequest& r) {
   if (r.gpus != 0 && r.gpus != r.tp * r.pp) arg("--gpus", std::to_string(r.gpus));
   if (r.tp != defaults.tp) arg("--tp", std::to_string(r.tp));
   if (r.pp != defaults.pp) arg("--pp", std::to_string(r.pp));
-  if (r.batch != defaults.batch) arg("--batch", r.batch);
-  if (r.prompt_tokens != defaults.prompt_tokens) arg("--prompt", std::to_string(r.prompt_tokens));
-  if (r.gen_tokens != defaults.gen_tokens) arg("--gen", std::to_string(r.gen_tokens));
-  if (r.context_tokens != defaults.context_tokens) arg("--context", std::to_string(r.context_tokens));
+  if (r.batch_or_default() != defaults.batch_or_default()) arg("--batch", r.batch_or_default());
+  if (r.prompt_or_default() != defaults.prompt_or_default()) arg("--prompt", std::to_string(r.prompt_or_default()));
+  if (r.gen_or_default() != defaults.gen_or_default()) arg("--gen", std::to_string(r.gen_or_default()));
+  if (r.context_or_default() != defaults.context_or_default()) arg("--context", std::to_string(r.context_or_default()));
   if (r.ubatch_tokens != defaults.ubatch_tokens) arg("--ubatch", std::to_string(r.ubatch_tokens));
   if (!r.kv_dtype.empty()) arg("--kv-dtype", r.kv_dtype);
   if (r.flash_attention) arg("--flash-attention", *r.flash_attention ? "on" : "off");
@@ -343,7 +343,7 @@ std::vector<Configuration> enumerate(const Catalog& catalog, const ModelSpec& mo
 
 /// The batches to run a configuration at; `first` is the analysis at batch 1.
 std::vector<uint64_t> batches_for(const SearchRequest& request, const EngineProfile& engine, const Analysis& first) {
-  if (request.batch_given || request.goal != Goal::kThroughput) return {first.batch};
+  if (request.workload.batch || request.goal != Goal::kThroughput) return {first.batch};
   const uint64_t largest = std::min<uint64_t>(first.memory.max_batch, engine.max_batch);
   std::vector<uint64_t> out = {1};
   for (uint64_t b = 2; b < largest; b *= 2) out.push_back(b);
@@ -457,9 +457,7 @@ SearchResult search(const Catalog& catalog, const ResolvedModel& model, const Se
   out.request = request;
   out.model = model;
   out.model.gguf_weights.reset();
-  ScenarioRequest base = request.workload;
-  if (!request.batch_given) base.batch = "1";
-  ScenarioCache cache(catalog, model, base);
+  ScenarioCache cache(catalog, model, request.workload);
 
   std::set<std::string> formats_used;
   const auto configs = enumerate(catalog, model.spec, request, devices, formats, engines, out.stats, formats_used);

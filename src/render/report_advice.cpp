@@ -77,21 +77,21 @@ nlohmann::json gain_json(double gain) { return std::isinf(gain) ? nlohmann::json
 nlohmann::json pair_json(double before, double after) { return {{"before", before}, {"after", after}}; }
 
 std::string title_line(const Advice& a) {
-  if (a.base.training) {
-    const TrainingScenario& t = a.base.training_prepared.scenario;
-    return fmt::format("{} training on {} x {} with {}", a.base.training_prepared.model.spec.name, t.workload.gpus, t.hardware->name,
+  if (a.base.is_training()) {
+    const TrainingScenario& t = a.base.training().prepared.scenario;
+    return fmt::format("{} training on {} x {} with {}", a.base.training().prepared.model.spec.name, t.workload.gpus, t.hardware->name,
                        t.engine->id);
   }
-  const Scenario& s = a.base.prepared.scenario;
-  return fmt::format("{} ({}, {}) on {} with {}", s.model.name, a.base.prepared.quant->id, format_gb(s.weights.total_bytes), s.hardware->name,
+  const Scenario& s = a.base.inference().prepared.scenario;
+  return fmt::format("{} ({}, {}) on {} with {}", s.model.name, a.base.inference().prepared.quant->id, format_gb(s.weights.total_bytes), s.hardware->name,
                      s.engine.id());
 }
 
 std::string goal_line(const Advice& a) {
-  const Workload& w = a.base.prepared.scenario.workload;
   switch (a.goal) {
     case Goal::kLatency:
-      return fmt::format("goal: latency (request latency = time to first token + {} tokens x time per token)", w.gen_tokens);
+      return fmt::format("goal: latency (request latency = time to first token + {} tokens x time per token)",
+                         a.base.inference().prepared.scenario.workload.gen_tokens);
     case Goal::kThroughput:
       return "goal: throughput (serving output tokens/s = batch x generated tokens / (prefill + decode time))";
     case Goal::kMemory: return "goal: memory (needed / usable memory per device; fit the model and its context)";
@@ -101,21 +101,21 @@ std::string goal_line(const Advice& a) {
 }
 
 std::string workload_line(const Evaluation& e) {
-  if (e.training) {
-    const TrainingWorkload& t = e.training_prepared.scenario.workload;
+  if (e.is_training()) {
+    const TrainingWorkload& t = e.training().prepared.scenario.workload;
     std::string lora = t.lora_rank ? fmt::format(", LoRA rank {}{}", t.lora_rank, t.lora_base_quant.empty() ? "" : " on " + t.lora_base_quant) : "";
     return fmt::format("workload: {} GPU{} (dp {}, tp {}, pp {}, cp {}), sequence {}, micro-batch {}, global batch {}, {}, recompute {}, {}, {}{}",
                        t.gpus, t.gpus == 1 ? "" : "s", t.dp, t.tp, t.pp, t.cp, t.seq, t.micro_batch, t.global_batch, to_string(t.precision), to_string(t.recompute),
                        t.sharding.name, t.optimizer, lora);
   }
-  const Workload& w = e.prepared.scenario.workload;
+  const Workload& w = e.inference().prepared.scenario.workload;
   return fmt::format("workload: batch {}, prompt {}, generate {}, context {}, KV cache {}{}",
-                     w.batch_max ? fmt::format("max ({})", e.analysis.batch) : std::to_string(w.batch), w.prompt_tokens, w.gen_tokens,
+                     w.batch_max ? fmt::format("max ({})", e.inference().analysis.batch) : std::to_string(w.batch), w.prompt_tokens, w.gen_tokens,
                      w.context(), w.kv_dtype, w.gpus > 1 ? fmt::format(", {} GPUs (tp {}, pp {})", w.gpus, w.tp, w.pp) : std::string());
 }
 
 std::vector<std::string> training_diagnosis_lines(const Advice& a) {
-  const TrainingAnalysis& t = a.base.training_analysis;
+  const TrainingAnalysis& t = a.base.training().analysis;
   const TrainingMemory& m = t.memory;
   return {"bound: " + a.diagnosis.explanation,
           fmt::format("step {}: {} tokens/s ({} per GPU), MFU {:.0f}%; compute {}, exposed communication {}, pipeline bubble {}",
@@ -127,16 +127,16 @@ std::vector<std::string> training_diagnosis_lines(const Advice& a) {
 }
 
 std::vector<std::string> diagnosis_lines(const Advice& a) {
-  if (a.base.training) return training_diagnosis_lines(a);
+  if (a.base.is_training()) return training_diagnosis_lines(a);
   std::vector<std::string> lines;
-  const Analysis& an = a.base.analysis;
+  const Analysis& an = a.base.inference().analysis;
   const auto& f = a.diagnosis.figures;
   const auto& m = an.memory;
   switch (a.goal) {
     case Goal::kLatency:
     case Goal::kThroughput: {
       const double decode_share = f.value("decode_share", 0.0);
-      const Workload& w = a.base.prepared.scenario.workload;
+      const Workload& w = a.base.inference().prepared.scenario.workload;
       if (!a.base.runs) {
         lines.push_back("bound: memory-capacity: " + a.diagnosis.explanation + "; nothing below runs until it fits");
         lines.push_back(fmt::format("if it fit: {} {} (time to first token {}, {} per token)", a.metric.label, metric_text(a.goal, a.base),
@@ -164,7 +164,7 @@ std::vector<std::string> diagnosis_lines(const Advice& a) {
       lines.push_back(a.diagnosis.bound == "none" ? "bound: none (it fits)" : "bound: memory-capacity");
       lines.push_back(a.diagnosis.explanation);
       lines.push_back(fmt::format("weights {}, KV cache {} ({} tokens x batch {}), activations {}, runtime {}", format_gb(m.weights_bytes),
-                                  format_gb(m.kv_cache_bytes), a.base.prepared.scenario.workload.context(), an.batch,
+                                  format_gb(m.kv_cache_bytes), a.base.inference().prepared.scenario.workload.context(), an.batch,
                                   format_gb(m.activation_bytes), format_gb(m.overhead_bytes)));
       lines.push_back(fmt::format("largest context at this batch: {} tokens", m.max_context));
       break;
@@ -206,13 +206,13 @@ nlohmann::json impact_json(const Recommendation& r, const Advice& a) {
                            {"makes_it_run", std::isinf(r.gain)},
                            {"memory_bytes", pair_json(a.base.memory_bytes, r.after.memory_bytes)},
                            {"fits", {{"before", a.base.runs}, {"after", r.after.runs}}}};
-  if (a.base.training) {
-    impact["step_time_s"] = pair_json(a.base.training_analysis.time.step_time_s, r.after.training_analysis.time.step_time_s);
-    impact["mfu"] = pair_json(a.base.training_analysis.mfu, r.after.training_analysis.mfu);
+  if (a.base.is_training()) {
+    impact["step_time_s"] = pair_json(a.base.training().analysis.time.step_time_s, r.after.training().analysis.time.step_time_s);
+    impact["mfu"] = pair_json(a.base.training().analysis.mfu, r.after.training().analysis.mfu);
     return impact;
   }
-  const Analysis& before = a.base.analysis;
-  const Analysis& after = r.after.analysis;
+  const Analysis& before = a.base.inference().analysis;
+  const Analysis& after = r.after.inference().analysis;
   impact["bytes_per_token"] = pair_json(a.base.bytes_per_token, r.after.bytes_per_token);
   impact["ttft_s"] = pair_json(before.prefill.time_s, after.prefill.time_s);
   impact["time_per_token_s"] = pair_json(before.decode.time_s, after.decode.time_s);
@@ -264,7 +264,7 @@ nlohmann::json advice_json(const Advice& a, const RuleBook& book) {
     nlohmann::json step = {{"step", i + 1}, {"id", s.rule->id}, {"metric", s.result.metric}, {"step_gain", gain_json(s.step_gain)}, {"gain_basis", s.gain_basis},
                            {"cumulative_gain", gain_json(s.cumulative_gain)}, {"gain_over_first_step", gain_json(s.gain_over_first)},
                            {"memory_bytes", s.result.memory_bytes}, {"changes", s.notes}};
-    if (!s.result.training) step["bytes_per_token"] = s.result.bytes_per_token;
+    if (!s.result.is_training()) step["bytes_per_token"] = s.result.bytes_per_token;
     steps.push_back(step);
   }
   nlohmann::json skipped = nlohmann::json::array();
@@ -273,18 +273,18 @@ nlohmann::json advice_json(const Advice& a, const RuleBook& book) {
   nlohmann::json assumptions = nlohmann::json::object();
   for (const auto& [id, v] : a.assumption_values) assumptions[id] = v;
   nlohmann::json scenario;
-  if (a.base.training) {
-    const TrainingScenario& t = a.base.training_prepared.scenario;
+  if (a.base.is_training()) {
+    const TrainingScenario& t = a.base.training().prepared.scenario;
     const TrainingWorkload& w = t.workload;
     scenario = {{"hardware", {{"id", t.hardware->id}, {"name", t.hardware->name}, {"class", std::string(to_string(t.hardware->device_class))}}},
-                {"model", {{"id", a.base.training_prepared.model.spec.id}, {"name", a.base.training_prepared.model.spec.name}, {"params", t.model.params}}},
+                {"model", {{"id", a.base.training().prepared.model.spec.id}, {"name", a.base.training().prepared.model.spec.name}, {"params", t.model.params}}},
                 {"engine", {{"id", t.engine->id}}},
                 {"workload", {{"gpus", w.gpus}, {"dp", w.dp}, {"tp", w.tp}, {"pp", w.pp}, {"cp", w.cp}, {"seq", w.seq},
                               {"micro_batch", w.micro_batch}, {"global_batch", w.global_batch},
                               {"precision", std::string(to_string(w.precision))}, {"recompute", std::string(to_string(w.recompute))},
                               {"sharding", w.sharding.name}, {"optimizer", w.optimizer}, {"lora_rank", w.lora_rank}}}};
   } else {
-    scenario = scenario_json(a.base.prepared, a.base.analysis);
+    scenario = scenario_json(a.base.inference().prepared, a.base.inference().analysis);
   }
   return {{"schema_version", kSchemaVersion},
           {"scenario", scenario},
@@ -316,7 +316,7 @@ std::string render_advice(const Advice& a, const RuleBook& book, const AdviceVie
   auto plain = [&](const std::string& text) { return md ? text + "  \n" : wrap(text, 2, 0); };
   out += plain(goal_line(a));
   for (const auto& n : a.notes) out += plain(n);
-  for (const auto& n : a.base.training ? a.base.training_prepared.notes : a.base.prepared.notes) out += plain(n);
+  for (const auto& n : a.base.is_training() ? a.base.training().prepared.notes : a.base.inference().prepared.notes) out += plain(n);
   out += plain(workload_line(a.base));
 
   out += heading("Diagnosis");
@@ -350,24 +350,25 @@ std::string render_advice(const Advice& a, const RuleBook& book, const AdviceVie
       return indented;
     }();
     for (const auto& r : a.recommendations) {
-      const Analysis& before = a.base.analysis;
-      const Analysis& after = r.after.analysis;
       std::string impact = fmt::format("{} {} -> {} ({})", a.metric.label, metric_text(a.goal, a.base), metric_text(a.goal, r.after),
                                        std::isinf(r.gain)            ? "now it runs"
                                        : r.gain_basis == "memory" ? fmt::format("still does not fit; {:.2f}x less memory", r.gain)
                                                                   : gain_text(r.gain));
-      if (a.base.training) {
-        const TrainingAnalysis& tb = a.base.training_analysis;
-        const TrainingAnalysis& ta = r.after.training_analysis;
+      if (a.base.is_training()) {
+        const TrainingAnalysis& tb = a.base.training().analysis;
+        const TrainingAnalysis& ta = r.after.training().analysis;
         impact += fmt::format("; step {} -> {}; MFU {:.0f}% -> {:.0f}%; memory per GPU {}{}", format_seconds(tb.time.step_time_s),
                               format_seconds(ta.time.step_time_s), tb.mfu * 100, ta.mfu * 100, gb_pair(a.base.memory_bytes, r.after.memory_bytes),
                               ta.memory.fits ? "" : " (does not fit)");
-      } else if (a.goal != Goal::kMemory)
-        impact += fmt::format("; time to first token {} -> {}; per token {} -> {}", format_seconds(before.prefill.time_s),
-                              format_seconds(after.prefill.time_s), format_seconds(before.decode.time_s), format_seconds(after.decode.time_s));
-      if (!a.base.training)
+      } else {
+        const Analysis& before = a.base.inference().analysis;
+        const Analysis& after = r.after.inference().analysis;
+        if (a.goal != Goal::kMemory)
+          impact += fmt::format("; time to first token {} -> {}; per token {} -> {}", format_seconds(before.prefill.time_s),
+                                format_seconds(after.prefill.time_s), format_seconds(before.decode.time_s), format_seconds(after.decode.time_s));
         impact += fmt::format("; memory {}{}; bytes per token {}", gb_pair(a.base.memory_bytes, r.after.memory_bytes),
                               after.memory.fits ? "" : " (does not fit; layers offloaded)", gb_pair(a.base.bytes_per_token, r.after.bytes_per_token));
+      }
       std::vector<std::string> assumptions;
       for (const auto& u : r.assumptions) assumptions.push_back(assumption_text(u, book));
       std::vector<std::string> sources;
@@ -427,8 +428,8 @@ std::string render_advice(const Advice& a, const RuleBook& book, const AdviceVie
       }
     }
     const Evaluation& last = a.plan.back().result;
-    out += line(last.training ? "result: " + workload_line(last)
-                              : fmt::format("result: {}; {}", workload_line(last), last.prepared.scenario.engine.id() + " with " + last.prepared.quant->id));
+    out += line(last.is_training() ? "result: " + workload_line(last)
+                              : fmt::format("result: {}; {}", workload_line(last), last.inference().prepared.scenario.engine.id() + " with " + last.inference().prepared.quant->id));
     for (const auto& s : a.plan_skipped) out += line(fmt::format("not stacked: {}: {}", s.rule->id, s.reason));
   }
 
@@ -527,10 +528,10 @@ std::string render_why_not(const Advice& a, const Rule& rule, OutputFormat forma
   const nlohmann::json j = why_not_json(a, rule);
   if (format == OutputFormat::kJson) return j.dump(2) + "\n";
   const std::string where =
-      a.base.training ? fmt::format("{} on {} ({}, training goal)", a.base.training_prepared.model.spec.id,
-                                    a.base.training_prepared.scenario.hardware->id, a.base.training_prepared.scenario.engine->id)
-                      : fmt::format("{} on {} ({}, {} goal)", a.base.prepared.scenario.model.id, a.base.prepared.scenario.hardware->id,
-                                    a.base.prepared.scenario.engine.id(), to_string(a.goal));
+      a.base.is_training() ? fmt::format("{} on {} ({}, training goal)", a.base.training().prepared.model.spec.id,
+                                    a.base.training().prepared.scenario.hardware->id, a.base.training().prepared.scenario.engine->id)
+                      : fmt::format("{} on {} ({}, {} goal)", a.base.inference().prepared.scenario.model.id, a.base.inference().prepared.scenario.hardware->id,
+                                    a.base.inference().prepared.scenario.engine.id(), to_string(a.goal));
   std::string text;
   if (j.value("applies", false) && j.contains("rank"))
     text = fmt::format("{} applies to {}: ranked #{} of {}, gain {}; because {}", rule.id, where, j.at("rank").get<int>(), a.recommendations.size(),

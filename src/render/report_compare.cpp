@@ -8,17 +8,10 @@
 #include "base/table.hpp"
 #include "optadvisor/analysis/analysis_json.hpp"
 #include "base/units.hpp"
+#include "render/json_fields.hpp"
 
 namespace optadvisor {
 namespace {
-
-nlohmann::json optional_number(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
-
-/// --batch as a number; null for "max" (workload.batch_max says so, and each scenario has the batch it ran).
-nlohmann::json batch_json(const std::string& batch) {
-  const bool digits = !batch.empty() && batch.size() < 10 && batch.find_first_not_of("0123456789") == std::string::npos;
-  return digits ? nlohmann::json(std::stoull(batch)) : nlohmann::json(nullptr);
-}
 
 bool is_best(const CompareRow& row, CompareColumn c) { return std::find(row.best.begin(), row.best.end(), c) != row.best.end(); }
 
@@ -57,8 +50,8 @@ nlohmann::json row_json(const CompareRow& row) {
 
 std::string workload_text(const Comparison& c) {
   const ScenarioRequest& r = c.base;
-  const int64_t context = r.context_tokens ? r.context_tokens : r.prompt_tokens + r.gen_tokens;
-  std::string out = fmt::format("batch {}, prompt {} tokens, generate {} tokens, context {}", r.batch, r.prompt_tokens, r.gen_tokens, context);
+  std::string out = fmt::format("batch {}, prompt {} tokens, generate {} tokens, context {}", r.batch_or_default(), r.prompt_or_default(),
+                                r.gen_or_default(), r.context_or_prompt_plus_gen());
   if (!r.kv_dtype.empty()) out += ", KV cache " + r.kv_dtype;
   const int64_t gpus = r.gpus ? r.gpus : r.tp * r.pp;
   if (gpus > 1) out += fmt::format(", {} GPUs (tp {}, pp {})", gpus, r.tp, r.pp);
@@ -128,11 +121,11 @@ nlohmann::json compare_json(const Comparison& c) {
           {"sort", std::string(to_string(c.sort))},
           {"model", {{"id", c.model.spec.id}, {"name", c.model.spec.name}, {"source", c.model.origin}}},
           {"workload",
-           {{"batch", batch_json(r.batch)},
-            {"batch_max", r.batch == "max"},
-            {"prompt_tokens", r.prompt_tokens},
-            {"gen_tokens", r.gen_tokens},
-            {"context_tokens", r.context_tokens ? r.context_tokens : r.prompt_tokens + r.gen_tokens},
+           {{"batch", batch_json(r.batch_or_default())},
+            {"batch_max", r.batch_or_default() == "max"},
+            {"prompt_tokens", r.prompt_or_default()},
+            {"gen_tokens", r.gen_or_default()},
+            {"context_tokens", r.context_or_prompt_plus_gen()},
             {"gpus", r.gpus ? r.gpus : r.tp * r.pp},
             {"tp", r.tp},
             {"pp", r.pp}}},

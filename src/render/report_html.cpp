@@ -66,17 +66,17 @@ std::string gain_value(double gain, const std::string& basis) {
 }
 
 std::string workload_text(const Evaluation& e) {
-  if (e.training) {
-    const TrainingWorkload& t = e.training_prepared.scenario.workload;
+  if (e.is_training()) {
+    const TrainingWorkload& t = e.training().prepared.scenario.workload;
     return fmt::format("{} GPU{} (data parallel {}, tensor {}, pipeline {}, context {}); sequence {} tokens, micro-batch {}, global batch {}; {}, "
                        "recompute {}, {}, {}{}",
                        t.gpus, t.gpus == 1 ? "" : "s", t.dp, t.tp, t.pp, t.cp, t.seq, t.micro_batch, t.global_batch, to_string(t.precision),
                        to_string(t.recompute), t.sharding.name, t.optimizer,
                        t.lora_rank ? fmt::format(", LoRA rank {}{}", t.lora_rank, t.lora_base_quant.empty() ? "" : " on " + t.lora_base_quant) : "");
   }
-  const Workload& w = e.prepared.scenario.workload;
+  const Workload& w = e.inference().prepared.scenario.workload;
   return fmt::format("batch {}, prompt {} tokens, generate {} tokens, context {} tokens, KV cache {}{}",
-                     w.batch_max ? fmt::format("max ({})", e.analysis.batch) : std::to_string(w.batch), w.prompt_tokens, w.gen_tokens,
+                     w.batch_max ? fmt::format("max ({})", e.inference().analysis.batch) : std::to_string(w.batch), w.prompt_tokens, w.gen_tokens,
                      w.context(), w.kv_dtype, w.gpus > 1 ? fmt::format(", {} GPUs (tensor parallel {}, pipeline {})", w.gpus, w.tp, w.pp) : "");
 }
 
@@ -84,7 +84,7 @@ std::string goal_text(Goal goal, const Evaluation& base) {
   switch (goal) {
     case Goal::kLatency:
       return fmt::format("latency: request latency = time to first token + {} tokens x time per token",
-                         base.prepared.scenario.workload.gen_tokens);
+                         base.inference().prepared.scenario.workload.gen_tokens);
     case Goal::kThroughput: return "throughput: serving output tokens/s = batch x generated tokens / (prefill + decode time)";
     case Goal::kMemory: return "memory: needed / usable memory per device; fit the model and its context";
     case Goal::kTraining: return "training: tokens/s of the whole job, one optimizer step after another";
@@ -181,17 +181,17 @@ std::vector<std::pair<std::string, std::string>> inference_facts(const PreparedS
 
 std::vector<std::pair<std::string, std::string>> advice_facts(const Advice& a, const HtmlReportInfo& info) {
   std::vector<std::pair<std::string, std::string>> rows;
-  if (a.base.training) {
-    const TrainingScenario& t = a.base.training_prepared.scenario;
+  if (a.base.is_training()) {
+    const TrainingScenario& t = a.base.training().prepared.scenario;
     rows = {{"device", fmt::format("{} x {} <span class=\"small\">({}, {})</span>", t.workload.gpus, h(t.hardware->name), h(t.hardware->id),
                                    h(to_string(t.hardware->device_class)))},
-            {"model", fmt::format("{} <span class=\"small\">({})</span>", h(a.base.training_prepared.model.spec.name),
-                                  h(a.base.training_prepared.model.spec.id))},
+            {"model", fmt::format("{} <span class=\"small\">({})</span>", h(a.base.training().prepared.model.spec.name),
+                                  h(a.base.training().prepared.model.spec.id))},
             {"quant", h(t.workload.lora_base_quant.empty() ? std::string(to_string(t.workload.precision)) + " training"
                                                            : "frozen base in " + t.workload.lora_base_quant)},
             {"engine", h(t.engine->id)}};
   } else {
-    rows = inference_facts(a.base.prepared);
+    rows = inference_facts(a.base.inference().prepared);
   }
   rows.push_back({"workload", h(workload_text(a.base))});
   rows.push_back({"goal", h(goal_text(a.goal, a.base))});
@@ -360,20 +360,20 @@ std::string playbook_section(const Advice& a, const RuleBook& book) {
   out += fmt::format(
       "<table class=\"playbook\">\n<thead><tr><th class=\"num\">#</th><th>technique</th><th>{} before &rarr; after</th><th class=\"num\">gain</th>"
       "<th>memory per device</th><th>{}</th><th>effort / risk</th></tr></thead>\n<tbody>\n",
-      h(a.metric.label), a.base.training ? "step time / MFU" : "decode traffic per token");
+      h(a.metric.label), a.base.is_training() ? "step time / MFU" : "decode traffic per token");
   for (const auto& r : a.recommendations) {
     const std::string effects =
-        a.base.training
-            ? fmt::format("{} &rarr; {}<br><span class=\"small\">MFU {} &rarr; {}</span>", h(format_seconds(a.base.training_analysis.time.step_time_s)),
-                          h(format_seconds(r.after.training_analysis.time.step_time_s)), percent(a.base.training_analysis.mfu),
-                          percent(r.after.training_analysis.mfu))
+        a.base.is_training()
+            ? fmt::format("{} &rarr; {}<br><span class=\"small\">MFU {} &rarr; {}</span>", h(format_seconds(a.base.training().analysis.time.step_time_s)),
+                          h(format_seconds(r.after.training().analysis.time.step_time_s)), percent(a.base.training().analysis.mfu),
+                          percent(r.after.training().analysis.mfu))
             : bytes_pair(a.base.bytes_per_token, r.after.bytes_per_token);
     std::string phases;
-    if (!a.base.training && a.goal != Goal::kMemory)
+    if (!a.base.is_training() && a.goal != Goal::kMemory)
       phases = fmt::format("<br><span class=\"small\">first token {} &rarr; {}; per token {} &rarr; {}</span>",
-                           h(format_seconds(a.base.analysis.prefill.time_s)), h(format_seconds(r.after.analysis.prefill.time_s)),
-                           h(format_seconds(a.base.analysis.decode.time_s)), h(format_seconds(r.after.analysis.decode.time_s)));
-    const bool fits_after = r.after.training ? r.after.training_analysis.memory.fits : r.after.analysis.memory.fits;
+                           h(format_seconds(a.base.inference().analysis.prefill.time_s)), h(format_seconds(r.after.inference().analysis.prefill.time_s)),
+                           h(format_seconds(a.base.inference().analysis.decode.time_s)), h(format_seconds(r.after.inference().analysis.decode.time_s)));
+    const bool fits_after = r.after.is_training() ? r.after.training().analysis.memory.fits : r.after.inference().analysis.memory.fits;
     out += fmt::format(
         "<tr class=\"rec\" data-rule=\"{}\"><td class=\"num\">{}</td><td><strong>{}</strong><br><code>{}</code></td><td>{} &rarr; {}{}</td>"
         "<td class=\"num\">{}</td><td>{}{}</td><td>{}</td><td>effort {}<br>risk {}</td></tr>\n",
@@ -425,7 +425,7 @@ std::string playbook_section(const Advice& a, const RuleBook& book) {
     out += "</tbody>\n</table>\n";
     const Evaluation& last = a.plan.back().result;
     out += "<p>result: " + h(workload_text(last)) +
-           (last.training ? "" : "; " + h(last.prepared.scenario.engine.id()) + " with " + h(last.prepared.quant->id)) + "</p>\n";
+           (last.is_training() ? "" : "; " + h(last.inference().prepared.scenario.engine.id()) + " with " + h(last.inference().prepared.quant->id)) + "</p>\n";
     for (const auto& s : a.plan_skipped) out += "<p class=\"small\">not stacked: <code>" + h(s.rule->id) + "</code>: " + h(s.reason) + "</p>\n";
   }
 
@@ -451,13 +451,13 @@ std::string playbook_section(const Advice& a, const RuleBook& book) {
 }
 
 std::string verdict_html(const Advice& a) {
-  if (a.base.training) {
+  if (a.base.is_training()) {
     const std::string& e = a.diagnosis.explanation;
     return fmt::format("<p class=\"verdict{}\">{}</p>\n", a.base.runs ? " fits" : "",
                        h(e.rfind(a.diagnosis.bound, 0) == 0 ? e : a.diagnosis.bound + " bound: " + e));
   }
-  const Analysis& an = a.base.analysis;
-  const Workload& w = a.base.prepared.scenario.workload;
+  const Analysis& an = a.base.inference().analysis;
+  const Workload& w = a.base.inference().prepared.scenario.workload;
   const double decode_share = a.diagnosis.figures.value("decode_share", 0.0);
   std::string text;
   if (a.goal == Goal::kMemory) {
@@ -591,14 +591,14 @@ std::vector<RooflinePoint> phase_points(const Analysis& a, PointSeries series, c
 
 RooflineChart advice_roofline(const Advice& advice, std::size_t recommendations) {
   const Evaluation& base = advice.base;
-  const Scenario& s = base.prepared.scenario;
+  const Scenario& s = base.inference().prepared.scenario;
   RooflineChart c;
   c.title = fmt::format("Roofline of one {}: {} prefill and decode, as given and after the advice", s.hardware->name, s.model.name);
   c.bandwidth_bytes_per_s = s.hardware->memory_bandwidth_bytes_per_s;
-  c.roofs = device_roofs(*s.hardware, base.analysis.factors);
-  c.achievable_flops_per_s = base.analysis.factors.achievable_compute_flops_per_s;
-  c.achievable_bandwidth_bytes_per_s = base.analysis.factors.achievable_bandwidth_bytes_per_s;
-  c.points = phase_points(base.analysis, PointSeries::kBefore, "", "as given");
+  c.roofs = device_roofs(*s.hardware, base.inference().analysis.factors);
+  c.achievable_flops_per_s = base.inference().analysis.factors.achievable_compute_flops_per_s;
+  c.achievable_bandwidth_bytes_per_s = base.inference().analysis.factors.achievable_bandwidth_bytes_per_s;
+  c.points = phase_points(base.inference().analysis, PointSeries::kBefore, "", "as given");
   const std::vector<RooflinePoint> before = c.points;
   auto connect = [&](const std::vector<RooflinePoint>& after) {
     for (const auto& q : after) {
@@ -611,11 +611,11 @@ RooflineChart advice_roofline(const Advice& advice, std::size_t recommendations)
       if (from != before.end()) c.arrows.push_back({static_cast<std::size_t>(from - before.begin()), c.points.size() - 1});
     }
   };
-  if (!advice.plan.empty() && !advice.plan.back().result.training)
-    connect(phase_points(advice.plan.back().result.analysis, PointSeries::kPlan, "plan", "after the stacked plan"));
+  if (!advice.plan.empty() && !advice.plan.back().result.is_training())
+    connect(phase_points(advice.plan.back().result.inference().analysis, PointSeries::kPlan, "plan", "after the stacked plan"));
   for (const auto& r : advice.recommendations) {
-    if (static_cast<std::size_t>(r.rank) > recommendations || r.after.training) continue;
-    connect(phase_points(r.after.analysis, PointSeries::kRecommendation, fmt::format("#{}", r.rank), fmt::format("after #{} {}", r.rank, r.rule->id)));
+    if (static_cast<std::size_t>(r.rank) > recommendations || r.after.is_training()) continue;
+    connect(phase_points(r.after.inference().analysis, PointSeries::kRecommendation, fmt::format("#{}", r.rank), fmt::format("after #{} {}", r.rank, r.rule->id)));
   }
   return c;
 }
@@ -738,53 +738,53 @@ std::string render_memory_bars_svg(const std::vector<MemoryBar>& bars) {
 
 std::string render_advice_html(const Advice& a, const RuleBook& book, const AdviceView& view, const HtmlReportInfo& info) {
   std::string title;
-  if (a.base.training)
-    title = fmt::format("{} training on {} x {}", a.base.training_prepared.model.spec.name, a.base.training_prepared.scenario.workload.gpus,
-                        a.base.training_prepared.scenario.hardware->name);
+  if (a.base.is_training())
+    title = fmt::format("{} training on {} x {}", a.base.training().prepared.model.spec.name, a.base.training().prepared.scenario.workload.gpus,
+                        a.base.training().prepared.scenario.hardware->name);
   else
-    title = fmt::format("{} ({}) on {} with {}", a.base.prepared.scenario.model.name, a.base.prepared.quant->id, a.base.prepared.scenario.hardware->name,
-                        a.base.prepared.scenario.engine.id());
+    title = fmt::format("{} ({}) on {} with {}", a.base.inference().prepared.scenario.model.name, a.base.inference().prepared.quant->id, a.base.inference().prepared.scenario.hardware->name,
+                        a.base.inference().prepared.scenario.engine.id());
   std::string out = page_start(fmt::format("optadvisor: {} ({})", title, to_string(a.goal)));
   out += "<header>\n<h1>" + h(title) + "</h1>\n";
   out += fmt::format("<p class=\"lead\">What limits it for {}, and a ranked, quantified playbook.</p>\n", h(std::string(to_string(a.goal))));
   out += facts_list(advice_facts(a, info)) + "</header>\n";
 
   out += "<section id=\"diagnosis\">\n<h2>Diagnosis</h2>\n" + verdict_html(a);
-  if (!a.base.training) out += phases_table(a.base.analysis);
+  if (!a.base.is_training()) out += phases_table(a.base.inference().analysis);
   out += figures_grid(a.diagnosis.figures) + "</section>\n";
 
   std::vector<MemoryBar> bars;
   const bool has_plan = !a.plan.empty();
-  if (a.base.training) {
-    bars.push_back(memory_bar("as given", a.base.training_analysis.memory));
-    if (has_plan) bars.push_back(memory_bar("after the plan", a.plan.back().result.training_analysis.memory));
+  if (a.base.is_training()) {
+    bars.push_back(memory_bar("as given", a.base.training().analysis.memory));
+    if (has_plan) bars.push_back(memory_bar("after the plan", a.plan.back().result.training().analysis.memory));
     out += "<section id=\"roofline\">\n<h2>Roofline</h2>\n<p>The roofline chart covers inference phases (prefill and decode); a training step's "
            "compute, communication and bubble are in the diagnosis above.</p>\n</section>\n";
   } else {
     const RooflineChart chart = advice_roofline(a);
-    out += roofline_section(chart, a.base.analysis, a.base.prepared.scenario, a.base.runs);
+    out += roofline_section(chart, a.base.inference().analysis, a.base.inference().prepared.scenario, a.base.runs);
     if (!a.recommendations.empty() && chart.arrows.empty())
       out.insert(out.rfind("</section>"), "<p class=\"unmoved\">Neither the stacked plan nor the top recommendations move prefill or decode "
                                           "by 1% or more on this chart.</p>\n");
-    bars.push_back(memory_bar("as given", a.base.analysis.memory));
-    if (has_plan && !a.plan.back().result.training) bars.push_back(memory_bar("after the plan", a.plan.back().result.analysis.memory));
+    bars.push_back(memory_bar("as given", a.base.inference().analysis.memory));
+    if (has_plan && !a.plan.back().result.is_training()) bars.push_back(memory_bar("after the plan", a.plan.back().result.inference().analysis.memory));
   }
   out += memory_section(bars);
   out += playbook_section(a, book);
 
   std::vector<std::string> notes = info.notes;
   notes.insert(notes.end(), a.notes.begin(), a.notes.end());
-  const auto& prepared_notes = a.base.training ? a.base.training_prepared.notes : a.base.prepared.notes;
+  const auto& prepared_notes = a.base.is_training() ? a.base.training().prepared.notes : a.base.inference().prepared.notes;
   notes.insert(notes.end(), prepared_notes.begin(), prepared_notes.end());
-  if (a.base.training) {
+  if (a.base.is_training()) {
     std::string extra = assumptions_section(notes, nullptr, &a, &book, view);
-    const TrainingAnalysis& t = a.base.training_analysis;
+    const TrainingAnalysis& t = a.base.training().analysis;
     const std::string lists = (t.warnings.empty() ? "" : "<h3>Warnings</h3>\n" + list_html(t.warnings)) +
                               (t.assumptions.empty() ? "" : "<h3>Model assumptions</h3>\n" + list_html(t.assumptions));
     extra.insert(extra.find("</h2>\n") + 6, lists);
     out += extra;
   } else {
-    out += assumptions_section(notes, &a.base.analysis, &a, &book, view);
+    out += assumptions_section(notes, &a.base.inference().analysis, &a, &book, view);
   }
   return out + page_end(info);
 }
@@ -830,9 +830,11 @@ std::string render_estimate_html(const PreparedScenario& ps, const Analysis& a, 
   std::string out = page_start("optadvisor estimate: " + title);
   out += "<header>\n<h1>" + h(title) + "</h1>\n<p class=\"lead\">Memory, time to first token, decode speed and what binds each phase.</p>\n";
   auto rows = inference_facts(ps);
+  InferenceRun run;
+  run.prepared = ps;
+  run.analysis = a;
   Evaluation e;
-  e.prepared = ps;
-  e.analysis = a;
+  e.run = std::move(run);
   rows.push_back({"workload", h(workload_text(e))});
   rows.push_back({"versions", fmt::format("optadvisor {}, data {}", h(info.program_version), h(info.data_version))});
   out += facts_list(rows) + "</header>\n";

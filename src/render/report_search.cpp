@@ -8,16 +8,10 @@
 #include "optadvisor/advisor/playbook.hpp"
 #include "base/table.hpp"
 #include "base/units.hpp"
+#include "render/json_fields.hpp"
 
 namespace optadvisor {
 namespace {
-
-nlohmann::json optional_number(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
-/// --batch as a number; null for "max" (workload.batch_max says so, and each scenario has the batch it ran).
-nlohmann::json batch_json(const std::string& batch) {
-  const bool digits = !batch.empty() && batch.size() < 10 && batch.find_first_not_of("0123456789") == std::string::npos;
-  return digits ? nlohmann::json(std::stoull(batch)) : nlohmann::json(nullptr);
-}
 
 nlohmann::json optional_front(const std::optional<uint32_t>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
 
@@ -58,9 +52,9 @@ std::string gpus_text(const SearchCandidate& c) {
 
 std::string workload_text(const SearchRequest& r) {
   const ScenarioRequest& w = r.workload;
-  const int64_t context = w.context_tokens ? w.context_tokens : w.prompt_tokens + w.gen_tokens;
-  std::string batch = r.batch_given ? w.batch : r.goal == Goal::kThroughput ? std::string("1 to the largest that fits") : std::string("1");
-  std::string out = fmt::format("batch {}, prompt {} tokens, generate {} tokens, context {}", batch, w.prompt_tokens, w.gen_tokens, context);
+  std::string batch = w.batch ? *w.batch : r.goal == Goal::kThroughput ? std::string("1 to the largest that fits") : std::string("1");
+  std::string out = fmt::format("batch {}, prompt {} tokens, generate {} tokens, context {}", batch, w.prompt_or_default(),
+                                w.gen_or_default(), w.context_or_prompt_plus_gen());
   if (!w.kv_dtype.empty()) out += ", KV cache " + w.kv_dtype;
   return out;
 }
@@ -134,11 +128,11 @@ nlohmann::json search_json(const SearchResult& result, std::size_t top) {
           {"metric", {{"id", metric.id}, {"label", metric.label}, {"unit", metric.unit}, {"lower_is_better", metric.lower_is_better}}},
           {"model", {{"id", result.model.spec.id}, {"name", result.model.spec.name}, {"source", result.model.origin}}},
           {"workload",
-           {{"batch", r.batch_given ? batch_json(w.batch) : nlohmann::json(nullptr)},
-            {"batch_max", r.batch_given && w.batch == "max"},
-            {"prompt_tokens", w.prompt_tokens},
-            {"gen_tokens", w.gen_tokens},
-            {"context_tokens", w.context_tokens ? w.context_tokens : w.prompt_tokens + w.gen_tokens},
+           {{"batch", w.batch ? batch_json(*w.batch) : nlohmann::json(nullptr)},
+            {"batch_max", w.batch == "max"},
+            {"prompt_tokens", w.prompt_or_default()},
+            {"gen_tokens", w.gen_or_default()},
+            {"context_tokens", w.context_or_prompt_plus_gen()},
             {"kv_dtype", w.kv_dtype.empty() ? nlohmann::json(nullptr) : nlohmann::json(w.kv_dtype)}}},
           {"space", space},
           {"budget_usd", optional_number(r.budget_usd)},

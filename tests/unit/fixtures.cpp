@@ -25,4 +25,9 @@ HardwareProfile round_device(double bandwidth_bytes_per_s, double flops_per_s, d
   return hw;
 }
 
+const RuleBook& rule_book() {
+  static const RuleBook b = RuleBook::load(catalog());
+  return b;
+}
+
 }  // namespace optadvisor::fixtures

@@ -7,6 +7,7 @@
 
 #include <map>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -21,28 +22,37 @@ namespace optadvisor {
 /// What the user asked the advisor.
 struct AdviceRequest {
   Goal goal = Goal::kLatency;
+  /// What the user gave; no model: the device class's default model (data/rules/defaults);
+  /// an unset batch, prompt, gen or context: the goal's default workload.
   ScenarioRequest scenario;
-  bool model_given = false;    ///< else the device class's default model (data/rules/defaults)
-  bool batch_given = false;    ///< else the goal's default workload
-  bool prompt_given = false;
-  bool gen_given = false;
-  bool context_given = false;
   /// Goal training: the training options (--seq, --micro-batch, ...); device,
   /// model, engine, format and parallelism come from `scenario`.
   TrainingRequest training;
   std::map<std::string, double> assumptions;  ///< --assume overrides
 };
 
-/// One scenario run through the model, with what the rules read from it:
-/// an inference scenario, or (goal training) a training step.
-struct Evaluation {
+/// An inference scenario run through the model.
+struct InferenceRun {
   ScenarioRequest request;
   PreparedScenario prepared;
   Analysis analysis;
-  bool training = false;  ///< the training members below hold the result
-  TrainingRequest training_request;
-  PreparedTraining training_prepared;
-  TrainingAnalysis training_analysis;
+};
+
+/// A training step (goal training) run through the training model.
+struct TrainingRun {
+  TrainingRequest request;
+  PreparedTraining prepared;
+  TrainingAnalysis analysis;
+};
+
+/// One scenario run through the model, with what the rules read from it:
+/// an inference scenario or a training step, never both.
+struct Evaluation {
+  std::variant<InferenceRun, TrainingRun> run;
+  bool is_training() const { return std::holds_alternative<TrainingRun>(run); }
+  /// The run of that kind; std::bad_variant_access for the other.
+  const InferenceRun& inference() const { return std::get<InferenceRun>(run); }
+  const TrainingRun& training() const { return std::get<TrainingRun>(run); }
   Facts facts;
   bool runs = false;           ///< fits, or llama.cpp offloads layers to host memory
   double metric = 0;           ///< the goal's metric

@@ -25,10 +25,12 @@ struct ScenarioRequest {
   ModelRequest model;
   std::string quant;            ///< "" = the engine's default, or the GGUF file's own type
   std::string engine;           ///< "" = the device class default
-  std::string batch = "1";      ///< a number or "max"
-  int64_t prompt_tokens = 512;
-  int64_t gen_tokens = 128;
-  int64_t context_tokens = 0;   ///< 0 = prompt + gen
+  // The workload: unset means the user left it out (the advisor then takes its goal's
+  // default); the *_or_default() accessors below hold the defaults, the one place they are stated.
+  std::optional<std::string> batch;      ///< a number or "max"; unset = 1
+  std::optional<int64_t> prompt_tokens;  ///< unset = 512
+  std::optional<int64_t> gen_tokens;     ///< unset = 128
+  std::optional<int64_t> context_tokens; ///< unset or 0 = prompt + gen
   std::string kv_dtype;         ///< "" = f16 (or the engine's first)
   int64_t gpus = 0;             ///< 0 = tp x pp
   int64_t tp = 1;
@@ -46,6 +48,19 @@ struct ScenarioRequest {
   std::optional<double> usable_memory_fraction;
   bool entitled_memory_limit = false;
   bool weights_mmap = false;
+
+  static constexpr const char* kDefaultBatch = "1";
+  static constexpr int64_t kDefaultPromptTokens = 512;
+  static constexpr int64_t kDefaultGenTokens = 128;
+  std::string batch_or_default() const { return batch.value_or(kDefaultBatch); }
+  int64_t prompt_or_default() const { return prompt_tokens.value_or(kDefaultPromptTokens); }
+  int64_t gen_or_default() const { return gen_tokens.value_or(kDefaultGenTokens); }
+  int64_t context_or_default() const { return context_tokens.value_or(0); }  ///< 0 = prompt + gen
+  /// The KV reservation per sequence the request asks for (prompt + gen when no context is given).
+  int64_t context_or_prompt_plus_gen() const {
+    const int64_t c = context_or_default();
+    return c ? c : prompt_or_default() + gen_or_default();
+  }
 };
 
 /// A ready Scenario plus what was resolved on the way, for reports.

@@ -127,6 +127,9 @@ struct EngineProfile {
   std::vector<std::string> default_for_classes;  ///< device classes where this is the default engine
   std::vector<std::string> quants;     ///< quant ids; "*gguf" stands for every GGUF file type
   std::string default_quant;
+  /// Loads whatever weight format each model file holds (llama.cpp's GGUF): a benchmark
+  /// result that does not record its format has none to assume (calibrate skips it).
+  bool formats_per_file = false;
   std::map<std::string, QuantEfficiency> quant_efficiency;  ///< by quant id, plus "default"
   EngineMemory memory;
   bool cap_sliding_window = true;  ///< KV for sliding layers capped at the window

@@ -43,10 +43,9 @@ struct SearchRequest {
   Goal goal = Goal::kLatency;  ///< latency, throughput or memory
   /// The model request and the workload (prompt, gen, context, KV dtype, ...).
   /// Its hardware, quant, engine, gpus, tp and pp are what the search varies and are ignored.
-  ScenarioRequest workload;
-  /// Use workload.batch as given; otherwise latency and memory run batch 1 and
+  /// A workload.batch that is set is used as given; unset, latency and memory run batch 1 and
   /// throughput tries 1, 2, 4, ... up to the largest batch that fits, and that largest.
-  bool batch_given = false;
+  ScenarioRequest workload;
   SearchSpace space;
   std::optional<double> budget_usd;       ///< drop configurations whose known price x GPUs is above this
   std::vector<Requirement> requirements;  ///< each checked against the candidate's `estimate --json` document

@@ -31,7 +31,6 @@ struct AdviseOptions {
   std::vector<CLI::Option*> inference_only;
   std::vector<CLI::Option*> training_only;
   std::vector<CLI::Option*> options;  ///< every option added, to tell whether any was given
-  CLI::Option* model_opts[4] = {};
   CLI::Option* batch = nullptr;
   CLI::Option* prompt = nullptr;
   CLI::Option* gen = nullptr;
@@ -49,15 +48,16 @@ std::shared_ptr<AdviseOptions> add_advise_options(CLI::App* cmd, bool html_repor
   add(cmd->add_option("--hw", r.hardware, "Device id or name (optadvisor hw list)"));
   add(cmd->add_option("--goal", o->goal, "What to improve: latency, throughput, memory or training (default latency)")
           ->check(CLI::IsMember({"latency", "throughput", "memory", "training"})));
-  o->model_opts[0] = add(cmd->add_option("--model,-m", r.model.preset, "Model preset id (default: a typical model for the device class)"));
-  o->model_opts[1] = add(cmd->add_option("--model-config", r.model.config_path, "A Hugging Face config.json")->type_name("FILE"));
-  o->model_opts[2] = add(cmd->add_option("--gguf", r.model.gguf_path, "A GGUF file (only its header is read)")->type_name("FILE"));
-  o->model_opts[3] = add(cmd->add_option("--params", r.model.params, "A bare dense model of this size: 70B, 7e9"));
+  add(cmd->add_option("--model,-m", r.model.preset, "Model preset id (default: a typical model for the device class)"));
+  add(cmd->add_option("--model-config", r.model.config_path, "A Hugging Face config.json")->type_name("FILE"));
+  add(cmd->add_option("--gguf", r.model.gguf_path, "A GGUF file (only its header is read)")->type_name("FILE"));
+  add(cmd->add_option("--params", r.model.params, "A bare dense model of this size: 70B, 7e9"));
   add(cmd->add_option("--quant,-q", r.quant, "Weight format (default: the engine's)"));
   add(cmd->add_option("--engine,-e", r.engine, "Engine, optionally with a backend (default: per device class)"));
   o->batch = add(cmd->add_option("--batch,-b", r.batch, "Concurrent sequences, or 'max' (default 1; 16 for throughput)"));
-  o->prompt = add(cmd->add_option("--prompt,-p", r.prompt_tokens, "Prompt tokens per sequence (default 512)"));
-  o->gen = add(cmd->add_option("--gen,-n", r.gen_tokens, "Generated tokens per sequence (default 128)"));
+  o->prompt = add(cmd->add_option("--prompt,-p", r.prompt_tokens,
+                                  fmt::format("Prompt tokens per sequence (default {})", ScenarioRequest::kDefaultPromptTokens)));
+  o->gen = add(cmd->add_option("--gen,-n", r.gen_tokens, fmt::format("Generated tokens per sequence (default {})", ScenarioRequest::kDefaultGenTokens)));
   o->context = add(cmd->add_option("--context,-c", r.context_tokens, "KV reservation per sequence (default prompt + gen; 8192 for memory)"));
   o->inference_only = {o->batch, o->prompt, o->gen, o->context,
                        add(cmd->add_option("--ubatch", r.ubatch_tokens, "Prompt tokens per forward pass (llama.cpp -ub)")),
@@ -105,11 +105,6 @@ void run_advise(const AdviseOptions& o, const GlobalOptions& global, const std::
     request.scenario.hardware = resolve_hw_auto(request.scenario.hardware, catalog, &request.scenario.hardware_detected);
   fill_detected_host(o.request.hardware, request.scenario, catalog);
   request.goal = o.goal.empty() ? Goal::kLatency : *goal_from_string(o.goal);
-  for (const auto* m : o.model_opts) request.model_given = request.model_given || m->count() > 0;
-  request.batch_given = o.batch->count() > 0;
-  request.prompt_given = o.prompt->count() > 0;
-  request.gen_given = o.gen->count() > 0;
-  request.context_given = o.context->count() > 0;
   if (!o.flash_attention.empty()) request.scenario.flash_attention = o.flash_attention == "on";
   if (!o.cuda_graphs.empty()) request.scenario.graphs = o.cuda_graphs == "on";
   request.scenario.host_bandwidth_bytes_per_s = parse_host_bandwidth(o.host_bandwidth);

@@ -32,19 +32,12 @@ struct SearchOptions {
   std::string host_bandwidth;
   RequireOption require;
   FormatOption format;
-  CLI::Option* batch = nullptr;
 };
 
 std::optional<double> parse_budget(const std::string& text) {
   if (text.empty()) return std::nullopt;
-  std::size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != text.size() || !std::isfinite(v) || !(v > 0))
+  const std::optional<double> v = parse_number(text);
+  if (!v || !std::isfinite(*v) || !(*v > 0))
     throw bad_input(fmt::format("--budget-usd '{}' is not a positive amount of US dollars", text), "e.g. --budget-usd 5000");
   return v;
 }
@@ -57,7 +50,6 @@ SearchRequest build_request(const SearchOptions& o) {
   r.workload.host_bandwidth_bytes_per_s = parse_host_bandwidth(o.host_bandwidth);
   if (!o.request.host.empty())
     throw bad_input("search does not take --host", "give the host's bandwidth for offloaded layers with --host-bandwidth BYTES/S");
-  r.batch_given = o.batch->count() > 0;
   r.space.hardware = split_list(o.hardware, "--hw");
   if ((!o.request.memory.empty() || !o.request.link.empty()) && r.space.hardware.size() != 1)
     throw bad_input(fmt::format("{} describes one device; give exactly one --hw with it", o.request.memory.empty() ? "--link" : "--memory"));
@@ -134,8 +126,7 @@ void register_search(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--max-gpus", o->max_gpus, "GPU counts tried: 1, 2, 4, ... up to this")->capture_default_str();
   cmd->add_option("--quant,-q", o->quant, "Weight formats, comma-separated, or 'all' (default: the common 4-bit and wider formats)");
   cmd->add_option("--engine,-e", o->engine, "Engines, comma-separated, optionally with a backend (default: every engine on each device)");
-  const auto workload = add_workload_options(cmd, o->request, o->host_bandwidth);
-  o->batch = workload.front();
+  add_workload_options(cmd, o->request, o->host_bandwidth);
   add_device_options(cmd, o->request);
   cmd->add_option("--flash-attention", o->flash_attention, "on or off (default: the engine's)")->check(CLI::IsMember({"on", "off"}));
   cmd->add_option("--require", o->require.expressions,

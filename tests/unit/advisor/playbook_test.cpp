@@ -12,6 +12,7 @@
 #include "optadvisor/advisor/playbook.hpp"
 #include "optadvisor/analysis/prepare.hpp"
 #include "optadvisor/advisor/rules.hpp"
+#include "advisor/plan_conflict.hpp"
 #include "fixtures.hpp"
 
 using namespace optadvisor;
@@ -20,10 +21,7 @@ namespace {
 
 using fixtures::catalog;
 
-const RuleBook& book() {
-  static const RuleBook b = RuleBook::load(catalog());
-  return b;
-}
+const RuleBook& book() { return fixtures::rule_book(); }
 
 using fixtures::round_device;
 
@@ -63,10 +61,7 @@ AdviceRequest request(const std::string& hw, Goal goal, const std::string& model
   r.goal = goal;
   r.scenario.hardware = hw;
   r.scenario.engine = engine;
-  if (!model.empty()) {
-    r.scenario.model.preset = model;
-    r.model_given = true;
-  }
+  r.scenario.model.preset = model;
   return r;
 }
 
@@ -84,7 +79,7 @@ const Recommendation* recommended(const Advice& a, const std::string& id) {
 
 /// "h100-sxm latency", for messages.
 std::string where(const Advice& a) {
-  const HardwareProfile* hw = a.base.training ? a.base.training_prepared.scenario.hardware : a.base.prepared.scenario.hardware;
+  const HardwareProfile* hw = a.base.is_training() ? a.base.training().prepared.scenario.hardware : a.base.inference().prepared.scenario.hardware;
   return hw->id + " " + std::string(to_string(a.goal));
 }
 
@@ -238,14 +233,12 @@ TEST_CASE("prerequisites: techniques the hardware or engine cannot run are left 
     for (const std::string hw : {"rtx5090", "a100-sxm-80gb", "b200"}) {
       AdviceRequest r = request(hw, Goal::kThroughput, "llama-3.1-8b", "vllm");
       r.scenario.prompt_tokens = 8192;
-      r.prompt_given = true;
       INFO(hw);
       CHECK_THAT(why_not(advise(catalog(), book(), r), "flash-attention-3", "prerequisite"),
                  Catch::StartsWith("no FlashAttention-3 off Hopper"));
     }
     AdviceRequest r = request("h100", Goal::kThroughput);
     r.scenario.prompt_tokens = 8192;
-    r.prompt_given = true;
     CHECK(recommended(advise(catalog(), book(), r), "flash-attention-3"));
   }
   SECTION("no CUDA graphs on Apple Silicon") {
@@ -294,7 +287,6 @@ std::vector<AdviceRequest> coverage_scenarios() {
     AdviceRequest fa = request("rtx5090", g);
     fa.scenario.flash_attention = false;
     fa.scenario.context_tokens = 32768;
-    fa.context_given = true;
     out.push_back(fa);
     AdviceRequest graphs = request("rtx5090", g);
     graphs.scenario.graphs = false;
@@ -307,12 +299,10 @@ std::vector<AdviceRequest> coverage_scenarios() {
     out.push_back(mlx);
     AdviceRequest rag = request("h100", g);
     rag.scenario.prompt_tokens = 8192;
-    rag.prompt_given = true;
     out.push_back(rag);
     AdviceRequest long_prompt = request("h100", g, "llama-3.1-70b");
     long_prompt.scenario.prompt_tokens = 16384;
     long_prompt.scenario.context_tokens = 32768;
-    long_prompt.prompt_given = long_prompt.context_given = true;
     out.push_back(long_prompt);
   }
   // Training steps: one node of H100s, a consumer card, long sequences, the other frameworks.
@@ -393,11 +383,11 @@ TEST_CASE("ranking follows the computed gain", "[advisor][ranking]") {
         // change needing quality_step_margin per class step on the speed goals.
         const Recommendation& prev = a.recommendations[i - 1];
         auto feasible = [](const Recommendation& x) {
-          if (x.after.training) return x.after.runs ? 0 : 2;
-          return x.after.analysis.memory.fits ? 0 : x.after.runs ? 1 : 2;
+          if (x.after.is_training()) return x.after.runs ? 0 : 2;
+          return x.after.inference().analysis.memory.fits ? 0 : x.after.runs ? 1 : 2;
         };
         // A host-offload rescue goes below the device-side changes when together they fit (the plan).
-        const bool plan_fits = !a.plan.empty() && a.plan.back().result.analysis.memory.fits && !a.base.training;
+        const bool plan_fits = !a.base.is_training() && !a.plan.empty() && a.plan.back().result.inference().analysis.memory.fits;
         if (plan_fits && (feasible(prev) == 1 || feasible(r) == 1)) {
           CHECK(feasible(r) == 1);
           continue;
@@ -438,7 +428,7 @@ TEST_CASE("the stacked plan is never worse than its first step", "[advisor][plan
     const Evaluation& result = a.plan.back().result;
     int quality = 0;
     for (const auto& s : a.plan) quality = std::max(quality, s.rule->quality_class());
-    auto feasible = [](const Evaluation& e) { return e.training ? (e.runs ? 0 : 2) : e.analysis.memory.fits ? 0 : e.runs ? 1 : 2; };
+    auto feasible = [](const Evaluation& e) { return e.is_training() ? (e.runs ? 0 : 2) : e.inference().analysis.memory.fits ? 0 : e.runs ? 1 : 2; };
     CHECK(feasible(result) <= feasible(top.after));
     if (feasible(result) == feasible(top.after) && result.runs) {
       if (a.goal == Goal::kMemory) CHECK(quality <= top.rule->quality_class());
@@ -464,14 +454,47 @@ TEST_CASE("the stacked plan is never worse than its first step", "[advisor][plan
   CHECK(plans > 20);
 }
 
+TEST_CASE("the plan never stacks two rules that change the same thing", "[advisor][plan]") {
+  SECTION("the conflict check: a shared transform name, whatever its parameters") {
+    Rule fp8, q4, kv;
+    fp8.id = "fp8-weights";
+    fp8.transform = {{"set_quant", {{"quant", "fp8"}}}};
+    q4.id = "int4-weights";
+    q4.transform = {{"set_quant", {{"quant", "q4_k_m"}}}};
+    kv.id = "fp8-kv";
+    kv.transform = {{"set_kv_dtype", {{"kv_dtype", "fp8"}}}, {"set_quant", {{"quant", "fp8"}}}};
+    PlanStep first;
+    first.rule = &fp8;
+    CHECK(plan_conflict(q4, {first}) == "fp8-weights");
+    CHECK(plan_conflict(kv, {first}) == "fp8-weights");  // any one of its steps is enough
+    Rule other;
+    other.id = "cuda-graphs";
+    other.transform = {{"set_graphs", {}}};
+    CHECK(plan_conflict(other, {first}).empty());
+    CHECK(plan_conflict(q4, {}).empty());
+  }
+  SECTION("every shipped plan: no transform twice, and a conflicting recommendation is skipped with why") {
+    std::size_t skipped_for_conflict = 0;
+    for (const auto& a : coverage_advice()) {
+      INFO(where(a));
+      std::set<std::string> changed;
+      for (const auto& s : a.plan)
+        for (const auto& t : s.rule->transform) CHECK(changed.insert(t.name).second);
+      for (const auto& skip : a.plan_skipped)
+        if (skip.reason.rfind("changes what ", 0) == 0) ++skipped_for_conflict;
+    }
+    CHECK(skipped_for_conflict > 0);
+  }
+}
+
 TEST_CASE("defaults: a typical model per device class, stated", "[advisor]") {
   const Advice gpu = advise(catalog(), book(), request("rtx5090", Goal::kLatency));
-  CHECK(gpu.base.prepared.scenario.model.id == "llama-3.1-8b");
+  CHECK(gpu.base.inference().prepared.scenario.model.id == "llama-3.1-8b");
   CHECK_THAT(gpu.notes.at(0), Catch::StartsWith("model: llama-3.1-8b (typical for consumer-gpu devices"));
   const Advice phone = advise(catalog(), book(), request("a18-pro", Goal::kLatency));
-  CHECK(phone.base.prepared.scenario.model.id == "llama-3.2-3b");
+  CHECK(phone.base.inference().prepared.scenario.model.id == "llama-3.2-3b");
   const Advice serving = advise(catalog(), book(), request("h100", Goal::kThroughput));
-  CHECK(serving.base.analysis.batch == 16);
+  CHECK(serving.base.inference().analysis.batch == 16);
 }
 
 TEST_CASE("assumptions are the user's to override", "[advisor][assumptions]") {
@@ -492,15 +515,15 @@ TEST_CASE("training: the same machinery over the training model", "[advisor][tra
   AdviceRequest r = request("h100", Goal::kTraining);
   r.scenario.gpus = 8;
   const Advice a = advise(catalog(), book(), r);
-  REQUIRE(a.base.training);
+  REQUIRE(a.base.is_training());
   CHECK(a.metric.id == "training_tokens_per_s");
-  CHECK(a.base.metric == Approx(a.base.training_analysis.tokens_per_s));
+  CHECK(a.base.metric == Approx(a.base.training().analysis.tokens_per_s));
   CHECK(a.diagnosis.phase == "training step");
   CHECK(a.diagnosis.bound == "compute");
   const Recommendation* fp8 = recommended(a, "train-fp8");
   REQUIRE(fp8);
-  CHECK(fp8->after.training_request.precision == "fp8");
-  CHECK(fp8->gain == Approx(fp8->after.training_analysis.tokens_per_s / a.base.training_analysis.tokens_per_s));
+  CHECK(fp8->after.training().request.precision == "fp8");
+  CHECK(fp8->gain == Approx(fp8->after.training().analysis.tokens_per_s / a.base.training().analysis.tokens_per_s));
   // Inference rules never apply to training, and the other way round.
   CHECK(left_out(a, "fp8-weights")->stage == "goal");
 
@@ -557,11 +580,7 @@ namespace {
 
 AdviceRequest workload(AdviceRequest r, int64_t context, const std::string& batch = "") {
   r.scenario.context_tokens = context;
-  r.context_given = true;
-  if (!batch.empty()) {
-    r.scenario.batch = batch;
-    r.batch_given = true;
-  }
+  if (!batch.empty()) r.scenario.batch = batch;
   return r;
 }
 
@@ -591,7 +610,7 @@ TEST_CASE("a host-offload path never ranks above a faster device-side one (datac
       const Recommendation& r = a->recommendations[i];
       INFO(r.rule->id);
       // Nothing below the offload path runs entirely on the device.
-      CHECK_FALSE(r.after.analysis.memory.fits);
+      CHECK_FALSE(r.after.inference().analysis.memory.fits);
     }
   }
   CHECK(position(big, "fp8-weights") < position(big, "cpu-offload"));
@@ -620,7 +639,7 @@ TEST_CASE("the memory goal takes the least lossy change that fits", "[advisor][r
   const Advice a = advise(catalog(), book(), r);
   INFO(where(a));
   REQUIRE(!a.plan.empty());
-  CHECK(a.plan.back().result.analysis.memory.fits);
+  CHECK(a.plan.back().result.inference().analysis.memory.fits);
   CHECK_FALSE(in_plan(a, "gguf-q3-k-m"));
   CHECK_FALSE(in_plan(a, "kv-cache-q4"));
   for (const auto& s : a.plan) CHECK(s.rule->quality_class() <= 1);

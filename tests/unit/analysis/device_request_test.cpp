@@ -20,14 +20,7 @@ std::string all_notes(const PreparedScenario& p) {
 }
 
 std::string bad_input_message(const ScenarioRequest& r) {
-  try {
-    (void)prepare_scenario(catalog(), r);
-  } catch (const Error& e) {
-    CHECK(e.code() == ExitCode::kBadInput);
-    return e.what();
-  }
-  FAIL("expected bad input");
-  return {};
+  return fixtures::bad_input_message([&] { (void)prepare_scenario(catalog(), r); });
 }
 
 }  // namespace

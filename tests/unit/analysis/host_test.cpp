@@ -22,13 +22,7 @@ ScenarioRequest rtx4090_70b() {
 }
 
 std::string bad_input_message(const ScenarioRequest& r) {
-  try {
-    (void)prepare_scenario(catalog(), r);
-  } catch (const Error& e) {
-    CHECK(e.code() == ExitCode::kBadInput);
-    return e.what();
-  }
-  return "";
+  return fixtures::bad_input_message([&] { (void)prepare_scenario(catalog(), r); });
 }
 
 }  // namespace

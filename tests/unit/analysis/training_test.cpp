@@ -76,13 +76,8 @@ TrainingRequest request(const std::string& hw, const std::string& model) {
 TrainingAnalysis run(const TrainingRequest& r) { return analyze_training(prepare_training(catalog(), r).scenario); }
 
 std::string bad_input_message(const TrainingRequest& r) {
-  try {
-    prepare_training(catalog(), r);
-  } catch (const Error& e) {
-    CHECK(e.code() == ExitCode::kBadInput);
-    return e.what();
-  }
-  return "no error";
+  const std::string message = fixtures::bad_input_message([&] { (void)prepare_training(catalog(), r); });
+  return message.empty() ? "no error" : message;
 }
 
 }  // namespace

@@ -30,17 +30,7 @@ using fixtures::catalog;
 
 std::string data(const std::string& name) { return std::string(OPTADVISOR_SOURCE_DIR) + "/tests/data/calibration/" + name; }
 
-/// The message of the bad_input that `f` throws ("" when it throws none).
-template <typename F>
-std::string bad_input_message(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    CHECK(e.code() == ExitCode::kBadInput);
-    return e.what();
-  }
-  return {};
-}
+using fixtures::bad_input_message;
 
 std::vector<Measurement> only(const std::vector<Measurement>& all, MeasuredMetric metric) {
   std::vector<Measurement> out;
@@ -313,6 +303,15 @@ TEST_CASE("calibrate: rows map onto presets, formats and engines; unmappable row
   CHECK(q.rows[0].prepared.scenario.model.id == "gemma-2-9b");
   CHECK(q.rows[0].prepared.quant->id == "q5_k_m");
   CHECK_THAT(q.rows[0].mapping, Contains("9,241,705,984 parameters; file name"));
+  // No format in the file at all: llama.cpp loads whatever each GGUF holds (formats_per_file in
+  // data/engines/llama.cpp.json), so there is none to assume; vLLM's result ran its default.
+  Measurement bare = m;
+  bare.model_name = "my-finetune";
+  const MappedMeasurements unknown = map_measurements(catalog(), {bare, ms[0]}, on("rtx4090"));
+  REQUIRE(unknown.skipped.size() == 1);
+  CHECK_THAT(unknown.skipped[0].reason, Contains("the weight format of") && Contains("is not recorded; pass --quant"));
+  CHECK(catalog().resolve_engine("llama.cpp").formats_per_file);
+  CHECK_FALSE(catalog().resolve_engine("vllm").formats_per_file);
   // Two presets with the same parameter count: ambiguous, and said so.
   m.model_params = parameter_count(catalog().resolve_model("qwen2.5-7b"));
   const MappedMeasurements both = map_measurements(catalog(), {m, ms[0]}, on("rtx4090"));

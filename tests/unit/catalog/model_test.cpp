@@ -11,6 +11,7 @@
 #include <string>
 
 #include "optadvisor/catalog/catalog.hpp"
+#include "fixtures.hpp"
 #include "optadvisor/catalog/model.hpp"
 
 #ifndef OPTADVISOR_SOURCE_DIR
@@ -594,8 +595,7 @@ TEST_CASE("model_from_json reports semantic problems with pointers", "[model]") 
 }
 
 TEST_CASE("model_from_params builds a Llama-like shape near the request", "[model]") {
-  static const Catalog catalog = Catalog::load({});
-  const ParamsShape& shape = catalog.params_shape();
+  const ParamsShape& shape = fixtures::catalog().params_shape();
   // data/shapes/params-default.json: Llama-3's vocabulary, head_dim 128, 8 KV heads.
   CHECK(shape.vocab_size == 128256);
   CHECK(shape.head_dim == 128);
@@ -624,13 +624,12 @@ TEST_CASE("model_from_params builds a Llama-like shape near the request", "[mode
 }
 
 TEST_CASE("the --params shape is data, not a model preset", "[catalog][model]") {
-  static const Catalog catalog = Catalog::load({});
-  const ParamsShape& shape = catalog.params_shape();
+  const ParamsShape& shape = fixtures::catalog().params_shape();
   CHECK(shape.id == "params-default");
   CHECK(shape.ffn_ratio == 3.5);
   CHECK(shape.rope_theta == 500000.0);
   // data/shapes/, not data/models/: no preset of that name.
-  for (const auto& m : catalog.models()) CHECK(m.id != "params-default");
+  for (const auto& m : fixtures::catalog().models()) CHECK(m.id != "params-default");
   const ModelSpec built = model_from_params(8e9, shape);
   CHECK(built.rope_theta == 500000.0);
   CHECK(built.max_position_embeddings == 131072);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "optadvisor/catalog/catalog.hpp"
+#include "fixtures.hpp"
 
 namespace fs = std::filesystem;
 using namespace optadvisor;
@@ -22,10 +23,7 @@ using Catch::Matchers::StartsWith;
 
 namespace {
 
-const QuantDb& db() {
-  static const Catalog catalog = Catalog::load({});
-  return catalog.quant();
-}
+const QuantDb& db() { return fixtures::catalog().quant(); }
 
 // GGUF value types and the ggml types the tests use.
 constexpr uint32_t kU8 = 0, kU32 = 4, kI32 = 5, kF32 = 6, kString = 8, kArray = 9, kU64 = 10;

@@ -18,10 +18,7 @@ namespace {
 
 using fixtures::catalog;
 
-const RuleBook& book() {
-  static const RuleBook b = RuleBook::load(catalog());
-  return b;
-}
+const RuleBook& book() { return fixtures::rule_book(); }
 
 std::size_t count(const std::string& text, const std::string& needle) {
   std::size_t n = 0;
@@ -162,7 +159,6 @@ TEST_CASE("the advisor's page has the chart with points before and after, the me
   r.goal = Goal::kLatency;
   r.scenario.hardware = "h100";
   r.scenario.model.preset = "llama-3.1-70b";
-  r.model_given = true;
   const Advice a = advise(catalog(), book(), r);
   REQUIRE_FALSE(a.recommendations.empty());
   REQUIRE_FALSE(a.plan.empty());
@@ -172,14 +168,14 @@ TEST_CASE("the advisor's page has the chart with points before and after, the me
   REQUIRE(c.points.size() >= 4);
   CHECK(c.points[0].phase == "prefill");
   CHECK(c.points[0].series == PointSeries::kBefore);
-  CHECK(c.points[0].flops_per_s == Approx(a.base.analysis.prefill.flops / a.base.analysis.prefill.time_s));
+  CHECK(c.points[0].flops_per_s == Approx(a.base.inference().analysis.prefill.flops / a.base.inference().analysis.prefill.time_s));
   CHECK(c.points[1].phase == "decode");
-  CHECK(c.points[1].flop_per_byte == Approx(a.base.analysis.decode.arithmetic_intensity));
+  CHECK(c.points[1].flop_per_byte == Approx(a.base.inference().analysis.decode.arithmetic_intensity));
   bool plan_decode = false;
   for (const auto& p : c.points)
     if (p.series == PointSeries::kPlan && p.phase == "decode") {
       plan_decode = true;
-      CHECK(p.flops_per_s == Approx(a.plan.back().result.analysis.decode.achieved_flops_per_s()));
+      CHECK(p.flops_per_s == Approx(a.plan.back().result.inference().analysis.decode.achieved_flops_per_s()));
     }
   CHECK(plan_decode);
   CHECK_FALSE(c.arrows.empty());
