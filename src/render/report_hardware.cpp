@@ -10,10 +10,15 @@
 namespace optadvisor {
 namespace {
 
-/// The 16-bit matrix rate: bf16, or fp16 where the device has no bf16 figure.
+/// The 16-bit matrix rate: bf16, or fp16 where the device has no bf16 figure; a CPU's
+/// vector-unit rate (cpu_flops_per_s) where it has no matrix-unit figures at all.
 std::optional<double> sixteen_bit_flops(const HardwareProfile& hw) {
   if (auto bf16 = hw.peak_flops_per_s("bf16")) return bf16;
-  return hw.peak_flops_per_s("fp16");
+  if (auto fp16 = hw.peak_flops_per_s("fp16")) return fp16;
+  if (!hw.flops_per_s.empty()) return std::nullopt;
+  for (const char* key : {"bf16", "fp16"})
+    if (auto it = hw.cpu_flops_per_s.find(key); it != hw.cpu_flops_per_s.end() && it->second > 0) return it->second;
+  return std::nullopt;
 }
 
 std::string tflops_cell(std::optional<double> flops) {
@@ -69,7 +74,7 @@ std::string render_hardware_list(const std::vector<const HardwareProfile*>& devi
   }
   std::string footer =
       "Dense peak rates (no 2:4 sparsity); BF16 falls back to FP16 where a device has no BF16 figure. GeForce rates "
-      "are with FP32 accumulation. GB = 10^9 bytes.\n";
+      "are with FP32 accumulation. CPUs show the BF16 rate of their vector and matrix extensions (cpu_flops_per_s). GB = 10^9 bytes.\n";
   if (format == OutputFormat::kMarkdown) return table.to_markdown() + "\n" + footer;
   return table.to_text() + fmt::format("\n{} devices. ", devices.size()) + footer;
 }
