@@ -47,10 +47,13 @@ bool same_model(const ModelRequest& a, const ModelRequest& b) {
 int level(const std::string& s) { return s == "low" ? 0 : s == "medium" ? 1 : 2; }
 
 /// Replaces "@id" parameters with the assumption's value.
+/// Replaces "@id" parameters with the assumption's value (also inside per-engine objects).
 nlohmann::json resolve_params(const nlohmann::json& params, const std::map<std::string, double>& values) {
   nlohmann::json out = params;
-  for (auto& [key, v] : out.items())
+  for (auto& [key, v] : out.items()) {
     if (v.is_string() && !v.get<std::string>().empty() && v.get<std::string>()[0] == '@') v = values.at(v.get<std::string>().substr(1));
+    else if (v.is_object()) v = resolve_params(v, values);
+  }
   return out;
 }
 
@@ -142,6 +145,8 @@ class Advisor {
         r.how_engine = engine_id(base);
         r.how = rule.how_for(r.how_engine);
       }
+      // The how-to states what the transform chose (the number of drafts), from the changed scenario.
+      r.how = fill_template(r.how, after->facts, values_);
       r.gain_basis = basis_of(base, *after);
       r.after = std::move(*after);
       r.gain = gain;
@@ -691,6 +696,8 @@ Facts inference_facts(const PreparedScenario& ps, const Analysis& a, Goal goal) 
   f["workload.attention_kernel"] = w.attention_kernel;
   f["workload.graphs"] = a.factors.graphs;
   f["workload.speculative"] = w.speculation.enabled();
+  f["workload.draft_tokens"] = w.speculation.draft_tokens;
+  f["workload.accepted_tokens"] = w.speculation.enabled() ? w.speculation.accepted_tokens : 1.0;
   f["workload.prefix_cached_fraction"] = w.prefix_cached_fraction;
   f["workload.weights_mmap"] = w.weights_mmap;
   f["workload.memory_limit_raised"] = w.usable_memory_fraction.has_value() || w.entitled_memory_limit;
