@@ -53,6 +53,23 @@ double experts_touched_fraction(const ModelSpec& m, double tokens) {
   return 1.0 - std::pow(1.0 - pick, std::max(tokens, 1.0));
 }
 
+/// Host overhead of one decode step over all layers: with a graph, the backend's per-layer figure
+/// scaled by the graph factor; without one, where the engine states its launches, every kernel
+/// launched one by one (more for MoE layers, and per expert for engines that loop over them).
+double decode_layers_overhead_s(const Scenario& s, const Factors& f, double tokens) {
+  const EngineProfile& engine = *s.engine.engine;
+  const ModelSpec& m = s.model;
+  const EagerLaunches& e = engine.eager;
+  if (f.graphs || !(e.launch_s > 0)) return static_cast<double>(m.num_hidden_layers) * f.layer_overhead_s;
+  double kernels = 0;
+  const double experts_run = static_cast<double>(m.num_experts) * experts_touched_fraction(m, tokens);
+  for (uint64_t layer = 0; layer < m.num_hidden_layers; ++layer) {
+    kernels += e.kernels_per_layer;
+    if (m.num_experts > 0 && is_moe_layer(m, layer)) kernels += e.extra_kernels_per_moe_layer + e.kernels_per_expert * experts_run;
+  }
+  return kernels * e.launch_s;
+}
+
 /// Attention score+value FLOPs for one new token attending to `context` tokens, all layers.
 double attention_flops_per_token(const ModelSpec& m, const KvShape& kv, double context) {
   const double qk_dim = m.kv_lora_rank ? static_cast<double>(m.qk_nope_head_dim + m.qk_rope_head_dim)
@@ -338,7 +355,8 @@ Analysis analyze(const Scenario& s, Detail detail) {
     const double linear_compute_t = linear_flops / compute;
     const double attention_compute_t = attention_flops / (compute * wl.attention_speedup);
     const double compute_t = linear_compute_t + attention_compute_t;
-    const double overhead_t = passes * layers * (prefill ? backend.layer_overhead_s : f.layer_overhead_s) + f.step_overhead_s;
+    const double overhead_t =
+        passes * (prefill ? layers * backend.layer_overhead_s : decode_layers_overhead_s(s, f, tokens)) + f.step_overhead_s;
     double comm_t = 0;
     if (tp > 1) {
       // Two all-reduces per layer of tokens x hidden bf16 activations; a ring

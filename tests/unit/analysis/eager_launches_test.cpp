@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: MIT
+// A decode step without CUDA graphs: kernels per step x host cost per launch,
+// growing with layers and MoE layers; with a graph, the backend's per-layer figure.
+#include <catch2/catch.hpp>
+
+#include "optadvisor/analysis/analysis.hpp"
+#include "optadvisor/analysis/prepare.hpp"
+#include "fixtures.hpp"
+
+using namespace optadvisor;
+using fixtures::catalog;
+
+namespace {
+
+double overhead(const std::string& model, bool graphs) {
+  ScenarioRequest r;
+  r.hardware = "h100-sxm";
+  r.model.preset = model;
+  r.engine = "vllm";
+  r.prompt_tokens = 0;
+  r.gen_tokens = 1;
+  r.graphs = graphs;
+  return analyze(prepare_scenario(catalog(), r).scenario).decode.overhead_time_s;
+}
+
+}  // namespace
+
+TEST_CASE("without graphs every kernel of every layer is launched", "[analysis][graphs]") {
+  const EngineProfile& vllm = catalog().resolve_engine("vllm");
+  REQUIRE(vllm.eager.launch_s > 0);
+  const double step = vllm.backends.at("default").step_overhead_s;
+  // Llama-3.1-8B, dense: 32 layers x kernels_per_layer launches.
+  CHECK(overhead("llama-3.1-8b", false) - step == Approx(32 * vllm.eager.kernels_per_layer * vllm.eager.launch_s));
+  // With a graph: 32 layers x layer_overhead_s x graph_overhead_factor.
+  CHECK(overhead("llama-3.1-8b", true) - step ==
+        Approx(32 * vllm.backends.at("default").layer_overhead_s * vllm.graph_overhead_factor));
+  // Qwen3-30B-A3B: 48 MoE layers, each with the fused MoE path's extra kernels.
+  CHECK(overhead("qwen3-30b-a3b", false) - step ==
+        Approx(48 * (vllm.eager.kernels_per_layer + vllm.eager.extra_kernels_per_moe_layer) * vllm.eager.launch_s));
+}
