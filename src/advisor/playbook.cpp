@@ -718,9 +718,10 @@ Facts inference_facts(const PreparedScenario& ps, const Analysis& a, Goal goal) 
   const PhaseEstimate& d = a.decode;
   f["decode.bound"] = std::string(to_string(d.bound));
   f["decode.time_s"] = d.time_s;
-  f["decode.weights_share"] = share(d.weights_time_s + d.offload_time_s, d.time_s);
-  f["decode.kv_share"] = share(d.kv_time_s, d.time_s);
-  f["decode.compute_share"] = share(d.compute_time_s, d.time_s);
+  // Shares of the step's time (the exposed parts, which sum to it).
+  f["decode.weights_share"] = share(d.exposed_weights_s + d.exposed_offload_s, d.time_s);
+  f["decode.kv_share"] = share(d.exposed_kv_s, d.time_s);
+  f["decode.compute_share"] = share(d.exposed_compute_s, d.time_s);
   f["decode.overhead_share"] = share(d.overhead_time_s, d.time_s);
   f["decode.interconnect_share"] = share(d.interconnect_time_s, d.time_s);
   const double decode_total = static_cast<double>(w.gen_tokens) * d.time_s;

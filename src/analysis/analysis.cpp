@@ -119,6 +119,10 @@ void add_scaled(PhaseEstimate& dst, const PhaseEstimate& src, double k) {
   dst.attention_compute_time_s += k * src.attention_compute_time_s;
   dst.overhead_time_s += k * src.overhead_time_s;
   dst.interconnect_time_s += k * src.interconnect_time_s;
+  dst.exposed_compute_s += k * src.exposed_compute_s;
+  dst.exposed_weights_s += k * src.exposed_weights_s;
+  dst.exposed_kv_s += k * src.exposed_kv_s;
+  dst.exposed_offload_s += k * src.exposed_offload_s;
   dst.flops += k * src.flops;
   dst.bytes += k * src.bytes;
 }
@@ -135,9 +139,10 @@ void classify(PhaseEstimate& p, const char* phase, Detail level) {
     double time;
     const char* what;
   };
-  const Part parts[] = {{Bound::kCompute, p.compute_time_s, "matrix math"},
-                        {Bound::kMemoryBandwidth, p.weights_time_s + p.kv_time_s, "memory reads"},
-                        {Bound::kMemoryBandwidth, p.offload_time_s, "host-memory (offloaded layer) reads"},
+  // Shares of the phase's time: the exposed part of each component (they sum to time_s).
+  const Part parts[] = {{Bound::kCompute, p.exposed_compute_s, "matrix math"},
+                        {Bound::kMemoryBandwidth, p.exposed_weights_s + p.exposed_kv_s, "memory reads"},
+                        {Bound::kMemoryBandwidth, p.exposed_offload_s, "host-memory (offloaded layer) reads"},
                         {Bound::kOverhead, p.overhead_time_s, "launch and scheduling overhead"},
                         {Bound::kInterconnect, p.interconnect_time_s, "tensor-parallel all-reduces"}};
   const Part* top = &parts[0];
@@ -149,10 +154,10 @@ void classify(PhaseEstimate& p, const char* phase, Detail level) {
     p.explanation = fmt::format("{}: nothing to do", phase);
     return;
   }
-  const Part shares[] = {{Bound::kMemoryBandwidth, p.weights_time_s, "weights"},
-                         {Bound::kMemoryBandwidth, p.kv_time_s, "KV cache"},
-                         {Bound::kMemoryBandwidth, p.offload_time_s, "offload"},
-                         {Bound::kCompute, p.compute_time_s, "compute"},
+  const Part shares[] = {{Bound::kMemoryBandwidth, p.exposed_weights_s, "weights"},
+                         {Bound::kMemoryBandwidth, p.exposed_kv_s, "KV cache"},
+                         {Bound::kMemoryBandwidth, p.exposed_offload_s, "offload"},
+                         {Bound::kCompute, p.exposed_compute_s, "compute"},
                          {Bound::kOverhead, p.overhead_time_s, "overhead"},
                          {Bound::kInterconnect, p.interconnect_time_s, "interconnect"}};
   std::string list;
@@ -372,6 +377,11 @@ Analysis analyze(const Scenario& s, Detail detail) {
     p.attention_compute_time_s += attention_compute_t;
     p.overhead_time_s += overhead_t;
     p.interconnect_time_s += comm_t;
+    // Of each overlapping pair only the longer shows in the phase's time.
+    if (weights_t + offload_t >= linear_compute_t) p.exposed_weights_s += weights_t, p.exposed_offload_s += offload_t;
+    else p.exposed_compute_s += linear_compute_t;
+    if (kv_t >= attention_compute_t) p.exposed_kv_s += kv_t;
+    else p.exposed_compute_s += attention_compute_t;
     p.flops += flops;
     p.bytes += passes * weight_bytes + kv_bytes;
     // Pipeline stages run in turn for one sequence. (llama.cpp can overlap
@@ -426,6 +436,10 @@ Analysis analyze(const Scenario& s, Detail detail) {
     d.attention_compute_time_s = sum.attention_compute_time_s * k;
     d.overhead_time_s = sum.overhead_time_s * k;
     d.interconnect_time_s = sum.interconnect_time_s * k;
+    d.exposed_compute_s = sum.exposed_compute_s * k;
+    d.exposed_weights_s = sum.exposed_weights_s * k;
+    d.exposed_kv_s = sum.exposed_kv_s * k;
+    d.exposed_offload_s = sum.exposed_offload_s * k;
     d.flops = sum.flops * k;
     d.bytes = sum.bytes * k;
     d.time_s = total_time * k;

@@ -38,3 +38,24 @@ TEST_CASE("without graphs every kernel of every layer is launched", "[analysis][
   CHECK(overhead("qwen3-30b-a3b", false) - step ==
         Approx(48 * (vllm.eager.kernels_per_layer + vllm.eager.extra_kernels_per_moe_layer) * vllm.eager.launch_s));
 }
+
+TEST_CASE("the exposed components sum to the phase's time", "[analysis][diagnosis]") {
+  // gpt-oss-120b prefill on an H100: the weight reads (93% of the time) hide the matrix math, so
+  // compute shows 0%, not the 39% it would be on its own; the shares add up to the phase.
+  ScenarioRequest r;
+  r.hardware = "h100-sxm";
+  r.model.preset = "gpt-oss-120b";
+  r.engine = "vllm";
+  r.batch = "16";
+  for (const auto& batch : {"1", "16", "256"}) {
+    r.batch = batch;
+    const Analysis a = analyze(prepare_scenario(catalog(), r).scenario);
+    for (const PhaseEstimate* p : {&a.prefill, &a.decode}) {
+      const double sum = p->exposed_compute_s + p->exposed_weights_s + p->exposed_kv_s + p->exposed_offload_s + p->overhead_time_s +
+                         p->interconnect_time_s;
+      CHECK(sum == Approx(p->time_s).epsilon(1e-9));
+      CHECK(p->exposed_compute_s <= p->compute_time_s * (1 + 1e-12));
+      CHECK(p->exposed_weights_s <= p->weights_time_s * (1 + 1e-12));
+    }
+  }
+}
