@@ -451,7 +451,23 @@ class Advisor {
   void stack(Advice& out, double min_gain) const {
     constexpr std::size_t kSearched = 6;
     const bool quality_first = request_.goal == Goal::kMemory;
-    const std::size_t n = std::min(kSearched, out.recommendations.size());
+    // The searched set: the top kSearched recommendations, where an alternative to a higher-ranked
+    // one (the same transform: EAGLE, Medusa, a draft model) rides along without taking a place, so
+    // a run of alternatives cannot crowd out the changes that combine with them (at most twice as many).
+    std::vector<std::size_t> searched;
+    for (std::size_t i = 0, places = 0; i < out.recommendations.size() && searched.size() < 2 * kSearched; ++i) {
+      const Rule& rule = *out.recommendations[i].rule;
+      const bool alternative = std::any_of(searched.begin(), searched.end(), [&](std::size_t j) {
+        for (const auto& a : out.recommendations[j].rule->transform)
+          for (const auto& b : rule.transform)
+            if (a.name == b.name) return true;
+        return false;
+      });
+      if (!alternative && places == kSearched) continue;
+      if (!alternative) ++places;
+      searched.push_back(i);
+    }
+    const std::size_t n = searched.size();
     const auto max_steps = static_cast<std::size_t>(book_.defaults().plan_steps);
     std::optional<Path> best;
     std::optional<Standing> best_standing;
@@ -465,7 +481,8 @@ class Advisor {
         }
       }
       if (path.steps.size() >= max_steps) return;
-      for (std::size_t i = from; i < n; ++i) {
+      for (std::size_t k = from; k < n; ++k) {
+        const std::size_t i = searched[k];
         const Rule& rule = *out.recommendations[i].rule;
         if (!conflict_with(rule, path.steps).empty()) continue;
         std::string reason;
@@ -475,7 +492,7 @@ class Advisor {
         next.current = s->result;
         next.steps.push_back(std::move(*s));
         next.picked.push_back(i);
-        search(next, i + 1);
+        search(next, k + 1);
       }
     };
     search(Path{{}, {}, out.base}, 0);
@@ -496,8 +513,8 @@ class Advisor {
     for (std::size_t i = 0; i < out.recommendations.size(); ++i) {
       const Rule& rule = *out.recommendations[i].rule;
       if (std::any_of(out.plan.begin(), out.plan.end(), [&](const PlanStep& s) { return s.rule == &rule; })) continue;
-      if (i >= n) {
-        out.plan_skipped.push_back({&rule, fmt::format("not among the top {} recommendations the plan combines", n)});
+      if (std::find(searched.begin(), searched.end(), i) == searched.end()) {
+        out.plan_skipped.push_back({&rule, fmt::format("not among the top {} recommendations the plan combines", kSearched)});
         continue;
       }
       if (const std::string c = conflict_with(rule, out.plan); !c.empty()) {

@@ -289,6 +289,7 @@ std::vector<AdviceRequest> coverage_scenarios() {
     out.push_back(request("m4max", g, "llama-3.3-70b"));
     out.push_back(request("h100", g, "llama-3.1-70b"));
     out.push_back(request("rtx4090", g, "llama-3.1-70b", "vllm"));
+    out.push_back(request("a100-sxm-80gb", g, "", "vllm"));
     out.push_back(request("h100", g, "", "llama.cpp"));
     out.push_back(request("m4max", g, "", "mlx"));
     AdviceRequest fa = request("rtx5090", g);
