@@ -356,6 +356,12 @@ Analysis analyze(const Scenario& s, Detail detail) {
     const double flops = linear_flops + attention_flops;
     const double weights_t = passes * weight_bytes * resident_fraction / bw;
     const double offload_t = offloaded_bytes > 0 ? passes * offloaded_bytes / std::max(host_bw, 1.0) : 0.0;
+    // Without flash attention an engine may materialize the scores (llama.cpp: f32 KQ, softmax,
+    // KQV): every score element of every head and layer is moved unfused_score_bytes.
+    if (!f.flash_attention && engine.memory.unfused_score_bytes > 0) {
+      const double keys = prefill ? tokens_per_seq * (past + tokens_per_seq / 2.0) : tokens_per_seq * ctx;
+      kv_bytes += keys * b * static_cast<double>(m.num_attention_heads) / tp * layers * engine.memory.unfused_score_bytes;
+    }
     const double kv_t = kv_bytes / bw;
     const double linear_compute_t = linear_flops / compute;
     const double attention_compute_t = attention_flops / (compute * wl.attention_speedup);

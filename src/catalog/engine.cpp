@@ -79,6 +79,7 @@ std::optional<EngineProfile> engine_from_json(const nlohmann::json& j, std::vect
     e.memory.max_batched_tokens = m.value("max_batched_tokens", uint64_t{8192});
     e.memory.ubatch_tokens = m.value("ubatch_tokens", uint64_t{512});
     e.memory.flash_attention_default = m.value("flash_attention_default", true);
+    e.memory.unfused_score_bytes = m.value("unfused_score_bytes", 0.0);
     e.memory.kv_block_tokens = m.value("kv_block_tokens", uint64_t{0});
     const std::string activations = m.value("activation_model", std::string{"batched-tokens"});
     if (activations == "ggml-ubatch") e.memory.activation_model = ActivationModel::kGgmlUbatch;

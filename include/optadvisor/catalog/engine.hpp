@@ -58,6 +58,9 @@ struct EngineMemory {
   uint64_t max_batched_tokens = 8192;          ///< tokens per forward pass in prefill (vLLM max_num_batched_tokens)
   uint64_t ubatch_tokens = 512;                ///< llama.cpp n_ubatch (compute buffer sizing)
   bool flash_attention_default = true;
+  /// Without flash attention the score matrix is materialized: bytes moved per score element
+  /// (element size x passes over it). 0: the engine's unfused attention is not modelled.
+  double unfused_score_bytes = 0;
   uint64_t kv_block_tokens = 0;                ///< paged KV block size (0 = contiguous)
   ActivationModel activation_model = ActivationModel::kBatchedTokens;
 

@@ -59,3 +59,26 @@ TEST_CASE("the exposed components sum to the phase's time", "[analysis][diagnosi
     }
   }
 }
+
+TEST_CASE("llama.cpp without flash attention moves the score matrix", "[analysis][flash-attention]") {
+  ScenarioRequest r;
+  r.hardware = "rtx4090";
+  r.model.preset = "llama-3.1-8b";
+  r.quant = "q4_k_m";
+  r.engine = "llama.cpp";
+  r.prompt_tokens = 4096;
+  r.gen_tokens = 0;
+  r.flash_attention = true;
+  const Analysis on = analyze(prepare_scenario(catalog(), r).scenario);
+  r.flash_attention = false;
+  const Scenario s = prepare_scenario(catalog(), r).scenario;
+  const Analysis off = analyze(s);
+  // 4096 prompt tokens attend to 4096 x 2048 keys on average: 8.39e6 scores x 32 heads x 32 layers
+  // = 8.59e9 elements, x 16 bytes (f32 written, read and written by softmax, read) = 137 GB more.
+  const double extra = 4096.0 * 2048.0 * 32 * 32 * s.engine.engine->memory.unfused_score_bytes;
+  CHECK(s.engine.engine->memory.unfused_score_bytes == 16);
+  CHECK(off.prefill.bytes - on.prefill.bytes == Approx(extra).epsilon(1e-6));
+  CHECK(off.prefill.time_s > on.prefill.time_s);
+  // The compute buffer grows by the f32 KQ of one ubatch: 4096 x 512 x 32 heads x 4 bytes = 268 MB.
+  CHECK(off.memory.activation_bytes - on.memory.activation_bytes == Approx(4096.0 * 512 * 32 * 4));
+}
