@@ -24,6 +24,7 @@
 #include <nlohmann/json.hpp>
 
 #include "csv.hpp"
+#include "training_rows.hpp"
 #include "optadvisor/catalog/catalog.hpp"
 #include "optadvisor/render/report_training.hpp"
 #include "optadvisor/analysis/training.hpp"
@@ -31,21 +32,12 @@
 
 using namespace optadvisor;
 using optadvisor::bench::CsvRow;
+using optadvisor::bench::integer;
+using optadvisor::bench::num;
+using optadvisor::bench::prepare_row;
+using optadvisor::bench::str;
 
 namespace {
-
-double num(const CsvRow& r, const char* key, double fallback = 0) {
-  auto it = r.find(key);
-  if (it == r.end() || it->second.empty()) return fallback;
-  return std::stod(it->second);
-}
-
-int64_t integer(const CsvRow& r, const char* key, int64_t fallback = 0) { return static_cast<int64_t>(num(r, key, static_cast<double>(fallback))); }
-
-std::string str(const CsvRow& r, const char* key) {
-  auto it = r.find(key);
-  return it == r.end() ? std::string() : it->second;
-}
 
 struct SpeedCase {
   CsvRow row;
@@ -191,51 +183,6 @@ std::string summary(const char* what, const Errors& e) {
                      what, e.tps_pct.size(), median(e.tps_pct), percentile(e.tps_pct, 0.9),
                      *std::max_element(e.tps_pct.begin(), e.tps_pct.end()), median(e.mfu_pts), percentile(e.mfu_pts, 0.9),
                      *std::max_element(e.mfu_pts.begin(), e.mfu_pts.end()), within, e.tps_pct.size());
-}
-
-TrainingRequest request_from(const CsvRow& r) {
-  TrainingRequest t;
-  t.hardware = str(r, "hardware");
-  t.engine = str(r, "engine");
-  t.gpus = integer(r, "gpus");
-  t.tp = integer(r, "tp", 1);
-  t.pp = integer(r, "pp", 1);
-  t.cp = integer(r, "cp", 1);
-  t.seq = integer(r, "seq");
-  t.micro_batch = integer(r, "micro_batch", 1);
-  t.global_batch = integer(r, "global_batch");
-  t.precision = str(r, "precision");
-  t.recompute = str(r, "recompute");
-  t.sharding = str(r, "sharding");
-  t.sequence_parallel = integer(r, "sequence_parallel") != 0;
-  t.pp_schedule = str(r, "pp_schedule");
-  t.virtual_stages = str(r, "vp").empty() ? 0 : integer(r, "vp");
-  if (t.pp == 1 || t.pp_schedule != "interleaved") t.virtual_stages = 0;
-  t.flash_attention = integer(r, "flash_attention", 1) != 0;
-  if (!str(r, "fused_loss").empty()) t.fused_loss = integer(r, "fused_loss") != 0;
-  return t;
-}
-
-PreparedTraining prepare_row(const Catalog& catalog, const CsvRow& r) {
-  const TrainingRequest request = request_from(r);
-  const std::string model = str(r, "model");
-  if (!str(r, "hidden").empty()) {
-    GptShape g;
-    g.id = model;
-    g.hidden = static_cast<uint64_t>(integer(r, "hidden"));
-    g.layers = static_cast<uint64_t>(integer(r, "layers"));
-    g.heads = static_cast<uint64_t>(integer(r, "heads"));
-    g.ffn = static_cast<uint64_t>(integer(r, "ffn"));
-    g.vocab = static_cast<uint64_t>(integer(r, "vocab"));
-    g.positions = static_cast<uint64_t>(integer(r, "positions"));
-    g.tied = integer(r, "tied") != 0;
-    g.biases = integer(r, "biases") != 0;
-    g.dropout = integer(r, "dropout") != 0;
-    return prepare_training(catalog, request, training_model(g));
-  }
-  TrainingRequest with_model = request;
-  with_model.model.preset = model;
-  return prepare_training(catalog, with_model);
 }
 
 }  // namespace

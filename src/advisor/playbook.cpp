@@ -57,10 +57,13 @@ bool same_model(const ModelRequest& a, const ModelRequest& b) {
 int level(const std::string& s) { return s == "low" ? 0 : s == "medium" ? 1 : 2; }
 
 /// Replaces "@id" parameters with the assumption's value.
+/// Replaces "@id" parameters with the assumption's value (also inside per-engine objects).
 nlohmann::json resolve_params(const nlohmann::json& params, const std::map<std::string, double>& values) {
   nlohmann::json out = params;
-  for (auto& [key, v] : out.items())
+  for (auto& [key, v] : out.items()) {
     if (v.is_string() && !v.get<std::string>().empty() && v.get<std::string>()[0] == '@') v = values.at(v.get<std::string>().substr(1));
+    else if (v.is_object()) v = resolve_params(v, values);
+  }
   return out;
 }
 
@@ -152,6 +155,8 @@ class Advisor {
         r.how_engine = engine_id(base);
         r.how = rule.how_for(r.how_engine);
       }
+      // The how-to states what the transform chose (the number of drafts), from the changed scenario.
+      r.how = fill_template(r.how, after->facts, values_);
       r.gain_basis = basis_of(base, *after);
       r.after = std::move(*after);
       r.gain = gain;
@@ -457,7 +462,23 @@ class Advisor {
   void stack(Advice& out, double min_gain) const {
     constexpr std::size_t kSearched = 6;
     const bool quality_first = request_.goal == Goal::kMemory;
-    const std::size_t n = std::min(kSearched, out.recommendations.size());
+    // The searched set: the top kSearched recommendations, where an alternative to a higher-ranked
+    // one (the same transform: EAGLE, Medusa, a draft model) rides along without taking a place, so
+    // a run of alternatives cannot crowd out the changes that combine with them (at most twice as many).
+    std::vector<std::size_t> searched;
+    for (std::size_t i = 0, places = 0; i < out.recommendations.size() && searched.size() < 2 * kSearched; ++i) {
+      const Rule& rule = *out.recommendations[i].rule;
+      const bool alternative = std::any_of(searched.begin(), searched.end(), [&](std::size_t j) {
+        for (const auto& a : out.recommendations[j].rule->transform)
+          for (const auto& b : rule.transform)
+            if (a.name == b.name) return true;
+        return false;
+      });
+      if (!alternative && places == kSearched) continue;
+      if (!alternative) ++places;
+      searched.push_back(i);
+    }
+    const std::size_t n = searched.size();
     const auto max_steps = static_cast<std::size_t>(book_.defaults().plan_steps);
     std::optional<Path> best;
     std::optional<Standing> best_standing;
@@ -471,7 +492,8 @@ class Advisor {
         }
       }
       if (path.steps.size() >= max_steps) return;
-      for (std::size_t i = from; i < n; ++i) {
+      for (std::size_t k = from; k < n; ++k) {
+        const std::size_t i = searched[k];
         const Rule& rule = *out.recommendations[i].rule;
         if (!plan_conflict(rule, path.steps).empty()) continue;
         std::string reason;
@@ -481,7 +503,7 @@ class Advisor {
         next.current = s->result;
         next.steps.push_back(std::move(*s));
         next.picked.push_back(i);
-        search(next, i + 1);
+        search(next, k + 1);
       }
     };
     search(Path{{}, {}, out.base}, 0);
@@ -502,8 +524,8 @@ class Advisor {
     for (std::size_t i = 0; i < out.recommendations.size(); ++i) {
       const Rule& rule = *out.recommendations[i].rule;
       if (std::any_of(out.plan.begin(), out.plan.end(), [&](const PlanStep& s) { return s.rule == &rule; })) continue;
-      if (i >= n) {
-        out.plan_skipped.push_back({&rule, fmt::format("not among the top {} recommendations the plan combines", n)});
+      if (std::find(searched.begin(), searched.end(), i) == searched.end()) {
+        out.plan_skipped.push_back({&rule, fmt::format("not among the top {} recommendations the plan combines", kSearched)});
         continue;
       }
       if (const std::string c = plan_conflict(rule, out.plan); !c.empty()) {
@@ -702,6 +724,8 @@ Facts inference_facts(const PreparedScenario& ps, const Analysis& a, Goal goal) 
   f["workload.attention_kernel"] = w.attention_kernel;
   f["workload.graphs"] = a.factors.graphs;
   f["workload.speculative"] = w.speculation.enabled();
+  f["workload.draft_tokens"] = w.speculation.draft_tokens;
+  f["workload.accepted_tokens"] = w.speculation.enabled() ? w.speculation.accepted_tokens : 1.0;
   f["workload.prefix_cached_fraction"] = w.prefix_cached_fraction;
   f["workload.weights_mmap"] = w.weights_mmap;
   f["workload.memory_limit_raised"] = w.usable_memory_fraction.has_value() || w.entitled_memory_limit;
@@ -722,9 +746,10 @@ Facts inference_facts(const PreparedScenario& ps, const Analysis& a, Goal goal) 
   const PhaseEstimate& d = a.decode;
   f["decode.bound"] = std::string(to_string(d.bound));
   f["decode.time_s"] = d.time_s;
-  f["decode.weights_share"] = share(d.weights_time_s + d.offload_time_s, d.time_s);
-  f["decode.kv_share"] = share(d.kv_time_s, d.time_s);
-  f["decode.compute_share"] = share(d.compute_time_s, d.time_s);
+  // Shares of the step's time (the exposed parts, which sum to it).
+  f["decode.weights_share"] = share(d.exposed_weights_s + d.exposed_offload_s, d.time_s);
+  f["decode.kv_share"] = share(d.exposed_kv_s, d.time_s);
+  f["decode.compute_share"] = share(d.exposed_compute_s, d.time_s);
   f["decode.overhead_share"] = share(d.overhead_time_s, d.time_s);
   f["decode.interconnect_share"] = share(d.interconnect_time_s, d.time_s);
   const double decode_total = static_cast<double>(w.gen_tokens) * d.time_s;

@@ -94,6 +94,8 @@ const std::vector<FactInfo>& fact_catalog() {
       {"workload.attention_kernel", T::kString, "attention kernel chosen explicitly: \"\", fa2 or fa3"},
       {"workload.graphs", T::kBool, "decode step captured as a CUDA graph"},
       {"workload.speculative", T::kBool, "speculative decoding on"},
+      {"workload.draft_tokens", T::kNumber, "speculative decoding: tokens drafted per step (0 when off)"},
+      {"workload.accepted_tokens", T::kNumber, "speculative decoding: mean tokens a step yields (1 when off)"},
       {"workload.prefix_cached_fraction", T::kNumber, "share of each prompt served from the prefix cache"},
       {"workload.weights_mmap", T::kBool, "weights mapped from the file outside the app footprint (phones)"},
       {"workload.memory_limit_raised", T::kBool, "the device's memory limit was raised (wired limit, entitlement)"},
@@ -404,7 +406,7 @@ void check_param(const TransformParam& param, const nlohmann::json& value, const
                  std::vector<std::string>& used) {
   if (value.is_string() && !value.get<std::string>().empty() && value.get<std::string>()[0] == '@') {
     const std::string id = value.get<std::string>().substr(1);
-    if (param.kind != "number" && param.kind != "integer")
+    if (param.kind != "number" && param.kind != "integer" && param.kind != "number-map")
       c.add(pointer, fmt::format("parameter '{}' is a {}, not a number; it cannot take an assumption", param.name, param.kind));
     else if (!assumptions.count(id)) c.add(pointer, fmt::format("unknown assumption '{}'", id));
     else used.push_back(id);
@@ -429,6 +431,15 @@ void check_param(const TransformParam& param, const nlohmann::json& value, const
   };
   if (param.kind == "number") {
     if (!value.is_number()) c.add(pointer, fmt::format("parameter '{}' must be a number or \"@assumption\"", param.name));
+  } else if (param.kind == "number-map") {
+    if (value.is_number()) return;
+    if (!value.is_object() || value.empty())
+      return c.add(pointer, fmt::format("parameter '{}' must be a number, \"@assumption\" or {{engine id: number, \"*\": number}}", param.name));
+    const TransformParam number{param.name, "number", false, ""};
+    for (const auto& [engine, v] : value.items()) {
+      if (engine != "*" && !known_engine(catalog, engine)) c.add(pointer + "/" + engine, fmt::format("unknown engine '{}'", engine));
+      check_param(number, v, catalog, assumptions, c, pointer + "/" + engine, used);
+    }
   } else if (param.kind == "integer") {
     if (!value.is_number_integer() || value.get<int64_t>() < 1) c.add(pointer, fmt::format("parameter '{}' must be a positive integer", param.name));
   } else if (param.kind == "string") {
@@ -554,6 +565,7 @@ void parse_rule(const nlohmann::json& j, const Catalog& catalog, const std::map<
     if (engine != "*" && !known_engine(catalog, engine) && !training_framework(catalog, engine) && !listed_engine(catalog, engine))
       c.add(pointer + "/how/" + engine, fmt::format("unknown engine '{}' (use an engine id or \"*\")", engine));
     r.how[engine] = text.get<std::string>();
+    check_template(r.how[engine], assumptions, c, pointer + "/how/" + engine);
   }
   r.sources = j.at("sources");
   r.effects = j.value("effects", std::vector<std::string>{});

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include <fmt/format.h>
 
@@ -102,27 +103,72 @@ const ModelSpec* draft_model_for(const Catalog& catalog, const Scenario& s, doub
   return best;
 }
 
+/// A per-engine number: a plain number, or {engine id: number, "*": number}.
+std::optional<double> number_for_engine(const Params& value, const std::string& engine_id) {
+  if (value.is_number()) return value.get<double>();
+  if (value.is_object()) {
+    if (value.contains(engine_id) && value.at(engine_id).is_number()) return value.at(engine_id).get<double>();
+    if (value.contains("*") && value.at("*").is_number()) return value.at("*").get<double>();
+  }
+  return std::nullopt;
+}
+
+/// The letters of a model id before its first digit ("llama-" of llama-3.2-1b): models of one
+/// family (trained together, one tokenizer) share it; tinyllama-1.1b is not a llama-2-7b.
+std::string family_of(const std::string& id) { return id.substr(0, id.find_first_of("0123456789")); }
+
+/// The drafter's cost per verification step of k drafts, as a fraction of a plain decode step of the target.
+using DraftCost = std::function<double(uint32_t)>;
+
 TransformResult speculative_decoding(const Params& p, const TransformInput& in) {
   if (in.request.speculation.enabled())
     return not_here(fmt::format("speculative decoding ({}) is already on", in.request.speculation.method));
   const Scenario& s = in.prepared.scenario;
   if (s.workload.gen_tokens == 0) return not_here("nothing is generated (--gen 0)");
+  if (!(in.analysis.decode.time_s > 0)) return not_here("no decode step to speculate on");
+  const std::string engine = s.engine.engine->id;
   Speculation spec;
   spec.method = p.at("method").get<std::string>();
-  spec.accepted_tokens = number(p, "accepted_tokens", 1.0);
-  spec.draft_tokens = static_cast<uint32_t>(std::lround(number(p, "draft_tokens", 1.0)));
   spec.draft_overhead = number(p, "draft_overhead", 0.0);
-  spec.accepted_tokens = std::min(spec.accepted_tokens, static_cast<double>(spec.draft_tokens) + 1.0);
   const std::string drafter = p.value("drafter", "none");
   std::vector<std::string> notes;
+  const Factors& f = in.analysis.factors;
   const double hidden = static_cast<double>(s.model.hidden_size);
+  const double vocab = static_cast<double>(s.model.vocab_size);
+  const double t_plain = in.analysis.decode.time_s;
+  const double batch = static_cast<double>(std::max<uint64_t>(in.analysis.batch, 1));
+  // A drafter pass reads its weights once for the batch (or does its matrix math, where that is
+  // longer) and launches its layers' kernels.
+  auto drafter_pass_s = [&](double params, double layers) {
+    const double read = params * kDraftBytesPerParam / std::max(f.achievable_bandwidth_bytes_per_s, 1.0);
+    const double math = 2.0 * params * batch / std::max(f.achievable_compute_flops_per_s, 1.0);
+    return std::max(read, math) + layers * f.layer_overhead_s;
+  };
+  std::optional<double> rate;
+  if (p.contains("acceptance_rate")) rate = number_for_engine(p.at("acceptance_rate"), engine);
+  DraftCost cost = [&](uint32_t) { return spec.draft_overhead; };
+  uint32_t max_k = static_cast<uint32_t>(std::lround(number(p, p.contains("max_draft_tokens") ? "max_draft_tokens" : "draft_tokens", 1.0)));
   if (drafter == "one-layer") {
-    spec.draft_memory_bytes = layer_params(s) * kDraftBytesPerParam;
-    notes.push_back(fmt::format("drafter: one decoder layer, {} in 16-bit", format_gb(spec.draft_memory_bytes)));
+    // EAGLE: one decoder layer plus an output layer over the draft vocabulary, run once per drafted token.
+    const double head_vocab = std::min(vocab, number(p, "draft_vocab", vocab));
+    const double params = layer_params(s) + hidden * head_vocab;
+    spec.draft_memory_bytes = params * kDraftBytesPerParam;
+    const double per_token = drafter_pass_s(params, 1.0) / t_plain;
+    cost = [per_token](uint32_t k) { return per_token * k; };
+    notes.push_back(fmt::format("drafter: one decoder layer and a {:.0f}-token output layer, {} in 16-bit; each drafted token costs {:.3f} of a "
+                                "target step", head_vocab, format_gb(spec.draft_memory_bytes), per_token));
   } else if (drafter == "heads") {
+    // Medusa: every head (a residual block and its own output layer) runs once per step.
     const double heads = number(p, "heads", 1.0);
-    spec.draft_memory_bytes = heads * (hidden * hidden + hidden * static_cast<double>(s.model.vocab_size)) * kDraftBytesPerParam;
-    notes.push_back(fmt::format("drafter: {:.0f} heads with their own output layers, {} in 16-bit", heads, format_gb(spec.draft_memory_bytes)));
+    const double params = heads * (hidden * hidden + hidden * vocab);
+    spec.draft_memory_bytes = params * kDraftBytesPerParam;
+    const double per_step = drafter_pass_s(params, heads) / t_plain;
+    cost = [per_step](uint32_t) { return per_step; };
+    // One head per drafted position.
+    const uint32_t head_count = static_cast<uint32_t>(std::lround(heads));
+    max_k = p.contains("max_draft_tokens") ? std::min(max_k, head_count) : head_count;
+    notes.push_back(fmt::format("drafter: {:.0f} heads with their own output layers, {} in 16-bit; drafting costs {:.3f} of a target step",
+                                heads, format_gb(spec.draft_memory_bytes), per_step));
   } else if (drafter == "draft-model") {
     const ModelSpec* draft = draft_model_for(in.catalog, s, number(p, "max_draft_fraction", 0.25));
     if (!draft)
@@ -138,16 +184,49 @@ TransformResult speculative_decoding(const Params& p, const TransformInput& in) 
       return not_here(fmt::format("the draft model {} does not run here: {}", draft->id, e.what()));
     }
     const Analysis da = analyze(draft_prepared.scenario);
-    if (!(in.analysis.decode.time_s > 0)) return not_here("no decode step to compare the draft with");
     // Drafting k tokens runs the draft model k times.
-    spec.draft_overhead = static_cast<double>(spec.draft_tokens) * da.decode.time_s / in.analysis.decode.time_s;
+    const double per_token = da.decode.time_s / t_plain;
+    cost = [per_token](uint32_t k) { return per_token * k; };
     spec.draft_memory_bytes = draft_prepared.scenario.weights.total_bytes + da.memory.kv_cache_bytes * std::max(1.0, static_cast<double>(s.workload.tp * s.workload.pp));
-    notes.push_back(fmt::format("draft model: {} ({}, {}); drafting {} tokens costs {:.2f} of a target step", draft->id,
-                                draft_prepared.quant->id, format_gb(spec.draft_memory_bytes), spec.draft_tokens, spec.draft_overhead));
+    // Acceptance depends on the pairing: a draft of the target's own family agrees with it far more often.
+    const bool same_family = family_of(draft->id) == family_of(s.model.id);
+    if (same_family && p.contains("same_family_rate")) rate = number_for_engine(p.at("same_family_rate"), engine);
+    notes.push_back(fmt::format("draft model: {} ({}, {}, {} family); each drafted token costs {:.3f} of a target step", draft->id,
+                                draft_prepared.quant->id, format_gb(spec.draft_memory_bytes), same_family ? "the target's" : "another",
+                                per_token));
   }
   ScenarioRequest r = in.request;
-  r.speculation = spec;
-  notes.push_back(fmt::format("{} accepted tokens per step of {} drafted", format_sig3(spec.accepted_tokens), spec.draft_tokens));
+  if (!rate) {
+    // A stated acceptance length for a fixed draft (rule books of earlier versions, overlays).
+    spec.draft_tokens = max_k;
+    spec.accepted_tokens = std::min(number(p, "accepted_tokens", 1.0), static_cast<double>(max_k) + 1.0);
+    spec.draft_overhead = cost(max_k);
+    r.speculation = spec;
+    notes.push_back(fmt::format("{} accepted tokens per step of {} drafted", format_sig3(spec.accepted_tokens), spec.draft_tokens));
+    return changed(std::move(r), std::move(notes));
+  }
+  // The number of drafts that decodes fastest at this batch: each more draft adds a^k to the expected
+  // tokens per step and its drafting and verification cost (verification turns compute-bound as the batch grows).
+  double best_time = 0;
+  Speculation best;
+  for (uint32_t k = 1; k <= std::max<uint32_t>(max_k, 1); ++k) {
+    Speculation trial = spec;
+    trial.draft_tokens = k;
+    trial.accepted_tokens = expected_accepted_tokens(*rate, k);
+    trial.draft_overhead = cost(k);
+    r.speculation = trial;
+    double time = 0;
+    try {
+      time = analyze(prepare_scenario(in.catalog, r).scenario, Detail::kNumbers).decode.time_s;
+    } catch (const Error&) {
+      continue;
+    }
+    if (best.draft_tokens == 0 || time < best_time) best_time = time, best = trial;
+  }
+  if (best.draft_tokens == 0) return not_here("no number of drafts runs here");
+  r.speculation = best;
+  notes.push_back(fmt::format("{} drafts per step (fastest of 1-{} at batch {:.0f}): {} tokens per step at {:.0f}% acceptance per draft",
+                              best.draft_tokens, max_k, batch, format_sig3(best.accepted_tokens), *rate * 100));
   return changed(std::move(r), std::move(notes));
 }
 
@@ -526,10 +605,16 @@ const std::vector<Entry>& entries() {
        kv_cache_dtype},
       {{"speculative_decoding", "draft tokens cheaply and verify them in one target step",
         {{"method", "string", true, "eagle, medusa, draft-model or ngram"},
-         {"accepted_tokens", "number", true, "mean tokens kept per target step (acceptance length)"},
-         {"draft_tokens", "number", true, "tokens drafted and verified per step"},
-         {"draft_overhead", "number", false, "drafting cost per step as a fraction of a plain decode step (computed for draft-model)"},
-         {"drafter", "string", false, "what the drafter holds in memory: one-layer, heads, draft-model or none"},
+         {"acceptance_rate", "number-map", false,
+          "probability that a drafted token is accepted when the ones before it were, or {engine id: rate, \"*\": rate}; "
+          "the advisor picks the number of drafts"},
+         {"same_family_rate", "number-map", false, "draft-model: the acceptance rate of a draft of the target's own family"},
+         {"max_draft_tokens", "number", false, "most drafts per step the search tries"},
+         {"accepted_tokens", "number", false, "without acceptance_rate: mean tokens kept per step of draft_tokens drafts"},
+         {"draft_tokens", "number", false, "without acceptance_rate: tokens drafted and verified per step"},
+         {"draft_overhead", "number", false, "drafting cost per step as a fraction of a plain decode step (computed for every drafter but none)"},
+         {"drafter", "string", false, "what drafts: one-layer, heads, draft-model or none"},
+         {"draft_vocab", "number", false, "one-layer: tokens of the drafter's output layer"},
          {"heads", "number", false, "Medusa heads (drafter heads)"},
          {"max_draft_fraction", "number", false, "draft-model: largest draft as a fraction of the target's parameters"}}},
        speculative_decoding},
@@ -605,6 +690,12 @@ TransformResult apply_transform(const TransformStep& step, const TransformInput&
     return e.fn(step.params, in);
   }
   throw Error(ExitCode::kRuntime, fmt::format("internal: unknown transform '{}'", step.name));
+}
+
+double expected_accepted_tokens(double rate, uint32_t drafts) {
+  const double a = std::clamp(rate, 0.0, 1.0);
+  if (a >= 1.0) return static_cast<double>(drafts) + 1.0;
+  return (1.0 - std::pow(a, static_cast<double>(drafts) + 1.0)) / (1.0 - a);
 }
 
 std::string precision_class(double bits_per_weight) {

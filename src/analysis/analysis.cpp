@@ -53,6 +53,23 @@ double experts_touched_fraction(const ModelSpec& m, double tokens) {
   return 1.0 - std::pow(1.0 - pick, std::max(tokens, 1.0));
 }
 
+/// Host overhead of one decode step over all layers: with a graph, the backend's per-layer figure
+/// scaled by the graph factor; without one, where the engine states its launches, every kernel
+/// launched one by one (more for MoE layers, and per expert for engines that loop over them).
+double decode_layers_overhead_s(const Scenario& s, const Factors& f, double tokens) {
+  const EngineProfile& engine = *s.engine.engine;
+  const ModelSpec& m = s.model;
+  const EagerLaunches& e = engine.eager;
+  if (f.graphs || !(e.launch_s > 0)) return static_cast<double>(m.num_hidden_layers) * f.layer_overhead_s;
+  double kernels = 0;
+  const double experts_run = static_cast<double>(m.num_experts) * experts_touched_fraction(m, tokens);
+  for (uint64_t layer = 0; layer < m.num_hidden_layers; ++layer) {
+    kernels += e.kernels_per_layer;
+    if (m.num_experts > 0 && is_moe_layer(m, layer)) kernels += e.extra_kernels_per_moe_layer + e.kernels_per_expert * experts_run;
+  }
+  return kernels * e.launch_s;
+}
+
 /// Attention score+value FLOPs for one new token attending to `context` tokens, all layers.
 double attention_flops_per_token(const ModelSpec& m, const KvShape& kv, double context) {
   const double qk_dim = m.kv_lora_rank ? static_cast<double>(m.qk_nope_head_dim + m.qk_rope_head_dim)
@@ -102,6 +119,10 @@ void add_scaled(PhaseEstimate& dst, const PhaseEstimate& src, double k) {
   dst.attention_compute_time_s += k * src.attention_compute_time_s;
   dst.overhead_time_s += k * src.overhead_time_s;
   dst.interconnect_time_s += k * src.interconnect_time_s;
+  dst.exposed_compute_s += k * src.exposed_compute_s;
+  dst.exposed_weights_s += k * src.exposed_weights_s;
+  dst.exposed_kv_s += k * src.exposed_kv_s;
+  dst.exposed_offload_s += k * src.exposed_offload_s;
   dst.flops += k * src.flops;
   dst.bytes += k * src.bytes;
 }
@@ -118,9 +139,10 @@ void classify(PhaseEstimate& p, const char* phase, Detail level) {
     double time;
     const char* what;
   };
-  const Part parts[] = {{Bound::kCompute, p.compute_time_s, "matrix math"},
-                        {Bound::kMemoryBandwidth, p.weights_time_s + p.kv_time_s, "memory reads"},
-                        {Bound::kMemoryBandwidth, p.offload_time_s, "host-memory (offloaded layer) reads"},
+  // Shares of the phase's time: the exposed part of each component (they sum to time_s).
+  const Part parts[] = {{Bound::kCompute, p.exposed_compute_s, "matrix math"},
+                        {Bound::kMemoryBandwidth, p.exposed_weights_s + p.exposed_kv_s, "memory reads"},
+                        {Bound::kMemoryBandwidth, p.exposed_offload_s, "host-memory (offloaded layer) reads"},
                         {Bound::kOverhead, p.overhead_time_s, "launch and scheduling overhead"},
                         {Bound::kInterconnect, p.interconnect_time_s, "tensor-parallel all-reduces"}};
   const Part* top = &parts[0];
@@ -132,10 +154,10 @@ void classify(PhaseEstimate& p, const char* phase, Detail level) {
     p.explanation = fmt::format("{}: nothing to do", phase);
     return;
   }
-  const Part shares[] = {{Bound::kMemoryBandwidth, p.weights_time_s, "weights"},
-                         {Bound::kMemoryBandwidth, p.kv_time_s, "KV cache"},
-                         {Bound::kMemoryBandwidth, p.offload_time_s, "offload"},
-                         {Bound::kCompute, p.compute_time_s, "compute"},
+  const Part shares[] = {{Bound::kMemoryBandwidth, p.exposed_weights_s, "weights"},
+                         {Bound::kMemoryBandwidth, p.exposed_kv_s, "KV cache"},
+                         {Bound::kMemoryBandwidth, p.exposed_offload_s, "offload"},
+                         {Bound::kCompute, p.exposed_compute_s, "compute"},
                          {Bound::kOverhead, p.overhead_time_s, "overhead"},
                          {Bound::kInterconnect, p.interconnect_time_s, "interconnect"}};
   std::string list;
@@ -364,11 +386,18 @@ struct ForwardPass {
     const double flops = linear_flops + attention_flops;
     const double weights_t = passes * weight_bytes * resident_fraction / bw;
     const double offload_t = offloaded_bytes > 0 ? passes * offloaded_bytes / std::max(host_bw, 1.0) : 0.0;
+    // Without flash attention an engine may materialize the scores (llama.cpp: f32 KQ, softmax,
+    // KQV): every score element of every head and layer is moved unfused_score_bytes.
+    if (!f.flash_attention && engine.memory.unfused_score_bytes > 0) {
+      const double keys = prefill ? tokens_per_seq * (past + tokens_per_seq / 2.0) : tokens_per_seq * ctx;
+      kv_bytes += keys * b * static_cast<double>(m.num_attention_heads) / tp * layers * engine.memory.unfused_score_bytes;
+    }
     const double kv_t = kv_bytes / bw;
     const double linear_compute_t = linear_flops / compute;
     const double attention_compute_t = attention_flops / (compute * wl.attention_speedup);
     const double compute_t = linear_compute_t + attention_compute_t;
-    const double overhead_t = passes * layers * (prefill ? backend.layer_overhead_s : f.layer_overhead_s) + f.step_overhead_s;
+    const double overhead_t =
+        passes * (prefill ? layers * backend.layer_overhead_s : decode_layers_overhead_s(s, f, tokens)) + f.step_overhead_s;
     double comm_t = 0;
     if (tp > 1) {
       // Two all-reduces per layer of tokens x hidden bf16 activations; a ring
@@ -384,6 +413,11 @@ struct ForwardPass {
     p.attention_compute_time_s += attention_compute_t;
     p.overhead_time_s += overhead_t;
     p.interconnect_time_s += comm_t;
+    // Of each overlapping pair only the longer shows in the phase's time.
+    if (weights_t + offload_t >= linear_compute_t) p.exposed_weights_s += weights_t, p.exposed_offload_s += offload_t;
+    else p.exposed_compute_s += linear_compute_t;
+    if (kv_t >= attention_compute_t) p.exposed_kv_s += kv_t;
+    else p.exposed_compute_s += attention_compute_t;
     p.flops += flops;
     p.bytes += passes * weight_bytes + kv_bytes;
     // Pipeline stages run in turn for one sequence. (llama.cpp can overlap
@@ -433,6 +467,10 @@ void estimate_decode(const Workload& wl, const ForwardPass& pass, PhaseEstimate&
   d.attention_compute_time_s = sum.attention_compute_time_s * k;
   d.overhead_time_s = sum.overhead_time_s * k;
   d.interconnect_time_s = sum.interconnect_time_s * k;
+  d.exposed_compute_s = sum.exposed_compute_s * k;
+  d.exposed_weights_s = sum.exposed_weights_s * k;
+  d.exposed_kv_s = sum.exposed_kv_s * k;
+  d.exposed_offload_s = sum.exposed_offload_s * k;
   d.flops = sum.flops * k;
   d.bytes = sum.bytes * k;
   d.time_s = total_time * k;

@@ -117,6 +117,13 @@ std::optional<EngineProfile> engine_from_json(const nlohmann::json& j, std::vect
       e.backends[name] = bp;
     }
     e.graph_overhead_factor = j.value("graph_overhead_factor", 0.3);
+    if (j.contains("eager_launches")) {
+      const auto& l = j.at("eager_launches");
+      e.eager.launch_s = l.at("launch_s").get<double>();
+      e.eager.kernels_per_layer = l.at("kernels_per_layer").get<double>();
+      e.eager.extra_kernels_per_moe_layer = l.value("extra_kernels_per_moe_layer", 0.0);
+      e.eager.kernels_per_expert = l.value("kernels_per_expert", 0.0);
+    }
     e.allreduce_latency_s = j.value("allreduce_latency_s", 0.0);
     e.host_bandwidth_efficiency = j.value("host_bandwidth_efficiency", 1.0);
     e.host_bandwidth_bytes_per_s = j.value("host_bandwidth_bytes_per_s", 0.0) * e.host_bandwidth_efficiency;
@@ -136,6 +143,7 @@ std::optional<EngineProfile> engine_from_json(const nlohmann::json& j, std::vect
     e.memory.max_batched_tokens = m.value("max_batched_tokens", uint64_t{8192});
     e.memory.ubatch_tokens = m.value("ubatch_tokens", uint64_t{512});
     e.memory.flash_attention_default = m.value("flash_attention_default", true);
+    e.memory.unfused_score_bytes = m.value("unfused_score_bytes", 0.0);
     e.memory.kv_block_tokens = m.value("kv_block_tokens", uint64_t{0});
     const std::string activations = m.value("activation_model", std::string{"batched-tokens"});
     if (activations == "ggml-ubatch") e.memory.activation_model = ActivationModel::kGgmlUbatch;

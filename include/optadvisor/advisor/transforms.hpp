@@ -23,7 +23,7 @@ namespace optadvisor {
 /// One parameter a transform takes, for validation and documentation.
 struct TransformParam {
   std::string name;
-  /// "string", "number", "integer", "quant" (a format id, or {engine id: format id, "*": ...}),
+  /// "string", "number", "integer", "number-map" (a number, or {engine id: number, "*": number}), "quant" (a format id, or {engine id: format id, "*": ...}),
   /// "kv-dtype" (the same for KV-cache dtypes), "engine", "precision-map" ({"4"|"8"|"16"|"*": format id}), "batch",
   /// "sharding" (a sharding mode, or {training framework id: mode})
   std::string kind;
@@ -65,6 +65,11 @@ struct TransformResult {
 /// assumption's number. Throws Error(kRuntime) for an unknown transform name
 /// (the rule loader rejects those first).
 TransformResult apply_transform(const TransformStep& step, const TransformInput& in);
+
+/// Tokens a verification step yields on average with `drafts` drafted tokens, each accepted with
+/// probability `rate` when the ones before it were, plus the target's own: 1 + a + ... + a^k =
+/// (1 - a^(k+1)) / (1 - a).
+double expected_accepted_tokens(double rate, uint32_t drafts);
 
 /// The precision class of a weight format for switch_engine: "4" (up to 7
 /// bits per weight, 16-bit embeddings included), "8" (up to 11), else "16".

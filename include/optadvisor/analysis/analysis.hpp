@@ -46,6 +46,13 @@ struct PhaseEstimate {
   double overhead_time_s = 0;
   double interconnect_time_s = 0;
   double offload_time_s = 0;     ///< reading host-resident layers
+  /// The part of each component the phase's time shows: of a weight read and its matrix math (or a
+  /// KV read and its attention math), which overlap, only the longer; overhead and interconnect
+  /// in full. They sum to time_s, so shares of them describe the phase's time.
+  double exposed_compute_s = 0;
+  double exposed_weights_s = 0;
+  double exposed_kv_s = 0;
+  double exposed_offload_s = 0;
   double arithmetic_intensity = 0;  ///< FLOP per byte
   double ridge_point = 0;           ///< achievable FLOP/s over achievable bytes/s
   Bound bound = Bound::kNone;

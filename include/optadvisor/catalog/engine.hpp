@@ -58,6 +58,9 @@ struct EngineMemory {
   uint64_t max_batched_tokens = 8192;          ///< tokens per forward pass in prefill (vLLM max_num_batched_tokens)
   uint64_t ubatch_tokens = 512;                ///< llama.cpp n_ubatch (compute buffer sizing)
   bool flash_attention_default = true;
+  /// Without flash attention the score matrix is materialized: bytes moved per score element
+  /// (element size x passes over it). 0: the engine's unfused attention is not modelled.
+  double unfused_score_bytes = 0;
   uint64_t kv_block_tokens = 0;                ///< paged KV block size (0 = contiguous)
   ActivationModel activation_model = ActivationModel::kBatchedTokens;
 
@@ -110,6 +113,15 @@ struct EngineServing {
 /// "rc2" or ".post1" sorts after the release it follows.
 int compare_versions(const std::string& a, const std::string& b);
 
+/// What a decode step costs on the host when it is not captured as a graph: every kernel of
+/// every layer is launched one by one (docs/advisor.md, CUDA graphs).
+struct EagerLaunches {
+  double launch_s = 0;                ///< host cost of one kernel launch in eager mode; 0 = use layer_overhead_s
+  double kernels_per_layer = 0;       ///< kernels of a dense decoder layer
+  double extra_kernels_per_moe_layer = 0;  ///< routing, permutation and grouped expert GEMMs beyond a dense MLP's
+  double kernels_per_expert = 0;      ///< per routed expert a step runs (engines that loop over experts)
+};
+
 struct EngineProfile {
   std::string id;    ///< "llama.cpp", "vllm", ...
   std::string name;
@@ -121,6 +133,7 @@ struct EngineProfile {
   bool own_flash_attention = false;  ///< ships fused attention kernels for every backend, needs no FlashAttention-2
   std::map<std::string, BackendProfile> backends;
   double graph_overhead_factor = 0.3;  ///< layer overhead kept when the step is a graph
+  EagerLaunches eager;                 ///< the decode step's launches without a graph
   double allreduce_latency_s = 0;      ///< fixed cost of one tensor-parallel all-reduce
   double host_bandwidth_bytes_per_s = 0;  ///< achievable host-memory bandwidth for offloaded layers (peak x efficiency)
   double host_bandwidth_efficiency = 1.0; ///< the share of a host's peak memory bandwidth offloaded layers reach (--host)

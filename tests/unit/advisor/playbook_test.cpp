@@ -282,6 +282,7 @@ std::vector<AdviceRequest> coverage_scenarios() {
     out.push_back(request("m4max", g, "llama-3.3-70b"));
     out.push_back(request("h100", g, "llama-3.1-70b"));
     out.push_back(request("rtx4090", g, "llama-3.1-70b", "vllm"));
+    out.push_back(request("a100-sxm-80gb", g, "", "vllm"));
     out.push_back(request("h100", g, "", "llama.cpp"));
     out.push_back(request("m4max", g, "", "mlx"));
     AdviceRequest fa = request("rtx5090", g);
@@ -500,15 +501,17 @@ TEST_CASE("defaults: a typical model per device class, stated", "[advisor]") {
 TEST_CASE("assumptions are the user's to override", "[advisor][assumptions]") {
   AdviceRequest r = request("h100", Goal::kLatency);
   const double default_gain = recommended(advise(catalog(), book(), r), "speculative-eagle")->gain;
-  r.assumptions["spec_accept_eagle"] = 3.0;
+  r.assumptions["spec_rate_eagle_chain"] = 0.5;
   const Advice lower = advise(catalog(), book(), r);
   const Recommendation* eagle = recommended(lower, "speculative-eagle");
   REQUIRE(eagle);
   CHECK(eagle->gain < default_gain);
-  CHECK(eagle->assumptions.at(0).id == "spec_accept_eagle");
-  CHECK(eagle->assumptions.at(0).overridden);
-  r.assumptions["spec_accept_eagle"] = 99;
-  CHECK_THROWS_WITH(advise(catalog(), book(), r), "--assume spec_accept_eagle=99 is outside the allowed range [1, 16]");
+  const auto used = std::find_if(eagle->assumptions.begin(), eagle->assumptions.end(),
+                                 [](const UsedAssumption& u) { return u.id == "spec_rate_eagle_chain"; });
+  REQUIRE(used != eagle->assumptions.end());
+  CHECK(used->overridden);
+  r.assumptions["spec_rate_eagle_chain"] = 1.5;
+  CHECK_THROWS_WITH(advise(catalog(), book(), r), "--assume spec_rate_eagle_chain=1.5 is outside the allowed range [0.05, 0.99]");
 }
 
 TEST_CASE("training: the same machinery over the training model", "[advisor][training]") {

@@ -251,7 +251,7 @@ TEST_CASE("assumption overrides (--assume) are checked", "[rules]") {
   CHECK_THROWS_WITH(check_assumption_overrides(book, {{"spec_accept_eagel", 3.0}}), "unknown assumption 'spec_accept_eagel'");
   CHECK_THROWS_WITH(check_assumption_overrides(book, {{"prefix_shared_fraction", 1.5}}),
                     "--assume prefix_shared_fraction=1.5 is outside the allowed range [0, 0.99]");
-  CHECK_NOTHROW(check_assumption_overrides(book, {{"spec_accept_eagle", 3.5}}));
+  CHECK_NOTHROW(check_assumption_overrides(book, {{"spec_rate_eagle_chain", 0.6}}));
 }
 
 TEST_CASE("every fact in the catalog is filled for an inference scenario", "[rules][facts]") {

@@ -382,7 +382,9 @@ TEST_CASE("calibrate: over two weight formats the fit recovers each format's mul
   CHECK(fit.max_abs_error_after < 0.005);
   CHECK(fit.max_abs_error_after == Approx(std::fabs(fit.rows.at(fit.max_error_row).error_after())));
   bool listed = false;
-  for (const auto& c : fit.factors) listed = listed || (c.name == "quant_efficiency.f16.decode" && c.fitted && c.why == "fitted on 2 decode rows");
+  // Two tg rows and the pp4096 row: without flash attention (these llama-bench runs) its score matrix
+  // traffic makes it depend on the bandwidth too.
+  for (const auto& c : fit.factors) listed = listed || (c.name == "quant_efficiency.f16.decode" && c.fitted && c.why == "fitted on 3 decode rows");
   CHECK(listed);
   CHECK(fit.calibration.rows == 8);
   CHECK(fit.calibration.date == "2024-05-10");
