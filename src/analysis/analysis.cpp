@@ -53,9 +53,13 @@ double experts_touched_fraction(const ModelSpec& m, double tokens) {
   return 1.0 - std::pow(1.0 - pick, std::max(tokens, 1.0));
 }
 
-/// Gated DeltaNet FLOPs per token per linear layer, independent of the context: per value head
-/// S.k (2 dk dv), the decayed rank-1 state update (3 dk dv) and S.q (2 dk dv).
+/// Recurrent-layer FLOPs per token per layer, independent of the context. Gated DeltaNet, per
+/// value head: S.k (2 dk dv), the decayed rank-1 state update (3 dk dv) and S.q (2 dk dv). Mamba-2,
+/// per head: the decay (d_head d_state), the dt B x outer product (2 d_head d_state) and C.h (2 d_head d_state).
 double linear_attention_flops_per_token(const ModelSpec& m) {
+  if (m.mamba_n_heads > 0)
+    return 5.0 * static_cast<double>(m.mamba_n_heads) * static_cast<double>(m.mamba_d_head) *
+           static_cast<double>(m.mamba_d_state);
   return 7.0 * static_cast<double>(m.linear_num_value_heads) * static_cast<double>(m.linear_key_head_dim) *
          static_cast<double>(m.linear_value_head_dim);
 }
@@ -189,7 +193,8 @@ double kv_bytes_with(const Scenario& s, const KvShape& kv, uint64_t context) {
   const double kv_heads = static_cast<double>(std::max<uint64_t>(1, s.model.num_key_value_heads));
   const double split = s.model.kv_lora_rank ? 1.0 : std::min(tp, kv_heads);
   // Linear-attention state: fixed per sequence, at its own dtype, split by value heads.
-  const double state_split = std::min(tp, static_cast<double>(std::max<uint64_t>(1, s.model.linear_num_value_heads)));
+  const double state_split =
+      std::min(tp, static_cast<double>(std::max<uint64_t>(1, s.model.linear_num_value_heads + s.model.mamba_n_heads)));
   const double state = recurrent_state_bytes(kv, 1) / state_split;
   return (elements * s.workload.kv_bytes_per_element / split + state) /
          static_cast<double>(std::max<uint32_t>(1, s.workload.pp));

@@ -22,6 +22,7 @@ using nlohmann::json;
 constexpr std::string_view kSliding = "sliding_attention";
 constexpr std::string_view kFull = "full_attention";
 constexpr std::string_view kLinear = "linear_attention";
+constexpr std::string_view kMamba = "mamba";
 
 /// Architecture traits that follow from model_type; a preset may override each.
 struct Traits {
@@ -78,7 +79,8 @@ const std::set<std::string>& known_fields() {
       "attention_sinks", "qk_norm_type", "attn_output_gate", "shared_expert_gate", "index_n_heads",
       "index_head_dim", "index_topk", "full_attention_interval", "linear_num_key_heads", "linear_key_head_dim",
       "linear_num_value_heads", "linear_value_head_dim", "linear_conv_kernel_dim", "mamba_ssm_dtype",
-      "params_unexplained", "num_experts", "num_experts_per_tok", "moe_intermediate_size",
+      "params_unexplained", "mamba_n_heads", "mamba_d_head", "mamba_n_groups", "mamba_d_state", "mamba_d_conv",
+      "mamba_conv_bias", "hybrid_override_pattern", "num_experts", "num_experts_per_tok", "moe_intermediate_size",
       "shared_expert_intermediate_size", "first_k_dense_replace", "mlp_only_layers", "q_lora_rank",
       "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim", "sliding_window",
       "sliding_window_pattern", "layer_types", "num_nextn_predict_layers", "vision_config",
@@ -232,6 +234,53 @@ void add_linear_attention(const ModelSpec& s, int i, std::vector<Tensor>& out) {
   add(out, i, "ssm_out", linear_value_width(s), h);
 }
 
+/// Mamba-2 widths: the inner width (heads x d_head) and the conv1d channels (x, B and C).
+uint64_t mamba_inner(const ModelSpec& s) { return s.mamba_n_heads * s.mamba_d_head; }
+uint64_t mamba_conv_width(const ModelSpec& s) { return mamba_inner(s) + 2 * s.mamba_n_groups * s.mamba_d_state; }
+
+/// A Mamba-2 mixer (HF mamba / mixer; llama.cpp mamba2 names).
+void add_mamba(const ModelSpec& s, int i, std::vector<Tensor>& out) {
+  const uint64_t h = s.hidden_size;
+  add(out, i, "ssm_in", h, mamba_inner(s) + mamba_conv_width(s) + s.mamba_n_heads);  // z, x B C, dt
+  add(out, i, "ssm_conv1d", s.mamba_d_conv, mamba_conv_width(s));
+  if (s.mamba_conv_bias) add(out, i, "ssm_conv1d.bias", mamba_conv_width(s));
+  add(out, i, "ssm_dt.bias", s.mamba_n_heads);
+  add(out, i, "ssm_a", s.mamba_n_heads);
+  add(out, i, "ssm_d", s.mamba_n_heads);
+  add(out, i, "ssm_norm", mamba_inner(s));
+  add(out, i, "ssm_out", mamba_inner(s), h);
+}
+
+/// A Nemotron-H block: one norm and one mixer, chosen by its hybrid_override_pattern character.
+void add_nemotron_block(const ModelSpec& s, uint64_t layer_index, std::vector<Tensor>& out) {
+  const int i = static_cast<int>(layer_index);
+  const uint64_t h = s.hidden_size;
+  const char kind = layer_index < s.hybrid_override_pattern.size() ? s.hybrid_override_pattern[layer_index] : '*';
+  add(out, i, "attn_norm", h);
+  if (kind == 'M') {
+    add_mamba(s, i, out);
+  } else if (kind == '-') {
+    add(out, i, "ffn_up", h, s.intermediate_size);  // squared ReLU, no gate
+    add(out, i, "ffn_down", s.intermediate_size, h);
+  } else if (kind == 'E') {
+    add(out, i, "ffn_gate_inp", h, s.num_experts);
+    if (s.router_score_correction_bias) add(out, i, "exp_probs_b.bias", s.num_experts);
+    add(out, i, "ffn_up_exps", h, s.moe_intermediate_size, s.num_experts);
+    add(out, i, "ffn_down_exps", s.moe_intermediate_size, h, s.num_experts);
+    if (s.shared_expert_intermediate_size > 0) {
+      add(out, i, "ffn_up_shexp", h, s.shared_expert_intermediate_size);
+      add(out, i, "ffn_down_shexp", s.shared_expert_intermediate_size, h);
+    }
+  } else {
+    const uint64_t q_width = s.num_attention_heads * s.head_dim;
+    const uint64_t kv_width = s.num_key_value_heads * s.head_dim;
+    add(out, i, "attn_q", h, q_width);
+    add(out, i, "attn_k", h, kv_width);
+    add(out, i, "attn_v", h, kv_width);
+    add(out, i, "attn_output", q_width, h);
+  }
+}
+
 /// The DSA lightning indexer of one layer (DeepSeek-V3.2 wq_b, wk, k_norm with bias, weights_proj;
 /// llama.cpp indexer.* names): queries from the MLA q latent, one shared key per token.
 void add_indexer(const ModelSpec& s, int i, std::vector<Tensor>& out) {
@@ -245,6 +294,10 @@ void add_indexer(const ModelSpec& s, int i, std::vector<Tensor>& out) {
 /// Tensors of decoder block `layer`, exactly as convert_hf_to_gguf.py names
 /// and shapes them (ggml order: ne0 is the input dimension of a Linear).
 void add_block(const ModelSpec& s, uint64_t layer_index, std::vector<Tensor>& out) {
+  if (!s.hybrid_override_pattern.empty()) {
+    add_nemotron_block(s, layer_index, out);
+    return;
+  }
   const int i = static_cast<int>(layer_index);
   const uint64_t h = s.hidden_size;
   const uint64_t nh = s.num_attention_heads;
@@ -252,6 +305,8 @@ void add_block(const ModelSpec& s, uint64_t layer_index, std::vector<Tensor>& ou
   add(out, i, "attn_norm", h);
   if (is_linear_layer(s, layer_index)) {
     add_linear_attention(s, i, out);
+  } else if (is_mamba_layer(s, layer_index)) {
+    add_mamba(s, i, out);
   } else if (is_mla(s)) {
     // DeepSeek-V2/V3 MLA (llama.cpp arch deepseek2). kv_b_proj is written as
     // attn_k_b (transposed, per head) and attn_v_b for the absorbed matmuls.
@@ -385,7 +440,8 @@ const std::vector<std::string>& supported_model_types() {
   static const std::vector<std::string> types = {"llama",   "mistral", "mixtral",     "qwen2",
                                                  "qwen3",   "qwen3_moe", "gemma2",    "gemma3_text",
                                                  "phi3",    "deepseek_v3", "gpt_oss", "minimax_m2",
-                                                 "qwen3_next", "qwen3_5_text", "qwen3_5_moe_text"};
+                                                 "qwen3_next", "qwen3_5_text", "qwen3_5_moe_text", "nemotron_h",
+                                                 "granitemoehybrid"};
   return types;
 }
 
@@ -403,7 +459,16 @@ bool is_linear_layer(const ModelSpec& spec, uint64_t layer) {
   return false;
 }
 
+bool is_mamba_layer(const ModelSpec& spec, uint64_t layer) {
+  if (layer >= spec.num_hidden_layers) return false;
+  if (!spec.hybrid_override_pattern.empty())
+    return layer < spec.hybrid_override_pattern.size() && spec.hybrid_override_pattern[layer] == 'M';
+  return layer < spec.layer_types.size() && spec.layer_types[layer] == kMamba;
+}
+
 bool is_moe_layer(const ModelSpec& spec, uint64_t layer) {
+  if (!spec.hybrid_override_pattern.empty())
+    return layer < spec.hybrid_override_pattern.size() && spec.hybrid_override_pattern[layer] == 'E';
   if (spec.num_experts == 0 || layer < spec.first_k_dense_replace) return false;
   return std::find(spec.mlp_only_layers.begin(), spec.mlp_only_layers.end(), layer) ==
          spec.mlp_only_layers.end();
@@ -504,6 +569,13 @@ std::optional<ModelSpec> model_from_json(const nlohmann::json& j, std::vector<Pr
   s.linear_value_head_dim = r.uint("linear_value_head_dim").value_or(0);
   s.linear_conv_kernel_dim = r.uint("linear_conv_kernel_dim").value_or(0);
   s.mamba_ssm_dtype = r.string("mamba_ssm_dtype").value_or("bfloat16");
+  s.mamba_n_heads = r.uint("mamba_n_heads").value_or(0);
+  s.mamba_d_head = r.uint("mamba_d_head").value_or(0);
+  s.mamba_n_groups = r.uint("mamba_n_groups").value_or(0);
+  s.mamba_d_state = r.uint("mamba_d_state").value_or(0);
+  s.mamba_d_conv = r.uint("mamba_d_conv").value_or(0);
+  s.mamba_conv_bias = r.boolean("mamba_conv_bias").value_or(true);
+  s.hybrid_override_pattern = r.string("hybrid_override_pattern").value_or("");
 
   s.num_experts = r.uint("num_experts").value_or(0);
   s.num_experts_per_tok = r.uint("num_experts_per_tok").value_or(0);
@@ -606,7 +678,8 @@ std::optional<ModelSpec> model_from_json(const nlohmann::json& j, std::vector<Pr
         {"kv_lora_rank", s.kv_lora_rank}, {"qk_rope_head_dim", s.qk_rope_head_dim},
         {"qk_nope_head_dim", s.qk_nope_head_dim}, {"v_head_dim", s.v_head_dim}, {"index_head_dim", s.index_head_dim},
         {"linear_key_head_dim", s.linear_key_head_dim}, {"linear_value_head_dim", s.linear_value_head_dim},
-        {"linear_conv_kernel_dim", s.linear_conv_kernel_dim}})
+        {"linear_conv_kernel_dim", s.linear_conv_kernel_dim}, {"mamba_d_head", s.mamba_d_head},
+        {"mamba_d_state", s.mamba_d_state}, {"mamba_d_conv", s.mamba_d_conv}})
     at_most(r, key, value, kMaxModelWidth);
   at_most(r, "num_hidden_layers", s.num_hidden_layers, kMaxModelLayers);
   at_most(r, "num_nextn_predict_layers", s.num_nextn_predict_layers, kMaxModelLayers);
@@ -617,6 +690,8 @@ std::optional<ModelSpec> model_from_json(const nlohmann::json& j, std::vector<Pr
   at_most(r, "linear_num_key_heads", s.linear_num_key_heads, kMaxModelHeads);
   at_most(r, "linear_num_value_heads", s.linear_num_value_heads, kMaxModelHeads);
   at_most(r, "full_attention_interval", s.full_attention_interval, kMaxModelLayers);
+  at_most(r, "mamba_n_heads", s.mamba_n_heads, kMaxModelHeads);
+  at_most(r, "mamba_n_groups", s.mamba_n_groups, kMaxModelHeads);
   at_most(r, "index_topk", s.index_topk, kMaxModelContext);
   at_most(r, "num_experts", s.num_experts, kMaxModelExperts);
   at_most(r, "num_experts_per_tok", s.num_experts_per_tok, kMaxModelExperts);
@@ -700,6 +775,31 @@ std::optional<ModelSpec> model_from_json(const nlohmann::json& j, std::vector<Pr
     if (!any_linear_layer) r.problem("/full_attention_interval", "linear-attention widths given but no layer is linear");
     if (is_mla(s)) r.problem("/full_attention_interval", "linear-attention layers are modelled beside GQA attention only");
   }
+  const bool any_mamba_layer =
+      s.hybrid_override_pattern.find('M') != std::string::npos ||
+      std::find(s.layer_types.begin(), s.layer_types.end(), kMamba) != s.layer_types.end();
+  if (any_mamba_layer || s.mamba_n_heads > 0) {
+    if (s.mamba_n_heads == 0 || s.mamba_d_head == 0 || s.mamba_n_groups == 0 || s.mamba_d_state == 0 ||
+        s.mamba_d_conv == 0) {
+      r.problem("/mamba_n_heads", "Mamba-2 layers need mamba_n_heads, mamba_d_head, mamba_n_groups, mamba_d_state and mamba_d_conv");
+    } else if (s.mamba_n_heads % s.mamba_n_groups != 0) {
+      r.problem("/mamba_n_groups", "mamba_n_heads must be a multiple of mamba_n_groups");
+    }
+    if (!any_mamba_layer) r.problem("/mamba_n_heads", "Mamba-2 widths given but no layer is a Mamba-2 layer");
+    if (s.linear_num_key_heads > 0 || is_mla(s))
+      r.problem("/mamba_n_heads", "Mamba-2 layers are modelled beside GQA attention only");
+  }
+  if (!s.hybrid_override_pattern.empty()) {
+    if (s.hybrid_override_pattern.size() != s.num_hidden_layers)
+      r.problem("/hybrid_override_pattern", "has " + std::to_string(s.hybrid_override_pattern.size()) + " blocks for " +
+                                                std::to_string(s.num_hidden_layers) + " layers");
+    if (s.hybrid_override_pattern.find_first_not_of("M*-E") != std::string::npos)
+      r.problem("/hybrid_override_pattern", "expected only 'M', '*', '-' and 'E'");
+    if (!s.layer_types.empty() || s.full_attention_interval > 0 || s.sliding_window > 0)
+      r.problem("/hybrid_override_pattern", "give hybrid_override_pattern without layer_types, full_attention_interval or sliding_window");
+    if (s.hybrid_override_pattern.find('E') != std::string::npos && s.num_experts == 0)
+      r.problem("/hybrid_override_pattern", "'E' blocks need num_experts");
+  }
   if (s.mamba_ssm_dtype != "float32" && s.mamba_ssm_dtype != "bfloat16" && s.mamba_ssm_dtype != "float16") {
     r.problem("/mamba_ssm_dtype", "expected 'float32', 'bfloat16' or 'float16'");
   }
@@ -740,9 +840,10 @@ std::optional<ModelSpec> model_from_json(const nlohmann::json& j, std::vector<Pr
                                     std::to_string(s.num_hidden_layers) + " layers");
     }
     for (size_t i = 0; i < s.layer_types.size(); ++i) {
-      if (s.layer_types[i] != kSliding && s.layer_types[i] != kFull && s.layer_types[i] != kLinear) {
+      if (s.layer_types[i] != kSliding && s.layer_types[i] != kFull && s.layer_types[i] != kLinear &&
+          s.layer_types[i] != kMamba) {
         r.problem("/layer_types/" + std::to_string(i),
-                  "expected 'sliding_attention', 'full_attention' or 'linear_attention'");
+                  "expected 'sliding_attention', 'full_attention', 'linear_attention' or 'mamba'");
       }
     }
     if (s.sliding_window_pattern > 0) {
@@ -846,6 +947,16 @@ nlohmann::json to_json(const ModelSpec& s) {
     if (s.sliding_window_pattern > 0) j["sliding_window_pattern"] = s.sliding_window_pattern;
   }
   if (!s.layer_types.empty()) j["layer_types"] = s.layer_types;
+  if (!s.hybrid_override_pattern.empty()) j["hybrid_override_pattern"] = s.hybrid_override_pattern;
+  if (s.mamba_n_heads > 0) {
+    j["mamba_n_heads"] = s.mamba_n_heads;
+    j["mamba_d_head"] = s.mamba_d_head;
+    j["mamba_n_groups"] = s.mamba_n_groups;
+    j["mamba_d_state"] = s.mamba_d_state;
+    j["mamba_d_conv"] = s.mamba_d_conv;
+    j["mamba_conv_bias"] = s.mamba_conv_bias;
+    j["mamba_ssm_dtype"] = s.mamba_ssm_dtype;
+  }
   if (s.linear_num_key_heads > 0) {
     if (s.full_attention_interval > 0) j["full_attention_interval"] = s.full_attention_interval;
     j["linear_num_key_heads"] = s.linear_num_key_heads;
@@ -1025,8 +1136,19 @@ KvShape kv_shape(const ModelSpec& spec) {
     k.state_elements_per_layer = recurrent + conv;
     k.state_bytes_per_layer = recurrent_bytes * static_cast<double>(recurrent) + 2.0 * static_cast<double>(conv);
   }
+  if (spec.mamba_n_heads > 0) {
+    // Mamba-2: the SSM state is heads x d_head x d_state; the conv state the last kernel-1 inputs of x, B and C.
+    const uint64_t recurrent = spec.mamba_n_heads * spec.mamba_d_head * spec.mamba_d_state;
+    const uint64_t conv = mamba_conv_width(spec) * (std::max<uint64_t>(spec.mamba_d_conv, 1) - 1);
+    const double recurrent_bytes = spec.mamba_ssm_dtype == "float32" ? 4.0 : 2.0;
+    k.state_elements_per_layer = recurrent + conv;
+    k.state_bytes_per_layer = recurrent_bytes * static_cast<double>(recurrent) + 2.0 * static_cast<double>(conv);
+  }
   for (uint64_t i = 0; i < spec.num_hidden_layers; ++i) {
-    if (is_linear_layer(spec, i)) {
+    const bool mixer_free = !spec.hybrid_override_pattern.empty() && i < spec.hybrid_override_pattern.size() &&
+                            (spec.hybrid_override_pattern[i] == '-' || spec.hybrid_override_pattern[i] == 'E');
+    if (mixer_free) continue;  // a Nemotron-H MLP or MoE block caches nothing
+    if (is_linear_layer(spec, i) || is_mamba_layer(spec, i)) {
       ++k.linear_layers;
     } else if (is_sliding_layer(spec, i)) {
       ++k.sliding_layers;

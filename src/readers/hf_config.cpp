@@ -23,7 +23,7 @@ const std::vector<std::string>& accepted_types() {
       "llama",        "mistral",     "mixtral",    "qwen2",        "qwen3",       "qwen3_moe",
       "gemma2",       "gemma3",      "gemma3_text", "phi3",        "deepseek_v3", "gpt_oss",
       "kimi_k2",      "deepseek_v32", "glm_moe_dsa", "minimax_m2", "qwen3_next",  "qwen3_5",
-      "qwen3_5_moe",  "qwen3_5_text", "qwen3_5_moe_text"};
+      "qwen3_5_moe",  "qwen3_5_text", "qwen3_5_moe_text", "nemotron_h"};
   return types;
 }
 
@@ -220,6 +220,27 @@ void set_linear_attention(json& doc, HfFields& c) {
   }
 }
 
+/// Nemotron-H: the block pattern, Mamba-2 widths under their NemotronHConfig names, and the MoE
+/// of 'E' blocks (n_routed_experts, moe_shared_expert_intermediate_size).
+void set_nemotron_h(json& doc, HfFields& c) {
+  doc["hybrid_override_pattern"] = c.string("hybrid_override_pattern").value_or("");
+  doc["mamba_n_heads"] = c.required_uint("mamba_num_heads");
+  doc["mamba_d_head"] = c.required_uint("mamba_head_dim");
+  doc["mamba_n_groups"] = c.uint_or("n_groups", 8);
+  doc["mamba_d_state"] = c.uint_or("ssm_state_size", 128);
+  doc["mamba_d_conv"] = c.uint_or("conv_kernel", 4);
+  doc["mamba_conv_bias"] = c.boolean("use_conv_bias").value_or(true);
+  if (const auto dtype = c.string("mamba_ssm_cache_dtype")) doc["mamba_ssm_dtype"] = *dtype;
+  if (const auto experts = c.uint("n_routed_experts")) {
+    doc["num_experts"] = *experts;
+    doc["num_experts_per_tok"] = c.required_uint("num_experts_per_tok");
+    doc["moe_intermediate_size"] = c.required_uint("moe_intermediate_size");
+    const uint64_t shared = c.uint("moe_shared_expert_intermediate_size").value_or(0) *
+                            std::max<uint64_t>(1, c.uint("n_shared_experts").value_or(1));
+    if (shared > 0) doc["shared_expert_intermediate_size"] = shared;
+  }
+}
+
 }  // namespace
 
 ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& source_name) {
@@ -313,7 +334,8 @@ ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& 
   // num_key_value_heads: absent -> the config-class default; null -> heads.
   static const std::map<std::string, uint64_t> kv_class_default = {
       {"mistral", 8}, {"mixtral", 8}, {"qwen2", 32}, {"qwen3", 32}, {"qwen3_moe", 4},
-      {"gemma2", 4},  {"gemma3_text", 4}, {"deepseek_v3", 128}, {"gpt_oss", 8}, {"qwen3_next", 2}};
+      {"gemma2", 4},  {"gemma3_text", 4}, {"deepseek_v3", 128}, {"gpt_oss", 8}, {"qwen3_next", 2},
+      {"nemotron_h", 8}};
   uint64_t kv_heads = heads;
   if (c.has("num_key_value_heads")) {
     kv_heads = *c.uint("num_key_value_heads");
@@ -349,13 +371,13 @@ ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& 
       {"llama", 2048},    {"mistral", 131072}, {"mixtral", 131072}, {"qwen2", 32768},
       {"qwen3", 32768},   {"qwen3_moe", 32768}, {"gemma2", 8192},   {"gemma3_text", 131072},
       {"phi3", 4096},     {"deepseek_v3", 4096}, {"gpt_oss", 131072}, {"minimax_m2", 196608},
-      {"qwen3_next", 32768}, {"qwen3_5_text", 262144}, {"qwen3_5_moe_text", 262144}};
+      {"qwen3_next", 32768}, {"qwen3_5_text", 262144}, {"qwen3_5_moe_text", 262144}, {"nemotron_h", 4096}};
   doc["max_position_embeddings"] = c.uint_or("max_position_embeddings", max_pos_default.at(mt));
   static const std::map<std::string, double> rope_default = {
       {"llama", 10000.0}, {"mistral", 10000.0}, {"mixtral", 1e6},   {"qwen2", 10000.0},
       {"qwen3", 10000.0}, {"qwen3_moe", 10000.0}, {"gemma2", 10000.0}, {"gemma3_text", 1e6},
       {"phi3", 10000.0},  {"deepseek_v3", 10000.0}, {"gpt_oss", 150000.0}, {"minimax_m2", 5e6},
-      {"qwen3_next", 10000.0}, {"qwen3_5_text", 1e7}, {"qwen3_5_moe_text", 1e7}};
+      {"qwen3_next", 10000.0}, {"qwen3_5_text", 1e7}, {"qwen3_5_moe_text", 1e7}, {"nemotron_h", 10000.0}};
   std::optional<double> theta = c.number("rope_theta");
   if (!theta) {
     if (const json* rp = c.object("rope_parameters")) {  // transformers v5 layout
@@ -478,6 +500,7 @@ ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& 
 
   set_sliding(doc, c, mt, layers);
   if (qwen_hybrid) set_linear_attention(doc, c);
+  if (mt == "nemotron_h") set_nemotron_h(doc, c);
 
   std::vector<std::string> notes = {"Imported from " + source_name + " (model_type " + *top_type + ")."};
   if (const json* q = top.object("quantization_config")) {

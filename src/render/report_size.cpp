@@ -155,7 +155,7 @@ std::string render_size(const SizeResult& r, OutputFormat format, bool verbose, 
                                                                kv.shape.sliding_layers + kv.shape.full_layers, kv.shape.window_tokens)
                                                  : std::string());
       if (kv.shape.linear_layers > 0)
-        out += fmt::format("  of which {} is the fixed state of the {} linear-attention layers ({} per sequence, any context)\n",
+        out += fmt::format("  of which {} is the fixed state of the {} recurrent layers (linear attention or Mamba-2; {} per sequence, any context)\n",
                            format_bytes(kv.state_bytes), kv.shape.linear_layers,
                            format_bytes(kv.state_bytes_per_sequence));
       if (kv.shape.sparse_topk > 0)

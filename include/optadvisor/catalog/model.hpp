@@ -142,6 +142,22 @@ struct ModelSpec {
   /// the convolution state is held at 16 bits.
   std::string mamba_ssm_dtype = "bfloat16";
 
+  /// Mamba-2 mixer layers (Granite 4.0-H: layer_types "mamba"; Nemotron-H: 'M' blocks): in_proj to
+  /// x, z (heads x d_head each), B, C (groups x d_state each) and dt, a causal conv1d over x, B and
+  /// C, per-head A_log, D and dt_bias, a gated RMSNorm and out_proj. The state per sequence is
+  /// heads x d_head x d_state (at mamba_ssm_dtype) plus kernel-1 conv inputs. HF granitemoehybrid
+  /// names; nemotron_h calls them mamba_num_heads, mamba_head_dim, n_groups, ssm_state_size, conv_kernel.
+  uint64_t mamba_n_heads = 0;
+  uint64_t mamba_d_head = 0;
+  uint64_t mamba_n_groups = 0;
+  uint64_t mamba_d_state = 0;
+  uint64_t mamba_d_conv = 0;
+  bool mamba_conv_bias = true;  ///< bias on conv1d (HF use_conv_bias / mamba_conv_bias)
+  /// Nemotron-H (HF hybrid_override_pattern): one character per block, each block one norm and one
+  /// mixer: 'M' Mamba-2, '*' attention, '-' an ungated squared-ReLU MLP (intermediate_size), 'E' an
+  /// MoE of ungated experts with a shared expert. Empty for every other family.
+  std::string hybrid_override_pattern;
+
   uint64_t sliding_window = 0;          ///< window of sliding-attention layers, tokens (0 = none)
   uint64_t sliding_window_pattern = 0;  ///< N: layer i is full attention iff (i+1) mod N == 0 (Gemma-2: 2, Gemma-3: 6)
   std::vector<std::string> layer_types; ///< explicit per-layer "sliding_attention" / "full_attention" / "linear_attention" (HF layer_types)
@@ -175,6 +191,10 @@ bool is_sliding_layer(const ModelSpec& spec, uint64_t layer);
 /// True when layer `layer` (0-based) is a linear-attention (Gated DeltaNet) layer. MTP blocks
 /// (layer >= num_hidden_layers) are full attention.
 bool is_linear_layer(const ModelSpec& spec, uint64_t layer);
+
+/// True when layer `layer` (0-based) is a Mamba-2 mixer layer (layer_types "mamba" or a
+/// hybrid_override_pattern 'M').
+bool is_mamba_layer(const ModelSpec& spec, uint64_t layer);
 
 /// True when layer `layer` has routed experts (else a dense FFN).
 bool is_moe_layer(const ModelSpec& spec, uint64_t layer);
@@ -244,7 +264,7 @@ struct KvShape {
   bool latent = false;                        ///< MLA: one shared latent, no separate V
   uint64_t indexer_elements_per_token_per_layer = 0;  ///< DSA indexer key (index_head_dim), included above
   uint64_t sparse_topk = 0;                   ///< DSA: tokens each query attends to (index_topk), 0 = all
-  uint64_t linear_layers = 0;                 ///< Gated DeltaNet layers: no per-token cache, a fixed state
+  uint64_t linear_layers = 0;                 ///< Gated DeltaNet or Mamba-2 layers: no per-token cache, a fixed state
   uint64_t state_elements_per_layer = 0;      ///< per sequence: recurrent state + convolution state
   double state_bytes_per_layer = 0;           ///< the same in bytes (recurrent state at mamba_ssm_dtype, conv state at 16 bits)
 };

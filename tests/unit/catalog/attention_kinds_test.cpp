@@ -4,6 +4,7 @@
 // terms these families publish. Figures worked by hand in the comments.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <string>
 
@@ -180,7 +181,8 @@ TEST_CASE("config.json of each new family imports to its preset's count", "[mode
   const std::vector<std::pair<std::string, std::string>> pairs = {
       {"minimax-m2.5.json", "minimax-m2.5"},   {"kimi-k2-instruct.json", "kimi-k2"},
       {"deepseek-v3.2.json", "deepseek-v3.2"}, {"glm-5.json", "glm-5"},
-      {"qwen3.5-397b-a17b.json", "qwen3.5-397b-a17b"}, {"qwen3.5-27b.json", "qwen3.5-27b"}};
+      {"qwen3.5-397b-a17b.json", "qwen3.5-397b-a17b"}, {"qwen3.5-27b.json", "qwen3.5-27b"},
+      {"nemotron-3-nano-30b-a3b.json", "nemotron-3-nano-30b-a3b"}};
   for (const auto& [file, id] : pairs) {
     INFO(file);
     const ModelSpec imported = import(file);
@@ -201,4 +203,43 @@ TEST_CASE("config.json of each new family imports to its preset's count", "[mode
   CHECK(q.mamba_ssm_dtype == "float32");
   CHECK(import("minimax-m2.5.json").qk_norm_type == "per_layer");
   CHECK(import("glm-5.json").index_topk == 2048);
+}
+
+TEST_CASE("Mamba-2 hybrids: blocks by pattern, state instead of cache", "[model][kv]") {
+  const ModelSpec& n = spec("nemotron-nano-9b-v2");
+  const std::vector<Tensor> t = model_tensors(n);
+  // Block 0 'M': in_proj 4,480 -> z 10,240 + x/B/C (10,240 + 2 x 8 x 128 = 12,288) + dt 128 = 22,656;
+  // conv1d 4 x 12,288 with bias; A_log, D, dt_bias per head; norm over 10,240; out_proj.
+  CHECK(tensor(t, "blk.0.ssm_in.weight").rows == 22656);
+  CHECK(tensor(t, "blk.0.ssm_conv1d.weight").elements() == 4 * 12288);
+  CHECK(tensor(t, "blk.0.ssm_conv1d.bias").elements() == 12288);
+  CHECK(tensor(t, "blk.0.ssm_norm.weight").elements() == 10240);
+  // Block 1 '-': an ungated MLP, up and down only.
+  CHECK(tensor(t, "blk.1.ffn_up.weight").rows == 15680);
+  CHECK(std::none_of(t.begin(), t.end(), [](const Tensor& x) { return x.name == "blk.1.ffn_gate.weight"; }));
+  const KvShape k = kv_shape(n);
+  CHECK(k.full_layers == 4);     // the '*' blocks
+  CHECK(k.linear_layers == 27);  // the 'M' blocks; the 25 MLP blocks hold nothing
+  // 4 layers x 2 x 8 KV heads x 128 = 8,192 elements per token.
+  CHECK(kv_cache_elements_per_token_full(n) == 8192);
+  // State: 128 x 80 x 128 = 1,310,720 + conv 12,288 x 3 = 36,864, at 16 bits: 2,695,168 bytes per layer,
+  // 27 layers = 72,769,536 bytes per sequence.
+  CHECK(k.state_elements_per_layer == 1310720 + 36864);
+  CHECK(recurrent_state_bytes(k, 1) == Approx(27 * 2695168.0));
+
+  // Nemotron-3-Nano: MoE blocks of ungated experts; float32 state (mamba_ssm_cache_dtype).
+  const ModelSpec& m = spec("nemotron-3-nano-30b-a3b");
+  CHECK(tensor(model_tensors(m), "blk.1.ffn_up_exps.weight").elements() == 2688ULL * 1856 * 128);
+  const KvShape mk = kv_shape(m);
+  CHECK(mk.full_layers == 6);
+  CHECK(mk.linear_layers == 23);
+  // 64 x 64 x 128 = 524,288 float32 (2,097,152 bytes) + (4,096 + 2 x 8 x 128 = 6,144) x 3 x 2 bytes = 36,864.
+  CHECK(mk.state_bytes_per_layer == Approx(2097152.0 + 36864.0));
+
+  // Granite-4.0-H: Mamba-2 by layer_types, MoE FFN in every layer.
+  const ModelSpec& g = spec("granite-4.0-h-small");
+  CHECK(is_mamba_layer(g, 0));
+  CHECK_FALSE(is_mamba_layer(g, 5));
+  CHECK(kv_shape(g).full_layers == 4);
+  CHECK(kv_shape(g).linear_layers == 36);
 }
