@@ -441,7 +441,7 @@ const std::vector<std::string>& supported_model_types() {
                                                  "qwen3",   "qwen3_moe", "gemma2",    "gemma3_text",
                                                  "phi3",    "deepseek_v3", "gpt_oss", "minimax_m2",
                                                  "qwen3_next", "qwen3_5_text", "qwen3_5_moe_text", "nemotron_h",
-                                                 "granitemoehybrid"};
+                                                 "granitemoehybrid", "llama4_text"};
   return types;
 }
 
@@ -614,6 +614,13 @@ std::optional<ModelSpec> model_from_json(const nlohmann::json& j, std::vector<Pr
       vt.num_position_embeddings = vr.uint("num_position_embeddings").value_or(0);
       vt.temporal_patch_size = vr.uint("temporal_patch_size").value_or(1);
       vt.spatial_merge_size = vr.uint("spatial_merge_size").value_or(0);
+      vt.projector_input_dim = vr.uint("projector_input_dim").value_or(0);
+      vt.projector_output_dim = vr.uint("projector_output_dim").value_or(0);
+      vt.pixel_shuffle_ratio = vr.number("pixel_shuffle_ratio").value_or(0);
+      if (vt.projector_input_dim > 0 &&
+          (vt.projector_output_dim == 0 || !(vt.pixel_shuffle_ratio > 0 && vt.pixel_shuffle_ratio <= 1)))
+        vr.problem("/vision_config/projector_input_dim",
+                   "a Llama 4 tower needs projector_output_dim and a pixel_shuffle_ratio in (0, 1]");
       const bool qwen_tower = vt.spatial_merge_size > 0;
       vt.image_size = vr.uint("image_size", !qwen_tower).value_or(0);
       vt.num_channels = vr.uint("num_channels").value_or(3);
@@ -623,7 +630,8 @@ std::optional<ModelSpec> model_from_json(const nlohmann::json& j, std::vector<Pr
         static const std::set<std::string> vkeys = {"hidden_size", "num_hidden_layers", "intermediate_size",
                                                     "patch_size", "image_size", "num_channels",
                                                     "num_position_embeddings", "temporal_patch_size",
-                                                    "spatial_merge_size"};
+                                                    "spatial_merge_size", "projector_input_dim",
+                                                    "projector_output_dim", "pixel_shuffle_ratio"};
         if (vkeys.count(item.key()) == 0) vr.problem("/vision_config/" + item.key(), "unknown field '" + item.key() + "'");
       }
       if (vt.patch_size == 0 || (!qwen_tower && vt.image_size % std::max<uint64_t>(vt.patch_size, 1) != 0)) {
@@ -709,6 +717,8 @@ std::optional<ModelSpec> model_from_json(const nlohmann::json& j, std::vector<Pr
     at_most(vr, "num_position_embeddings", v.num_position_embeddings, kMaxModelContext);
     at_most(vr, "temporal_patch_size", v.temporal_patch_size, kMaxModelWidth);
     at_most(vr, "spatial_merge_size", v.spatial_merge_size, kMaxModelWidth);
+    at_most(vr, "projector_input_dim", v.projector_input_dim, kMaxModelWidth);
+    at_most(vr, "projector_output_dim", v.projector_output_dim, kMaxModelWidth);
     if (!vr.ok()) r.problem("/vision_config", "invalid vision_config");
   }
   if (!r.ok()) return std::nullopt;
@@ -978,6 +988,11 @@ nlohmann::json to_json(const ModelSpec& s) {
       j["vision_config"]["temporal_patch_size"] = v.temporal_patch_size;
       j["vision_config"]["spatial_merge_size"] = v.spatial_merge_size;
     }
+    if (v.projector_input_dim > 0) {
+      j["vision_config"]["projector_input_dim"] = v.projector_input_dim;
+      j["vision_config"]["projector_output_dim"] = v.projector_output_dim;
+      j["vision_config"]["pixel_shuffle_ratio"] = v.pixel_shuffle_ratio;
+    }
   }
   if (s.quantization_config) {
     json q = {{"quant_method", s.quantization_config->quant_method}};
@@ -1042,7 +1057,22 @@ std::vector<CountTerm> checkpoint_extra_terms(const ModelSpec& s) {
     // The checkpoint stores lm_head.weight although tie_word_embeddings is true.
     terms.push_back({"untied_output_copy", embedding});
   }
-  if (includes("vision_tower") && s.vision_config && s.vision_config->spatial_merge_size > 0) {
+  if (includes("vision_tower") && s.vision_config && s.vision_config->projector_input_dim > 0) {
+    // Llama 4 tower: unfolded patch Linear (no bias), class embedding, (image/patch)^2 + 1 learned
+    // positions, pre and post LayerNorms; per layer q/k/v/o with bias, fc1/fc2 with bias, two
+    // LayerNorms; the pixel-shuffle adapter (hidden / ratio^2 -> projector_input_dim ->
+    // projector_output_dim) and the multi-modal projector to the text hidden, all without bias.
+    const VisionTowerSpec& v = *s.vision_config;
+    const uint64_t hv = v.hidden_size;
+    const uint64_t per_layer = 4 * (hv * hv + hv) + (hv * v.intermediate_size + v.intermediate_size) +
+                               (v.intermediate_size * hv + hv) + 2 * (2 * hv);
+    const uint64_t side = v.image_size / v.patch_size;
+    const uint64_t stem = v.num_channels * v.patch_size * v.patch_size * hv + hv + (side * side + 1) * hv + 2 * (2 * hv);
+    const auto shuffled =
+        static_cast<uint64_t>(std::llround(static_cast<double>(hv) / (v.pixel_shuffle_ratio * v.pixel_shuffle_ratio)));
+    const uint64_t adapter = shuffled * v.projector_input_dim + v.projector_input_dim * v.projector_output_dim;
+    terms.push_back({"vision_tower", v.num_hidden_layers * per_layer + stem + adapter + v.projector_output_dim * h});
+  } else if (includes("vision_tower") && s.vision_config && s.vision_config->spatial_merge_size > 0) {
     // Qwen3-VL / Qwen3.5 vision tower: per block two LayerNorms (weight + bias), fused qkv and
     // proj with bias, fc1/fc2 with bias; a 3-D patch conv with bias over temporal_patch_size
     // frames; a learned table of num_position_embeddings; the patch merger: LayerNorm over one

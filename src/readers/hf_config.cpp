@@ -23,7 +23,8 @@ const std::vector<std::string>& accepted_types() {
       "llama",        "mistral",     "mixtral",    "qwen2",        "qwen3",       "qwen3_moe",
       "gemma2",       "gemma3",      "gemma3_text", "phi3",        "deepseek_v3", "gpt_oss",
       "kimi_k2",      "deepseek_v32", "glm_moe_dsa", "minimax_m2", "qwen3_next",  "qwen3_5",
-      "qwen3_5_moe",  "qwen3_5_text", "qwen3_5_moe_text", "nemotron_h"};
+      "qwen3_5_moe",  "qwen3_5_text", "qwen3_5_moe_text", "nemotron_h", "llama4",
+      "llama4_text"};
   return types;
 }
 
@@ -241,6 +242,40 @@ void set_nemotron_h(json& doc, HfFields& c) {
   }
 }
 
+/// Llama 4 text model: routed experts of intermediate_size with one shared expert of the same
+/// width, dense layers of intermediate_size_mlp between MoE layers (interleave_moe_layer_step or
+/// moe_layers), and chunked local attention (attention_chunk_size) on the RoPE layers, the NoPE
+/// ones (no_rope_layers 0, or every no_rope_layer_interval-th) global: modelled as a window.
+void set_llama4(json& doc, HfFields& c, uint64_t layers) {
+  const uint64_t width = c.required_uint("intermediate_size");
+  doc["intermediate_size"] = c.uint_or("intermediate_size_mlp", 16384);
+  doc["num_experts"] = c.uint_or("num_local_experts", 16);
+  doc["num_experts_per_tok"] = c.uint_or("num_experts_per_tok", 1);
+  doc["moe_intermediate_size"] = width;
+  doc["shared_expert_intermediate_size"] = width;
+  std::set<uint64_t> moe;
+  for (uint64_t i : c.uints("moe_layers")) moe.insert(i);
+  if (moe.empty()) {
+    const uint64_t step = std::max<uint64_t>(1, c.uint_or("interleave_moe_layer_step", 1));
+    for (uint64_t i = step - 1; i < layers; i += step) moe.insert(i);
+  }
+  std::vector<uint64_t> dense;
+  for (uint64_t i = 0; i < layers; ++i)
+    if (moe.count(i) == 0) dense.push_back(i);
+  if (!dense.empty()) doc["mlp_only_layers"] = dense;
+  const uint64_t chunk = c.uint("attention_chunk_size").value_or(0);
+  if (chunk == 0) return;
+  doc["sliding_window"] = chunk;
+  const std::vector<uint64_t> rope = c.uints("no_rope_layers");
+  if (rope.size() == layers) {
+    std::vector<std::string> types;
+    for (uint64_t r : rope) types.push_back(r != 0 ? "sliding_attention" : "full_attention");
+    doc["layer_types"] = types;
+  } else {
+    doc["sliding_window_pattern"] = c.uint_or("no_rope_layer_interval", 4);
+  }
+}
+
 }  // namespace
 
 ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& source_name) {
@@ -271,7 +306,35 @@ ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& 
   // GLM-5 (MLA plus the DSA indexer).
   std::string family = mt;
   if (mt == "kimi_k2" || mt == "deepseek_v32" || mt == "glm_moe_dsa") mt = "deepseek_v3";
-  if (mt == "qwen3_5" || mt == "qwen3_5_moe") {
+  if (mt == "llama4") {
+    // Llama 4 multimodal: text_config (llama4_text) and the Llama 4 vision tower.
+    text = top.object("text_config");
+    if (text == nullptr) {
+      throw bad_input(source_name + ": missing required field 'text_config'",
+                      "a llama4 config.json nests the language model in text_config");
+    }
+    prefix = "text_config.";
+    mt = "llama4_text";
+    if (const json* vision_json = top.object("vision_config")) {
+      HfFields vision(*vision_json, source_name, "vision_config.", family);
+      // Stated in every released Llama 4 config; no class defaults are assumed for the tower.
+      const std::optional<double> ratio = vision.number("pixel_shuffle_ratio");
+      if (!ratio)
+        throw bad_input(source_name + ": missing required field 'vision_config.pixel_shuffle_ratio'",
+                        "use the config.json from the model's Hugging Face repository unchanged");
+      doc["vision_config"] = {{"hidden_size", vision.required_uint("hidden_size")},
+                              {"num_hidden_layers", vision.required_uint("num_hidden_layers")},
+                              {"intermediate_size", vision.required_uint("intermediate_size")},
+                              {"patch_size", vision.required_uint("patch_size")},
+                              {"image_size", vision.required_uint("image_size")},
+                              {"num_channels", vision.uint_or("num_channels", 3)},
+                              {"projector_input_dim", vision.required_uint("projector_input_dim")},
+                              {"projector_output_dim", vision.required_uint("vision_output_dim")},
+                              {"pixel_shuffle_ratio", *ratio}};
+      doc["checkpoint_includes"] = json::array({"vision_tower"});
+      vision_defaults = vision.defaults();
+    }
+  } else if (mt == "qwen3_5" || mt == "qwen3_5_moe") {
     // Qwen3.5 multimodal: the language model in text_config, the Qwen3-VL-style tower in vision_config.
     text = top.object("text_config");
     if (text == nullptr) {
@@ -335,7 +398,7 @@ ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& 
   static const std::map<std::string, uint64_t> kv_class_default = {
       {"mistral", 8}, {"mixtral", 8}, {"qwen2", 32}, {"qwen3", 32}, {"qwen3_moe", 4},
       {"gemma2", 4},  {"gemma3_text", 4}, {"deepseek_v3", 128}, {"gpt_oss", 8}, {"qwen3_next", 2},
-      {"nemotron_h", 8}};
+      {"nemotron_h", 8}, {"llama4_text", 8}};
   uint64_t kv_heads = heads;
   if (c.has("num_key_value_heads")) {
     kv_heads = *c.uint("num_key_value_heads");
@@ -346,7 +409,7 @@ ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& 
   // head_dim: some classes fix a default, the rest derive hidden / heads.
   static const std::map<std::string, uint64_t> head_dim_class_default = {
       {"qwen3", 128}, {"gemma2", 256}, {"gemma3_text", 256}, {"gpt_oss", 64}, {"qwen3_next", 256},
-      {"qwen3_5_text", 256}, {"qwen3_5_moe_text", 256}};
+      {"qwen3_5_text", 256}, {"qwen3_5_moe_text", 256}, {"llama4_text", 128}};
   uint64_t head_dim = heads > 0 ? hidden / heads : 0;
   if (c.has("head_dim")) {
     head_dim = *c.uint("head_dim");
@@ -371,13 +434,15 @@ ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& 
       {"llama", 2048},    {"mistral", 131072}, {"mixtral", 131072}, {"qwen2", 32768},
       {"qwen3", 32768},   {"qwen3_moe", 32768}, {"gemma2", 8192},   {"gemma3_text", 131072},
       {"phi3", 4096},     {"deepseek_v3", 4096}, {"gpt_oss", 131072}, {"minimax_m2", 196608},
-      {"qwen3_next", 32768}, {"qwen3_5_text", 262144}, {"qwen3_5_moe_text", 262144}, {"nemotron_h", 4096}};
+      {"qwen3_next", 32768}, {"qwen3_5_text", 262144}, {"qwen3_5_moe_text", 262144}, {"nemotron_h", 4096},
+      {"llama4_text", 4096 * 32}};
   doc["max_position_embeddings"] = c.uint_or("max_position_embeddings", max_pos_default.at(mt));
   static const std::map<std::string, double> rope_default = {
       {"llama", 10000.0}, {"mistral", 10000.0}, {"mixtral", 1e6},   {"qwen2", 10000.0},
       {"qwen3", 10000.0}, {"qwen3_moe", 10000.0}, {"gemma2", 10000.0}, {"gemma3_text", 1e6},
       {"phi3", 10000.0},  {"deepseek_v3", 10000.0}, {"gpt_oss", 150000.0}, {"minimax_m2", 5e6},
-      {"qwen3_next", 10000.0}, {"qwen3_5_text", 1e7}, {"qwen3_5_moe_text", 1e7}, {"nemotron_h", 10000.0}};
+      {"qwen3_next", 10000.0}, {"qwen3_5_text", 1e7}, {"qwen3_5_moe_text", 1e7}, {"nemotron_h", 10000.0},
+      {"llama4_text", 500000.0}};
   std::optional<double> theta = c.number("rope_theta");
   if (!theta) {
     if (const json* rp = c.object("rope_parameters")) {  // transformers v5 layout
@@ -395,7 +460,7 @@ ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& 
   // Biases and norms: the HF keys where the family has them; the rest are
   // fixed by the architecture and come from model_from_json's trait table.
   if (mt == "llama" || mt == "qwen3" || mt == "qwen3_moe" || mt == "gemma2" || gemma3 || mt == "gpt_oss" ||
-      qwen_hybrid) {
+      qwen_hybrid || mt == "llama4_text") {
     doc["attention_bias"] = c.boolean("attention_bias").value_or(mt == "gpt_oss");
   }
   if (mt == "llama") doc["mlp_bias"] = c.boolean("mlp_bias").value_or(false);
@@ -501,6 +566,7 @@ ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& 
   set_sliding(doc, c, mt, layers);
   if (qwen_hybrid) set_linear_attention(doc, c);
   if (mt == "nemotron_h") set_nemotron_h(doc, c);
+  if (mt == "llama4_text") set_llama4(doc, c, layers);
 
   std::vector<std::string> notes = {"Imported from " + source_name + " (model_type " + *top_type + ")."};
   if (const json* q = top.object("quantization_config")) {

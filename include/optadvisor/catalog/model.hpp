@@ -59,6 +59,13 @@ struct VisionTowerSpec {
   uint64_t num_position_embeddings = 0;
   uint64_t temporal_patch_size = 1;
   uint64_t spatial_merge_size = 0;
+  /// Llama 4 tower (HF projector_input_dim, projector_output_dim = vision_output_dim,
+  /// pixel_shuffle_ratio): a class token and (image/patch)^2 + 1 learned positions, pre/post
+  /// LayerNorms, a pixel-shuffle MLP adapter (hidden / ratio^2 -> projector_input_dim ->
+  /// projector_output_dim, no biases) and a bias-free projector to the text hidden. 0 = not Llama 4.
+  uint64_t projector_input_dim = 0;
+  uint64_t projector_output_dim = 0;
+  double pixel_shuffle_ratio = 0;
 };
 
 /// Checkpoint weight quantization as stated by HF `quantization_config`.
