@@ -777,3 +777,82 @@ TEST_CASE("every prefix of a valid GGUF is rejected cleanly", "[gguf]") {
   }
   CHECK_NOTHROW(parse_gguf_model(good, "p.gguf", db()));
 }
+
+TEST_CASE("MiniMax-M2 and Qwen3-Next GGUFs: per-layer q/k norms, gated queries, linear-attention blocks", "[gguf]") {
+  SECTION("minimax-m2: q_norm over every head") {
+    GgufBuilder b;
+    b.kv_str("general.architecture", "minimax-m2")
+        .kv_u32("minimax-m2.block_count", 2)
+        .kv_u32("minimax-m2.embedding_length", 64)
+        .kv_u32("minimax-m2.expert_feed_forward_length", 32)
+        .kv_u32("minimax-m2.expert_count", 8)
+        .kv_u32("minimax-m2.expert_used_count", 2)
+        .kv_u32("minimax-m2.attention.head_count", 4)
+        .kv_u32("minimax-m2.attention.head_count_kv", 2)
+        .kv_u32("minimax-m2.attention.key_length", 16)
+        .kv_u32("minimax-m2.vocab_size", 100);
+    b.tensor("token_embd.weight", {64, 100}, kTypeF32).tensor("output.weight", {64, 100}, kTypeF32);
+    for (int i = 0; i < 2; ++i) {
+      const std::string p = "blk." + std::to_string(i) + ".";
+      b.tensor(p + "attn_q_norm.weight", {64}, kTypeF32)  // 4 heads x 16
+          .tensor(p + "attn_k_norm.weight", {32}, kTypeF32)
+          .tensor(p + "ffn_gate_inp.weight", {64, 8}, kTypeF32)
+          .tensor(p + "exp_probs_b.bias", {8}, kTypeF32);
+    }
+    const ModelSpec s = parse_gguf_model(b.build(), "mm.gguf", db()).spec;
+    CHECK(s.model_type == "minimax_m2");
+    CHECK(s.qk_norm);
+    CHECK(s.qk_norm_type == "per_layer");
+    CHECK(s.router_score_correction_bias);
+    CHECK(s.shared_expert_intermediate_size == 0);
+  }
+  SECTION("qwen3next: three Gated DeltaNet blocks to one gated full-attention block") {
+    GgufBuilder b;
+    b.kv_str("general.architecture", "qwen3next")
+        .kv_u32("qwen3next.block_count", 4)
+        .kv_u32("qwen3next.embedding_length", 64)
+        .kv_u32("qwen3next.expert_feed_forward_length", 16)
+        .kv_u32("qwen3next.expert_count", 8)
+        .kv_u32("qwen3next.expert_used_count", 2)
+        .kv_u32("qwen3next.attention.head_count", 4)
+        .kv_u32("qwen3next.attention.head_count_kv", 2)
+        .kv_u32("qwen3next.attention.key_length", 16)
+        .kv_u32("qwen3next.ssm.state_size", 8)
+        .kv_u32("qwen3next.ssm.group_count", 2)
+        .kv_u32("qwen3next.vocab_size", 100);
+    b.tensor("token_embd.weight", {64, 100}, kTypeF32).tensor("output.weight", {64, 100}, kTypeF32);
+    for (int i = 0; i < 4; ++i) {
+      const std::string p = "blk." + std::to_string(i) + ".";
+      b.tensor(p + "ffn_gate_inp.weight", {64, 8}, kTypeF32)
+          .tensor(p + "ffn_up_shexp.weight", {64, 16}, kTypeF32)
+          .tensor(p + "ffn_gate_inp_shexp.weight", {64}, kTypeF32);
+      if (i == 3) {
+        b.tensor(p + "attn_q.weight", {64, 128}, kTypeF32)  // query + gate: 2 x 4 heads x 16
+            .tensor(p + "attn_k.weight", {64, 32}, kTypeF32)
+            .tensor(p + "attn_q_norm.weight", {16}, kTypeF32);
+      } else {
+        // q, k: 2 key heads x 8; v, z: 4 value heads x 8. conv over q, k, v = 16 + 16 + 32 = 64 channels.
+        b.tensor(p + "ssm_in.weight", {64, 96}, kTypeF32)
+            .tensor(p + "ssm_conv1d.weight", {4, 64}, kTypeF32)
+            .tensor(p + "ssm_a", {4}, kTypeF32)
+            .tensor(p + "ssm_norm.weight", {8}, kTypeF32);
+      }
+    }
+    const ModelSpec s = parse_gguf_model(b.build(), "next.gguf", db()).spec;
+    CHECK(s.model_type == "qwen3_next");
+    CHECK(s.attn_output_gate);
+    CHECK(s.shared_expert_gate);
+    CHECK(s.linear_num_value_heads == 4);
+    CHECK(s.linear_value_head_dim == 8);
+    CHECK(s.linear_num_key_heads == 2);
+    CHECK(s.linear_key_head_dim == 8);
+    CHECK(s.linear_conv_kernel_dim == 4);
+    const KvShape k = kv_shape(s);
+    CHECK(k.linear_layers == 3);
+    CHECK(k.full_layers == 1);
+    // Only block 3 caches: 2 x 2 KV heads x 16 = 64 per token. Each linear block: 4 x 8 x 8 = 256 state
+    // + 64 channels x 3 conv inputs = 192.
+    CHECK(kv_cache_elements_per_token_full(s) == 64);
+    CHECK(k.state_elements_per_layer == 256 + 192);
+  }
+}
