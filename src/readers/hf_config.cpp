@@ -24,7 +24,7 @@ const std::vector<std::string>& accepted_types() {
       "gemma2",       "gemma3",      "gemma3_text", "phi3",        "deepseek_v3", "gpt_oss",
       "kimi_k2",      "deepseek_v32", "glm_moe_dsa", "minimax_m2", "qwen3_next",  "qwen3_5",
       "qwen3_5_moe",  "qwen3_5_text", "qwen3_5_moe_text", "nemotron_h", "llama4",
-      "llama4_text"};
+      "llama4_text",  "granitemoehybrid"};
   return types;
 }
 
@@ -242,6 +242,32 @@ void set_nemotron_h(json& doc, HfFields& c) {
   }
 }
 
+/// Granite 4.0-H (GraniteMoeHybridConfig): layer_types "mamba" / "attention", the Mamba-2 widths
+/// under their own names, experts of intermediate_size with a shared expert of
+/// shared_intermediate_size; without experts the shared MLP is the dense FFN.
+void set_granite_hybrid(json& doc, HfFields& c) {
+  std::vector<std::string> types = c.strings("layer_types");
+  for (std::string& t : types)
+    if (t == "attention") t = "full_attention";
+  if (!types.empty()) doc["layer_types"] = types;
+  doc["mamba_n_heads"] = c.required_uint("mamba_n_heads");
+  doc["mamba_d_head"] = c.required_uint("mamba_d_head");
+  doc["mamba_n_groups"] = c.uint_or("mamba_n_groups", 1);
+  doc["mamba_d_state"] = c.required_uint("mamba_d_state");
+  doc["mamba_d_conv"] = c.uint_or("mamba_d_conv", 4);
+  doc["mamba_conv_bias"] = c.boolean("mamba_conv_bias").value_or(true);
+  const uint64_t experts = c.uint("num_local_experts").value_or(0);
+  const uint64_t shared = c.uint("shared_intermediate_size").value_or(0);
+  if (experts > 0) {
+    doc["num_experts"] = experts;
+    doc["num_experts_per_tok"] = c.required_uint("num_experts_per_tok");
+    doc["moe_intermediate_size"] = c.required_uint("intermediate_size");
+    if (shared > 0) doc["shared_expert_intermediate_size"] = shared;
+  } else {
+    doc["intermediate_size"] = shared;
+  }
+}
+
 /// Llama 4 text model: routed experts of intermediate_size with one shared expert of the same
 /// width, dense layers of intermediate_size_mlp between MoE layers (interleave_moe_layer_step or
 /// moe_layers), and chunked local attention (attention_chunk_size) on the RoPE layers, the NoPE
@@ -398,7 +424,7 @@ ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& 
   static const std::map<std::string, uint64_t> kv_class_default = {
       {"mistral", 8}, {"mixtral", 8}, {"qwen2", 32}, {"qwen3", 32}, {"qwen3_moe", 4},
       {"gemma2", 4},  {"gemma3_text", 4}, {"deepseek_v3", 128}, {"gpt_oss", 8}, {"qwen3_next", 2},
-      {"nemotron_h", 8}, {"llama4_text", 8}};
+      {"nemotron_h", 8}, {"llama4_text", 8}, {"granitemoehybrid", 8}};
   uint64_t kv_heads = heads;
   if (c.has("num_key_value_heads")) {
     kv_heads = *c.uint("num_key_value_heads");
@@ -435,14 +461,14 @@ ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& 
       {"qwen3", 32768},   {"qwen3_moe", 32768}, {"gemma2", 8192},   {"gemma3_text", 131072},
       {"phi3", 4096},     {"deepseek_v3", 4096}, {"gpt_oss", 131072}, {"minimax_m2", 196608},
       {"qwen3_next", 32768}, {"qwen3_5_text", 262144}, {"qwen3_5_moe_text", 262144}, {"nemotron_h", 4096},
-      {"llama4_text", 4096 * 32}};
+      {"llama4_text", 4096 * 32}, {"granitemoehybrid", 131072}};
   doc["max_position_embeddings"] = c.uint_or("max_position_embeddings", max_pos_default.at(mt));
   static const std::map<std::string, double> rope_default = {
       {"llama", 10000.0}, {"mistral", 10000.0}, {"mixtral", 1e6},   {"qwen2", 10000.0},
       {"qwen3", 10000.0}, {"qwen3_moe", 10000.0}, {"gemma2", 10000.0}, {"gemma3_text", 1e6},
       {"phi3", 10000.0},  {"deepseek_v3", 10000.0}, {"gpt_oss", 150000.0}, {"minimax_m2", 5e6},
       {"qwen3_next", 10000.0}, {"qwen3_5_text", 1e7}, {"qwen3_5_moe_text", 1e7}, {"nemotron_h", 10000.0},
-      {"llama4_text", 500000.0}};
+      {"llama4_text", 500000.0}, {"granitemoehybrid", 10000.0}};
   std::optional<double> theta = c.number("rope_theta");
   if (!theta) {
     if (const json* rp = c.object("rope_parameters")) {  // transformers v5 layout
@@ -567,6 +593,7 @@ ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& 
   if (qwen_hybrid) set_linear_attention(doc, c);
   if (mt == "nemotron_h") set_nemotron_h(doc, c);
   if (mt == "llama4_text") set_llama4(doc, c, layers);
+  if (mt == "granitemoehybrid") set_granite_hybrid(doc, c);
 
   std::vector<std::string> notes = {"Imported from " + source_name + " (model_type " + *top_type + ")."};
   if (const json* q = top.object("quantization_config")) {

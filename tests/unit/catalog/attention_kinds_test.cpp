@@ -182,7 +182,9 @@ TEST_CASE("config.json of each new family imports to its preset's count", "[mode
       {"minimax-m2.5.json", "minimax-m2.5"},   {"kimi-k2-instruct.json", "kimi-k2"},
       {"deepseek-v3.2.json", "deepseek-v3.2"}, {"glm-5.json", "glm-5"},
       {"qwen3.5-397b-a17b.json", "qwen3.5-397b-a17b"}, {"qwen3.5-27b.json", "qwen3.5-27b"},
-      {"nemotron-3-nano-30b-a3b.json", "nemotron-3-nano-30b-a3b"}};
+      {"nemotron-3-nano-30b-a3b.json", "nemotron-3-nano-30b-a3b"},
+      // Trimmed configs (the HF keys that shape the model) from debaditc/kvfit @bd4ccab models.json.
+      {"granite-4.0-h-small.json", "granite-4.0-h-small"}, {"nemotron-nano-9b-v2.json", "nemotron-nano-9b-v2"}};
   for (const auto& [file, id] : pairs) {
     INFO(file);
     const ModelSpec imported = import(file);
@@ -242,4 +244,43 @@ TEST_CASE("Mamba-2 hybrids: blocks by pattern, state instead of cache", "[model]
   CHECK_FALSE(is_mamba_layer(g, 5));
   CHECK(kv_shape(g).full_layers == 4);
   CHECK(kv_shape(g).linear_layers == 36);
+}
+
+TEST_CASE("Llama 4: chunked layers, interleaved MoE, its vision tower", "[model][hf]") {
+  const ModelSpec& scout = spec("llama-4-scout");
+  // Chunked attention (8192) on 3 of 4 layers: 36 capped, 12 global. At 32,768 tokens:
+  // (12 x 32,768 + 36 x 8,192) = 688,128 token-layers x 2 x 8 x 128 = 1,409,286,144 elements.
+  CHECK(kv_shape(scout).sliding_layers == 36);
+  CHECK(kv_cache_elements(scout, 32768, 1) == 1409286144ULL);
+  // Vision: 34 x 23,807,872 (q/k/v/o 4 x (1408^2 + 1408), fc1/fc2 with bias, 2 LayerNorms)
+  // + stem (3 x 14^2 x 1408 + class 1408 + 577 positions x 1408 + 2 LayerNorms) 1,647,360
+  // + adapter 5,632 x 4,096 + 4,096^2 = 39,845,888 + projector 4,096 x 5,120 = 20,971,520.
+  CHECK(term(scout, "vision_tower") == 34ULL * 23807872 + 1647360 + 39845888 + 20971520);
+  CHECK(term(scout, "vision_tower") == 871932416);
+  // Maverick: the even layers are dense (16384), the odd ones MoE of 128 experts.
+  const ModelSpec& mav = spec("llama-4-maverick");
+  CHECK_FALSE(is_moe_layer(mav, 0));
+  CHECK(is_moe_layer(mav, 1));
+  CHECK(tensor(model_tensors(mav), "blk.0.ffn_up.weight").rows == 16384);
+
+  // Import: the published Scout config.json (aiconfigurator copy, text_config only) gives the text
+  // model; with the Llama 4 vision_config (TensorRT-LLM's Maverick copy, 34 layers) the published total.
+  std::ifstream in(std::string(OPTADVISOR_SOURCE_DIR) + "/tests/data/hf/llama-4-scout-17b-16e-instruct.json");
+  REQUIRE(in.good());
+  nlohmann::json cfg = nlohmann::json::parse(in);
+  const ModelSpec text = model_from_hf_config(cfg, "scout.json");
+  CHECK(text.model_type == "llama4_text");
+  CHECK(parameter_count(text) == parameter_count(scout));
+  CHECK(checkpoint_parameter_count(text) == 107769861120ULL);
+  CHECK(kv_cache_elements(text, 32768, 1) == kv_cache_elements(scout, 32768, 1));
+  // kvfit's trimmed Scout config states no_rope_layers (1 = chunked, 0 = global): the same layers.
+  cfg["text_config"]["no_rope_layers"] = nlohmann::json::array();
+  for (int i = 0; i < 48; ++i) cfg["text_config"]["no_rope_layers"].push_back((i + 1) % 4 == 0 ? 0 : 1);
+  CHECK(kv_cache_elements(model_from_hf_config(cfg, "scout.json"), 32768, 1) == 1409286144ULL);
+  cfg["vision_config"] = {{"hidden_size", 1408}, {"image_size", 336}, {"intermediate_size", 5632},
+                          {"num_hidden_layers", 34}, {"patch_size", 14}, {"num_channels", 3},
+                          {"pixel_shuffle_ratio", 0.5}, {"projector_input_dim", 4096}, {"vision_output_dim", 4096}};
+  CHECK(checkpoint_parameter_count(model_from_hf_config(cfg, "scout.json")) == scout.params_exact);
+  cfg["vision_config"].erase("pixel_shuffle_ratio");
+  CHECK_THROWS_WITH(model_from_hf_config(cfg, "scout.json"), Catch::Contains("vision_config.pixel_shuffle_ratio"));
 }
