@@ -614,6 +614,11 @@ std::optional<ModelSpec> model_from_json(const nlohmann::json& j, std::vector<Pr
       vt.num_position_embeddings = vr.uint("num_position_embeddings").value_or(0);
       vt.temporal_patch_size = vr.uint("temporal_patch_size").value_or(1);
       vt.spatial_merge_size = vr.uint("spatial_merge_size").value_or(0);
+      vt.model_type = vr.string("model_type").value_or("");
+      if (!vt.model_type.empty() && vt.model_type != "pixtral")
+        vr.problem("/vision_config/model_type", "expected 'pixtral' (other towers are told apart by their fields)");
+      if (vt.model_type == "pixtral" && vt.spatial_merge_size == 0)
+        vr.problem("/vision_config/spatial_merge_size", "a pixtral tower needs the projector's spatial_merge_size");
       vt.projector_input_dim = vr.uint("projector_input_dim").value_or(0);
       vt.projector_output_dim = vr.uint("projector_output_dim").value_or(0);
       vt.pixel_shuffle_ratio = vr.number("pixel_shuffle_ratio").value_or(0);
@@ -621,7 +626,7 @@ std::optional<ModelSpec> model_from_json(const nlohmann::json& j, std::vector<Pr
           (vt.projector_output_dim == 0 || !(vt.pixel_shuffle_ratio > 0 && vt.pixel_shuffle_ratio <= 1)))
         vr.problem("/vision_config/projector_input_dim",
                    "a Llama 4 tower needs projector_output_dim and a pixel_shuffle_ratio in (0, 1]");
-      const bool qwen_tower = vt.spatial_merge_size > 0;
+      const bool qwen_tower = vt.spatial_merge_size > 0 && vt.model_type.empty();
       vt.image_size = vr.uint("image_size", !qwen_tower).value_or(0);
       vt.num_channels = vr.uint("num_channels").value_or(3);
       if (qwen_tower && vt.num_position_embeddings == 0)
@@ -631,7 +636,7 @@ std::optional<ModelSpec> model_from_json(const nlohmann::json& j, std::vector<Pr
                                                     "patch_size", "image_size", "num_channels",
                                                     "num_position_embeddings", "temporal_patch_size",
                                                     "spatial_merge_size", "projector_input_dim",
-                                                    "projector_output_dim", "pixel_shuffle_ratio"};
+                                                    "projector_output_dim", "pixel_shuffle_ratio", "model_type"};
         if (vkeys.count(item.key()) == 0) vr.problem("/vision_config/" + item.key(), "unknown field '" + item.key() + "'");
       }
       if (vt.patch_size == 0 || (!qwen_tower && vt.image_size % std::max<uint64_t>(vt.patch_size, 1) != 0)) {
@@ -983,7 +988,10 @@ nlohmann::json to_json(const ModelSpec& s) {
                           {"intermediate_size", v.intermediate_size}, {"patch_size", v.patch_size},
                           {"num_channels", v.num_channels}};
     if (v.image_size > 0) j["vision_config"]["image_size"] = v.image_size;
-    if (v.spatial_merge_size > 0) {
+    if (!v.model_type.empty()) j["vision_config"]["model_type"] = v.model_type;
+    if (v.spatial_merge_size > 0 && !v.model_type.empty()) {
+      j["vision_config"]["spatial_merge_size"] = v.spatial_merge_size;
+    } else if (v.spatial_merge_size > 0) {
       j["vision_config"]["num_position_embeddings"] = v.num_position_embeddings;
       j["vision_config"]["temporal_patch_size"] = v.temporal_patch_size;
       j["vision_config"]["spatial_merge_size"] = v.spatial_merge_size;
@@ -1057,7 +1065,18 @@ std::vector<CountTerm> checkpoint_extra_terms(const ModelSpec& s) {
     // The checkpoint stores lm_head.weight although tie_word_embeddings is true.
     terms.push_back({"untied_output_copy", embedding});
   }
-  if (includes("vision_tower") && s.vision_config && s.vision_config->projector_input_dim > 0) {
+  if (includes("vision_tower") && s.vision_config && s.vision_config->model_type == "pixtral") {
+    // Pixtral tower: per layer q/k/v/o, the gated MLP (w1, w2, w3) and two RMSNorms, no biases;
+    // the patch conv (no bias) and ln_pre; no position table (2-D RoPE). Mistral-3 projector:
+    // RMSNorm, patch merger (merge^2 x hidden -> hidden), linear_1 (-> text hidden), linear_2.
+    const VisionTowerSpec& v = *s.vision_config;
+    const uint64_t hv = v.hidden_size;
+    const uint64_t per_layer = 4 * hv * hv + 3 * hv * v.intermediate_size + 2 * hv;
+    const uint64_t stem = v.num_channels * v.patch_size * v.patch_size * hv + hv;
+    const uint64_t merge = v.spatial_merge_size * v.spatial_merge_size;
+    const uint64_t projector = hv + merge * hv * hv + hv * h + h * h;
+    terms.push_back({"vision_tower", v.num_hidden_layers * per_layer + stem + projector});
+  } else if (includes("vision_tower") && s.vision_config && s.vision_config->projector_input_dim > 0) {
     // Llama 4 tower: unfolded patch Linear (no bias), class embedding, (image/patch)^2 + 1 learned
     // positions, pre and post LayerNorms; per layer q/k/v/o with bias, fc1/fc2 with bias, two
     // LayerNorms; the pixel-shuffle adapter (hidden / ratio^2 -> projector_input_dim ->
@@ -1072,7 +1091,8 @@ std::vector<CountTerm> checkpoint_extra_terms(const ModelSpec& s) {
         static_cast<uint64_t>(std::llround(static_cast<double>(hv) / (v.pixel_shuffle_ratio * v.pixel_shuffle_ratio)));
     const uint64_t adapter = shuffled * v.projector_input_dim + v.projector_input_dim * v.projector_output_dim;
     terms.push_back({"vision_tower", v.num_hidden_layers * per_layer + stem + adapter + v.projector_output_dim * h});
-  } else if (includes("vision_tower") && s.vision_config && s.vision_config->spatial_merge_size > 0) {
+  } else if (includes("vision_tower") && s.vision_config && s.vision_config->spatial_merge_size > 0 &&
+             s.vision_config->model_type.empty()) {
     // Qwen3-VL / Qwen3.5 vision tower: per block two LayerNorms (weight + bias), fused qkv and
     // proj with bias, fc1/fc2 with bias; a 3-D patch conv with bias over temporal_patch_size
     // frames; a learned table of num_position_embeddings; the patch merger: LayerNorm over one

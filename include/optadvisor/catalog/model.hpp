@@ -66,6 +66,11 @@ struct VisionTowerSpec {
   uint64_t projector_input_dim = 0;
   uint64_t projector_output_dim = 0;
   double pixel_shuffle_ratio = 0;
+  /// "pixtral" (HF vision_config.model_type of Mistral3ForConditionalGeneration): gated-MLP ViT
+  /// with RMSNorms and 2-D RoPE (no position table, no biases), and the Mistral-3 projector (RMSNorm,
+  /// a spatial_merge_size^2 patch merger, two Linears to the text hidden; multimodal_projector_bias
+  /// false). "" = told apart by the fields above.
+  std::string model_type;
 };
 
 /// Checkpoint weight quantization as stated by HF `quantization_config`.

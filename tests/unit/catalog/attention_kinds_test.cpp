@@ -284,3 +284,12 @@ TEST_CASE("Llama 4: chunked layers, interleaved MoE, its vision tower", "[model]
   cfg["vision_config"].erase("pixel_shuffle_ratio");
   CHECK_THROWS_WITH(model_from_hf_config(cfg, "scout.json"), Catch::Contains("vision_config.pixel_shuffle_ratio"));
 }
+
+TEST_CASE("Pixtral vision tower of Mistral-Small-3.2", "[model]") {
+  const ModelSpec& m = spec("mistral-small-3.2-24b");
+  // 24 x (4 x 1024^2 + 3 x 1024 x 4096 + 2 x 1024) = 24 x 16,779,264 = 402,702,336; patch conv
+  // 3 x 14^2 x 1024 = 602,112 + ln_pre 1,024; projector 1,024 + 4 x 1024^2 + 1024 x 5120 + 5120^2 = 35,652,608.
+  CHECK(term(m, "vision_tower") == 402702336ULL + 602112 + 1024 + 35652608);
+  CHECK(parameter_count(m) == 23572403200ULL);
+  CHECK(fixtures::catalog().resolve_model("magistral-small-2509").id == "mistral-small-3.2-24b");
+}
