@@ -53,9 +53,10 @@ std::string model_id(const Catalog& catalog, const std::string& hf) {
       {"deepseek-ai/DeepSeek-V3", "deepseek-v3"},           {"nvidia/DeepSeek-R1-NVFP4", "deepseek-v3"},
       {"nvidia/DeepSeek-V3.1-NVFP4", "deepseek-v3"},        {"openai/gpt-oss-120b", "gpt-oss-120b"},
       {"MiniMaxAI/MiniMax-M2.5", "minimax-m2.5"},           {"Qwen/Qwen3.5-397B-A17B", "qwen3.5-397b-a17b"},
-      {"moonshotai/Kimi-K2.5", "kimi-k2.5"},                {"zhipuai/GLM-5", "glm-5"}};
+      {"moonshotai/Kimi-K2.5", "kimi-k2"} /* the language model is Kimi-K2 shaped */,                {"zhipuai/GLM-5", "glm-5"}};
   auto it = known.find(hf);
   if (it == known.end()) return {};
+  if (hf == "moonshotai/Kimi-K2.5" && catalog.find_model("kimi-k2.5")) return "kimi-k2.5";
   return catalog.find_model(it->second) ? it->second : std::string{};
 }
 

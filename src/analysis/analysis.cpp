@@ -70,16 +70,36 @@ double decode_layers_overhead_s(const Scenario& s, const Factors& f, double toke
   return kernels * e.launch_s;
 }
 
-/// Attention score+value FLOPs for one new token attending to `context` tokens, all layers.
+/// Recurrent-layer FLOPs per token per layer, independent of the context. Gated DeltaNet, per
+/// value head: S.k (2 dk dv), the decayed rank-1 state update (3 dk dv) and S.q (2 dk dv). Mamba-2,
+/// per head: the decay (d_head d_state), the dt B x outer product (2 d_head d_state) and C.h (2 d_head d_state).
+double linear_attention_flops_per_token(const ModelSpec& m) {
+  if (m.mamba_n_heads > 0)
+    return 5.0 * static_cast<double>(m.mamba_n_heads) * static_cast<double>(m.mamba_d_head) *
+           static_cast<double>(m.mamba_d_state);
+  return 7.0 * static_cast<double>(m.linear_num_value_heads) * static_cast<double>(m.linear_key_head_dim) *
+         static_cast<double>(m.linear_value_head_dim);
+}
+
+/// DSA lightning-indexer FLOPs for one token scoring `context` cached keys in one layer.
+double indexer_flops_per_token(const ModelSpec& m, double context) {
+  return 2.0 * static_cast<double>(m.index_n_heads) * static_cast<double>(m.index_head_dim) * context;
+}
+
+/// Attention score+value FLOPs for one new token attending to `context` tokens, all layers: full
+/// layers attend to the context (a DSA layer to its index_topk tokens, plus the indexer scoring
+/// them all), sliding layers to their window, linear layers update a fixed state.
 double attention_flops_per_token(const ModelSpec& m, const KvShape& kv, double context) {
   const double qk_dim = m.kv_lora_rank ? static_cast<double>(m.qk_nope_head_dim + m.qk_rope_head_dim)
                                        : static_cast<double>(m.head_dim);
   const double v_dim = m.kv_lora_rank ? static_cast<double>(m.v_head_dim) : static_cast<double>(m.head_dim);
   const double heads = static_cast<double>(m.num_attention_heads);
   const double window = kv.window_tokens ? std::min<double>(context, static_cast<double>(kv.window_tokens)) : context;
-  const double per_layer_full = 2.0 * heads * (qk_dim + v_dim) * context;
+  const double attended = kv.sparse_topk ? std::min<double>(context, static_cast<double>(kv.sparse_topk)) : context;
+  const double per_layer_full = 2.0 * heads * (qk_dim + v_dim) * attended + (kv.sparse_topk ? indexer_flops_per_token(m, context) : 0.0);
   const double per_layer_sliding = 2.0 * heads * (qk_dim + v_dim) * window;
-  return static_cast<double>(kv.full_layers) * per_layer_full + static_cast<double>(kv.sliding_layers) * per_layer_sliding;
+  return static_cast<double>(kv.full_layers) * per_layer_full + static_cast<double>(kv.sliding_layers) * per_layer_sliding +
+         static_cast<double>(kv.linear_layers) * linear_attention_flops_per_token(m);
 }
 
 /// Causal prefill attention FLOPs for a prompt of `p` tokens: the sum of
@@ -89,13 +109,13 @@ double prefill_attention_flops(const ModelSpec& m, const KvShape& kv, double p) 
                                        : static_cast<double>(m.head_dim);
   const double v_dim = m.kv_lora_rank ? static_cast<double>(m.v_head_dim) : static_cast<double>(m.head_dim);
   const double c = 2.0 * static_cast<double>(m.num_attention_heads) * (qk_dim + v_dim);
-  const double full = c * p * p / 2.0;
-  double sliding = full;
-  if (kv.window_tokens && p > static_cast<double>(kv.window_tokens)) {
-    const double w = static_cast<double>(kv.window_tokens);
-    sliding = c * (w * w / 2.0 + (p - w) * w);
-  }
-  return static_cast<double>(kv.full_layers) * full + static_cast<double>(kv.sliding_layers) * sliding;
+  // Attention over at most w tokens for each of p positions: c (w^2/2 + (p - w) w) past w, c p^2/2 below.
+  const auto capped = [c, p](double w) { return p > w ? c * (w * w / 2.0 + (p - w) * w) : c * p * p / 2.0; };
+  double full = c * p * p / 2.0;
+  if (kv.sparse_topk) full = capped(static_cast<double>(kv.sparse_topk)) + indexer_flops_per_token(m, p) * p / 2.0;
+  const double sliding = kv.window_tokens ? capped(static_cast<double>(kv.window_tokens)) : c * p * p / 2.0;
+  return static_cast<double>(kv.full_layers) * full + static_cast<double>(kv.sliding_layers) * sliding +
+         static_cast<double>(kv.linear_layers) * linear_attention_flops_per_token(m) * p;
 }
 
 /// What the program may allocate: the phone's per-app limit (or the entitled
@@ -194,7 +214,24 @@ double kv_bytes_with(const Scenario& s, const KvShape& kv, uint64_t context) {
   const double tp = static_cast<double>(std::max<uint32_t>(1, s.workload.tp));
   const double kv_heads = static_cast<double>(std::max<uint64_t>(1, s.model.num_key_value_heads));
   const double split = s.model.kv_lora_rank ? 1.0 : std::min(tp, kv_heads);
-  return elements * s.workload.kv_bytes_per_element / split / static_cast<double>(std::max<uint32_t>(1, s.workload.pp));
+  // Linear-attention state: fixed per sequence, at its own dtype, split by value heads.
+  const double state_split =
+      std::min(tp, static_cast<double>(std::max<uint64_t>(1, s.model.linear_num_value_heads + s.model.mamba_n_heads)));
+  const double state = recurrent_state_bytes(kv, 1) / state_split;
+  return (elements * s.workload.kv_bytes_per_element / split + state) /
+         static_cast<double>(std::max<uint32_t>(1, s.workload.pp));
+}
+
+/// Cache bytes one decode step reads per sequence: all of it, except that a DSA layer reads every
+/// indexer key but only the index_topk latents it selected (DSA layers are never windowed, so the
+/// cache grows linearly with the context).
+double kv_read_bytes_with(const Scenario& s, const KvShape& kv, uint64_t context) {
+  const double all = kv_bytes_with(s, kv, context);
+  if (kv.sparse_topk == 0 || context <= kv.sparse_topk || kv.elements_per_token_per_layer == 0) return all;
+  const auto per = static_cast<double>(kv.elements_per_token_per_layer);
+  const auto indexer = static_cast<double>(kv.indexer_elements_per_token_per_layer);
+  const double selected = static_cast<double>(kv.sparse_topk) / static_cast<double>(context);
+  return all * (indexer + (per - indexer) * selected) / per;
 }
 
 }  // namespace
@@ -374,7 +411,7 @@ struct ForwardPass {
     } else {
       // Every new token of a step (several when a speculative draft is verified) attends to the context.
       attention = attention_flops_per_token(m, kv, ctx) * b * tokens_per_seq;
-      kv_bytes = kv_bytes_with(s, kv, static_cast<uint64_t>(ctx)) * pp * b;
+      kv_bytes = kv_read_bytes_with(s, kv, static_cast<uint64_t>(ctx)) * pp * b;
     }
     const double chunk = static_cast<double>(wl.ubatch_tokens ? wl.ubatch_tokens : engine.memory.prefill_chunk_tokens());
     const double passes = prefill ? std::max(1.0, std::ceil(tokens / std::max(chunk, 1.0))) : 1.0;

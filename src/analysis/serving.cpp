@@ -77,6 +77,14 @@ struct Worker {
   double last_time = 0;
 };
 
+/// What one request of `tokens` context holds in a rank's pool: its KV (sliding layers capped at
+/// the window) and the fixed state of linear-attention layers.
+double request_kv_bytes(const StepModel& m, double tokens) {
+  const double w = static_cast<double>(m.window_tokens);
+  return m.kv_bytes_per_token_full * tokens + m.kv_bytes_per_token_sliding * (w > 0 ? std::min(tokens, w) : tokens) +
+         m.state_bytes_per_sequence;
+}
+
 /// Causal attention pairs of positions [0, p) over a sliding window w (0 = none).
 double sliding_pairs(double p, double w) { return w <= 0 || p <= w ? p * p / 2.0 : w * w / 2.0 + (p - w) * w; }
 
@@ -104,10 +112,7 @@ class Simulation {
   ServingResult run();
 
  private:
-  double kv_bytes(const StepModel& m, double tokens) const {
-    const double w = static_cast<double>(m.window_tokens);
-    return m.kv_bytes_per_token_full * tokens + m.kv_bytes_per_token_sliding * (w > 0 ? std::min(tokens, w) : tokens);
-  }
+  double kv_bytes(const StepModel& m, double tokens) const { return request_kv_bytes(m, tokens); }
   void issue(double now);
   void dispatch(uint32_t id, const std::vector<std::size_t>& candidates, double now);
   void start(std::size_t w, double now);
@@ -181,7 +186,7 @@ bool Simulation::admit(Rank& r, const StepModel& m, uint32_t id, bool decode_rol
   // Incremental engines take blocks for the prompt, reserve-full engines for prompt + max new tokens;
   // a cached prefix is shared, held once by the pool rather than by each request.
   double need = m.admission == KvAdmission::kReserveFull ? kv_bytes(m, total) : kv_bytes(m, static_cast<double>(q.position + q.prefill_left) + 1);
-  if (!decode_role && q.generated == 0 && q.position > 0) need -= kv_bytes(m, static_cast<double>(q.position));
+  if (!decode_role && q.generated == 0 && q.position > 0) need -= kv_bytes(m, static_cast<double>(q.position)) - m.state_bytes_per_sequence;
   if (r.used_bytes + need > m.kv_pool_bytes && !(r.running.empty() && r.prefilling.empty())) {
     r.blocked_by_kv = true;
     return false;
@@ -263,6 +268,7 @@ void Simulation::start(std::size_t w, double now) {
         const double ctx = static_cast<double>(requests_[id].position);
         mix.decode_context_full += ctx;
         mix.decode_context_sliding += window > 0 ? std::min(ctx, window) : ctx;
+        if (m.sparse_topk) mix.decode_context_sparse += std::min(ctx, static_cast<double>(m.sparse_topk));
       }
     }
     for (const Chunk& c : r.chunks) {
@@ -487,8 +493,7 @@ ServingResult simulate_serving(const ServingSetup& setup, const ServingLoad& loa
   const double total = static_cast<double>(load.prompt_tokens + load.gen_tokens);
   for (const auto& pool : setup.pools) {
     const StepModel& m = pool.step;
-    const double w = static_cast<double>(m.window_tokens);
-    const double one = m.kv_bytes_per_token_full * total + m.kv_bytes_per_token_sliding * (w > 0 ? std::min(total, w) : total);
+    const double one = request_kv_bytes(m, total);
     if (m.kv_pool_bytes <= 0 || one > m.kv_pool_bytes || pool.workers == 0) {
       empty.fits = false;
       empty.bound = ServingBound::kKvCapacity;
@@ -499,8 +504,7 @@ ServingResult simulate_serving(const ServingSetup& setup, const ServingLoad& loa
   Simulation sim(setup, load);
   ServingResult out = sim.run();
   const StepModel& m = setup.pools.back().step;
-  const double w = static_cast<double>(m.window_tokens);
-  const double per_request = m.kv_bytes_per_token_full * total + m.kv_bytes_per_token_sliding * (w > 0 ? std::min(total, w) : total);
+  const double per_request = request_kv_bytes(m, total);
   out.max_batch_in_pool = static_cast<uint64_t>(std::floor(m.kv_pool_bytes / per_request));
   out.kv_pool_tokens = static_cast<uint64_t>(std::floor(m.kv_pool_bytes / (per_request / total)));
   return out;

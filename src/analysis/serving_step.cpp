@@ -88,6 +88,14 @@ StepModel step_model(const Scenario& s, const ServingLayout& layout, const Servi
   sm.attention_flops_full = pair * full_layers;
   sm.attention_flops_sliding = pair * sliding_layers;
   sm.decode_attention_scale = decode_attention_pair_flops(m) / attention_pair_flops(m);
+  if (kv.sparse_topk > 0) {
+    sm.sparse_topk = kv.sparse_topk;
+    const double latent = static_cast<double>(kv.elements_per_token_per_layer - kv.indexer_elements_per_token_per_layer) * element;
+    sm.sparse_latent_bytes_per_token = latent * full_layers / split;
+    // The lightning indexer scores each cached key with index_n_heads heads of index_head_dim (DeepSeek-V3.2 report).
+    sm.indexer_flops_per_pair = 2.0 * static_cast<double>(m.index_n_heads * m.index_head_dim) * full_layers / tp;
+  }
+  sm.state_bytes_per_sequence = recurrent_state_bytes(kv, 1) / tp;
 
   // --- the KV pool each engine sizes ---------------------------------------
   const double weights_memory = (dense_bytes / tp + w.routed_expert_bytes / worker_gpus) / pp;
@@ -151,11 +159,20 @@ StepCost step_cost(const StepModel& m, const StepMix& mix) {
   const double touched = m.expert_pick > 0 ? 1.0 - std::pow(1.0 - m.expert_pick, worker_tokens) : 0.0;
   const double weights_t = (m.dense_weight_bytes + m.expert_weight_bytes * touched) / m.bandwidth_bytes_per_s;
   const double linear_t = (m.dense_flops_per_token * tokens + m.expert_flops_per_token * worker_tokens) / m.gemm_flops_per_s;
-  const double kv_bytes = m.kv_bytes_per_token_full * (mix.decode_context_full + mix.prefill_kv_tokens_full) +
-                          m.kv_bytes_per_token_sliding * (mix.decode_context_sliding + mix.prefill_kv_tokens_sliding);
+  double kv_bytes = m.kv_bytes_per_token_full * (mix.decode_context_full + mix.prefill_kv_tokens_full) +
+                    m.kv_bytes_per_token_sliding * (mix.decode_context_sliding + mix.prefill_kv_tokens_sliding) +
+                    2.0 * m.state_bytes_per_sequence * mix.decode_sequences;
+  double decode_pairs = mix.decode_context_full;
+  double indexer_flops = 0;
+  if (m.sparse_topk > 0) {
+    // Decode reads every indexer key but only the top-k tokens' latents, and attends to those.
+    kv_bytes -= m.sparse_latent_bytes_per_token * (mix.decode_context_full - mix.decode_context_sparse);
+    decode_pairs = mix.decode_context_sparse;
+    indexer_flops = m.indexer_flops_per_pair * mix.decode_context_full;
+  }
   const double kv_t = kv_bytes / m.bandwidth_bytes_per_s;
-  const double attention_flops = m.attention_flops_full * (mix.decode_context_full * m.decode_attention_scale + mix.prefill_attention_full) +
-                                 m.attention_flops_sliding * (mix.decode_context_sliding + mix.prefill_attention_sliding);
+  const double attention_flops = m.attention_flops_full * (decode_pairs * m.decode_attention_scale + mix.prefill_attention_full) +
+                                 m.attention_flops_sliding * (mix.decode_context_sliding + mix.prefill_attention_sliding) + indexer_flops;
   const double attention_t = attention_flops / m.attention_flops_per_s;
   c.overhead_s = m.step_overhead_s + m.layers * m.layer_overhead_s;
   if (m.link_bytes_per_s > 0)

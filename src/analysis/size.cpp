@@ -15,7 +15,9 @@ KvFigures kv_figures(const ModelSpec& spec, const KvRequest& request) {
   k.shape = kv_shape(spec);
   const auto policy = request.cap_sliding_window ? KvWindowPolicy::kCapSlidingLayers : KvWindowPolicy::kFullContext;
   k.elements = kv_cache_elements(spec, request.context_tokens, request.batch, policy);
-  k.bytes = static_cast<double>(k.elements) * request.bytes_per_element;
+  k.state_bytes = recurrent_state_bytes(k.shape, request.batch);
+  k.state_bytes_per_sequence = recurrent_state_bytes(k.shape, 1);
+  k.bytes = static_cast<double>(k.elements) * request.bytes_per_element + k.state_bytes;
   k.bytes_per_token_full = static_cast<double>(kv_cache_elements_per_token_full(spec)) * request.bytes_per_element;
   return k;
 }

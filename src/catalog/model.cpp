@@ -21,6 +21,8 @@ using nlohmann::json;
 
 constexpr std::string_view kSliding = "sliding_attention";
 constexpr std::string_view kFull = "full_attention";
+constexpr std::string_view kLinear = "linear_attention";
+constexpr std::string_view kMamba = "mamba";
 
 /// Architecture traits that follow from model_type; a preset may override each.
 struct Traits {
@@ -33,6 +35,8 @@ struct Traits {
   bool qk_norm = false;
   bool sandwich_norm = false;
   bool attention_sinks = false;
+  bool attn_output_gate = false;
+  bool shared_expert_gate = false;
 };
 
 Traits traits_for(const std::string& model_type) {
@@ -50,6 +54,13 @@ Traits traits_for(const std::string& model_type) {
     t.qk_norm = true;
   } else if (model_type == "deepseek_v3") {
     t.router_score_correction_bias = true;
+  } else if (model_type == "minimax_m2") {
+    t.router_score_correction_bias = true;  // use_routing_bias: e_score_correction_bias
+    t.qk_norm = true;                       // use_qk_norm (qk_norm_type per_layer in the released configs)
+  } else if (model_type == "qwen3_next" || model_type == "qwen3_5_text" || model_type == "qwen3_5_moe_text") {
+    t.qk_norm = true;
+    t.attn_output_gate = true;
+    t.shared_expert_gate = model_type != "qwen3_5_text";
   } else if (model_type == "gpt_oss") {
     t.attention_bias = true;
     t.mlp_bias = true;
@@ -65,7 +76,11 @@ const std::set<std::string>& known_fields() {
       "num_attention_heads", "num_key_value_heads", "head_dim", "intermediate_size", "vocab_size",
       "tie_word_embeddings", "max_position_embeddings", "rope_theta", "attention_bias", "qkv_bias",
       "mlp_bias", "router_bias", "router_score_correction_bias", "qk_norm", "sandwich_norm",
-      "attention_sinks", "num_experts", "num_experts_per_tok", "moe_intermediate_size",
+      "attention_sinks", "qk_norm_type", "attn_output_gate", "shared_expert_gate", "index_n_heads",
+      "index_head_dim", "index_topk", "full_attention_interval", "linear_num_key_heads", "linear_key_head_dim",
+      "linear_num_value_heads", "linear_value_head_dim", "linear_conv_kernel_dim", "mamba_ssm_dtype",
+      "params_unexplained", "mamba_n_heads", "mamba_d_head", "mamba_n_groups", "mamba_d_state", "mamba_d_conv",
+      "mamba_conv_bias", "hybrid_override_pattern", "num_experts", "num_experts_per_tok", "moe_intermediate_size",
       "shared_expert_intermediate_size", "first_k_dense_replace", "mlp_only_layers", "q_lora_rank",
       "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim", "sliding_window",
       "sliding_window_pattern", "layer_types", "num_nextn_predict_layers", "vision_config",
@@ -77,7 +92,7 @@ const std::set<std::string>& known_fields() {
 const std::vector<std::string>& checkpoint_include_names() {
   static const std::vector<std::string> names = {"rotary_inv_freq_buffers", "untied_output_copy",
                                                  "vision_tower", "mtp_layers",
-                                                 "quantization_scales"};
+                                                 "mtp_layers_shared_embedding", "quantization_scales"};
   return names;
 }
 
@@ -199,15 +214,100 @@ void add(std::vector<Tensor>& out, int layer, const std::string& kind, uint64_t 
 
 bool is_mla(const ModelSpec& s) { return s.kv_lora_rank > 0; }
 
+/// Gated DeltaNet widths: q and k (key heads x key dim each), v and the output gate z (value heads x value dim each).
+uint64_t linear_key_width(const ModelSpec& s) { return s.linear_num_key_heads * s.linear_key_head_dim; }
+uint64_t linear_value_width(const ModelSpec& s) { return s.linear_num_value_heads * s.linear_value_head_dim; }
+uint64_t linear_conv_width(const ModelSpec& s) { return 2 * linear_key_width(s) + linear_value_width(s); }
+
+/// A Gated DeltaNet mixer (HF linear_attn; llama.cpp qwen3next names): fused q/k/v/z input
+/// projection, fused beta/alpha gates, the causal conv1d over q, k and v, dt_bias, A_log, the gated
+/// RMSNorm over one value head, and the output projection. Qwen3.5 stores in_proj_qkv, in_proj_z,
+/// in_proj_b and in_proj_a apart (llama.cpp qwen35: attn_qkv, attn_gate, ssm_beta, ssm_alpha): the same elements.
+void add_linear_attention(const ModelSpec& s, int i, std::vector<Tensor>& out) {
+  const uint64_t h = s.hidden_size;
+  add(out, i, "ssm_in", h, linear_conv_width(s) + linear_value_width(s));
+  add(out, i, "ssm_beta_alpha", h, 2 * s.linear_num_value_heads);
+  add(out, i, "ssm_conv1d", s.linear_conv_kernel_dim, linear_conv_width(s));
+  add(out, i, "ssm_dt.bias", s.linear_num_value_heads);
+  add(out, i, "ssm_a", s.linear_num_value_heads);
+  add(out, i, "ssm_norm", s.linear_value_head_dim);
+  add(out, i, "ssm_out", linear_value_width(s), h);
+}
+
+/// Mamba-2 widths: the inner width (heads x d_head) and the conv1d channels (x, B and C).
+uint64_t mamba_inner(const ModelSpec& s) { return s.mamba_n_heads * s.mamba_d_head; }
+uint64_t mamba_conv_width(const ModelSpec& s) { return mamba_inner(s) + 2 * s.mamba_n_groups * s.mamba_d_state; }
+
+/// A Mamba-2 mixer (HF mamba / mixer; llama.cpp mamba2 names).
+void add_mamba(const ModelSpec& s, int i, std::vector<Tensor>& out) {
+  const uint64_t h = s.hidden_size;
+  add(out, i, "ssm_in", h, mamba_inner(s) + mamba_conv_width(s) + s.mamba_n_heads);  // z, x B C, dt
+  add(out, i, "ssm_conv1d", s.mamba_d_conv, mamba_conv_width(s));
+  if (s.mamba_conv_bias) add(out, i, "ssm_conv1d.bias", mamba_conv_width(s));
+  add(out, i, "ssm_dt.bias", s.mamba_n_heads);
+  add(out, i, "ssm_a", s.mamba_n_heads);
+  add(out, i, "ssm_d", s.mamba_n_heads);
+  add(out, i, "ssm_norm", mamba_inner(s));
+  add(out, i, "ssm_out", mamba_inner(s), h);
+}
+
+/// A Nemotron-H block: one norm and one mixer, chosen by its hybrid_override_pattern character.
+void add_nemotron_block(const ModelSpec& s, uint64_t layer_index, std::vector<Tensor>& out) {
+  const int i = static_cast<int>(layer_index);
+  const uint64_t h = s.hidden_size;
+  const char kind = layer_index < s.hybrid_override_pattern.size() ? s.hybrid_override_pattern[layer_index] : '*';
+  add(out, i, "attn_norm", h);
+  if (kind == 'M') {
+    add_mamba(s, i, out);
+  } else if (kind == '-') {
+    add(out, i, "ffn_up", h, s.intermediate_size);  // squared ReLU, no gate
+    add(out, i, "ffn_down", s.intermediate_size, h);
+  } else if (kind == 'E') {
+    add(out, i, "ffn_gate_inp", h, s.num_experts);
+    if (s.router_score_correction_bias) add(out, i, "exp_probs_b.bias", s.num_experts);
+    add(out, i, "ffn_up_exps", h, s.moe_intermediate_size, s.num_experts);
+    add(out, i, "ffn_down_exps", s.moe_intermediate_size, h, s.num_experts);
+    if (s.shared_expert_intermediate_size > 0) {
+      add(out, i, "ffn_up_shexp", h, s.shared_expert_intermediate_size);
+      add(out, i, "ffn_down_shexp", s.shared_expert_intermediate_size, h);
+    }
+  } else {
+    const uint64_t q_width = s.num_attention_heads * s.head_dim;
+    const uint64_t kv_width = s.num_key_value_heads * s.head_dim;
+    add(out, i, "attn_q", h, q_width);
+    add(out, i, "attn_k", h, kv_width);
+    add(out, i, "attn_v", h, kv_width);
+    add(out, i, "attn_output", q_width, h);
+  }
+}
+
+/// The DSA lightning indexer of one layer (DeepSeek-V3.2 wq_b, wk, k_norm with bias, weights_proj;
+/// llama.cpp indexer.* names): queries from the MLA q latent, one shared key per token.
+void add_indexer(const ModelSpec& s, int i, std::vector<Tensor>& out) {
+  add(out, i, "indexer.attn_q_b", s.q_lora_rank, s.index_n_heads * s.index_head_dim);
+  add(out, i, "indexer.attn_k", s.hidden_size, s.index_head_dim);
+  add(out, i, "indexer.k_norm", s.index_head_dim);
+  add(out, i, "indexer.k_norm.bias", s.index_head_dim);
+  add(out, i, "indexer.proj", s.hidden_size, s.index_n_heads);
+}
+
 /// Tensors of decoder block `layer`, exactly as convert_hf_to_gguf.py names
 /// and shapes them (ggml order: ne0 is the input dimension of a Linear).
 void add_block(const ModelSpec& s, uint64_t layer_index, std::vector<Tensor>& out) {
+  if (!s.hybrid_override_pattern.empty()) {
+    add_nemotron_block(s, layer_index, out);
+    return;
+  }
   const int i = static_cast<int>(layer_index);
   const uint64_t h = s.hidden_size;
   const uint64_t nh = s.num_attention_heads;
 
   add(out, i, "attn_norm", h);
-  if (is_mla(s)) {
+  if (is_linear_layer(s, layer_index)) {
+    add_linear_attention(s, i, out);
+  } else if (is_mamba_layer(s, layer_index)) {
+    add_mamba(s, i, out);
+  } else if (is_mla(s)) {
     // DeepSeek-V2/V3 MLA (llama.cpp arch deepseek2). kv_b_proj is written as
     // attn_k_b (transposed, per head) and attn_v_b for the absorbed matmuls.
     const uint64_t qk_head = s.qk_nope_head_dim + s.qk_rope_head_dim;
@@ -224,15 +324,17 @@ void add_block(const ModelSpec& s, uint64_t layer_index, std::vector<Tensor>& ou
     add(out, i, "attn_v_b", s.kv_lora_rank, s.v_head_dim, nh);
     add(out, i, "attn_output", nh * s.v_head_dim, h);
     if (s.attention_bias) add(out, i, "attn_output.bias", h);
+    if (s.index_n_heads > 0) add_indexer(s, i, out);
   } else {
     const uint64_t q_width = nh * s.head_dim;
+    const uint64_t q_out = s.attn_output_gate ? 2 * q_width : q_width;  // query and its output gate
     const uint64_t kv_width = s.num_key_value_heads * s.head_dim;
     if (s.model_type == "phi3") {
       // Phi-3 checkpoints store qkv_proj fused; llama.cpp keeps it as attn_qkv.
       add(out, i, "attn_qkv", h, q_width + 2 * kv_width);
       if (s.attention_bias || s.qkv_bias) add(out, i, "attn_qkv.bias", q_width + 2 * kv_width);
     } else {
-      add(out, i, "attn_q", h, q_width);
+      add(out, i, "attn_q", h, q_out);
       add(out, i, "attn_k", h, kv_width);
       add(out, i, "attn_v", h, kv_width);
       if (s.attention_bias || s.qkv_bias) {
@@ -244,8 +346,9 @@ void add_block(const ModelSpec& s, uint64_t layer_index, std::vector<Tensor>& ou
     add(out, i, "attn_output", q_width, h);
     if (s.attention_bias) add(out, i, "attn_output.bias", h);
     if (s.qk_norm) {
-      add(out, i, "attn_q_norm", s.head_dim);
-      add(out, i, "attn_k_norm", s.head_dim);
+      const bool per_layer = s.qk_norm_type == "per_layer";
+      add(out, i, "attn_q_norm", per_layer ? q_width : s.head_dim);
+      add(out, i, "attn_k_norm", per_layer ? kv_width : s.head_dim);
     }
   }
   if (s.attention_sinks) add(out, i, "attn_sinks", nh);
@@ -273,6 +376,7 @@ void add_block(const ModelSpec& s, uint64_t layer_index, std::vector<Tensor>& ou
       add(out, i, "ffn_gate_shexp", h, fs);
       add(out, i, "ffn_up_shexp", h, fs);
       add(out, i, "ffn_down_shexp", fs, h);
+      if (s.shared_expert_gate) add(out, i, "ffn_gate_inp_shexp", h);
     }
   } else {
     const uint64_t f = s.intermediate_size;
@@ -317,7 +421,8 @@ uint64_t fp8_scale_elements(const ModelSpec& s, const std::vector<Tensor>& block
                             uint64_t block_cols) {
   uint64_t n = 0;
   for (const Tensor& t : block) {
-    if (t.is_vector() || ends_with(t.kind, ".bias") || t.kind == "ffn_gate_inp") continue;
+    // The DSA indexer's weights_proj stays BF16 (DeepSeek-V3.2, GLM-5-FP8 modules_to_not_convert).
+    if (t.is_vector() || ends_with(t.kind, ".bias") || t.kind == "ffn_gate_inp" || t.kind == "indexer.proj") continue;
     if (t.kind == "attn_v_b") continue;  // counted with attn_k_b
     if (t.kind == "attn_k_b") {
       const uint64_t out_rows = s.num_attention_heads * (s.qk_nope_head_dim + s.v_head_dim);
@@ -334,7 +439,9 @@ uint64_t fp8_scale_elements(const ModelSpec& s, const std::vector<Tensor>& block
 const std::vector<std::string>& supported_model_types() {
   static const std::vector<std::string> types = {"llama",   "mistral", "mixtral",     "qwen2",
                                                  "qwen3",   "qwen3_moe", "gemma2",    "gemma3_text",
-                                                 "phi3",    "deepseek_v3", "gpt_oss"};
+                                                 "phi3",    "deepseek_v3", "gpt_oss", "minimax_m2",
+                                                 "qwen3_next", "qwen3_5_text", "qwen3_5_moe_text", "nemotron_h",
+                                                 "granitemoehybrid", "llama4_text"};
   return types;
 }
 
@@ -345,7 +452,23 @@ bool is_sliding_layer(const ModelSpec& spec, uint64_t layer) {
   return true;  // a single sliding_window with no pattern applies to every layer
 }
 
+bool is_linear_layer(const ModelSpec& spec, uint64_t layer) {
+  if (layer >= spec.num_hidden_layers) return false;
+  if (!spec.layer_types.empty()) return layer < spec.layer_types.size() && spec.layer_types[layer] == kLinear;
+  if (spec.full_attention_interval > 0) return (layer + 1) % spec.full_attention_interval != 0;
+  return false;
+}
+
+bool is_mamba_layer(const ModelSpec& spec, uint64_t layer) {
+  if (layer >= spec.num_hidden_layers) return false;
+  if (!spec.hybrid_override_pattern.empty())
+    return layer < spec.hybrid_override_pattern.size() && spec.hybrid_override_pattern[layer] == 'M';
+  return layer < spec.layer_types.size() && spec.layer_types[layer] == kMamba;
+}
+
 bool is_moe_layer(const ModelSpec& spec, uint64_t layer) {
+  if (!spec.hybrid_override_pattern.empty())
+    return layer < spec.hybrid_override_pattern.size() && spec.hybrid_override_pattern[layer] == 'E';
   if (spec.num_experts == 0 || layer < spec.first_k_dense_replace) return false;
   return std::find(spec.mlp_only_layers.begin(), spec.mlp_only_layers.end(), layer) ==
          spec.mlp_only_layers.end();
@@ -433,6 +556,26 @@ std::optional<ModelSpec> model_from_json(const nlohmann::json& j, std::vector<Pr
   s.qk_norm = r.boolean("qk_norm").value_or(t.qk_norm);
   s.sandwich_norm = r.boolean("sandwich_norm").value_or(t.sandwich_norm);
   s.attention_sinks = r.boolean("attention_sinks").value_or(t.attention_sinks);
+  s.qk_norm_type = r.string("qk_norm_type").value_or("per_head");
+  s.attn_output_gate = r.boolean("attn_output_gate").value_or(t.attn_output_gate);
+  s.shared_expert_gate = r.boolean("shared_expert_gate").value_or(t.shared_expert_gate);
+  s.index_n_heads = r.uint("index_n_heads").value_or(0);
+  s.index_head_dim = r.uint("index_head_dim").value_or(0);
+  s.index_topk = r.uint("index_topk").value_or(0);
+  s.full_attention_interval = r.uint("full_attention_interval").value_or(0);
+  s.linear_num_key_heads = r.uint("linear_num_key_heads").value_or(0);
+  s.linear_key_head_dim = r.uint("linear_key_head_dim").value_or(0);
+  s.linear_num_value_heads = r.uint("linear_num_value_heads").value_or(0);
+  s.linear_value_head_dim = r.uint("linear_value_head_dim").value_or(0);
+  s.linear_conv_kernel_dim = r.uint("linear_conv_kernel_dim").value_or(0);
+  s.mamba_ssm_dtype = r.string("mamba_ssm_dtype").value_or("bfloat16");
+  s.mamba_n_heads = r.uint("mamba_n_heads").value_or(0);
+  s.mamba_d_head = r.uint("mamba_d_head").value_or(0);
+  s.mamba_n_groups = r.uint("mamba_n_groups").value_or(0);
+  s.mamba_d_state = r.uint("mamba_d_state").value_or(0);
+  s.mamba_d_conv = r.uint("mamba_d_conv").value_or(0);
+  s.mamba_conv_bias = r.boolean("mamba_conv_bias").value_or(true);
+  s.hybrid_override_pattern = r.string("hybrid_override_pattern").value_or("");
 
   s.num_experts = r.uint("num_experts").value_or(0);
   s.num_experts_per_tok = r.uint("num_experts_per_tok").value_or(0);
@@ -468,14 +611,35 @@ std::optional<ModelSpec> model_from_json(const nlohmann::json& j, std::vector<Pr
       vt.num_hidden_layers = vr.uint("num_hidden_layers", true).value_or(0);
       vt.intermediate_size = vr.uint("intermediate_size", true).value_or(0);
       vt.patch_size = vr.uint("patch_size", true).value_or(0);
-      vt.image_size = vr.uint("image_size", true).value_or(0);
+      vt.num_position_embeddings = vr.uint("num_position_embeddings").value_or(0);
+      vt.temporal_patch_size = vr.uint("temporal_patch_size").value_or(1);
+      vt.spatial_merge_size = vr.uint("spatial_merge_size").value_or(0);
+      vt.model_type = vr.string("model_type").value_or("");
+      if (!vt.model_type.empty() && vt.model_type != "pixtral")
+        vr.problem("/vision_config/model_type", "expected 'pixtral' (other towers are told apart by their fields)");
+      if (vt.model_type == "pixtral" && vt.spatial_merge_size == 0)
+        vr.problem("/vision_config/spatial_merge_size", "a pixtral tower needs the projector's spatial_merge_size");
+      vt.projector_input_dim = vr.uint("projector_input_dim").value_or(0);
+      vt.projector_output_dim = vr.uint("projector_output_dim").value_or(0);
+      vt.pixel_shuffle_ratio = vr.number("pixel_shuffle_ratio").value_or(0);
+      if (vt.projector_input_dim > 0 &&
+          (vt.projector_output_dim == 0 || !(vt.pixel_shuffle_ratio > 0 && vt.pixel_shuffle_ratio <= 1)))
+        vr.problem("/vision_config/projector_input_dim",
+                   "a Llama 4 tower needs projector_output_dim and a pixel_shuffle_ratio in (0, 1]");
+      const bool qwen_tower = vt.spatial_merge_size > 0 && vt.model_type.empty();
+      vt.image_size = vr.uint("image_size", !qwen_tower).value_or(0);
       vt.num_channels = vr.uint("num_channels").value_or(3);
+      if (qwen_tower && vt.num_position_embeddings == 0)
+        vr.problem("/vision_config/num_position_embeddings", "a spatial_merge_size tower needs num_position_embeddings");
       for (const auto& item : v.items()) {
         static const std::set<std::string> vkeys = {"hidden_size", "num_hidden_layers", "intermediate_size",
-                                                    "patch_size", "image_size", "num_channels"};
+                                                    "patch_size", "image_size", "num_channels",
+                                                    "num_position_embeddings", "temporal_patch_size",
+                                                    "spatial_merge_size", "projector_input_dim",
+                                                    "projector_output_dim", "pixel_shuffle_ratio", "model_type"};
         if (vkeys.count(item.key()) == 0) vr.problem("/vision_config/" + item.key(), "unknown field '" + item.key() + "'");
       }
-      if (vt.patch_size == 0 || vt.image_size % std::max<uint64_t>(vt.patch_size, 1) != 0) {
+      if (vt.patch_size == 0 || (!qwen_tower && vt.image_size % std::max<uint64_t>(vt.patch_size, 1) != 0)) {
         vr.problem("/vision_config/patch_size", "expected a positive divisor of image_size");
       }
       if (!vr.ok()) r.problem("/vision_config", "invalid vision_config");
@@ -504,6 +668,7 @@ std::optional<ModelSpec> model_from_json(const nlohmann::json& j, std::vector<Pr
   s.native_format = r.string("native_format").value_or("");
   s.checkpoint_includes = r.strings("checkpoint_includes");
   s.params_exact = r.uint("params_exact").value_or(0);
+  s.params_unexplained = r.uint("params_unexplained").value_or(0);
   s.params_source = r.string("params_source").value_or("");
   if (r.has("sources")) {
     if (j.at("sources").is_array()) {
@@ -524,13 +689,23 @@ std::optional<ModelSpec> model_from_json(const nlohmann::json& j, std::vector<Pr
         {"vocab_size", s.vocab_size}, {"head_dim", s.head_dim}, {"moe_intermediate_size", s.moe_intermediate_size},
         {"shared_expert_intermediate_size", s.shared_expert_intermediate_size}, {"q_lora_rank", s.q_lora_rank},
         {"kv_lora_rank", s.kv_lora_rank}, {"qk_rope_head_dim", s.qk_rope_head_dim},
-        {"qk_nope_head_dim", s.qk_nope_head_dim}, {"v_head_dim", s.v_head_dim}})
+        {"qk_nope_head_dim", s.qk_nope_head_dim}, {"v_head_dim", s.v_head_dim}, {"index_head_dim", s.index_head_dim},
+        {"linear_key_head_dim", s.linear_key_head_dim}, {"linear_value_head_dim", s.linear_value_head_dim},
+        {"linear_conv_kernel_dim", s.linear_conv_kernel_dim}, {"mamba_d_head", s.mamba_d_head},
+        {"mamba_d_state", s.mamba_d_state}, {"mamba_d_conv", s.mamba_d_conv}})
     at_most(r, key, value, kMaxModelWidth);
   at_most(r, "num_hidden_layers", s.num_hidden_layers, kMaxModelLayers);
   at_most(r, "num_nextn_predict_layers", s.num_nextn_predict_layers, kMaxModelLayers);
   at_most(r, "sliding_window_pattern", s.sliding_window_pattern, kMaxModelLayers);
   at_most(r, "num_attention_heads", s.num_attention_heads, kMaxModelHeads);
   at_most(r, "num_key_value_heads", s.num_key_value_heads, kMaxModelHeads);
+  at_most(r, "index_n_heads", s.index_n_heads, kMaxModelHeads);
+  at_most(r, "linear_num_key_heads", s.linear_num_key_heads, kMaxModelHeads);
+  at_most(r, "linear_num_value_heads", s.linear_num_value_heads, kMaxModelHeads);
+  at_most(r, "full_attention_interval", s.full_attention_interval, kMaxModelLayers);
+  at_most(r, "mamba_n_heads", s.mamba_n_heads, kMaxModelHeads);
+  at_most(r, "mamba_n_groups", s.mamba_n_groups, kMaxModelHeads);
+  at_most(r, "index_topk", s.index_topk, kMaxModelContext);
   at_most(r, "num_experts", s.num_experts, kMaxModelExperts);
   at_most(r, "num_experts_per_tok", s.num_experts_per_tok, kMaxModelExperts);
   at_most(r, "max_position_embeddings", s.max_position_embeddings, kMaxModelContext);
@@ -544,6 +719,11 @@ std::optional<ModelSpec> model_from_json(const nlohmann::json& j, std::vector<Pr
     at_most(vr, "patch_size", v.patch_size, kMaxModelWidth);
     at_most(vr, "image_size", v.image_size, kMaxModelWidth);
     at_most(vr, "num_channels", v.num_channels, kMaxModelWidth);
+    at_most(vr, "num_position_embeddings", v.num_position_embeddings, kMaxModelContext);
+    at_most(vr, "temporal_patch_size", v.temporal_patch_size, kMaxModelWidth);
+    at_most(vr, "spatial_merge_size", v.spatial_merge_size, kMaxModelWidth);
+    at_most(vr, "projector_input_dim", v.projector_input_dim, kMaxModelWidth);
+    at_most(vr, "projector_output_dim", v.projector_output_dim, kMaxModelWidth);
     if (!vr.ok()) r.problem("/vision_config", "invalid vision_config");
   }
   if (!r.ok()) return std::nullopt;
@@ -585,6 +765,63 @@ std::optional<ModelSpec> model_from_json(const nlohmann::json& j, std::vector<Pr
     }
   }
 
+  if (s.qk_norm_type != "per_head" && s.qk_norm_type != "per_layer") {
+    r.problem("/qk_norm_type", "expected 'per_head' or 'per_layer'");
+  }
+  if (s.index_n_heads > 0 || s.index_head_dim > 0 || s.index_topk > 0) {
+    if (!is_mla(s) || s.q_lora_rank == 0) r.problem("/index_n_heads", "the DSA indexer is modelled on MLA with q_lora_rank only");
+    if (s.index_n_heads == 0 || s.index_head_dim == 0 || s.index_topk == 0)
+      r.problem("/index_n_heads", "the DSA indexer needs index_n_heads, index_head_dim and index_topk together");
+  }
+  const bool any_linear_field = s.linear_num_key_heads > 0 || s.linear_key_head_dim > 0 ||
+                                s.linear_num_value_heads > 0 || s.linear_value_head_dim > 0 ||
+                                s.linear_conv_kernel_dim > 0;
+  bool any_linear_layer = s.full_attention_interval > 0;
+  for (const std::string& type : s.layer_types) any_linear_layer = any_linear_layer || type == kLinear;
+  if (any_linear_layer || any_linear_field) {
+    if (s.linear_num_key_heads == 0 || s.linear_key_head_dim == 0 || s.linear_num_value_heads == 0 ||
+        s.linear_value_head_dim == 0 || s.linear_conv_kernel_dim == 0) {
+      r.problem("/linear_num_key_heads",
+                "linear-attention layers need linear_num_key_heads, linear_key_head_dim, linear_num_value_heads, "
+                "linear_value_head_dim and linear_conv_kernel_dim");
+    } else if (s.linear_num_value_heads % s.linear_num_key_heads != 0) {
+      r.problem("/linear_num_value_heads", "must be a multiple of linear_num_key_heads");
+    }
+    if (!any_linear_layer) r.problem("/full_attention_interval", "linear-attention widths given but no layer is linear");
+    if (is_mla(s)) r.problem("/full_attention_interval", "linear-attention layers are modelled beside GQA attention only");
+  }
+  const bool any_mamba_layer =
+      s.hybrid_override_pattern.find('M') != std::string::npos ||
+      std::find(s.layer_types.begin(), s.layer_types.end(), kMamba) != s.layer_types.end();
+  if (any_mamba_layer || s.mamba_n_heads > 0) {
+    if (s.mamba_n_heads == 0 || s.mamba_d_head == 0 || s.mamba_n_groups == 0 || s.mamba_d_state == 0 ||
+        s.mamba_d_conv == 0) {
+      r.problem("/mamba_n_heads", "Mamba-2 layers need mamba_n_heads, mamba_d_head, mamba_n_groups, mamba_d_state and mamba_d_conv");
+    } else if (s.mamba_n_heads % s.mamba_n_groups != 0) {
+      r.problem("/mamba_n_groups", "mamba_n_heads must be a multiple of mamba_n_groups");
+    }
+    if (!any_mamba_layer) r.problem("/mamba_n_heads", "Mamba-2 widths given but no layer is a Mamba-2 layer");
+    if (s.linear_num_key_heads > 0 || is_mla(s))
+      r.problem("/mamba_n_heads", "Mamba-2 layers are modelled beside GQA attention only");
+  }
+  if (!s.hybrid_override_pattern.empty()) {
+    if (s.hybrid_override_pattern.size() != s.num_hidden_layers)
+      r.problem("/hybrid_override_pattern", "has " + std::to_string(s.hybrid_override_pattern.size()) + " blocks for " +
+                                                std::to_string(s.num_hidden_layers) + " layers");
+    if (s.hybrid_override_pattern.find_first_not_of("M*-E") != std::string::npos)
+      r.problem("/hybrid_override_pattern", "expected only 'M', '*', '-' and 'E'");
+    if (!s.layer_types.empty() || s.full_attention_interval > 0 || s.sliding_window > 0)
+      r.problem("/hybrid_override_pattern", "give hybrid_override_pattern without layer_types, full_attention_interval or sliding_window");
+    if (s.hybrid_override_pattern.find('E') != std::string::npos && s.num_experts == 0)
+      r.problem("/hybrid_override_pattern", "'E' blocks need num_experts");
+  }
+  if (s.mamba_ssm_dtype != "float32" && s.mamba_ssm_dtype != "bfloat16" && s.mamba_ssm_dtype != "float16") {
+    r.problem("/mamba_ssm_dtype", "expected 'float32', 'bfloat16' or 'float16'");
+  }
+  if (s.params_unexplained > 0 && (s.params_exact == 0 || s.params_unexplained * 1000000 > s.params_exact)) {
+    r.problem("/params_unexplained", "must be a small part (at most one millionth) of params_exact");
+  }
+
   if (s.num_experts > 0) {
     if (s.num_experts_per_tok == 0) r.problem("/num_experts_per_tok", "MoE model needs num_experts_per_tok");
     if (s.num_experts_per_tok > s.num_experts) {
@@ -618,15 +855,22 @@ std::optional<ModelSpec> model_from_json(const nlohmann::json& j, std::vector<Pr
                                     std::to_string(s.num_hidden_layers) + " layers");
     }
     for (size_t i = 0; i < s.layer_types.size(); ++i) {
-      if (s.layer_types[i] != kSliding && s.layer_types[i] != kFull) {
-        r.problem("/layer_types/" + std::to_string(i), "expected 'sliding_attention' or 'full_attention'");
+      if (s.layer_types[i] != kSliding && s.layer_types[i] != kFull && s.layer_types[i] != kLinear &&
+          s.layer_types[i] != kMamba) {
+        r.problem("/layer_types/" + std::to_string(i),
+                  "expected 'sliding_attention', 'full_attention', 'linear_attention' or 'mamba'");
       }
     }
     if (s.sliding_window_pattern > 0) {
       r.problem("/sliding_window_pattern", "give either layer_types or sliding_window_pattern, not both");
     }
+    if (s.full_attention_interval > 0) {
+      r.problem("/full_attention_interval", "give either layer_types or full_attention_interval, not both");
+    }
   }
-  if ((s.sliding_window_pattern > 0 || !s.layer_types.empty()) && s.sliding_window == 0) {
+  const bool any_sliding_type =
+      std::find(s.layer_types.begin(), s.layer_types.end(), kSliding) != s.layer_types.end();
+  if ((s.sliding_window_pattern > 0 || any_sliding_type) && s.sliding_window == 0) {
     r.problem("/sliding_window", "a sliding-layer pattern needs sliding_window");
   }
 
@@ -644,7 +888,11 @@ std::optional<ModelSpec> model_from_json(const nlohmann::json& j, std::vector<Pr
   if (includes("vision_tower") && !s.vision_config) {
     r.problem("/checkpoint_includes", "vision_tower needs vision_config");
   }
-  if (includes("mtp_layers") && s.num_nextn_predict_layers == 0) {
+  const bool mtp = includes("mtp_layers") || includes("mtp_layers_shared_embedding");
+  if (includes("mtp_layers") && includes("mtp_layers_shared_embedding")) {
+    r.problem("/checkpoint_includes", "give either mtp_layers or mtp_layers_shared_embedding, not both");
+  }
+  if (mtp && s.num_nextn_predict_layers == 0) {
     r.problem("/checkpoint_includes", "mtp_layers needs num_nextn_predict_layers");
   }
   if (includes("mtp_layers") && s.num_experts == 0) {
@@ -685,6 +933,10 @@ nlohmann::json to_json(const ModelSpec& s) {
   j["qk_norm"] = s.qk_norm;
   j["sandwich_norm"] = s.sandwich_norm;
   j["attention_sinks"] = s.attention_sinks;
+  if (s.qk_norm_type != "per_head") j["qk_norm_type"] = s.qk_norm_type;
+  const Traits defaults = traits_for(s.model_type);  // written where set or where the family sets it
+  if (s.attn_output_gate || defaults.attn_output_gate) j["attn_output_gate"] = s.attn_output_gate;
+  if (s.shared_expert_gate || defaults.shared_expert_gate) j["shared_expert_gate"] = s.shared_expert_gate;
   if (s.num_experts > 0) {
     j["num_experts"] = s.num_experts;
     j["num_experts_per_tok"] = s.num_experts_per_tok;
@@ -699,18 +951,56 @@ nlohmann::json to_json(const ModelSpec& s) {
     j["qk_rope_head_dim"] = s.qk_rope_head_dim;
     j["qk_nope_head_dim"] = s.qk_nope_head_dim;
     j["v_head_dim"] = s.v_head_dim;
+    if (s.index_n_heads > 0) {
+      j["index_n_heads"] = s.index_n_heads;
+      j["index_head_dim"] = s.index_head_dim;
+      j["index_topk"] = s.index_topk;
+    }
   }
   if (s.sliding_window > 0) {
     j["sliding_window"] = s.sliding_window;
     if (s.sliding_window_pattern > 0) j["sliding_window_pattern"] = s.sliding_window_pattern;
-    if (!s.layer_types.empty()) j["layer_types"] = s.layer_types;
+  }
+  if (!s.layer_types.empty()) j["layer_types"] = s.layer_types;
+  if (!s.hybrid_override_pattern.empty()) j["hybrid_override_pattern"] = s.hybrid_override_pattern;
+  if (s.mamba_n_heads > 0) {
+    j["mamba_n_heads"] = s.mamba_n_heads;
+    j["mamba_d_head"] = s.mamba_d_head;
+    j["mamba_n_groups"] = s.mamba_n_groups;
+    j["mamba_d_state"] = s.mamba_d_state;
+    j["mamba_d_conv"] = s.mamba_d_conv;
+    j["mamba_conv_bias"] = s.mamba_conv_bias;
+    j["mamba_ssm_dtype"] = s.mamba_ssm_dtype;
+  }
+  if (s.linear_num_key_heads > 0) {
+    if (s.full_attention_interval > 0) j["full_attention_interval"] = s.full_attention_interval;
+    j["linear_num_key_heads"] = s.linear_num_key_heads;
+    j["linear_key_head_dim"] = s.linear_key_head_dim;
+    j["linear_num_value_heads"] = s.linear_num_value_heads;
+    j["linear_value_head_dim"] = s.linear_value_head_dim;
+    j["linear_conv_kernel_dim"] = s.linear_conv_kernel_dim;
+    j["mamba_ssm_dtype"] = s.mamba_ssm_dtype;
   }
   if (s.num_nextn_predict_layers > 0) j["num_nextn_predict_layers"] = s.num_nextn_predict_layers;
   if (s.vision_config) {
     const VisionTowerSpec& v = *s.vision_config;
     j["vision_config"] = {{"hidden_size", v.hidden_size},   {"num_hidden_layers", v.num_hidden_layers},
                           {"intermediate_size", v.intermediate_size}, {"patch_size", v.patch_size},
-                          {"image_size", v.image_size},     {"num_channels", v.num_channels}};
+                          {"num_channels", v.num_channels}};
+    if (v.image_size > 0) j["vision_config"]["image_size"] = v.image_size;
+    if (!v.model_type.empty()) j["vision_config"]["model_type"] = v.model_type;
+    if (v.spatial_merge_size > 0 && !v.model_type.empty()) {
+      j["vision_config"]["spatial_merge_size"] = v.spatial_merge_size;
+    } else if (v.spatial_merge_size > 0) {
+      j["vision_config"]["num_position_embeddings"] = v.num_position_embeddings;
+      j["vision_config"]["temporal_patch_size"] = v.temporal_patch_size;
+      j["vision_config"]["spatial_merge_size"] = v.spatial_merge_size;
+    }
+    if (v.projector_input_dim > 0) {
+      j["vision_config"]["projector_input_dim"] = v.projector_input_dim;
+      j["vision_config"]["projector_output_dim"] = v.projector_output_dim;
+      j["vision_config"]["pixel_shuffle_ratio"] = v.pixel_shuffle_ratio;
+    }
   }
   if (s.quantization_config) {
     json q = {{"quant_method", s.quantization_config->quant_method}};
@@ -722,6 +1012,7 @@ nlohmann::json to_json(const ModelSpec& s) {
   if (!s.native_format.empty()) j["native_format"] = s.native_format;
   if (!s.checkpoint_includes.empty()) j["checkpoint_includes"] = s.checkpoint_includes;
   if (s.params_exact > 0) j["params_exact"] = s.params_exact;
+  if (s.params_unexplained > 0) j["params_unexplained"] = s.params_unexplained;
   if (!s.params_source.empty()) j["params_source"] = s.params_source;
   j["sources"] = s.sources.is_array() ? s.sources : json::array();
   if (!s.notes.empty()) j["notes"] = s.notes;
@@ -774,7 +1065,49 @@ std::vector<CountTerm> checkpoint_extra_terms(const ModelSpec& s) {
     // The checkpoint stores lm_head.weight although tie_word_embeddings is true.
     terms.push_back({"untied_output_copy", embedding});
   }
-  if (includes("vision_tower") && s.vision_config) {
+  if (includes("vision_tower") && s.vision_config && s.vision_config->model_type == "pixtral") {
+    // Pixtral tower: per layer q/k/v/o, the gated MLP (w1, w2, w3) and two RMSNorms, no biases;
+    // the patch conv (no bias) and ln_pre; no position table (2-D RoPE). Mistral-3 projector:
+    // RMSNorm, patch merger (merge^2 x hidden -> hidden), linear_1 (-> text hidden), linear_2.
+    const VisionTowerSpec& v = *s.vision_config;
+    const uint64_t hv = v.hidden_size;
+    const uint64_t per_layer = 4 * hv * hv + 3 * hv * v.intermediate_size + 2 * hv;
+    const uint64_t stem = v.num_channels * v.patch_size * v.patch_size * hv + hv;
+    const uint64_t merge = v.spatial_merge_size * v.spatial_merge_size;
+    const uint64_t projector = hv + merge * hv * hv + hv * h + h * h;
+    terms.push_back({"vision_tower", v.num_hidden_layers * per_layer + stem + projector});
+  } else if (includes("vision_tower") && s.vision_config && s.vision_config->projector_input_dim > 0) {
+    // Llama 4 tower: unfolded patch Linear (no bias), class embedding, (image/patch)^2 + 1 learned
+    // positions, pre and post LayerNorms; per layer q/k/v/o with bias, fc1/fc2 with bias, two
+    // LayerNorms; the pixel-shuffle adapter (hidden / ratio^2 -> projector_input_dim ->
+    // projector_output_dim) and the multi-modal projector to the text hidden, all without bias.
+    const VisionTowerSpec& v = *s.vision_config;
+    const uint64_t hv = v.hidden_size;
+    const uint64_t per_layer = 4 * (hv * hv + hv) + (hv * v.intermediate_size + v.intermediate_size) +
+                               (v.intermediate_size * hv + hv) + 2 * (2 * hv);
+    const uint64_t side = v.image_size / v.patch_size;
+    const uint64_t stem = v.num_channels * v.patch_size * v.patch_size * hv + hv + (side * side + 1) * hv + 2 * (2 * hv);
+    const auto shuffled =
+        static_cast<uint64_t>(std::llround(static_cast<double>(hv) / (v.pixel_shuffle_ratio * v.pixel_shuffle_ratio)));
+    const uint64_t adapter = shuffled * v.projector_input_dim + v.projector_input_dim * v.projector_output_dim;
+    terms.push_back({"vision_tower", v.num_hidden_layers * per_layer + stem + adapter + v.projector_output_dim * h});
+  } else if (includes("vision_tower") && s.vision_config && s.vision_config->spatial_merge_size > 0 &&
+             s.vision_config->model_type.empty()) {
+    // Qwen3-VL / Qwen3.5 vision tower: per block two LayerNorms (weight + bias), fused qkv and
+    // proj with bias, fc1/fc2 with bias; a 3-D patch conv with bias over temporal_patch_size
+    // frames; a learned table of num_position_embeddings; the patch merger: LayerNorm over one
+    // patch, then fc1 (merge^2 patches wide, square, with bias) and fc2 to the text hidden (with
+    // bias). deepstack_visual_indexes empty (Qwen3.5) adds no further mergers.
+    const VisionTowerSpec& v = *s.vision_config;
+    const uint64_t hv = v.hidden_size;
+    const uint64_t per_layer = 2 * (2 * hv) + (hv * 3 * hv + 3 * hv) + (hv * hv + hv) +
+                               (hv * v.intermediate_size + v.intermediate_size) + (v.intermediate_size * hv + hv);
+    const uint64_t patch_conv = v.num_channels * v.temporal_patch_size * v.patch_size * v.patch_size * hv + hv;
+    const uint64_t merged = hv * v.spatial_merge_size * v.spatial_merge_size;
+    const uint64_t merger = 2 * hv + (merged * merged + merged) + (merged * h + h);
+    terms.push_back({"vision_tower",
+                     v.num_hidden_layers * per_layer + patch_conv + v.num_position_embeddings * hv + merger});
+  } else if (includes("vision_tower") && s.vision_config) {
     // SigLIP encoder (Gemma-3's vision_config): per layer q/k/v/o with bias,
     // fc1/fc2 with bias, two LayerNorms (weight + bias); patch conv with bias;
     // learned position table; post LayerNorm. Projector: Gemma3
@@ -790,13 +1123,18 @@ std::vector<CountTerm> checkpoint_extra_terms(const ModelSpec& s) {
     terms.push_back({"vision_tower", tower + projector});
   }
   std::vector<Tensor> mtp_blocks;
-  if (includes("mtp_layers")) {
-    // DeepSeek-V3 MTP module i (HF model.layers.{L+i}): a full MoE decoder
+  const bool shared_embedding = includes("mtp_layers_shared_embedding");
+  if (includes("mtp_layers") || shared_embedding) {
+    // DeepSeek-V3 MTP module i (HF model.layers.{L+i}): a full decoder
     // block, enorm + hnorm, eh_proj (2H -> H), shared_head.norm, and its own
-    // stored copies of embed_tokens and shared_head.head.
+    // stored copies of embed_tokens and shared_head.head. GLM-4.6 / GLM-5 store
+    // no copies; Qwen3-Next / Qwen3.5 (mtp.fc, mtp.pre_fc_norm_embedding,
+    // mtp.pre_fc_norm_hidden, mtp.norm, mtp.layers.{i} with full attention)
+    // have the same elements and no copies either: mtp_layers_shared_embedding.
     for (uint64_t m = 0; m < s.num_nextn_predict_layers; ++m) add_block(s, s.num_hidden_layers + m, mtp_blocks);
-    const uint64_t per_module_extra = 3 * h + 2 * h * h + 2 * embedding;
-    terms.push_back({"mtp_layers", sum_elements(mtp_blocks) + s.num_nextn_predict_layers * per_module_extra});
+    const uint64_t per_module_extra = 3 * h + 2 * h * h + (shared_embedding ? 0 : 2 * embedding);
+    terms.push_back({shared_embedding ? "mtp_layers_shared_embedding" : "mtp_layers",
+                     sum_elements(mtp_blocks) + s.num_nextn_predict_layers * per_module_extra});
   }
   if (includes("quantization_scales") && s.quantization_config) {
     const CheckpointQuantization& q = *s.quantization_config;
@@ -832,8 +1170,37 @@ KvShape kv_shape(const ModelSpec& spec) {
   } else {
     k.elements_per_token_per_layer = 2 * spec.num_key_value_heads * spec.head_dim;
   }
+  if (spec.index_n_heads > 0) {
+    // DSA: the indexer keeps its own key per token per layer (vLLM and SGLang store it in FP8
+    // with a scale; counted here at the cache's element width).
+    k.indexer_elements_per_token_per_layer = spec.index_head_dim;
+    k.elements_per_token_per_layer += spec.index_head_dim;
+    k.sparse_topk = spec.index_topk;
+  }
+  if (spec.linear_num_value_heads > 0) {
+    // Gated DeltaNet: S is value_heads x key_dim x value_dim; the conv state keeps the last
+    // kernel-1 inputs of q, k and v.
+    const uint64_t recurrent = spec.linear_num_value_heads * spec.linear_key_head_dim * spec.linear_value_head_dim;
+    const uint64_t conv = linear_conv_width(spec) * (std::max<uint64_t>(spec.linear_conv_kernel_dim, 1) - 1);
+    const double recurrent_bytes = spec.mamba_ssm_dtype == "float32" ? 4.0 : 2.0;
+    k.state_elements_per_layer = recurrent + conv;
+    k.state_bytes_per_layer = recurrent_bytes * static_cast<double>(recurrent) + 2.0 * static_cast<double>(conv);
+  }
+  if (spec.mamba_n_heads > 0) {
+    // Mamba-2: the SSM state is heads x d_head x d_state; the conv state the last kernel-1 inputs of x, B and C.
+    const uint64_t recurrent = spec.mamba_n_heads * spec.mamba_d_head * spec.mamba_d_state;
+    const uint64_t conv = mamba_conv_width(spec) * (std::max<uint64_t>(spec.mamba_d_conv, 1) - 1);
+    const double recurrent_bytes = spec.mamba_ssm_dtype == "float32" ? 4.0 : 2.0;
+    k.state_elements_per_layer = recurrent + conv;
+    k.state_bytes_per_layer = recurrent_bytes * static_cast<double>(recurrent) + 2.0 * static_cast<double>(conv);
+  }
   for (uint64_t i = 0; i < spec.num_hidden_layers; ++i) {
-    if (is_sliding_layer(spec, i)) {
+    const bool mixer_free = !spec.hybrid_override_pattern.empty() && i < spec.hybrid_override_pattern.size() &&
+                            (spec.hybrid_override_pattern[i] == '-' || spec.hybrid_override_pattern[i] == 'E');
+    if (mixer_free) continue;  // a Nemotron-H MLP or MoE block caches nothing
+    if (is_linear_layer(spec, i) || is_mamba_layer(spec, i)) {
+      ++k.linear_layers;
+    } else if (is_sliding_layer(spec, i)) {
       ++k.sliding_layers;
     } else {
       ++k.full_layers;
@@ -841,6 +1208,10 @@ KvShape kv_shape(const ModelSpec& spec) {
   }
   k.window_tokens = k.sliding_layers > 0 ? spec.sliding_window : 0;
   return k;
+}
+
+double recurrent_state_bytes(const KvShape& k, uint64_t batch) {
+  return static_cast<double>(k.linear_layers) * k.state_bytes_per_layer * static_cast<double>(batch);
 }
 
 uint64_t kv_cache_elements_per_token_full(const ModelSpec& spec) {

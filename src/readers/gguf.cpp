@@ -515,6 +515,8 @@ class SpecBuilder {
   void read_experts(ModelSpec& s);
   void read_sliding_window(ModelSpec& s);
   void read_traits(ModelSpec& s) const;
+  void read_linear_attention(ModelSpec& s);
+  void read_mamba(ModelSpec& s);
 
   const std::map<std::string, Value>& meta_;
   const std::vector<TensorInfo>& tensors_;
@@ -692,6 +694,92 @@ void SpecBuilder::read_traits(ModelSpec& s) const {
   s.sandwich_norm = has_kind("post_ffw_norm");
   s.attention_sinks = has_kind("attn_sinks");
   s.tie_word_embeddings = tensor("output.weight") == nullptr;
+  // MiniMax-M2's q/k norms span every head (qk_norm_type per_layer); Qwen3-Next's q projection also
+  // emits the output gate; Qwen's shared expert has a one-wide gate.
+  const uint64_t q_width = s.num_attention_heads * s.head_dim;
+  if (const TensorInfo* qn = first_of_kind("attn_q_norm"); qn != nullptr && s.num_attention_heads > 1 && qn->ne[0] == q_width)
+    s.qk_norm_type = "per_layer";
+  if (const TensorInfo* q = first_of_kind("attn_q"); q != nullptr && q_width > 0 && q->ne[1] == 2 * q_width)
+    s.attn_output_gate = true;
+  s.shared_expert_gate = has_kind("ffn_gate_inp_shexp");
+}
+
+/// Gated DeltaNet layers (llama.cpp qwen3next, qwen35, qwen35moe): the blocks with an ssm_conv1d
+/// tensor and no ssm_d (which marks Mamba-2). Widths from the
+/// tensors (value heads from ssm_a, value head width from ssm_norm, kernel and q/k/v channels from
+/// ssm_conv1d) and the key heads and key width from ssm.group_count and ssm.state_size.
+void SpecBuilder::read_linear_attention(ModelSpec& s) {
+  if (has_kind("ssm_d")) return;  // Mamba-2: read_mamba
+  std::set<uint64_t> linear;
+  for (const TensorInfo& t : tensors_)
+    if (t.layer >= 0 && t.kind == "ssm_conv1d") linear.insert(static_cast<uint64_t>(t.layer));
+  if (linear.empty()) return;
+  const TensorInfo* a = first_of_kind("ssm_a");
+  const TensorInfo* norm = first_of_kind("ssm_norm");
+  const TensorInfo* conv = first_of_kind("ssm_conv1d");
+  if (a == nullptr || norm == nullptr || conv == nullptr)
+    fail("linear-attention blocks (ssm_in) without ssm_a, ssm_norm and ssm_conv1d tensors");
+  s.linear_num_value_heads = a->ne[0];
+  s.linear_value_head_dim = norm->ne[0];
+  s.linear_conv_kernel_dim = conv->ne[0];
+  const uint64_t qk_channels = conv->ne[1] > s.linear_num_value_heads * s.linear_value_head_dim
+                                   ? conv->ne[1] - s.linear_num_value_heads * s.linear_value_head_dim
+                                   : 0;
+  s.linear_key_head_dim = uint(key("ssm.state_size"), kMaxWidth).value_or(s.linear_value_head_dim);
+  s.linear_num_key_heads = uint(key("ssm.group_count"), kMaxModelHeads)
+                               .value_or(s.linear_key_head_dim > 0 ? qk_channels / (2 * s.linear_key_head_dim) : 0);
+  for (uint64_t i = 0; i < s.num_hidden_layers; ++i)
+    s.layer_types.push_back(linear.count(i) > 0 ? "linear_attention" : "full_attention");
+  notes_.push_back(fmt::format("{} of {} blocks are Gated DeltaNet linear attention (a fixed state, no KV cache)",
+                               linear.size(), s.num_hidden_layers));
+}
+
+/// Mamba-2 layers (llama.cpp granitehybrid, nemotron_h, nemotron_h_moe): the blocks with ssm_d.
+/// Heads from ssm_a, inner width from ssm.inner_size (else ssm_out), state and groups from
+/// ssm.state_size and ssm.group_count, kernel from ssm_conv1d. Nemotron-H blocks hold one mixer
+/// each: the pattern is read back from which tensors every block has.
+void SpecBuilder::read_mamba(ModelSpec& s) {
+  std::set<uint64_t> mamba;
+  for (const TensorInfo& t : tensors_)
+    if (t.layer >= 0 && t.kind == "ssm_d") mamba.insert(static_cast<uint64_t>(t.layer));
+  if (mamba.empty()) return;
+  const TensorInfo* a = first_of_kind("ssm_a");
+  const TensorInfo* conv = first_of_kind("ssm_conv1d");
+  const TensorInfo* out = first_of_kind("ssm_out");
+  if (a == nullptr || conv == nullptr || out == nullptr)
+    fail("Mamba-2 blocks (ssm_d) without ssm_a, ssm_conv1d and ssm_out tensors");
+  s.mamba_n_heads = a->ne[0];
+  const uint64_t inner = uint(key("ssm.inner_size"), kMaxWidth).value_or(out->ne[0]);
+  s.mamba_d_head = s.mamba_n_heads > 0 ? inner / s.mamba_n_heads : 0;
+  s.mamba_d_state = uint(key("ssm.state_size"), kMaxWidth).value_or(0);
+  s.mamba_n_groups = uint(key("ssm.group_count"), kMaxModelHeads).value_or(1);
+  s.mamba_d_conv = conv->ne[0];
+  s.mamba_conv_bias = has_kind("ssm_conv1d.bias");
+  if (s.mamba_d_state == 0) fail(fmt::format("Mamba-2 blocks but no {}", key("ssm.state_size")));
+  if (s.model_type == "nemotron_h") {
+    std::string pattern;
+    for (uint64_t i = 0; i < s.num_hidden_layers; ++i) {
+      const std::string p = "blk." + std::to_string(i) + ".";
+      char kind = '*';
+      if (mamba.count(i) > 0) {
+        kind = 'M';
+      } else if (tensor(p + "ffn_up_exps.weight") != nullptr) {
+        kind = 'E';
+      } else if (tensor(p + "ffn_up.weight") != nullptr) {
+        kind = '-';
+      }
+      pattern += kind;
+    }
+    s.hybrid_override_pattern = pattern;
+    s.first_k_dense_replace = 0;  // the pattern says which blocks route
+    s.mlp_only_layers.clear();
+    if (const TensorInfo* up = first_of_kind("ffn_up"); up != nullptr) s.intermediate_size = up->ne[1];
+  } else {
+    for (uint64_t i = 0; i < s.num_hidden_layers; ++i)
+      s.layer_types.push_back(mamba.count(i) > 0 ? "mamba" : "full_attention");
+  }
+  notes_.push_back(fmt::format("{} of {} blocks are Mamba-2 (a fixed state, no KV cache)", mamba.size(),
+                               s.num_hidden_layers));
 }
 
 ModelSpec SpecBuilder::build() {
@@ -701,7 +789,10 @@ ModelSpec SpecBuilder::build() {
   static const std::map<std::string, std::string> kModelTypes = {
       {"llama", "llama"}, {"mistral", "llama"},         {"mixtral", "mixtral"}, {"qwen2", "qwen2"},
       {"qwen3", "qwen3"}, {"qwen3moe", "qwen3_moe"},    {"gemma2", "gemma2"},   {"gemma3", "gemma3_text"},
-      {"phi3", "phi3"},   {"deepseek2", "deepseek_v3"}, {"gpt-oss", "gpt_oss"}, {"gptoss", "gpt_oss"}};
+      {"phi3", "phi3"},   {"deepseek2", "deepseek_v3"}, {"gpt-oss", "gpt_oss"}, {"gptoss", "gpt_oss"},
+      {"minimax-m2", "minimax_m2"}, {"qwen3next", "qwen3_next"}, {"qwen35", "qwen3_5_text"},
+      {"qwen35moe", "qwen3_5_moe_text"}, {"nemotron_h", "nemotron_h"}, {"nemotron_h_moe", "nemotron_h"},
+      {"granitehybrid", "granitemoehybrid"}};
   ModelSpec s;
   auto known = kModelTypes.find(arch_);
   known_arch_ = known != kModelTypes.end();
@@ -770,6 +861,8 @@ ModelSpec SpecBuilder::build() {
   if (auto theta = number(key("rope.freq_base")); theta && *theta > 0) s.rope_theta = *theta;
 
   read_sliding_window(s);
+  read_linear_attention(s);
+  read_mamba(s);
   read_traits(s);
   s.notes.push_back(fmt::format("Read from the GGUF header of {} (architecture {}).", name_, arch_));
   return s;

@@ -19,9 +19,12 @@ using nlohmann::json;
 /// The config.json model_type values accepted (gemma3 is the multimodal
 /// wrapper whose text_config holds a gemma3_text model).
 const std::vector<std::string>& accepted_types() {
-  static const std::vector<std::string> types = {"llama",  "mistral",     "mixtral", "qwen2",      "qwen3",
-                                                 "qwen3_moe", "gemma2",   "gemma3",  "gemma3_text", "phi3",
-                                                 "deepseek_v3", "gpt_oss"};
+  static const std::vector<std::string> types = {
+      "llama",        "mistral",     "mixtral",    "qwen2",        "qwen3",       "qwen3_moe",
+      "gemma2",       "gemma3",      "gemma3_text", "phi3",        "deepseek_v3", "gpt_oss",
+      "kimi_k2",      "deepseek_v32", "glm_moe_dsa", "minimax_m2", "qwen3_next",  "qwen3_5",
+      "qwen3_5_moe",  "qwen3_5_text", "qwen3_5_moe_text", "nemotron_h", "llama4",
+      "llama4_text",  "granitemoehybrid"};
   return types;
 }
 
@@ -194,6 +197,111 @@ void set_sliding(json& doc, HfFields& c, const std::string& mt, uint64_t layers)
   }
 }
 
+/// Qwen3-Next / Qwen3.5: Gated DeltaNet layers between full-attention ones, from layer_types or
+/// full_attention_interval (Qwen3NextConfig defaults: interval 4, 16 key heads and 32 value heads
+/// of 128, conv kernel 4), and the MTP layer (mtp_num_hidden_layers) without embedding copies.
+void set_linear_attention(json& doc, HfFields& c) {
+  const std::vector<std::string> layer_types = c.strings("layer_types");
+  if (!layer_types.empty()) {
+    doc["layer_types"] = layer_types;
+  } else {
+    doc["full_attention_interval"] = c.uint_or("full_attention_interval", 4);
+  }
+  doc["linear_num_key_heads"] = c.uint_or("linear_num_key_heads", 16);
+  doc["linear_key_head_dim"] = c.uint_or("linear_key_head_dim", 128);
+  doc["linear_num_value_heads"] = c.uint_or("linear_num_value_heads", 32);
+  doc["linear_value_head_dim"] = c.uint_or("linear_value_head_dim", 128);
+  doc["linear_conv_kernel_dim"] = c.uint_or("linear_conv_kernel_dim", 4);
+  if (const auto dtype = c.string("mamba_ssm_dtype")) doc["mamba_ssm_dtype"] = *dtype;
+  doc["attn_output_gate"] = c.boolean("attn_output_gate").value_or(true);
+  const uint64_t mtp = c.uint("mtp_num_hidden_layers").value_or(c.uint("num_nextn_predict_layers").value_or(0));
+  if (mtp > 0) {
+    doc["num_nextn_predict_layers"] = mtp;
+    doc["checkpoint_includes"].push_back("mtp_layers_shared_embedding");
+  }
+}
+
+/// Nemotron-H: the block pattern, Mamba-2 widths under their NemotronHConfig names, and the MoE
+/// of 'E' blocks (n_routed_experts, moe_shared_expert_intermediate_size).
+void set_nemotron_h(json& doc, HfFields& c) {
+  doc["hybrid_override_pattern"] = c.string("hybrid_override_pattern").value_or("");
+  doc["mamba_n_heads"] = c.required_uint("mamba_num_heads");
+  doc["mamba_d_head"] = c.required_uint("mamba_head_dim");
+  doc["mamba_n_groups"] = c.uint_or("n_groups", 8);
+  doc["mamba_d_state"] = c.uint_or("ssm_state_size", 128);
+  doc["mamba_d_conv"] = c.uint_or("conv_kernel", 4);
+  doc["mamba_conv_bias"] = c.boolean("use_conv_bias").value_or(true);
+  if (const auto dtype = c.string("mamba_ssm_cache_dtype")) doc["mamba_ssm_dtype"] = *dtype;
+  if (const auto experts = c.uint("n_routed_experts")) {
+    doc["num_experts"] = *experts;
+    doc["num_experts_per_tok"] = c.required_uint("num_experts_per_tok");
+    doc["moe_intermediate_size"] = c.required_uint("moe_intermediate_size");
+    const uint64_t shared = c.uint("moe_shared_expert_intermediate_size").value_or(0) *
+                            std::max<uint64_t>(1, c.uint("n_shared_experts").value_or(1));
+    if (shared > 0) doc["shared_expert_intermediate_size"] = shared;
+  }
+}
+
+/// Granite 4.0-H (GraniteMoeHybridConfig): layer_types "mamba" / "attention", the Mamba-2 widths
+/// under their own names, experts of intermediate_size with a shared expert of
+/// shared_intermediate_size; without experts the shared MLP is the dense FFN.
+void set_granite_hybrid(json& doc, HfFields& c) {
+  std::vector<std::string> types = c.strings("layer_types");
+  for (std::string& t : types)
+    if (t == "attention") t = "full_attention";
+  if (!types.empty()) doc["layer_types"] = types;
+  doc["mamba_n_heads"] = c.required_uint("mamba_n_heads");
+  doc["mamba_d_head"] = c.required_uint("mamba_d_head");
+  doc["mamba_n_groups"] = c.uint_or("mamba_n_groups", 1);
+  doc["mamba_d_state"] = c.required_uint("mamba_d_state");
+  doc["mamba_d_conv"] = c.uint_or("mamba_d_conv", 4);
+  doc["mamba_conv_bias"] = c.boolean("mamba_conv_bias").value_or(true);
+  const uint64_t experts = c.uint("num_local_experts").value_or(0);
+  const uint64_t shared = c.uint("shared_intermediate_size").value_or(0);
+  if (experts > 0) {
+    doc["num_experts"] = experts;
+    doc["num_experts_per_tok"] = c.required_uint("num_experts_per_tok");
+    doc["moe_intermediate_size"] = c.required_uint("intermediate_size");
+    if (shared > 0) doc["shared_expert_intermediate_size"] = shared;
+  } else {
+    doc["intermediate_size"] = shared;
+  }
+}
+
+/// Llama 4 text model: routed experts of intermediate_size with one shared expert of the same
+/// width, dense layers of intermediate_size_mlp between MoE layers (interleave_moe_layer_step or
+/// moe_layers), and chunked local attention (attention_chunk_size) on the RoPE layers, the NoPE
+/// ones (no_rope_layers 0, or every no_rope_layer_interval-th) global: modelled as a window.
+void set_llama4(json& doc, HfFields& c, uint64_t layers) {
+  const uint64_t width = c.required_uint("intermediate_size");
+  doc["intermediate_size"] = c.uint_or("intermediate_size_mlp", 16384);
+  doc["num_experts"] = c.uint_or("num_local_experts", 16);
+  doc["num_experts_per_tok"] = c.uint_or("num_experts_per_tok", 1);
+  doc["moe_intermediate_size"] = width;
+  doc["shared_expert_intermediate_size"] = width;
+  std::set<uint64_t> moe;
+  for (uint64_t i : c.uints("moe_layers")) moe.insert(i);
+  if (moe.empty()) {
+    const uint64_t step = std::max<uint64_t>(1, c.uint_or("interleave_moe_layer_step", 1));
+    for (uint64_t i = step - 1; i < layers; i += step) moe.insert(i);
+  }
+  std::vector<uint64_t> dense;
+  for (uint64_t i = 0; i < layers; ++i)
+    if (moe.count(i) == 0) dense.push_back(i);
+  if (!dense.empty()) doc["mlp_only_layers"] = dense;
+  const uint64_t chunk = c.uint("attention_chunk_size").value_or(0);
+  if (chunk == 0) return;
+  doc["sliding_window"] = chunk;
+  const std::vector<uint64_t> rope = c.uints("no_rope_layers");
+  if (rope.size() == layers) {
+    std::vector<std::string> types;
+    for (uint64_t r : rope) types.push_back(r != 0 ? "sliding_attention" : "full_attention");
+    doc["layer_types"] = types;
+  } else {
+    doc["sliding_window_pattern"] = c.uint_or("no_rope_layer_interval", 4);
+  }
+}
+
 }  // namespace
 
 ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& source_name) {
@@ -220,7 +328,64 @@ ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& 
   std::string prefix;
   json doc = json::object();
   std::vector<std::string> vision_defaults;
-  if (mt == "gemma3") {
+  // DeepSeek-V3-shaped families: Kimi-K2 (kimi_k2 with DeepseekV3ForCausalLM), DeepSeek-V3.2 and
+  // GLM-5 (MLA plus the DSA indexer).
+  std::string family = mt;
+  if (mt == "kimi_k2" || mt == "deepseek_v32" || mt == "glm_moe_dsa") mt = "deepseek_v3";
+  if (mt == "llama4") {
+    // Llama 4 multimodal: text_config (llama4_text) and the Llama 4 vision tower.
+    text = top.object("text_config");
+    if (text == nullptr) {
+      throw bad_input(source_name + ": missing required field 'text_config'",
+                      "a llama4 config.json nests the language model in text_config");
+    }
+    prefix = "text_config.";
+    mt = "llama4_text";
+    if (const json* vision_json = top.object("vision_config")) {
+      HfFields vision(*vision_json, source_name, "vision_config.", family);
+      // Stated in every released Llama 4 config; no class defaults are assumed for the tower.
+      const std::optional<double> ratio = vision.number("pixel_shuffle_ratio");
+      if (!ratio)
+        throw bad_input(source_name + ": missing required field 'vision_config.pixel_shuffle_ratio'",
+                        "use the config.json from the model's Hugging Face repository unchanged");
+      doc["vision_config"] = {{"hidden_size", vision.required_uint("hidden_size")},
+                              {"num_hidden_layers", vision.required_uint("num_hidden_layers")},
+                              {"intermediate_size", vision.required_uint("intermediate_size")},
+                              {"patch_size", vision.required_uint("patch_size")},
+                              {"image_size", vision.required_uint("image_size")},
+                              {"num_channels", vision.uint_or("num_channels", 3)},
+                              {"projector_input_dim", vision.required_uint("projector_input_dim")},
+                              {"projector_output_dim", vision.required_uint("vision_output_dim")},
+                              {"pixel_shuffle_ratio", *ratio}};
+      doc["checkpoint_includes"] = json::array({"vision_tower"});
+      vision_defaults = vision.defaults();
+    }
+  } else if (mt == "qwen3_5" || mt == "qwen3_5_moe") {
+    // Qwen3.5 multimodal: the language model in text_config, the Qwen3-VL-style tower in vision_config.
+    text = top.object("text_config");
+    if (text == nullptr) {
+      throw bad_input(source_name + ": missing required field 'text_config'",
+                      "a " + mt + " config.json nests the language model in text_config");
+    }
+    prefix = "text_config.";
+    mt += "_text";
+    if (const json* vision_json = top.object("vision_config")) {
+      HfFields vision(*vision_json, source_name, "vision_config.", family);
+      doc["vision_config"] = {{"hidden_size", vision.uint_or("hidden_size", 1152)},
+                              {"num_hidden_layers", vision.uint_or("depth", 27)},
+                              {"intermediate_size", vision.uint_or("intermediate_size", 4304)},
+                              {"patch_size", vision.uint_or("patch_size", 16)},
+                              {"num_channels", vision.uint_or("in_channels", 3)},
+                              {"num_position_embeddings", vision.uint_or("num_position_embeddings", 2304)},
+                              {"temporal_patch_size", vision.uint_or("temporal_patch_size", 2)},
+                              {"spatial_merge_size", vision.uint_or("spatial_merge_size", 2)}};
+      if (!vision.uints("deepstack_visual_indexes").empty())
+        throw bad_input(source_name + ": vision_config.deepstack_visual_indexes is not supported",
+                        "Qwen3.5 towers have none; deepstack mergers (Qwen3-VL) are not modelled");
+      doc["checkpoint_includes"] = json::array({"vision_tower"});
+      vision_defaults = vision.defaults();
+    }
+  } else if (mt == "gemma3") {
     text = top.object("text_config");
     if (text == nullptr) {
       throw bad_input(source_name + ": missing required field 'text_config'",
@@ -250,6 +415,7 @@ ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& 
                         " is beyond the limit of " + std::to_string(kMaxModelLayers) + " for any model",
                     "check the config.json against the model's Hugging Face repository");
   const bool gemma3 = mt == "gemma3_text";
+  const bool qwen_hybrid = mt == "qwen3_next" || mt == "qwen3_5_text" || mt == "qwen3_5_moe_text";
   // Gemma-3 text configs routinely omit these and rely on Gemma3TextConfig.
   const uint64_t heads = gemma3 ? c.uint_or("num_attention_heads", 8) : c.required_uint("num_attention_heads");
   const uint64_t vocab = gemma3 ? c.uint_or("vocab_size", 262208) : c.required_uint("vocab_size");
@@ -257,7 +423,8 @@ ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& 
   // num_key_value_heads: absent -> the config-class default; null -> heads.
   static const std::map<std::string, uint64_t> kv_class_default = {
       {"mistral", 8}, {"mixtral", 8}, {"qwen2", 32}, {"qwen3", 32}, {"qwen3_moe", 4},
-      {"gemma2", 4},  {"gemma3_text", 4}, {"deepseek_v3", 128}, {"gpt_oss", 8}};
+      {"gemma2", 4},  {"gemma3_text", 4}, {"deepseek_v3", 128}, {"gpt_oss", 8}, {"qwen3_next", 2},
+      {"nemotron_h", 8}, {"llama4_text", 8}, {"granitemoehybrid", 8}};
   uint64_t kv_heads = heads;
   if (c.has("num_key_value_heads")) {
     kv_heads = *c.uint("num_key_value_heads");
@@ -267,7 +434,8 @@ ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& 
 
   // head_dim: some classes fix a default, the rest derive hidden / heads.
   static const std::map<std::string, uint64_t> head_dim_class_default = {
-      {"qwen3", 128}, {"gemma2", 256}, {"gemma3_text", 256}, {"gpt_oss", 64}};
+      {"qwen3", 128}, {"gemma2", 256}, {"gemma3_text", 256}, {"gpt_oss", 64}, {"qwen3_next", 256},
+      {"qwen3_5_text", 256}, {"qwen3_5_moe_text", 256}, {"llama4_text", 128}};
   uint64_t head_dim = heads > 0 ? hidden / heads : 0;
   if (c.has("head_dim")) {
     head_dim = *c.uint("head_dim");
@@ -291,12 +459,16 @@ ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& 
   static const std::map<std::string, uint64_t> max_pos_default = {
       {"llama", 2048},    {"mistral", 131072}, {"mixtral", 131072}, {"qwen2", 32768},
       {"qwen3", 32768},   {"qwen3_moe", 32768}, {"gemma2", 8192},   {"gemma3_text", 131072},
-      {"phi3", 4096},     {"deepseek_v3", 4096}, {"gpt_oss", 131072}};
+      {"phi3", 4096},     {"deepseek_v3", 4096}, {"gpt_oss", 131072}, {"minimax_m2", 196608},
+      {"qwen3_next", 32768}, {"qwen3_5_text", 262144}, {"qwen3_5_moe_text", 262144}, {"nemotron_h", 4096},
+      {"llama4_text", 4096 * 32}, {"granitemoehybrid", 131072}};
   doc["max_position_embeddings"] = c.uint_or("max_position_embeddings", max_pos_default.at(mt));
   static const std::map<std::string, double> rope_default = {
       {"llama", 10000.0}, {"mistral", 10000.0}, {"mixtral", 1e6},   {"qwen2", 10000.0},
       {"qwen3", 10000.0}, {"qwen3_moe", 10000.0}, {"gemma2", 10000.0}, {"gemma3_text", 1e6},
-      {"phi3", 10000.0},  {"deepseek_v3", 10000.0}, {"gpt_oss", 150000.0}};
+      {"phi3", 10000.0},  {"deepseek_v3", 10000.0}, {"gpt_oss", 150000.0}, {"minimax_m2", 5e6},
+      {"qwen3_next", 10000.0}, {"qwen3_5_text", 1e7}, {"qwen3_5_moe_text", 1e7}, {"nemotron_h", 10000.0},
+      {"llama4_text", 500000.0}, {"granitemoehybrid", 10000.0}};
   std::optional<double> theta = c.number("rope_theta");
   if (!theta) {
     if (const json* rp = c.object("rope_parameters")) {  // transformers v5 layout
@@ -308,12 +480,13 @@ ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& 
 
   const bool tied_default = mt == "gemma2" || gemma3;
   std::optional<bool> tied = c.boolean("tie_word_embeddings");
-  if (!tied && gemma3 && text != &config) tied = top.boolean("tie_word_embeddings");
+  if (!tied && text != &config) tied = top.boolean("tie_word_embeddings");
   doc["tie_word_embeddings"] = tied.value_or(tied_default);
 
   // Biases and norms: the HF keys where the family has them; the rest are
   // fixed by the architecture and come from model_from_json's trait table.
-  if (mt == "llama" || mt == "qwen3" || mt == "qwen3_moe" || mt == "gemma2" || gemma3 || mt == "gpt_oss") {
+  if (mt == "llama" || mt == "qwen3" || mt == "qwen3_moe" || mt == "gemma2" || gemma3 || mt == "gpt_oss" ||
+      qwen_hybrid || mt == "llama4_text") {
     doc["attention_bias"] = c.boolean("attention_bias").value_or(mt == "gpt_oss");
   }
   if (mt == "llama") doc["mlp_bias"] = c.boolean("mlp_bias").value_or(false);
@@ -323,23 +496,38 @@ ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& 
   }
 
   // Dense FFN width and MoE layout.
-  const bool moe_width_is_intermediate = mt == "mixtral" || mt == "gpt_oss";
+  const bool moe_width_is_intermediate = mt == "mixtral" || mt == "gpt_oss" || mt == "minimax_m2";
+  const bool qwen_moe = mt == "qwen3_moe" || mt == "qwen3_next" || mt == "qwen3_5_moe_text";
   uint64_t intermediate = 0;
   if (mt == "qwen3_moe") {
     intermediate = c.uint_or("intermediate_size", 6144);
+  } else if (mt == "qwen3_next" || mt == "qwen3_5_moe_text") {
+    intermediate = c.uint("intermediate_size").value_or(0);  // unused: every layer is MoE unless mlp_only_layers
   } else {
     intermediate = c.required_uint("intermediate_size");
   }
-  doc["intermediate_size"] = intermediate;
+  if (intermediate > 0) doc["intermediate_size"] = intermediate;
 
   uint64_t experts = 0;
   if (mt == "mixtral") {
     experts = c.uint_or("num_local_experts", 8);
     doc["num_experts_per_tok"] = c.uint_or("num_experts_per_tok", 2);
-  } else if (mt == "qwen3_moe") {
-    experts = c.uint_or("num_experts", 128);
-    doc["num_experts_per_tok"] = c.uint_or("num_experts_per_tok", 8);
+  } else if (qwen_moe) {
+    experts = c.uint_or("num_experts", mt == "qwen3_moe" ? 128 : 512);
+    doc["num_experts_per_tok"] = c.uint_or("num_experts_per_tok", mt == "qwen3_moe" ? 8 : 10);
     doc["moe_intermediate_size"] = c.required_uint("moe_intermediate_size");
+    if (mt != "qwen3_moe") {
+      const uint64_t shared = c.uint("shared_expert_intermediate_size").value_or(0);
+      if (shared > 0) doc["shared_expert_intermediate_size"] = shared;
+    }
+  } else if (mt == "minimax_m2") {
+    experts = c.required_uint("num_local_experts");
+    doc["num_experts_per_tok"] = c.required_uint("num_experts_per_tok");
+    const uint64_t shared = c.uint("shared_intermediate_size").value_or(0);
+    if (shared > 0) doc["shared_expert_intermediate_size"] = shared;
+    doc["router_score_correction_bias"] = c.boolean("use_routing_bias").value_or(false);
+    doc["qk_norm"] = c.boolean("use_qk_norm").value_or(false);
+    if (const auto type = c.string("qk_norm_type")) doc["qk_norm_type"] = *type;
   } else if (mt == "deepseek_v3") {
     experts = c.uint_or("n_routed_experts", 256);
     doc["num_experts_per_tok"] = c.uint_or("num_experts_per_tok", 8);
@@ -357,7 +545,7 @@ ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& 
   if (experts > 0) {
     doc["num_experts"] = experts;
     std::set<uint64_t> dense;
-    if (mt == "qwen3_moe") {
+    if (qwen_moe) {
       // Qwen3MoeDecoderLayer: sparse iff not in mlp_only_layers and (i+1) % decoder_sparse_step == 0.
       const uint64_t step = std::max<uint64_t>(1, c.uint_or("decoder_sparse_step", 1));
       for (uint64_t i : c.uints("mlp_only_layers")) dense.insert(i);
@@ -391,11 +579,21 @@ ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& 
     const uint64_t mtp = c.uint("num_nextn_predict_layers").value_or(0);
     if (mtp > 0) {
       doc["num_nextn_predict_layers"] = mtp;
-      doc["checkpoint_includes"].push_back("mtp_layers");
+      // GLM-5's MTP layer stores no embedding/head copies (its published total shows it).
+      doc["checkpoint_includes"].push_back(family == "glm_moe_dsa" ? "mtp_layers_shared_embedding" : "mtp_layers");
+    }
+    if (family == "deepseek_v32" || family == "glm_moe_dsa") {
+      doc["index_n_heads"] = c.required_uint("index_n_heads");
+      doc["index_head_dim"] = c.required_uint("index_head_dim");
+      doc["index_topk"] = c.required_uint("index_topk");
     }
   }
 
   set_sliding(doc, c, mt, layers);
+  if (qwen_hybrid) set_linear_attention(doc, c);
+  if (mt == "nemotron_h") set_nemotron_h(doc, c);
+  if (mt == "llama4_text") set_llama4(doc, c, layers);
+  if (mt == "granitemoehybrid") set_granite_hybrid(doc, c);
 
   std::vector<std::string> notes = {"Imported from " + source_name + " (model_type " + *top_type + ")."};
   if (const json* q = top.object("quantization_config")) {

@@ -44,6 +44,7 @@ nlohmann::json row_json(const SizeRow& row, bool verbose) {
   if (!w.notes.empty()) j["notes"] = w.notes;
   if (row.kv) {
     j["kv_cache_bytes"] = row.kv->bytes;
+    if (row.kv->state_bytes > 0) j["kv_state_bytes"] = row.kv->state_bytes;
     j["kv_bytes_per_token"] = row.kv->bytes_per_token_full;
     j["total_bytes"] = row.total_bytes;
   }
@@ -153,6 +154,13 @@ std::string render_size(const SizeResult& r, OutputFormat format, bool verbose, 
                          kv.shape.sliding_layers ? fmt::format("; {} of {} layers keep only a {}-token window", kv.shape.sliding_layers,
                                                                kv.shape.sliding_layers + kv.shape.full_layers, kv.shape.window_tokens)
                                                  : std::string());
+      if (kv.shape.linear_layers > 0)
+        out += fmt::format("  of which {} is the fixed state of the {} recurrent layers (linear attention or Mamba-2; {} per sequence, any context)\n",
+                           format_bytes(kv.state_bytes), kv.shape.linear_layers,
+                           format_bytes(kv.state_bytes_per_sequence));
+      if (kv.shape.sparse_topk > 0)
+        out += fmt::format("  (sparse attention: each token reads the indexer keys of the whole context but only {} selected entries)\n",
+                           with_commas(kv.shape.sparse_topk));
       out += fmt::format("total: {}\n", format_bytes(row.total_bytes));
     }
   }

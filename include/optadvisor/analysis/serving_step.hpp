@@ -52,6 +52,13 @@ struct StepModel {
   double attention_flops_full = 0;     ///< per (query token x context token), full layers, this GPU
   double attention_flops_sliding = 0;  ///< the same for sliding layers (context capped at the window)
   double decode_attention_scale = 1;   ///< decode's pair FLOPs over prefill's (absorbed MLA scores the latent)
+  // DSA sparse attention (DeepSeek-V3.2, GLM-5): every token's latent and indexer key are stored;
+  // a decode query reads every indexer key but attends to (and reads the latents of) top-k tokens.
+  uint64_t sparse_topk = 0;                 ///< 0 = dense attention
+  double sparse_latent_bytes_per_token = 0; ///< of kv_bytes_per_token_full, read for top-k tokens only
+  double indexer_flops_per_pair = 0;        ///< the indexer's scoring of one cached key, all layers, this GPU
+  // Linear-attention layers (Gated DeltaNet, Mamba-2): a fixed state per sequence, read and written every step.
+  double state_bytes_per_sequence = 0;      ///< this GPU
   double kv_pool_bytes = 0;            ///< this GPU's KV pool
   double kv_transfer_bytes_per_token = 0;  ///< the whole rank's KV per token (what disaggregation moves)
 
@@ -81,6 +88,7 @@ struct StepMix {
   double decode_sequences = 0;
   double decode_context_full = 0;     ///< sum of the decode sequences' contexts
   double decode_context_sliding = 0;  ///< sum of min(context, window)
+  double decode_context_sparse = 0;   ///< sum of min(context, sparse_topk) (DSA)
   double prefill_tokens = 0;
   double prefill_attention_full = 0;     ///< sum over prefill tokens of the context each attends to
   double prefill_attention_sliding = 0;

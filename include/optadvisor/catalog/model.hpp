@@ -51,7 +51,26 @@ struct VisionTowerSpec {
   uint64_t intermediate_size = 0;  ///< encoder MLP width
   uint64_t patch_size = 0;         ///< patch edge, pixels
   uint64_t image_size = 0;         ///< input image edge, pixels
-  uint64_t num_channels = 3;       ///< input colour channels
+  uint64_t num_channels = 3;       ///< input colour channels (Qwen: in_channels)
+  /// Qwen3-VL / Qwen3.5 tower (HF depth, num_position_embeddings, temporal_patch_size,
+  /// spatial_merge_size): a learned table of num_position_embeddings positions instead of one per
+  /// patch of image_size, a 3-D patch conv over temporal_patch_size frames, and a patch merger
+  /// (spatial_merge_size^2 patches -> text hidden) instead of Gemma-3's projector. 0 = SigLIP/Gemma-3.
+  uint64_t num_position_embeddings = 0;
+  uint64_t temporal_patch_size = 1;
+  uint64_t spatial_merge_size = 0;
+  /// Llama 4 tower (HF projector_input_dim, projector_output_dim = vision_output_dim,
+  /// pixel_shuffle_ratio): a class token and (image/patch)^2 + 1 learned positions, pre/post
+  /// LayerNorms, a pixel-shuffle MLP adapter (hidden / ratio^2 -> projector_input_dim ->
+  /// projector_output_dim, no biases) and a bias-free projector to the text hidden. 0 = not Llama 4.
+  uint64_t projector_input_dim = 0;
+  uint64_t projector_output_dim = 0;
+  double pixel_shuffle_ratio = 0;
+  /// "pixtral" (HF vision_config.model_type of Mistral3ForConditionalGeneration): gated-MLP ViT
+  /// with RMSNorms and 2-D RoPE (no position table, no biases), and the Mistral-3 projector (RMSNorm,
+  /// a spatial_merge_size^2 patch merger, two Linears to the text hidden; multimodal_projector_bias
+  /// false). "" = told apart by the fields above.
+  std::string model_type;
 };
 
 /// Checkpoint weight quantization as stated by HF `quantization_config`.
@@ -90,7 +109,12 @@ struct ModelSpec {
   bool mlp_bias = false;        ///< bias on FFN / expert projections (HF mlp_bias; gpt-oss experts)
   bool router_bias = false;     ///< bias on the MoE router (gpt-oss)
   bool router_score_correction_bias = false;  ///< DeepSeek-V3 e_score_correction_bias (GGUF exp_probs_b)
-  bool qk_norm = false;         ///< per-head RMSNorm on q and k (Qwen3, Gemma-3)
+  bool qk_norm = false;         ///< RMSNorm on q and k (Qwen3, Gemma-3, MiniMax-M2)
+  /// Width of the q/k norms (HF qk_norm_type): "per_head" (default: one head_dim-wide weight each,
+  /// shared by the heads) or "per_layer" (MiniMax-M2: q_norm over heads x head_dim, k_norm over
+  /// kv_heads x head_dim).
+  std::string qk_norm_type = "per_head";
+  bool attn_output_gate = false;  ///< q_proj also produces a per-channel output gate (Qwen3-Next, Qwen3.5): 2 x heads x head_dim wide
   bool sandwich_norm = false;   ///< extra post-attention and post-FFN norms (Gemma-2/3)
   bool attention_sinks = false; ///< one learned sink logit per head per layer (gpt-oss)
 
@@ -99,6 +123,7 @@ struct ModelSpec {
   uint64_t moe_intermediate_size = 0;            ///< width of one routed expert
   uint64_t shared_expert_intermediate_size = 0;  ///< total width of the always-on shared expert(s) (DeepSeek: n_shared_experts x moe_intermediate_size)
   uint64_t first_k_dense_replace = 0;            ///< the first k layers use a dense FFN (DeepSeek)
+  bool shared_expert_gate = false;               ///< sigmoid gate (Linear H -> 1) on the shared expert (Qwen2-MoE, Qwen3-Next, Qwen3.5)
   std::vector<uint64_t> mlp_only_layers;         ///< further layers with a dense FFN (Qwen-MoE)
 
   uint64_t q_lora_rank = 0;       ///< MLA query compression rank (0 = plain q projection)
@@ -107,9 +132,47 @@ struct ModelSpec {
   uint64_t qk_nope_head_dim = 0;  ///< MLA non-rotary part of q/k heads
   uint64_t v_head_dim = 0;        ///< MLA value head width
 
+  /// DeepSeek sparse attention (DSA; DeepSeek-V3.2, GLM-5): a lightning indexer per layer scores
+  /// every cached token with index_n_heads small heads of index_head_dim over its own cached key
+  /// (index_head_dim per token per layer), and the MLA attention then reads only the index_topk
+  /// best tokens. 0 = dense attention.
+  uint64_t index_n_heads = 0;
+  uint64_t index_head_dim = 0;
+  uint64_t index_topk = 0;
+
+  /// Gated DeltaNet linear-attention layers (Qwen3-Next, Qwen3.5): a fixed recurrent state per
+  /// sequence (value heads x key_head_dim x value_head_dim) plus a short-convolution state instead
+  /// of a cache growing with the context. Which layers: layer_types "linear_attention", or every
+  /// layer except each full_attention_interval-th.
+  uint64_t full_attention_interval = 0;  ///< N: layer i is full attention iff (i+1) mod N == 0, the rest linear (0 = none)
+  uint64_t linear_num_key_heads = 0;
+  uint64_t linear_key_head_dim = 0;
+  uint64_t linear_num_value_heads = 0;
+  uint64_t linear_value_head_dim = 0;
+  uint64_t linear_conv_kernel_dim = 0;  ///< causal conv1d kernel over q, k and v
+  /// Element type of the recurrent state (HF mamba_ssm_dtype): "float32", "bfloat16" or "float16";
+  /// the convolution state is held at 16 bits.
+  std::string mamba_ssm_dtype = "bfloat16";
+
+  /// Mamba-2 mixer layers (Granite 4.0-H: layer_types "mamba"; Nemotron-H: 'M' blocks): in_proj to
+  /// x, z (heads x d_head each), B, C (groups x d_state each) and dt, a causal conv1d over x, B and
+  /// C, per-head A_log, D and dt_bias, a gated RMSNorm and out_proj. The state per sequence is
+  /// heads x d_head x d_state (at mamba_ssm_dtype) plus kernel-1 conv inputs. HF granitemoehybrid
+  /// names; nemotron_h calls them mamba_num_heads, mamba_head_dim, n_groups, ssm_state_size, conv_kernel.
+  uint64_t mamba_n_heads = 0;
+  uint64_t mamba_d_head = 0;
+  uint64_t mamba_n_groups = 0;
+  uint64_t mamba_d_state = 0;
+  uint64_t mamba_d_conv = 0;
+  bool mamba_conv_bias = true;  ///< bias on conv1d (HF use_conv_bias / mamba_conv_bias)
+  /// Nemotron-H (HF hybrid_override_pattern): one character per block, each block one norm and one
+  /// mixer: 'M' Mamba-2, '*' attention, '-' an ungated squared-ReLU MLP (intermediate_size), 'E' an
+  /// MoE of ungated experts with a shared expert. Empty for every other family.
+  std::string hybrid_override_pattern;
+
   uint64_t sliding_window = 0;          ///< window of sliding-attention layers, tokens (0 = none)
   uint64_t sliding_window_pattern = 0;  ///< N: layer i is full attention iff (i+1) mod N == 0 (Gemma-2: 2, Gemma-3: 6)
-  std::vector<std::string> layer_types; ///< explicit per-layer "sliding_attention" / "full_attention" (HF layer_types)
+  std::vector<std::string> layer_types; ///< explicit per-layer "sliding_attention" / "full_attention" / "linear_attention" (HF layer_types)
 
   uint64_t num_nextn_predict_layers = 0;  ///< multi-token-prediction blocks in the checkpoint (not in GGUF)
   std::optional<VisionTowerSpec> vision_config;       ///< vision tower of a multimodal checkpoint
@@ -120,9 +183,12 @@ struct ModelSpec {
 
   /// What the published checkpoint total counts beyond `model_tensors`:
   /// "rotary_inv_freq_buffers", "untied_output_copy", "vision_tower",
-  /// "mtp_layers", "quantization_scales". See checkpoint_extra_terms().
+  /// "mtp_layers", "mtp_layers_shared_embedding", "quantization_scales". See checkpoint_extra_terms().
   std::vector<std::string> checkpoint_includes;
   uint64_t params_exact = 0;  ///< published checkpoint total (HF safetensors.total); 0 = none published
+  /// Elements of params_exact no modelled term explains (a tensor the published checkpoint has and
+  /// the architecture does not say); the notes say what is known of it. 0 for an exact preset.
+  uint64_t params_unexplained = 0;
   std::string params_source;  ///< where params_exact was read
   nlohmann::json sources = nlohmann::json::array();  ///< [{title, url, read, covers}]
   std::vector<std::string> notes;                    ///< modelling notes and assumptions
@@ -133,6 +199,14 @@ const std::vector<std::string>& supported_model_types();
 
 /// True when layer `layer` (0-based) uses sliding-window attention.
 bool is_sliding_layer(const ModelSpec& spec, uint64_t layer);
+
+/// True when layer `layer` (0-based) is a linear-attention (Gated DeltaNet) layer. MTP blocks
+/// (layer >= num_hidden_layers) are full attention.
+bool is_linear_layer(const ModelSpec& spec, uint64_t layer);
+
+/// True when layer `layer` (0-based) is a Mamba-2 mixer layer (layer_types "mamba" or a
+/// hybrid_override_pattern 'M').
+bool is_mamba_layer(const ModelSpec& spec, uint64_t layer);
 
 /// True when layer `layer` has routed experts (else a dense FFN).
 bool is_moe_layer(const ModelSpec& spec, uint64_t layer);
@@ -198,14 +272,23 @@ struct KvShape {
   uint64_t full_layers = 0;                   ///< layers caching every token
   uint64_t sliding_layers = 0;                ///< layers caching at most window_tokens
   uint64_t window_tokens = 0;                 ///< sliding_window, 0 when no layer slides
-  uint64_t elements_per_token_per_layer = 0;  ///< 2 x kv_heads x head_dim, or kv_lora_rank + qk_rope_head_dim for MLA
+  uint64_t elements_per_token_per_layer = 0;  ///< 2 x kv_heads x head_dim, or kv_lora_rank + qk_rope_head_dim for MLA, plus the DSA indexer key
   bool latent = false;                        ///< MLA: one shared latent, no separate V
+  uint64_t indexer_elements_per_token_per_layer = 0;  ///< DSA indexer key (index_head_dim), included above
+  uint64_t sparse_topk = 0;                   ///< DSA: tokens each query attends to (index_topk), 0 = all
+  uint64_t linear_layers = 0;                 ///< Gated DeltaNet or Mamba-2 layers: no per-token cache, a fixed state
+  uint64_t state_elements_per_layer = 0;      ///< per sequence: recurrent state + convolution state
+  double state_bytes_per_layer = 0;           ///< the same in bytes (recurrent state at mamba_ssm_dtype, conv state at 16 bits)
 };
 
 /// Cache layout: MHA/GQA cache K and V (2 x kv_heads x head_dim per layer per
 /// token); MLA caches the compressed latent plus the shared rotary key
 /// (kv_lora_rank + qk_rope_head_dim, as llama.cpp and vLLM/SGLang MLA do).
 KvShape kv_shape(const ModelSpec& spec);
+
+/// Bytes of the fixed per-sequence state of the linear-attention layers (0 without them); it does
+/// not grow with the context and does not follow the KV-cache dtype.
+double recurrent_state_bytes(const KvShape& shape, uint64_t batch);
 
 /// KV-cache elements per token over all layers, ignoring any window: the
 /// figure to report per token. Multiply by bytes per element for memory.

@@ -70,6 +70,21 @@ TEST_CASE("a prefill chunk is bound by its GEMMs and attention math") {
   CHECK(c.compute_s == Approx(2.5e-3));
 }
 
+TEST_CASE("a DSA decode step reads every indexer key but only the top-k latents; linear layers their state") {
+  StepModel m = round_rank();
+  m.sparse_topk = 100;
+  m.sparse_latent_bytes_per_token = 9e4;  // of the 1e5 stored per token; the other 1e4 is the indexer key
+  m.state_bytes_per_sequence = 1e6;
+  StepMix mix;
+  mix.decode_sequences = 1;
+  mix.decode_context_full = 1000;
+  mix.decode_context_sparse = 100;
+  // KV read: 1e5 x 1000 - 9e4 x (1000 - 100) = 1.9e7 bytes, plus the state read and written 2 x 1e6:
+  // 2.1e7 / 1e12 = 21 us; weights 1 ms; overhead 1 ms.
+  const StepCost c = step_cost(m, mix);
+  CHECK(c.time_s == Approx(2.021e-3));
+}
+
 TEST_CASE("one client: TTFT is the prompt's prefill step, TPOT the mean decode step") {
   const ServingResult r = simulate_serving(one_pool(round_rank()), closed(1, 1000, 11));
   // TTFT: the prefill step above, 3.5 ms.

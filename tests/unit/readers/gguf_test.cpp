@@ -775,3 +775,156 @@ TEST_CASE("every prefix of a valid GGUF is rejected cleanly", "[gguf]") {
   }
   CHECK_NOTHROW(parse_gguf_model(good, "p.gguf", db()));
 }
+
+TEST_CASE("MiniMax-M2 and Qwen3-Next GGUFs: per-layer q/k norms, gated queries, linear-attention blocks", "[gguf]") {
+  SECTION("minimax-m2: q_norm over every head") {
+    GgufBuilder b;
+    b.kv_str("general.architecture", "minimax-m2")
+        .kv_u32("minimax-m2.block_count", 2)
+        .kv_u32("minimax-m2.embedding_length", 64)
+        .kv_u32("minimax-m2.expert_feed_forward_length", 32)
+        .kv_u32("minimax-m2.expert_count", 8)
+        .kv_u32("minimax-m2.expert_used_count", 2)
+        .kv_u32("minimax-m2.attention.head_count", 4)
+        .kv_u32("minimax-m2.attention.head_count_kv", 2)
+        .kv_u32("minimax-m2.attention.key_length", 16)
+        .kv_u32("minimax-m2.vocab_size", 100);
+    b.tensor("token_embd.weight", {64, 100}, kTypeF32).tensor("output.weight", {64, 100}, kTypeF32);
+    for (int i = 0; i < 2; ++i) {
+      const std::string p = "blk." + std::to_string(i) + ".";
+      b.tensor(p + "attn_q_norm.weight", {64}, kTypeF32)  // 4 heads x 16
+          .tensor(p + "attn_k_norm.weight", {32}, kTypeF32)
+          .tensor(p + "ffn_gate_inp.weight", {64, 8}, kTypeF32)
+          .tensor(p + "exp_probs_b.bias", {8}, kTypeF32);
+    }
+    const ModelSpec s = parse_gguf_model(b.build(), "mm.gguf", db()).spec;
+    CHECK(s.model_type == "minimax_m2");
+    CHECK(s.qk_norm);
+    CHECK(s.qk_norm_type == "per_layer");
+    CHECK(s.router_score_correction_bias);
+    CHECK(s.shared_expert_intermediate_size == 0);
+  }
+  SECTION("qwen3next: three Gated DeltaNet blocks to one gated full-attention block") {
+    GgufBuilder b;
+    b.kv_str("general.architecture", "qwen3next")
+        .kv_u32("qwen3next.block_count", 4)
+        .kv_u32("qwen3next.embedding_length", 64)
+        .kv_u32("qwen3next.expert_feed_forward_length", 16)
+        .kv_u32("qwen3next.expert_count", 8)
+        .kv_u32("qwen3next.expert_used_count", 2)
+        .kv_u32("qwen3next.attention.head_count", 4)
+        .kv_u32("qwen3next.attention.head_count_kv", 2)
+        .kv_u32("qwen3next.attention.key_length", 16)
+        .kv_u32("qwen3next.ssm.state_size", 8)
+        .kv_u32("qwen3next.ssm.group_count", 2)
+        .kv_u32("qwen3next.vocab_size", 100);
+    b.tensor("token_embd.weight", {64, 100}, kTypeF32).tensor("output.weight", {64, 100}, kTypeF32);
+    for (int i = 0; i < 4; ++i) {
+      const std::string p = "blk." + std::to_string(i) + ".";
+      b.tensor(p + "ffn_gate_inp.weight", {64, 8}, kTypeF32)
+          .tensor(p + "ffn_up_shexp.weight", {64, 16}, kTypeF32)
+          .tensor(p + "ffn_gate_inp_shexp.weight", {64}, kTypeF32);
+      if (i == 3) {
+        b.tensor(p + "attn_q.weight", {64, 128}, kTypeF32)  // query + gate: 2 x 4 heads x 16
+            .tensor(p + "attn_k.weight", {64, 32}, kTypeF32)
+            .tensor(p + "attn_q_norm.weight", {16}, kTypeF32);
+      } else {
+        // q, k: 2 key heads x 8; v, z: 4 value heads x 8. conv over q, k, v = 16 + 16 + 32 = 64 channels.
+        b.tensor(p + "ssm_in.weight", {64, 96}, kTypeF32)
+            .tensor(p + "ssm_conv1d.weight", {4, 64}, kTypeF32)
+            .tensor(p + "ssm_a", {4}, kTypeF32)
+            .tensor(p + "ssm_norm.weight", {8}, kTypeF32);
+      }
+    }
+    const ModelSpec s = parse_gguf_model(b.build(), "next.gguf", db()).spec;
+    CHECK(s.model_type == "qwen3_next");
+    CHECK(s.attn_output_gate);
+    CHECK(s.shared_expert_gate);
+    CHECK(s.linear_num_value_heads == 4);
+    CHECK(s.linear_value_head_dim == 8);
+    CHECK(s.linear_num_key_heads == 2);
+    CHECK(s.linear_key_head_dim == 8);
+    CHECK(s.linear_conv_kernel_dim == 4);
+    const KvShape k = kv_shape(s);
+    CHECK(k.linear_layers == 3);
+    CHECK(k.full_layers == 1);
+    // Only block 3 caches: 2 x 2 KV heads x 16 = 64 per token. Each linear block: 4 x 8 x 8 = 256 state
+    // + 64 channels x 3 conv inputs = 192.
+    CHECK(kv_cache_elements_per_token_full(s) == 64);
+    CHECK(k.state_elements_per_layer == 256 + 192);
+  }
+}
+
+TEST_CASE("Mamba-2 hybrid GGUFs: the Nemotron-H block pattern and Granite's mamba layers", "[gguf]") {
+  // Mamba-2 block: 4 heads, inner 32 (d_head 8), 1 group of d_state 16; conv over x, B, C = 32 + 2 x 16 = 64.
+  const auto mamba_block = [](GgufBuilder& b, const std::string& p) {
+    b.tensor(p + "ssm_in.weight", {64, 32 + 64 + 4}, kTypeF32)
+        .tensor(p + "ssm_conv1d.weight", {4, 64}, kTypeF32)
+        .tensor(p + "ssm_conv1d.bias", {64}, kTypeF32)
+        .tensor(p + "ssm_a", {4}, kTypeF32)
+        .tensor(p + "ssm_d", {4}, kTypeF32)
+        .tensor(p + "ssm_out.weight", {32, 64}, kTypeF32);
+  };
+  SECTION("nemotron_h: M * - E") {
+    GgufBuilder b;
+    b.kv_str("general.architecture", "nemotron_h_moe")
+        .kv_u32("nemotron_h_moe.block_count", 4)
+        .kv_u32("nemotron_h_moe.embedding_length", 64)
+        .kv_u32("nemotron_h_moe.expert_count", 8)
+        .kv_u32("nemotron_h_moe.expert_used_count", 2)
+        .kv_u32("nemotron_h_moe.attention.head_count", 4)
+        .kv_u32("nemotron_h_moe.attention.head_count_kv", 2)
+        .kv_u32("nemotron_h_moe.attention.key_length", 16)
+        .kv_u32("nemotron_h_moe.ssm.state_size", 16)
+        .kv_u32("nemotron_h_moe.ssm.group_count", 1)
+        .kv_u32("nemotron_h_moe.vocab_size", 100);
+    b.tensor("token_embd.weight", {64, 100}, kTypeF32).tensor("output.weight", {64, 100}, kTypeF32);
+    mamba_block(b, "blk.0.");
+    b.tensor("blk.1.attn_q.weight", {64, 64}, kTypeF32).tensor("blk.1.attn_k.weight", {64, 32}, kTypeF32);
+    b.tensor("blk.2.ffn_up.weight", {64, 96}, kTypeF32).tensor("blk.2.ffn_down.weight", {96, 64}, kTypeF32);
+    b.tensor("blk.3.ffn_gate_inp.weight", {64, 8}, kTypeF32)
+        .tensor("blk.3.ffn_up_exps.weight", {64, 24, 8}, kTypeF32)
+        .tensor("blk.3.ffn_down_exps.weight", {24, 64, 8}, kTypeF32)
+        .tensor("blk.3.ffn_up_shexp.weight", {64, 48}, kTypeF32);
+    const ModelSpec s = parse_gguf_model(b.build(), "nemo.gguf", db()).spec;
+    CHECK(s.model_type == "nemotron_h");
+    CHECK(s.hybrid_override_pattern == "M*-E");
+    CHECK(s.mamba_n_heads == 4);
+    CHECK(s.mamba_d_head == 8);
+    CHECK(s.mamba_d_state == 16);
+    CHECK(s.mamba_d_conv == 4);
+    CHECK(s.mamba_conv_bias);
+    CHECK(s.intermediate_size == 96);
+    CHECK(s.moe_intermediate_size == 24);
+    CHECK(s.shared_expert_intermediate_size == 48);
+    const KvShape k = kv_shape(s);
+    CHECK(k.full_layers == 1);    // the '*' block
+    CHECK(k.linear_layers == 1);  // the 'M' block
+    // State: 4 x 8 x 16 = 512 + 64 channels x 3 conv inputs = 192.
+    CHECK(k.state_elements_per_layer == 512 + 192);
+  }
+  SECTION("granitehybrid: mamba and attention layers, MoE in each") {
+    GgufBuilder b;
+    b.kv_str("general.architecture", "granitehybrid")
+        .kv_u32("granitehybrid.block_count", 2)
+        .kv_u32("granitehybrid.embedding_length", 64)
+        .kv_u32("granitehybrid.expert_count", 8)
+        .kv_u32("granitehybrid.expert_used_count", 2)
+        .kv_u32("granitehybrid.expert_feed_forward_length", 24)
+        .kv_u32("granitehybrid.attention.head_count", 4)
+        .kv_u32("granitehybrid.attention.head_count_kv", 2)
+        .kv_u32("granitehybrid.attention.key_length", 16)
+        .kv_u32("granitehybrid.ssm.state_size", 16)
+        .kv_u32("granitehybrid.ssm.inner_size", 32)
+        .kv_u32("granitehybrid.vocab_size", 100);
+    b.tensor("token_embd.weight", {64, 100}, kTypeF32);
+    mamba_block(b, "blk.0.");
+    for (int i = 0; i < 2; ++i) b.tensor("blk." + std::to_string(i) + ".ffn_gate_inp.weight", {64, 8}, kTypeF32);
+    const ModelSpec s = parse_gguf_model(b.build(), "granite.gguf", db()).spec;
+    CHECK(s.model_type == "granitemoehybrid");
+    CHECK(is_mamba_layer(s, 0));
+    CHECK_FALSE(is_mamba_layer(s, 1));
+    CHECK(kv_shape(s).full_layers == 1);
+    CHECK(kv_cache_elements_per_token_full(s) == 64);
+  }
+}
