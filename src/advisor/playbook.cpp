@@ -646,6 +646,7 @@ void hardware_facts(Facts& f, const HardwareProfile& hw) {
   f["hardware.capabilities.nvfp4"] = c.nvfp4;
   f["hardware.capabilities.mxfp4"] = c.mxfp4;
   f["hardware.capabilities.int4"] = c.int4;
+  f["hardware.capabilities.int8"] = c.int8;
   f["hardware.capabilities.flash_attention_2"] = c.flash_attention_2;
   f["hardware.capabilities.flash_attention_3"] = c.flash_attention_3;
   f["hardware.capabilities.cuda_graphs"] = c.cuda_graphs;

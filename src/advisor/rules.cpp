@@ -48,6 +48,7 @@ const std::vector<FactInfo>& fact_catalog() {
       {"hardware.capabilities.nvfp4", T::kBool, "NVFP4 tensor cores (Blackwell)"},
       {"hardware.capabilities.mxfp4", T::kBool, "MXFP4 tensor cores"},
       {"hardware.capabilities.int4", T::kBool, "INT4 tensor cores"},
+      {"hardware.capabilities.int8", T::kBool, "INT8 matrix units (the profile states an int8 rate)"},
       {"hardware.capabilities.flash_attention_2", T::kBool, "FlashAttention-2 runs (NVIDIA Ampere or newer, AMD CDNA3)"},
       {"hardware.capabilities.flash_attention_3", T::kBool, "FlashAttention-3 runs (Hopper)"},
       {"hardware.capabilities.cuda_graphs", T::kBool, "CUDA graphs"},
