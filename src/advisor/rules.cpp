@@ -129,7 +129,7 @@ const std::vector<FactInfo>& fact_catalog() {
       {"training.engine_lora", T::kBool, "the framework trains LoRA / QLoRA adapters"},
       {"training.bound", T::kString, "what binds a training step: compute, memory-capacity, communication, pipeline-bubble"},
       {"training.fits", T::kBool, "the training step fits in GPU memory"},
-      {"training.precision", T::kString, "bf16 or fp8"},
+      {"training.precision", T::kString, "bf16, bf16-pure or fp8"},
       {"training.recompute", T::kString, "activation recomputation: none, selective, full"},
       {"training.sharding_stage", T::kNumber, "ZeRO/FSDP stage: 0 (DDP) to 3"},
       {"training.gpus", T::kNumber, "GPUs in the job"},

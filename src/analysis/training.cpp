@@ -179,7 +179,9 @@ TrainingAnalysis analyze_training(const TrainingScenario& s) {
   const double h = static_cast<double>(m.hidden);
   const double vocab = static_cast<double>(m.vocab);
   const OptimizerSpec optimizer = sys.optimizers.count(w.optimizer) ? sys.optimizers.at(w.optimizer) : OptimizerSpec{};
-  const double optimizer_bpp = optimizer.bytes_per_param();
+  // Pure BF16: the moments in 16 bits (half of AdamW's fp32 pair), 16-bit gradients, no fp32 master copy.
+  const bool pure_bf16 = w.precision == TrainPrecision::kBf16Pure && !lora;
+  const double optimizer_bpp = optimizer.bytes_per_param() * (pure_bf16 ? 0.5 : 1.0);
   const Placement where = place(w, sys.gpus_per_node);
   const double logits_bytes = w.fused_loss ? e.fused_logits_bytes_per_entry : e.logits_bytes_per_entry;
 
@@ -211,6 +213,8 @@ TrainingAnalysis analyze_training(const TrainingScenario& s) {
       bool sharded = w.sharding.stage >= c.sharded_from_stage;
       if (pp_unsharded && (c.role == "weights" || c.role == "gradients")) sharded = false;
       double bpp = c.role == "optimizer" ? optimizer_bpp : c.bytes_per_param;
+      if (pure_bf16 && c.role == "master") continue;
+      if (pure_bf16 && c.role == "gradients") bpp = std::min(bpp, 2.0);
       if (lora) {
         if (c.role != "weights") continue;  // the frozen base has no gradients or optimizer states
         bpp = w.lora_base_bytes_per_param;
@@ -430,8 +434,8 @@ TrainingAnalysis analyze_training(const TrainingScenario& s) {
   double master_bpp = 0, grad_bpp = 0;
   int optimizer_stage = 1;
   for (const auto& c : e.states) {
-    if (c.role == "master") master_bpp += c.bytes_per_param;
-    if (c.role == "gradients" && !c.step_only) grad_bpp += c.bytes_per_param;
+    if (c.role == "master" && !pure_bf16) master_bpp += c.bytes_per_param;
+    if (c.role == "gradients" && !c.step_only) grad_bpp += pure_bf16 ? std::min(c.bytes_per_param, 2.0) : c.bytes_per_param;
     if (c.role == "optimizer") optimizer_stage = c.sharded_from_stage;
   }
   const double updated_local = trainable_local / (w.sharding.stage >= optimizer_stage ? d_shard : 1.0);
