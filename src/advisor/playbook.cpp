@@ -672,6 +672,7 @@ void model_facts(Facts& f, const ModelSpec& m, double params, double active_para
   f["model.params"] = params;
   f["model.active_params"] = active_params;
   f["model.moe"] = m.num_experts > 0;
+  f["model.mtp_layers"] = m.num_nextn_predict_layers;
   f["model.sliding_window"] = kv_shape(m).sliding_layers > 0;
   f["model.mla"] = m.kv_lora_rank > 0;
   f["model.layers"] = m.num_hidden_layers;

@@ -71,6 +71,7 @@ const std::vector<FactInfo>& fact_catalog() {
       {"model.params", T::kNumber, "parameters"},
       {"model.active_params", T::kNumber, "parameters used per token (MoE: routed subset)"},
       {"model.moe", T::kBool, "mixture of experts"},
+      {"model.mtp_layers", T::kNumber, "multi-token-prediction layers the checkpoint ships (DeepSeek-V3, GLM-4.5)"},
       {"model.sliding_window", T::kBool, "some layers use sliding-window attention"},
       {"model.mla", T::kBool, "multi-head latent attention (compressed KV)"},
       {"model.layers", T::kNumber, "decoder layers"},
