@@ -657,6 +657,7 @@ void hardware_facts(Facts& f, const HardwareProfile& hw) {
   f["hardware.capabilities.nvfp4"] = c.nvfp4;
   f["hardware.capabilities.mxfp4"] = c.mxfp4;
   f["hardware.capabilities.int4"] = c.int4;
+  f["hardware.capabilities.int8"] = c.int8;
   f["hardware.capabilities.flash_attention_2"] = c.flash_attention_2;
   f["hardware.capabilities.flash_attention_3"] = c.flash_attention_3;
   f["hardware.capabilities.cuda_graphs"] = c.cuda_graphs;
@@ -682,6 +683,7 @@ void model_facts(Facts& f, const ModelSpec& m, double params, double active_para
   f["model.params"] = params;
   f["model.active_params"] = active_params;
   f["model.moe"] = m.num_experts > 0;
+  f["model.mtp_layers"] = m.num_nextn_predict_layers;
   f["model.sliding_window"] = kv_shape(m).sliding_layers > 0;
   f["model.mla"] = m.kv_lora_rank > 0;
   f["model.layers"] = m.num_hidden_layers;

@@ -169,6 +169,17 @@ TransformResult speculative_decoding(const Params& p, const TransformInput& in) 
     max_k = p.contains("max_draft_tokens") ? std::min(max_k, head_count) : head_count;
     notes.push_back(fmt::format("drafter: {:.0f} heads with their own output layers, {} in 16-bit; drafting costs {:.3f} of a target step",
                                 heads, format_gb(spec.draft_memory_bytes), per_step));
+  } else if (drafter == "mtp") {
+    // The checkpoint's own multi-token-prediction layer drafts: one (MoE) layer's active weights and
+    // the shared output layer over the full vocabulary, per drafted token; its weights ship with the model.
+    if (s.model.num_nextn_predict_layers == 0) return not_here(fmt::format("{} ships no multi-token-prediction layers", s.model.name));
+    const double layers = static_cast<double>(std::max<uint64_t>(s.model.num_hidden_layers, 1));
+    const double params = s.weights.active_params / layers + hidden * vocab;
+    const double per_token = drafter_pass_s(params, 1.0) / t_plain;
+    cost = [per_token](uint32_t k) { return per_token * k; };
+    max_k = std::min<uint32_t>(max_k, static_cast<uint32_t>(s.model.num_nextn_predict_layers));
+    notes.push_back(fmt::format("drafter: the model's own multi-token-prediction layer (in the checkpoint); each drafted token costs {:.3f} of a "
+                                "target step", per_token));
   } else if (drafter == "draft-model") {
     const ModelSpec* draft = draft_model_for(in.catalog, s, number(p, "max_draft_fraction", 0.25));
     if (!draft)
@@ -604,7 +615,7 @@ const std::vector<Entry>& entries() {
         {{"dtype", "kv-dtype", true, "KV-cache dtype, or {engine id: dtype, \"*\": dtype}"}}},
        kv_cache_dtype},
       {{"speculative_decoding", "draft tokens cheaply and verify them in one target step",
-        {{"method", "string", true, "eagle, medusa, draft-model or ngram"},
+        {{"method", "string", true, "eagle, medusa, mtp, draft-model or ngram"},
          {"acceptance_rate", "number-map", false,
           "probability that a drafted token is accepted when the ones before it were, or {engine id: rate, \"*\": rate}; "
           "the advisor picks the number of drafts"},
@@ -613,7 +624,7 @@ const std::vector<Entry>& entries() {
          {"accepted_tokens", "number", false, "without acceptance_rate: mean tokens kept per step of draft_tokens drafts"},
          {"draft_tokens", "number", false, "without acceptance_rate: tokens drafted and verified per step"},
          {"draft_overhead", "number", false, "drafting cost per step as a fraction of a plain decode step (computed for every drafter but none)"},
-         {"drafter", "string", false, "what drafts: one-layer, heads, draft-model or none"},
+         {"drafter", "string", false, "what drafts: one-layer, heads, mtp (the model's own MTP layers), draft-model or none"},
          {"draft_vocab", "number", false, "one-layer: tokens of the drafter's output layer"},
          {"heads", "number", false, "Medusa heads (drafter heads)"},
          {"max_draft_fraction", "number", false, "draft-model: largest draft as a fraction of the target's parameters"}}},

@@ -172,6 +172,7 @@ struct StepShape {
   double tokens_local = 0;  ///< tokens of one microbatch on one GPU
   double h = 0, vocab = 0, seq = 0;
   double optimizer_bpp = 0;
+  bool pure_bf16 = false;   ///< BF16 weights, gradients and moments, no FP32 master copy (--precision bf16-pure)
   Placement where;
   double logits_bytes = 0;  ///< per token per vocabulary entry around the loss
   double adapter_params_per_layer = 0, adapter_params_local = 0;
@@ -201,7 +202,9 @@ StepShape shape_of(const TrainingScenario& s) {
   k.vocab = static_cast<double>(m.vocab);
   k.seq = static_cast<double>(w.seq);
   const OptimizerSpec optimizer = sys.optimizers.count(w.optimizer) ? sys.optimizers.at(w.optimizer) : OptimizerSpec{};
-  k.optimizer_bpp = optimizer.bytes_per_param();
+  // Pure BF16: the moments in 16 bits (half of AdamW's fp32 pair), 16-bit gradients, no fp32 master copy.
+  k.pure_bf16 = w.precision == TrainPrecision::kBf16Pure && !k.lora;
+  k.optimizer_bpp = optimizer.bytes_per_param() * (k.pure_bf16 ? 0.5 : 1.0);
   k.where = place(w, sys.gpus_per_node);
   k.logits_bytes = w.fused_loss ? e.fused_logits_bytes_per_entry : e.logits_bytes_per_entry;
   k.adapter_params_per_layer = k.lora ? static_cast<double>(w.lora_rank) * m.layer_lora_dims : 0;
@@ -245,6 +248,8 @@ TrainingMemory step_memory(const TrainingScenario& s, const StepShape& k) {
       bool sharded = w.sharding.stage >= c.sharded_from_stage;
       if (pp_unsharded && (c.role == "weights" || c.role == "gradients")) sharded = false;
       double bpp = c.role == "optimizer" ? k.optimizer_bpp : c.bytes_per_param;
+      if (k.pure_bf16 && c.role == "master") continue;
+      if (k.pure_bf16 && c.role == "gradients") bpp = std::min(bpp, 2.0);
       if (lora) {
         if (c.role != "weights") continue;  // the frozen base has no gradients or optimizer states
         bpp = w.lora_base_bytes_per_param;
@@ -516,7 +521,7 @@ DataParallelTime data_parallel_time(const TrainingScenario& s, const StepShape& 
   const double t = k.t, cp = k.cp, M = k.M, d_shard = k.d_shard, layers_per_stage = k.layers_per_stage;
   const double first_stage_params = k.first_stage_params, last_stage_params = k.last_stage_params;
   const double optimizer_bpp = k.optimizer_bpp, bandwidth = r.bandwidth;
-  const bool lora = k.lora, pp_unsharded = k.pp_unsharded;
+  const bool lora = k.lora, pp_unsharded = k.pp_unsharded, pure_bf16 = k.pure_bf16;
   const Placement& where = k.where;
   auto link = [&](bool spans, double inner = 1) { return r.link(spans, inner); };
   const double params_local = (w.pp == 1 ? first_stage_params : std::max(first_stage_params, last_stage_params)) / t;
@@ -547,8 +552,8 @@ DataParallelTime data_parallel_time(const TrainingScenario& s, const StepShape& 
   double master_bpp = 0, grad_bpp = 0;
   int optimizer_stage = 1;
   for (const auto& c : e.states) {
-    if (c.role == "master") master_bpp += c.bytes_per_param;
-    if (c.role == "gradients" && !c.step_only) grad_bpp += c.bytes_per_param;
+    if (c.role == "master" && !pure_bf16) master_bpp += c.bytes_per_param;
+    if (c.role == "gradients" && !c.step_only) grad_bpp += pure_bf16 ? std::min(c.bytes_per_param, 2.0) : c.bytes_per_param;
     if (c.role == "optimizer") optimizer_stage = c.sharded_from_stage;
   }
   const double updated_local = trainable_local / (w.sharding.stage >= optimizer_stage ? d_shard : 1.0);

@@ -12,7 +12,9 @@
 
 namespace optadvisor {
 
-std::string_view to_string(TrainPrecision p) { return p == TrainPrecision::kFp8 ? "fp8" : "bf16"; }
+std::string_view to_string(TrainPrecision p) {
+  return p == TrainPrecision::kFp8 ? "fp8" : p == TrainPrecision::kBf16Pure ? "bf16-pure" : "bf16";
+}
 
 std::string_view to_string(Recompute r) {
   switch (r) {

@@ -133,8 +133,12 @@ void set_precision(TrainingWorkload& w, const TrainingRequest& r, const Hardware
       notes.push_back(fmt::format("{} has no BF16 tensor cores: fp16 mixed precision with loss scaling assumed (same bytes, fp16 rate)",
                                       hw.name));
     }
+  } else if (precision == "bf16-pure") {
+    if (!hw.peak_flops_per_s("bf16"))
+      throw bad_input(fmt::format("pure-BF16 training needs BF16 tensor cores; {} has none", hw.name), "use --precision bf16");
+    w.precision = TrainPrecision::kBf16Pure;
   } else {
-    throw bad_input(fmt::format("--precision '{}' is not bf16 or fp8", precision));
+    throw bad_input(fmt::format("--precision '{}' is not bf16, bf16-pure or fp8", precision));
   }
 
 }

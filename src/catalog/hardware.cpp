@@ -16,6 +16,7 @@ bool Capabilities::has(const std::string& name) const {
   if (name == "nvfp4") return nvfp4;
   if (name == "mxfp4") return mxfp4;
   if (name == "int4") return int4;
+  if (name == "int8") return int8;
   return false;
 }
 namespace {
@@ -195,6 +196,7 @@ std::optional<HardwareProfile> hardware_from_json(const nlohmann::json& j, std::
     hw.capabilities.nvfp4 = caps.at("nvfp4").get<bool>();
     hw.capabilities.mxfp4 = caps.at("mxfp4").get<bool>();
     hw.capabilities.int4 = caps.at("int4").get<bool>();
+    hw.capabilities.int8 = hw.peak_flops_per_s("int8").value_or(0) > 0;
     hw.capabilities.flash_attention_2 = caps.at("flash_attention_2").get<bool>();
     hw.capabilities.flash_attention_3 = caps.at("flash_attention_3").get<bool>();
     hw.capabilities.cuda_graphs = caps.at("cuda_graphs").get<bool>();

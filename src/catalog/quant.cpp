@@ -430,8 +430,8 @@ void QuantDb::add_document(const json& doc, std::vector<Problem>& problems) {
         FieldReader n(arr[i].at("native_compute"), p + "/native_compute", problems);
         NativeCompute nc{n.str("dtype", true), n.str("capability", true), n.boolean("weight_only_fallback").value_or(false)};
         if (!nc.capability.empty() && nc.capability != "fp8" && nc.capability != "nvfp4" && nc.capability != "mxfp4" &&
-            nc.capability != "int4")
-          n.wrong("capability", "expected fp8, nvfp4, mxfp4 or int4");
+            nc.capability != "int4" && nc.capability != "int8")
+          n.wrong("capability", "expected fp8, nvfp4, mxfp4, int4 or int8");
         f.native_compute = nc;
       }
       if (arr[i].contains("rules") && arr[i].at("rules").is_array()) {

@@ -83,7 +83,7 @@ std::vector<CLI::Option*> add_training_options(CLI::App* cmd, TrainingOptions& o
       cmd->add_option("--seq", t.seq, "Training: tokens per sequence (default 4096, or the model's context if shorter)"),
       cmd->add_option("--micro-batch", t.micro_batch, "Training: sequences per microbatch per data-parallel rank")->capture_default_str(),
       cmd->add_option("--global-batch", t.global_batch, "Training: sequences per optimizer step (default micro-batch x data-parallel)"),
-      cmd->add_option("--precision", t.precision, "Training: bf16 or fp8 (default bf16)")->check(CLI::IsMember({"bf16", "fp8"})),
+      cmd->add_option("--precision", t.precision, "Training: bf16, bf16-pure (no fp32 master copy) or fp8 (default bf16)")->check(CLI::IsMember({"bf16", "bf16-pure", "fp8"})),
       cmd->add_option("--recompute", t.recompute, "Training: activation recomputation none, selective or full (default: the engine's)")
           ->check(CLI::IsMember({"none", "selective", "full"})),
       cmd->add_option("--sharding", t.sharding, "Training: ddp, zero1, zero2, zero3 or fsdp (default: the engine's)")

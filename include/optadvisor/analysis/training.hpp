@@ -24,7 +24,9 @@
 
 namespace optadvisor {
 
-enum class TrainPrecision { kBf16, kFp8 };
+/// kBf16Pure: BF16 weights, gradients and optimizer moments, no FP32 master copy (the optimizer
+/// rounds stochastically or keeps a Kahan term instead).
+enum class TrainPrecision { kBf16, kFp8, kBf16Pure };
 enum class Recompute { kNone, kSelective, kFull };
 enum class PipelineSchedule { k1F1B, kInterleaved };
 /// What binds a training step.

@@ -43,6 +43,7 @@ struct Capabilities {
   bool nvfp4 = false;
   bool mxfp4 = false;
   bool int4 = false;
+  bool int8 = false;  ///< INT8 matrix units: the profile states an int8 matrix rate
   bool flash_attention_2 = false;
   bool flash_attention_3 = false;
   bool cuda_graphs = false;
@@ -50,7 +51,7 @@ struct Capabilities {
   bool npu = false;
   bool multi_gpu_link = false;
 
-  /// The capability a data file names ("fp8", "nvfp4", "mxfp4", "int4"); false for any other name.
+  /// The capability a data file names ("fp8", "nvfp4", "mxfp4", "int4", "int8"); false for any other name.
   bool has(const std::string& name) const;
 };
 

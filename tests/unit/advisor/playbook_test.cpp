@@ -283,6 +283,10 @@ std::vector<AdviceRequest> coverage_scenarios() {
     out.push_back(request("h100", g, "llama-3.1-70b"));
     out.push_back(request("rtx4090", g, "llama-3.1-70b", "vllm"));
     out.push_back(request("a100-sxm-80gb", g, "", "vllm"));
+    AdviceRequest mtp = request("h100", g, "glm-4.5-air", "vllm");
+    mtp.scenario.quant = "fp8";
+    mtp.scenario.tp = 2;
+    out.push_back(mtp);
     out.push_back(request("h100", g, "", "llama.cpp"));
     out.push_back(request("m4max", g, "", "mlx"));
     AdviceRequest fa = request("rtx5090", g);

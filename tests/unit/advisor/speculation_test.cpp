@@ -127,3 +127,20 @@ TEST_CASE("the how-to prints the number of drafts the gain was computed with", "
   const uint32_t k = eagle->after.inference().request.speculation.draft_tokens;
   CHECK(eagle->how.find("\"num_speculative_tokens\": " + std::to_string(k) + "}") != std::string::npos);
 }
+
+TEST_CASE("MTP drafts with the checkpoint's own layers, one token per MTP layer", "[advisor][speculative]") {
+  ScenarioRequest r = request("h100-sxm", "glm-4.5-air", "vllm", "1");
+  r.quant = "fp8";
+  r.tp = 2;
+  const TransformResult t = speculate("speculative-mtp", r);
+  REQUIRE(t.request);
+  // GLM-4.5-Air ships one MTP layer: one draft per step, 1 + 0.875 tokens.
+  CHECK(t.request->speculation.draft_tokens == 1);
+  CHECK(t.request->speculation.accepted_tokens == Approx(1 + assumption("spec_rate_mtp")));
+  // Its weights are in the checkpoint already.
+  CHECK(t.request->speculation.draft_memory_bytes == 0);
+  // A model without MTP layers: the transform says so.
+  const TransformResult none = speculate("speculative-mtp", request("h100-sxm", "llama-3.1-8b", "vllm", "1"));
+  CHECK_FALSE(none.request);
+  CHECK(none.not_applicable == "Llama-3.1-8B ships no multi-token-prediction layers");
+}
