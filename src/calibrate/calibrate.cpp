@@ -510,6 +510,56 @@ std::string factor_text(const std::string& name, double v) {
   return name.size() > 2 && name.compare(name.size() - 2, 2, "_s") == 0 ? fmt::format("{:.4g} s", v) : fmt::format("{:.4g}", v);
 }
 
+/// How strongly a row depends on a factor: d ln predicted / d ln factor, by a 1% step.
+double elasticity(const Param& p, const CalibrationRow& row) {
+  const double v = *p.value;
+  const double base = predict_measurement(row.measurement, row.prepared.scenario);
+  *p.value = v * 1.01;
+  const double moved = predict_measurement(row.measurement, row.prepared.scenario);
+  *p.value = v;
+  return base > 0 && moved > 0 ? std::fabs(std::log(moved / base)) / std::log(1.01) : 0.0;
+}
+
+/// "lower" or "upper" when the fit left the factor at that bound, else "".
+std::string at_bound(const Param& p) {
+  const double span = p.u_upper() - p.u_lower();
+  const double u = p.to_u(*p.value);
+  return u - p.u_lower() <= 1e-6 * span ? std::string("lower") : p.u_upper() - u <= 1e-6 * span ? std::string("upper") : std::string();
+}
+
+/// The median errors before and after the fit, and the row left worst.
+void summarize_errors(CalibrationFit& fit) {
+  std::vector<double> before_errors, after_errors;
+  for (std::size_t i = 0; i < fit.rows.size(); ++i) {
+    const CalibrationRow& row = fit.rows[i];
+    before_errors.push_back(row.error_before());
+    after_errors.push_back(row.error_after());
+    if (std::fabs(row.error_after()) > fit.max_abs_error_after) {
+      fit.max_abs_error_after = std::fabs(row.error_after());
+      fit.max_error_row = i;
+    }
+  }
+  fit.median_abs_error_before = median_abs(before_errors);
+  fit.median_abs_error_after = median_abs(after_errors);
+}
+
+/// Where the measurements came from: their files, the latest date (else today), the tools and the device.
+void record_provenance(Calibration& cal, const std::vector<CalibrationRow>& rows, const std::string& today) {
+  std::vector<std::string> files;
+  std::string date;
+  for (const auto& row : rows) {
+    const std::string file = base_name(row.measurement.file);
+    if (std::find(files.begin(), files.end(), file) == files.end()) files.push_back(file);
+    date = std::max(date, row.measurement.date);
+    bool known = false;
+    for (const auto& t : cal.tools) known = known || (t.name == row.measurement.tool && t.version == row.measurement.tool_version);
+    if (!known && !row.measurement.tool.empty()) cal.tools.push_back({row.measurement.tool, row.measurement.tool_version});
+    if (cal.device_info.empty()) cal.device_info = row.measurement.device_info;
+  }
+  cal.source_file = join(files);
+  cal.date = date.empty() ? today : date;
+}
+
 }  // namespace
 
 CalibrationFit fit_calibration(const Catalog& catalog, MappedMeasurements mapped, const CalibrationRequest& request) {
@@ -547,15 +597,6 @@ CalibrationFit fit_calibration(const Catalog& catalog, MappedMeasurements mapped
   Param prefill{"prefill_compute_efficiency", &backend.prefill_compute_efficiency, 0.01, std::min(1.0, 1.0 / prefill_multiplier), true};
   Param layer{"layer_overhead_s", &backend.layer_overhead_s, 0.0, 1e-3, false};
 
-  // How strongly each row depends on a factor (d ln predicted / d ln factor).
-  auto elasticity = [&](Param& p, const CalibrationRow& row) {
-    const double v = *p.value;
-    const double base = predict_measurement(row.measurement, row.prepared.scenario);
-    *p.value = v * 1.01;
-    const double moved = predict_measurement(row.measurement, row.prepared.scenario);
-    *p.value = v;
-    return base > 0 && moved > 0 ? std::fabs(std::log(moved / base)) / std::log(1.01) : 0.0;
-  };
   constexpr double kDepends = 0.1;  // a row whose prediction moves less than 0.1% per 1% says little about the factor
   std::size_t decode_rows = 0, prefill_rows = 0;
   FormatRows decode_formats, prefill_formats;
@@ -613,11 +654,6 @@ CalibrationFit fit_calibration(const Catalog& catalog, MappedMeasurements mapped
                     "calibrate with llama-bench pp/tg rows or vLLM serve results");
   fit_absolute(free, fit.rows);
   // A factor the fit pushed against a bound is fixed there, the others refitted.
-  auto at_bound = [](const Param& p) {
-    const double span = p.u_upper() - p.u_lower();
-    const double u = p.to_u(*p.value);
-    return u - p.u_lower() <= 1e-6 * span ? std::string("lower") : p.u_upper() - u <= 1e-6 * span ? std::string("upper") : std::string();
-  };
   std::vector<Param*> inside;
   for (Param* p : free)
     if (at_bound(*p).empty()) inside.push_back(p);
@@ -630,18 +666,7 @@ CalibrationFit fit_calibration(const Catalog& catalog, MappedMeasurements mapped
   }
   for (auto& row : fit.rows) row.predicted_after = predict_measurement(row.measurement, row.prepared.scenario);
 
-  std::vector<double> before_errors, after_errors;
-  for (std::size_t i = 0; i < fit.rows.size(); ++i) {
-    const CalibrationRow& row = fit.rows[i];
-    before_errors.push_back(row.error_before());
-    after_errors.push_back(row.error_after());
-    if (std::fabs(row.error_after()) > fit.max_abs_error_after) {
-      fit.max_abs_error_after = std::fabs(row.error_after());
-      fit.max_error_row = i;
-    }
-  }
-  fit.median_abs_error_before = median_abs(before_errors);
-  fit.median_abs_error_after = median_abs(after_errors);
+  summarize_errors(fit);
   if (fit.median_abs_error_after > fit.median_abs_error_before)
     fit.notes.push_back(
         "the fitted factors do not lower the median error: the rows differ in ways the model does not describe (long prompts "
@@ -684,19 +709,7 @@ CalibrationFit fit_calibration(const Catalog& catalog, MappedMeasurements mapped
     if (p == &layer) cal.factors.layer_overhead_s = *p->value;
   }
   for (const Multiplier& m : multiplier_info) cal.factors.quant_efficiency[m.quant_id] = backend.quant_efficiency.at(m.quant_id);
-  std::vector<std::string> files;
-  std::string date;
-  for (const auto& row : fit.rows) {
-    const std::string file = base_name(row.measurement.file);
-    if (std::find(files.begin(), files.end(), file) == files.end()) files.push_back(file);
-    date = std::max(date, row.measurement.date);
-    bool known = false;
-    for (const auto& t : cal.tools) known = known || (t.name == row.measurement.tool && t.version == row.measurement.tool_version);
-    if (!known && !row.measurement.tool.empty()) cal.tools.push_back({row.measurement.tool, row.measurement.tool_version});
-    if (cal.device_info.empty()) cal.device_info = row.measurement.device_info;
-  }
-  cal.source_file = join(files);
-  cal.date = date.empty() ? request.today : date;
+  record_provenance(cal, fit.rows, request.today);
   cal.rows = fit.rows.size();
   cal.median_abs_error_before = std::round(fit.median_abs_error_before * 1e4) / 1e4;
   cal.median_abs_error_after = std::round(fit.median_abs_error_after * 1e4) / 1e4;
