@@ -304,106 +304,116 @@ nlohmann::json advice_json(const Advice& a, const RuleBook& book) {
           {"assumptions", assumptions}};
 }
 
-std::string render_advice(const Advice& a, const RuleBook& book, const AdviceView& view, OutputFormat format, const Style& style) {
-  if (format == OutputFormat::kJson) return advice_json(a, book).dump(2) + "\n";
-  const bool md = format == OutputFormat::kMarkdown;
-  using A = Table::Align;
-  auto heading = [&](const std::string& h) { return md ? "\n## " + h + "\n\n" : "\n" + style.bold(h) + "\n"; };
-  auto line = [&](const std::string& text) { return md ? "- " + text + "\n" : "  " + wrap(text, 4, 2); };
+/// How the advice's text sections are written: Markdown or terminal text.
+struct AdviceWriter {
+  bool md = false;
+  const Style& style;
+  std::string heading(const std::string& h) const { return md ? "\n## " + h + "\n\n" : "\n" + style.bold(h) + "\n"; }
+  std::string line(const std::string& text) const { return md ? "- " + text + "\n" : "  " + wrap(text, 4, 2); }
+  std::string plain(const std::string& text) const { return md ? text + "  \n" : wrap(text, 2, 0); }
+};
+
+/// Every line of a text table indented by two spaces.
+std::string indent_table(const std::string& table) {
+  std::string indented;
+  std::size_t start = 0;
+  while (start < table.size()) {
+    const std::size_t nl = table.find('\n', start);
+    indented += "  " + table.substr(start, nl - start + 1);
+    start = nl + 1;
+  }
+  return indented;
+}
+
+/// One recommendation's impact: the goal's metric before and after, and the figures behind it.
+std::string recommendation_impact(const Advice& a, const Recommendation& r) {
+  std::string impact = fmt::format("{} {} -> {} ({})", a.metric.label, metric_text(a.goal, a.base), metric_text(a.goal, r.after),
+                                   std::isinf(r.gain)            ? "now it runs"
+                                   : r.gain_basis == "memory" ? fmt::format("still does not fit; {:.2f}x less memory", r.gain)
+                                                              : gain_text(r.gain));
+  if (a.base.is_training()) {
+    const TrainingAnalysis& tb = a.base.training().analysis;
+    const TrainingAnalysis& ta = r.after.training().analysis;
+    impact += fmt::format("; step {} -> {}; MFU {:.0f}% -> {:.0f}%; memory per GPU {}{}", format_seconds(tb.time.step_time_s),
+                          format_seconds(ta.time.step_time_s), tb.mfu * 100, ta.mfu * 100, gb_pair(a.base.memory_bytes, r.after.memory_bytes),
+                          ta.memory.fits ? "" : " (does not fit)");
+  } else {
+    const Analysis& before = a.base.inference().analysis;
+    const Analysis& after = r.after.inference().analysis;
+    if (a.goal != Goal::kMemory)
+      impact += fmt::format("; time to first token {} -> {}; per token {} -> {}", format_seconds(before.prefill.time_s),
+                            format_seconds(after.prefill.time_s), format_seconds(before.decode.time_s), format_seconds(after.decode.time_s));
+    impact += fmt::format("; memory {}{}; bytes per token {}", gb_pair(a.base.memory_bytes, r.after.memory_bytes),
+                          after.memory.fits ? "" : " (does not fit; layers offloaded)", gb_pair(a.base.bytes_per_token, r.after.bytes_per_token));
+  }
+  return impact;
+}
+
+/// One recommendation: why, impact, changes, needs, how, risk, assumptions and sources.
+std::string recommendation_text(const Advice& a, const Recommendation& r, const RuleBook& book, const AdviceWriter& w) {
   std::string out;
-  const std::string title = title_line(a);
-  out += md ? "# " + title + "\n\n" : style.bold(title) + "\n";
-  auto plain = [&](const std::string& text) { return md ? text + "  \n" : wrap(text, 2, 0); };
-  out += plain(goal_line(a));
-  for (const auto& n : a.notes) out += plain(n);
-  for (const auto& n : a.base.is_training() ? a.base.training().prepared.notes : a.base.inference().prepared.notes) out += plain(n);
-  out += plain(workload_line(a.base));
+  const std::string impact = recommendation_impact(a, r);
+  std::vector<std::string> assumptions;
+  for (const auto& u : r.assumptions) assumptions.push_back(assumption_text(u, book));
+  std::vector<std::string> sources;
+  for (const auto& s : r.rule->sources) sources.push_back(source_short(s));
+  const std::string risk = fmt::format("{}: {}", r.rule->risk_level, fill_template(r.rule->risk, a.base.facts, a.assumption_values));
+  const std::string how_text = r.how.empty() ? "see the sources" : fill_template(r.how, a.base.facts, a.assumption_values);
+  const std::string how = how_label(*r.rule, r.how_engine) + how_text;
+  if (w.md) {
+    out += fmt::format("\n### {}. {} (`{}`)\n\n", r.rank, r.rule->title, r.rule->id);
+    out += "- **why**: " + join(r.why, "; ") + "\n";
+    out += "- **impact**: " + impact + "\n";
+    if (!r.notes.empty()) out += "- **changes**: " + join(r.notes, "; ") + "\n";
+    if (!r.prerequisites.empty()) out += "- **needs**: " + join(r.prerequisites, "; ") + "\n";
+    out += "- **how**" + (r.rule->how.count(r.how_engine) ? " (" + r.how_engine + ")" : std::string()) + ": `" + how_text + "`\n";
+    out += "- **risk**: " + risk + "\n";
+    if (!assumptions.empty()) out += "- **assumes**: " + join(assumptions, "; ") + " (override with `--assume NAME=VALUE`)\n";
+    out += "- **sources**: " + join(sources, "; ") + "\n";
+  } else {
+    out += "\n" + w.style.bold(fmt::format("{}. {}", r.rank, r.rule->title)) + fmt::format("  [{}]\n", r.rule->id);
+    out += field("why", join(r.why, "; "));
+    out += field("impact", impact);
+    if (!r.notes.empty()) out += field("changes", join(r.notes, "; "));
+    if (!r.prerequisites.empty()) out += field("needs", join(r.prerequisites, "; "));
+    out += field("how", how);
+    out += field("risk", risk);
+    if (!assumptions.empty()) out += field("assumes", join(assumptions, "; ") + " (override with --assume NAME=VALUE)");
+    out += field("sources", join(sources, "; "));
+  }
+  return out;
+}
 
-  out += heading("Diagnosis");
-  for (const auto& l : diagnosis_lines(a)) out += line(l);
-
-  const std::string metric_header = md ? a.metric.label : [&] {
-    std::string h = a.metric.label;
-    for (auto& c : h) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    return h;
-  }();
+/// The ranked playbook: the table, then each recommendation.
+std::string playbook_text(const Advice& a, const RuleBook& book, const AdviceWriter& w, const std::string& metric_header) {
+  using A = Table::Align;
+  std::string out;
   if (a.recommendations.empty()) {
-    out += heading("Playbook");
-    out += md ? "No recommendation improves this scenario's " + a.metric.label + ".\n"
+    out += w.heading("Playbook");
+    out += w.md ? "No recommendation improves this scenario's " + a.metric.label + ".\n"
               : "  no recommendation improves this scenario's " + a.metric.label + "\n";
   } else {
-    out += heading(fmt::format("Playbook (ranked by {} after the change, then quality, effort and risk)", a.metric.label));
-    Table t({"#", md ? "rule" : "RULE", metric_header, md ? "gain" : "GAIN", md ? "memory per device" : "MEMORY/DEVICE", md ? "effort" : "EFFORT",
-             md ? "risk" : "RISK"},
+    out += w.heading(fmt::format("Playbook (ranked by {} after the change, then quality, effort and risk)", a.metric.label));
+    Table t({"#", w.md ? "rule" : "RULE", metric_header, w.md ? "gain" : "GAIN", w.md ? "memory per device" : "MEMORY/DEVICE", w.md ? "effort" : "EFFORT",
+             w.md ? "risk" : "RISK"},
             {A::kRight, A::kLeft, A::kLeft, A::kRight, A::kLeft, A::kLeft, A::kLeft});
     for (const auto& r : a.recommendations)
       t.add_row({std::to_string(r.rank), r.rule->id, metric_text(a.goal, a.base) + " -> " + metric_text(a.goal, r.after), gain_text(r.gain, r.gain_basis),
                  gb_pair(a.base.memory_bytes, r.after.memory_bytes), r.rule->effort, r.rule->risk_level});
-    out += md ? t.to_markdown() : [&] {
-      std::string table = t.to_text(), indented;
-      std::size_t start = 0;
-      while (start < table.size()) {
-        const std::size_t nl = table.find('\n', start);
-        indented += "  " + table.substr(start, nl - start + 1);
-        start = nl + 1;
-      }
-      return indented;
-    }();
-    for (const auto& r : a.recommendations) {
-      std::string impact = fmt::format("{} {} -> {} ({})", a.metric.label, metric_text(a.goal, a.base), metric_text(a.goal, r.after),
-                                       std::isinf(r.gain)            ? "now it runs"
-                                       : r.gain_basis == "memory" ? fmt::format("still does not fit; {:.2f}x less memory", r.gain)
-                                                                  : gain_text(r.gain));
-      if (a.base.is_training()) {
-        const TrainingAnalysis& tb = a.base.training().analysis;
-        const TrainingAnalysis& ta = r.after.training().analysis;
-        impact += fmt::format("; step {} -> {}; MFU {:.0f}% -> {:.0f}%; memory per GPU {}{}", format_seconds(tb.time.step_time_s),
-                              format_seconds(ta.time.step_time_s), tb.mfu * 100, ta.mfu * 100, gb_pair(a.base.memory_bytes, r.after.memory_bytes),
-                              ta.memory.fits ? "" : " (does not fit)");
-      } else {
-        const Analysis& before = a.base.inference().analysis;
-        const Analysis& after = r.after.inference().analysis;
-        if (a.goal != Goal::kMemory)
-          impact += fmt::format("; time to first token {} -> {}; per token {} -> {}", format_seconds(before.prefill.time_s),
-                                format_seconds(after.prefill.time_s), format_seconds(before.decode.time_s), format_seconds(after.decode.time_s));
-        impact += fmt::format("; memory {}{}; bytes per token {}", gb_pair(a.base.memory_bytes, r.after.memory_bytes),
-                              after.memory.fits ? "" : " (does not fit; layers offloaded)", gb_pair(a.base.bytes_per_token, r.after.bytes_per_token));
-      }
-      std::vector<std::string> assumptions;
-      for (const auto& u : r.assumptions) assumptions.push_back(assumption_text(u, book));
-      std::vector<std::string> sources;
-      for (const auto& s : r.rule->sources) sources.push_back(source_short(s));
-      const std::string risk = fmt::format("{}: {}", r.rule->risk_level, fill_template(r.rule->risk, a.base.facts, a.assumption_values));
-      const std::string how_text = r.how.empty() ? "see the sources" : fill_template(r.how, a.base.facts, a.assumption_values);
-      const std::string how = how_label(*r.rule, r.how_engine) + how_text;
-      if (md) {
-        out += fmt::format("\n### {}. {} (`{}`)\n\n", r.rank, r.rule->title, r.rule->id);
-        out += "- **why**: " + join(r.why, "; ") + "\n";
-        out += "- **impact**: " + impact + "\n";
-        if (!r.notes.empty()) out += "- **changes**: " + join(r.notes, "; ") + "\n";
-        if (!r.prerequisites.empty()) out += "- **needs**: " + join(r.prerequisites, "; ") + "\n";
-        out += "- **how**" + (r.rule->how.count(r.how_engine) ? " (" + r.how_engine + ")" : std::string()) + ": `" + how_text + "`\n";
-        out += "- **risk**: " + risk + "\n";
-        if (!assumptions.empty()) out += "- **assumes**: " + join(assumptions, "; ") + " (override with `--assume NAME=VALUE`)\n";
-        out += "- **sources**: " + join(sources, "; ") + "\n";
-      } else {
-        out += "\n" + style.bold(fmt::format("{}. {}", r.rank, r.rule->title)) + fmt::format("  [{}]\n", r.rule->id);
-        out += field("why", join(r.why, "; "));
-        out += field("impact", impact);
-        if (!r.notes.empty()) out += field("changes", join(r.notes, "; "));
-        if (!r.prerequisites.empty()) out += field("needs", join(r.prerequisites, "; "));
-        out += field("how", how);
-        out += field("risk", risk);
-        if (!assumptions.empty()) out += field("assumes", join(assumptions, "; ") + " (override with --assume NAME=VALUE)");
-        out += field("sources", join(sources, "; "));
-      }
-    }
+    out += w.md ? t.to_markdown() : indent_table(t.to_text());
+    for (const auto& r : a.recommendations) out += recommendation_text(a, r, book, w);
   }
+  return out;
+}
 
+/// The stacked plan: its table, the result and what was not stacked.
+std::string plan_text(const Advice& a, const AdviceWriter& w, const std::string& metric_header) {
+  using A = Table::Align;
+  std::string out;
   if (!a.plan.empty()) {
-    out += heading("Stacked plan (the best combination of the top recommendations, each re-checked; gains do not simply multiply)");
-    Table t({md ? "step" : "STEP", md ? "apply" : "APPLY", metric_header, md ? "step gain" : "STEP GAIN", md ? "total gain" : "TOTAL GAIN",
-             md ? "memory per device" : "MEMORY/DEVICE"},
+    out += w.heading("Stacked plan (the best combination of the top recommendations, each re-checked; gains do not simply multiply)");
+    Table t({w.md ? "step" : "STEP", w.md ? "apply" : "APPLY", metric_header, w.md ? "step gain" : "STEP GAIN", w.md ? "total gain" : "TOTAL GAIN",
+             w.md ? "memory per device" : "MEMORY/DEVICE"},
             {A::kRight, A::kLeft, A::kLeft, A::kRight, A::kRight, A::kLeft});
     t.add_row({"0", "baseline", metric_text(a.goal, a.base), "", "", format_gb(a.base.memory_bytes)});
     for (std::size_t i = 0; i < a.plan.size(); ++i) {
@@ -417,33 +427,29 @@ std::string render_advice(const Advice& a, const RuleBook& book, const AdviceVie
       t.add_row({std::to_string(i + 1), "+ " + s.rule->id, metric_text(a.goal, s.result), gain_text(s.step_gain, s.gain_basis), total,
                  format_gb(s.result.memory_bytes)});
     }
-    if (md) out += t.to_markdown() + "\n";
-    else {
-      const std::string table = t.to_text();
-      std::size_t start = 0;
-      while (start < table.size()) {
-        const std::size_t nl = table.find('\n', start);
-        out += "  " + table.substr(start, nl - start + 1);
-        start = nl + 1;
-      }
-    }
+    out += w.md ? t.to_markdown() + "\n" : indent_table(t.to_text());
     const Evaluation& last = a.plan.back().result;
-    out += line(last.is_training() ? "result: " + workload_line(last)
+    out += w.line(last.is_training() ? "result: " + workload_line(last)
                               : fmt::format("result: {}; {}", workload_line(last), last.inference().prepared.scenario.engine.id() + " with " + last.inference().prepared.quant->id));
-    for (const auto& s : a.plan_skipped) out += line(fmt::format("not stacked: {}: {}", s.rule->id, s.reason));
+    for (const auto& s : a.plan_skipped) out += w.line(fmt::format("not stacked: {}: {}", s.rule->id, s.reason));
   }
+  return out;
+}
 
+/// Changes of model, apart from the techniques.
+std::string alternatives_text(const Advice& a, const AdviceWriter& w) {
+  std::string out;
   if (!a.alternatives.empty()) {
-    out += heading("Alternatives (a different model; not ranked among the techniques)");
+    out += w.heading("Alternatives (a different model; not ranked among the techniques)");
     for (const auto& r : a.alternatives) {
       const std::string impact = fmt::format("{} {} -> {} ({}); memory {}", a.metric.label, metric_text(a.goal, a.base), metric_text(a.goal, r.after),
                                              std::isinf(r.gain) ? "now it runs" : gain_text(r.gain, r.gain_basis),
                                              gb_pair(a.base.memory_bytes, r.after.memory_bytes));
       const std::string risk = fmt::format("{}: {}", r.rule->risk_level, fill_template(r.rule->risk, a.base.facts, a.assumption_values));
-      if (md) {
+      if (w.md) {
         out += fmt::format("- **{}** (`{}`): {}; {}. Changes: {}. Risk: {}\n", r.rule->title, r.rule->id, join(r.why, "; "), impact, join(r.notes, "; "), risk);
       } else {
-        out += "\n" + style.bold(r.rule->title) + fmt::format("  [{}]\n", r.rule->id);
+        out += "\n" + w.style.bold(r.rule->title) + fmt::format("  [{}]\n", r.rule->id);
         out += field("why", join(r.why, "; "));
         out += field("impact", impact);
         if (!r.notes.empty()) out += field("changes", join(r.notes, "; "));
@@ -451,31 +457,41 @@ std::string render_advice(const Advice& a, const RuleBook& book, const AdviceVie
       }
     }
   }
+  return out;
+}
 
+/// Rules that apply but whose effect the model does not compute.
+std::string unquantified_text(const Advice& a, const AdviceWriter& w) {
+  std::string out;
   if (!a.unquantified.empty()) {
-    out += heading("Also worth considering (effect not computed)");
+    out += w.heading("Also worth considering (effect not computed)");
     for (const auto& u : a.unquantified) {
-      if (md) {
+      if (w.md) {
         out += fmt::format("- **{}** (`{}`): {}; not computed: {}. How{}: `{}`\n", u.rule->title, u.rule->id, join(u.why, "; "),
                            u.rule->not_quantified, u.rule->how.count(u.how_engine) ? " (" + u.how_engine + ")" : std::string(),
                            fill_template(u.how, a.base.facts, a.assumption_values));
       } else {
-        out += "\n" + style.bold(u.rule->title) + fmt::format("  [{}]\n", u.rule->id);
+        out += "\n" + w.style.bold(u.rule->title) + fmt::format("  [{}]\n", u.rule->id);
         out += field("why", join(u.why, "; "));
         out += field("effect", "not computed: " + u.rule->not_quantified);
         if (!u.how.empty()) out += field("how", how_label(*u.rule, u.how_engine) + fill_template(u.how, a.base.facts, a.assumption_values));
       }
     }
   }
+  return out;
+}
 
+/// The rules left out: each with why under --all, else a count.
+std::string left_out_text(const Advice& a, const AdviceView& view, const AdviceWriter& w) {
+  std::string out;
   std::size_t left_out = 0;
   for (const auto& n : a.not_applicable)
     if (n.stage != "goal") ++left_out;
   if (view.all) {
-    out += heading(fmt::format("Left out ({} rules)", left_out));
+    out += w.heading(fmt::format("Left out ({} rules)", left_out));
     for (const auto& n : a.not_applicable) {
       if (n.stage == "goal") continue;
-      if (md) out += fmt::format("- `{}` ({}): {}\n", n.rule->id, stage_label(n.stage), n.reason);
+      if (w.md) out += fmt::format("- `{}` ({}): {}\n", n.rule->id, stage_label(n.stage), n.reason);
       else {
         const std::string head = fmt::format("  {} ({}): ", n.rule->id, stage_label(n.stage));
         out += head + wrap(n.reason, 6, head.size());
@@ -484,6 +500,33 @@ std::string render_advice(const Advice& a, const RuleBook& book, const AdviceVie
   } else if (left_out > 0) {
     out += "\n" + wrap(fmt::format("{} more rule(s) do not apply here; --all lists them with the reason, --why-not RULE explains one.", left_out), 0, 0);
   }
+  return out;
+}
+
+std::string render_advice(const Advice& a, const RuleBook& book, const AdviceView& view, OutputFormat format, const Style& style) {
+  if (format == OutputFormat::kJson) return advice_json(a, book).dump(2) + "\n";
+  const AdviceWriter w{format == OutputFormat::kMarkdown, style};
+  std::string out;
+  const std::string title = title_line(a);
+  out += w.md ? "# " + title + "\n\n" : style.bold(title) + "\n";
+  out += w.plain(goal_line(a));
+  for (const auto& n : a.notes) out += w.plain(n);
+  for (const auto& n : a.base.is_training() ? a.base.training().prepared.notes : a.base.inference().prepared.notes) out += w.plain(n);
+  out += w.plain(workload_line(a.base));
+
+  out += w.heading("Diagnosis");
+  for (const auto& l : diagnosis_lines(a)) out += w.line(l);
+
+  const std::string metric_header = w.md ? a.metric.label : [&] {
+    std::string h = a.metric.label;
+    for (auto& c : h) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    return h;
+  }();
+  out += playbook_text(a, book, w, metric_header);
+  out += plan_text(a, w, metric_header);
+  out += alternatives_text(a, w);
+  out += unquantified_text(a, w);
+  out += left_out_text(a, view, w);
   return out;
 }
 
