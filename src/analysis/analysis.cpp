@@ -46,7 +46,9 @@ double peak_compute(const HardwareProfile& hw, const std::string& dtype, std::st
 }
 
 /// Expected fraction of routed experts a batch of `tokens` touches in one
-/// layer when each token picks k of E uniformly: 1 - (1 - k/E)^tokens.
+/// layer when each token picks k of E uniformly: 1 - (1 - k/E)^tokens (each expert
+/// is missed by one token with probability 1 - k/E; top-k routing as in Shazeer et al.
+/// 2017, "Outrageously Large Neural Networks", arXiv:1701.06538, balanced by the aux loss).
 double experts_touched_fraction(const ModelSpec& m, double tokens) {
   if (m.num_experts == 0 || m.num_experts_per_tok == 0) return 1.0;
   const double pick = static_cast<double>(m.num_experts_per_tok) / static_cast<double>(m.num_experts);
@@ -88,7 +90,10 @@ double indexer_flops_per_token(const ModelSpec& m, double context) {
 
 /// Attention score+value FLOPs for one new token attending to `context` tokens, all layers: full
 /// layers attend to the context (a DSA layer to its index_topk tokens, plus the indexer scoring
-/// them all), sliding layers to their window, linear layers update a fixed state.
+/// them all), sliding layers to their window, linear layers update a fixed state. Per full layer
+/// 2 x heads x (qk_dim + v_dim) x context, i.e. 4 x context x d_attn for MHA (Kaplan et al. 2020,
+/// "Scaling Laws for Neural Language Models", arXiv:2001.08361, table 1); MLA's dims per DeepSeek-V2
+/// (arXiv:2405.04434).
 double attention_flops_per_token(const ModelSpec& m, const KvShape& kv, double context) {
   const double qk_dim = m.kv_lora_rank ? static_cast<double>(m.qk_nope_head_dim + m.qk_rope_head_dim)
                                        : static_cast<double>(m.head_dim);
@@ -204,6 +209,9 @@ std::string_view to_string(Bound b) {
 
 namespace {
 
+/// KV-cache bytes of one sequence: 2 (K and V) x layers x KV heads x head dim x context x bytes per
+/// element (Pope et al. 2022, "Efficiently Scaling Transformer Inference", arXiv:2211.05102, section
+/// 2.1; GQA per Ainslie et al. 2023, arXiv:2305.13245; MLA's latent per DeepSeek-V2, arXiv:2405.04434).
 /// kv_bytes_per_sequence with the model's cache layout worked out once: the
 /// largest-context search below calls it a few dozen times per analysis.
 double kv_bytes_with(const Scenario& s, const KvShape& kv, uint64_t context) {
@@ -418,7 +426,7 @@ struct ForwardPass {
     // Kernels run one after another, so each operator is its own roofline:
     // the weight GEMMs (bound by weight reads or matrix math) and attention
     // (bound by KV reads or its own math), summed.
-    const double linear_flops = 2.0 * w.active_params * tokens / tp;
+    const double linear_flops = 2.0 * w.active_params * tokens / tp;  // 2N per token forward (Kaplan et al. 2020, section 2.1)
     const double attention_flops = attention / tp;
     const double flops = linear_flops + attention_flops;
     const double weights_t = passes * weight_bytes * resident_fraction / bw;
@@ -437,8 +445,10 @@ struct ForwardPass {
         passes * (prefill ? layers * backend.layer_overhead_s : decode_layers_overhead_s(s, f, tokens)) + f.step_overhead_s;
     double comm_t = 0;
     if (tp > 1) {
-      // Two all-reduces per layer of tokens x hidden bf16 activations; a ring
-      // moves 2(tp-1)/tp of the message over each link, plus a fixed latency.
+      // Two all-reduces per layer of tokens x hidden bf16 activations (Shoeybi et al. 2019,
+      // "Megatron-LM", arXiv:1909.08053, section 3); a ring moves 2(tp-1)/tp of the message over
+      // each link (Patarasuk and Yuan 2009, "Bandwidth optimal all-reduce algorithms for clusters
+      // of workstations", JPDC 69(2)), plus a fixed latency.
       const double message = tokens * hidden * 2.0;
       comm_t = 2.0 * layers *
                (2.0 * (tp - 1) / tp * message / std::max(f.link_bandwidth_bytes_per_s, 1.0) + engine.allreduce_latency_s);

@@ -389,7 +389,8 @@ void add_parallel_communication(MicrobatchTime& out, const TrainingScenario& s, 
   const double rep = (w.sequence_parallel && w.tp > 1) ? t : 1.0;
   const Placement& where = k.where;
   auto link = [&](bool spans, double inner = 1) { return r.link(spans, inner); };
-  // Tensor-parallel collectives: two per layer in the forward, two in the backward (all-reduce, or
+  // Tensor-parallel collectives (Shoeybi et al. 2019, "Megatron-LM", arXiv:1909.08053; with SP, Korthikanti
+  // et al. 2022, section 4.2.2): two per layer in the forward, two in the backward (all-reduce, or
   // all-gather + reduce-scatter with SP: the same bytes), two more when the forward is recomputed.
   double tp_s_mb = 0;
   if (w.tp > 1) {
@@ -398,7 +399,8 @@ void add_parallel_communication(MicrobatchTime& out, const TrainingScenario& s, 
     const double one = 2 * ring_factor(t) * bytes / link(where.tp_spans) + sys.collective_latency_s;
     tp_s_mb = layers_per_stage * collectives * one * (1 - e.tp_overlap);
   }
-  // Context parallelism: ring exchange of K and V blocks (3x with the backward), under the attention kernels.
+  // Context parallelism: ring exchange of K and V blocks (3x with the backward), under the attention kernels
+  // (ring attention: Liu et al. 2023, "Ring Attention with Blockwise Transformers", arXiv:2310.01889).
   double cp_s_mb = 0;
   if (w.cp > 1) {
     const double bytes = (cp - 1) * tokens_local * static_cast<double>(m.k_width + m.v_width) / t * 2 * 3;
@@ -444,7 +446,8 @@ MicrobatchTime microbatch_time(const TrainingScenario& s, const StepShape& k, co
   else if (w.recompute == Recompute::kSelective) recompute_gemm = 2 * selective_matmul_params / t;
   const double head_gemm = pass_factor * head_gemm_fwd;
 
-  // Attention core: causal with FlashAttention (the backward recomputes scores: 2.5 x forward), full square without.
+  // Attention core: causal with FlashAttention (the backward recomputes scores: 2.5 x forward; Dao 2023,
+  // "FlashAttention-2", arXiv:2307.08691, section 3.1), full square without.
   const double qkv_dims = out.qkv_dims = static_cast<double>(m.q_width + m.attention_out_width);
   const double keys = w.flash_attention ? causal_keys(m, seq) : seq;
   const double attention_fwd = 2 * qkv_dims * keys / t;
@@ -531,6 +534,8 @@ DataParallelTime data_parallel_time(const TrainingScenario& s, const StepShape& 
   const double dp_bw = link(where.dp_spans, t * cp);
   const double buckets = std::max(layers_per_stage, 1.0);
   double dp_total = 0, dp_exposed = 0;
+  // Gradient all-reduce (DDP) or reduce-scatter plus parameter all-gather (ZeRO-1/2), and ZeRO-3's
+  // all-gathers in forward and backward (Rajbhandari et al. 2020, "ZeRO", arXiv:1910.02054, section 7).
   if (d_shard > 1) {
     const double rf = ring_factor(d_shard);
     const double fwd_mb = compute_mb / 3, bwd_mb = compute_mb * 2 / 3;
@@ -669,6 +674,8 @@ TrainingAnalysis analyze_training(const TrainingScenario& s) {
     recompute_flops = 2 * layers * mb.selective_matmul_params +
                       (!w.flash_attention && contains(e.selective_drops, "attention_scores") ? attention_model / 3 : 0);
   a.hardware_flops_per_token = a.model_flops_per_token + recompute_flops;
+  // Model FLOPs utilisation (Chowdhery et al. 2022, "PaLM", arXiv:2204.02311, appendix B): model FLOPs per
+  // token x tokens/s over peak; HFU counts the recomputed FLOPs too (Korthikanti et al. 2022, section 6).
   if (r.peak_gemm > 0) {
     a.mfu = a.model_flops_per_token * a.tokens_per_s_per_gpu / r.peak_gemm;
     a.hfu = a.hardware_flops_per_token * a.tokens_per_s_per_gpu / r.peak_gemm;

@@ -74,6 +74,7 @@ struct UsedAssumption {
   bool overridden = false;
 };
 
+/// `rule` points into the RuleBook, `after` into the Catalog; both must outlive it.
 struct Recommendation {
   const Rule* rule = nullptr;
   int rank = 0;
@@ -91,6 +92,7 @@ struct Recommendation {
 };
 
 /// A rule that applies but whose effect the model does not compute.
+/// `rule` points into the RuleBook; the RuleBook must outlive it.
 struct Unquantified {
   const Rule* rule = nullptr;
   std::vector<std::string> why;
@@ -99,12 +101,14 @@ struct Unquantified {
 };
 
 /// A rule left out, and why.
+/// `rule` points into the RuleBook; the RuleBook must outlive it.
 struct NotApplicable {
   const Rule* rule = nullptr;
   std::string stage;   ///< "goal", "prerequisite", "trigger", "transform", "does not fit", "no gain"
   std::string reason;
 };
 
+/// `rule` points into the RuleBook, `result` into the Catalog; both must outlive it.
 struct PlanStep {
   const Rule* rule = nullptr;
   Evaluation result;
@@ -116,6 +120,7 @@ struct PlanStep {
   std::vector<std::string> notes;
 };
 
+/// `rule` points into the RuleBook; the RuleBook must outlive it.
 struct PlanSkip {
   const Rule* rule = nullptr;
   std::string reason;

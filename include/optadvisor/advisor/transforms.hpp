@@ -43,6 +43,7 @@ const std::vector<TransformInfo>& transform_catalog();
 const TransformInfo* find_transform(std::string_view name);
 
 /// What a transform reads: the catalog, the current request and its result.
+/// Refers to the caller's objects, which must outlive it (it lives for one apply_transform call).
 struct TransformInput {
   const Catalog& catalog;
   const ScenarioRequest& request;

@@ -64,6 +64,7 @@ struct ScenarioRequest {
 };
 
 /// A ready Scenario plus what was resolved on the way, for reports.
+/// Points into the Catalog (device, engine, format, calibration); the Catalog must outlive it.
 struct PreparedScenario {
   Scenario scenario;
   ResolvedModel model;

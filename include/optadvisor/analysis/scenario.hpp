@@ -73,6 +73,7 @@ struct Workload {
   uint64_t context() const { return context_tokens ? context_tokens : prompt_tokens + gen_tokens; }
 };
 
+/// Points into the Catalog (`hardware` unless hardware_variant owns it, the engine); the Catalog must outlive it.
 struct Scenario {
   const HardwareProfile* hardware = nullptr;
   /// Owns *hardware when the request changed the device (--memory, --link); null otherwise.

@@ -32,6 +32,7 @@ struct KvFigures {
 };
 
 /// One model in one format.
+/// `format` points into the Catalog; the Catalog must outlive it.
 struct SizeRow {
   const QuantFormat* format = nullptr;
   WeightsBreakdown weights;
@@ -65,6 +66,7 @@ struct SizeRequest {
 SizeResult size_model(const Catalog& catalog, ResolvedModel model, const SizeRequest& request);
 
 /// One preset as `optadvisor models` lists it. Points into the catalog (valid while it lives).
+/// `spec` points into the Catalog; the Catalog must outlive it.
 struct ModelSummary {
   const ModelSpec* spec = nullptr;
   uint64_t params = 0;

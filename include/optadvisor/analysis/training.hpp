@@ -243,6 +243,7 @@ struct TrainingWorkload {
   double lora_base_bytes_per_param = 2;  ///< frozen base weights, exact over the tensor list
 };
 
+/// Points into the Catalog (device) and into PreparedTraining::data (engine, system): both must outlive it.
 struct TrainingScenario {
   const HardwareProfile* hardware = nullptr;
   TrainingModel model;
@@ -389,6 +390,8 @@ struct TrainingRequest {
 };
 
 /// A ready TrainingScenario plus what was resolved, for reports.
+/// `scenario.hardware` points into the Catalog; the Catalog must outlive it (the engine and
+/// system it points to are owned by `data`, shared by copies).
 struct PreparedTraining {
   std::shared_ptr<const TrainingData> data;  ///< owns the engine and system the scenario points to
   TrainingScenario scenario;

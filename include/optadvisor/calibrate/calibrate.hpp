@@ -47,6 +47,7 @@ struct SkippedMeasurement {
   std::string reason;
 };
 
+/// `hardware` (and each row's PreparedScenario) points into the Catalog; the Catalog must outlive it.
 struct MappedMeasurements {
   const HardwareProfile* hardware = nullptr;
   std::vector<CalibrationRow> rows;
@@ -75,6 +76,7 @@ struct FactorChange {
   std::string why;       ///< "fitted on 4 decode rows", "kept: no row depends on it"
 };
 
+/// `hardware` and `replaces` point into the Catalog; the Catalog must outlive it.
 struct CalibrationFit {
   const HardwareProfile* hardware = nullptr;
   std::string engine_id;  ///< "llama.cpp:cuda"

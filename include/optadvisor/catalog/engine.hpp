@@ -163,6 +163,7 @@ std::optional<EngineProfile> engine_from_json(const nlohmann::json& j, std::vect
 /// An engine with the backend chosen for a device: "llama.cpp:metal", or
 /// "llama.cpp" on an NVIDIA GPU -> cuda (the first llama.cpp backend the
 /// device lists).
+/// Points into the Catalog; the Catalog must outlive it.
 struct EngineChoice {
   const EngineProfile* engine = nullptr;
   const BackendProfile* backend = nullptr;

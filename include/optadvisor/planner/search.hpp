@@ -52,6 +52,7 @@ struct SearchRequest {
 };
 
 /// One configuration that fits, within budget, meeting every requirement.
+/// `hardware` points into the Catalog; the Catalog must outlive it.
 struct SearchCandidate {
   const HardwareProfile* hardware = nullptr;
   std::string quant;   ///< resolved format id
