@@ -141,12 +141,18 @@ int main(int argc, char** argv) {
   bool do_fit = false, do_write = false, verbose = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--data" && i + 1 < argc) data = argv[++i];
-    else if (a == "--fit") do_fit = true;
-    else if (a == "--write") do_write = true;
-    else if (a == "--check" && i + 1 < argc) check_path = argv[++i];
-    else if (a == "--json" && i + 1 < argc) json_path = argv[++i];
-    else if (a == "-v") verbose = true;
+    if (a == "--data" && i + 1 < argc)
+      data = argv[++i];
+    else if (a == "--fit")
+      do_fit = true;
+    else if (a == "--write")
+      do_write = true;
+    else if (a == "--check" && i + 1 < argc)
+      check_path = argv[++i];
+    else if (a == "--json" && i + 1 < argc)
+      json_path = argv[++i];
+    else if (a == "-v")
+      verbose = true;
     else {
       fmt::print(stderr, "usage: optadvisor_accuracy [--data CSV] [--fit [--write]] [--check BASELINE] [--json OUT] [-v]\n");
       return 2;
@@ -163,9 +169,12 @@ int main(int argc, char** argv) {
     if (row.at("mappable") != "yes") continue;
     const std::string metric = row.at("metric");
     Case c;
-    if (metric == "prefill_tokens_per_s" || metric == "ttft_s") c.kind = Kind::kPrefill;
-    else if (metric == "decode_tokens_per_s" || metric == "itl_s") c.kind = Kind::kDecode;
-    else if (metric == "output_tokens_per_s") c.kind = Kind::kThroughput;
+    if (metric == "prefill_tokens_per_s" || metric == "ttft_s")
+      c.kind = Kind::kPrefill;
+    else if (metric == "decode_tokens_per_s" || metric == "itl_s")
+      c.kind = Kind::kDecode;
+    else if (metric == "output_tokens_per_s")
+      c.kind = Kind::kThroughput;
     else {
       ++skipped["metric " + metric + " is not modelled"];
       continue;
@@ -253,7 +262,10 @@ int main(int argc, char** argv) {
       for (const auto& p : params) values[p.name] = *p.value;
       std::vector<std::string> ids;
       for (const auto* c : rows) ids.push_back(c->row.at("id"));
-      fit_report[key] = {{"rows", rows.size()}, {"devices", devices.size()}, {"values", values}, {"row_ids", ids},
+      fit_report[key] = {{"rows", rows.size()},
+                         {"devices", devices.size()},
+                         {"values", values},
+                         {"row_ids", ids},
                          {"lodo_prefill_median", quantile(lodo_prefill, 0.5)},
                          {"lodo_decode_median", quantile(lodo_decode, 0.5)}};
       fmt::print("fit {:<18} rows {:>3} devices {:>2}  {}  leave-one-device-out median APE: prefill {:.1f}% decode {:.1f}%\n", key,
@@ -277,10 +289,10 @@ int main(int argc, char** argv) {
         auto& qe = backend.quant_efficiency[q];
         std::vector<Param> params = {{&qe.decode, 0.4, 1.3, 0.01, "decode"}, {&qe.prefill, 0.3, 2.0, 0.01, "prefill"}};
         fit(params, rows);
-        fit_report["quant:" + engine_key + ":" + q] = {{"rows", rows.size()}, {"decode", qe.decode}, {"prefill", qe.prefill},
-                                                       {"relative_to", reference}};
-        fmt::print("fit {:<18} {:<8} rows {:>3}  decode x{:.2f} prefill x{:.2f} (relative to {})\n", engine_key, q, rows.size(),
-                   qe.decode, qe.prefill, reference);
+        fit_report["quant:" + engine_key + ":" + q] = {
+            {"rows", rows.size()}, {"decode", qe.decode}, {"prefill", qe.prefill}, {"relative_to", reference}};
+        fmt::print("fit {:<18} {:<8} rows {:>3}  decode x{:.2f} prefill x{:.2f} (relative to {})\n", engine_key, q, rows.size(), qe.decode,
+                   qe.prefill, reference);
       }
     }
     if (do_write) {
@@ -323,10 +335,11 @@ int main(int argc, char** argv) {
   // --- report --------------------------------------------------------------
   std::set<std::pair<std::string, std::string>> groups;
   for (const auto& c : cases) groups.insert({c.engine_key, c.device_class});
-  fmt::print("\n{:<18} {:<16} {:>11} {:>8} {:>8} {:>11} {:>8} {:>8} {:>11} {:>8}\n", "ENGINE", "CLASS", "PREFILL N", "MEDIAN",
-             "P90", "DECODE N", "MEDIAN", "P90", "THRUPUT N", "MEDIAN");
+  fmt::print("\n{:<18} {:<16} {:>11} {:>8} {:>8} {:>11} {:>8} {:>8} {:>11} {:>8}\n", "ENGINE", "CLASS", "PREFILL N", "MEDIAN", "P90",
+             "DECODE N", "MEDIAN", "P90", "THRUPUT N", "MEDIAN");
   auto cell = [](const Summary& s) {
-    return s.n ? fmt::format("{:>11} {:>7.1f}% {:>7.1f}%", s.n, 100 * s.median, 100 * s.p90) : fmt::format("{:>11} {:>8} {:>8}", 0, "-", "-");
+    return s.n ? fmt::format("{:>11} {:>7.1f}% {:>7.1f}%", s.n, 100 * s.median, 100 * s.p90)
+               : fmt::format("{:>11} {:>8} {:>8}", 0, "-", "-");
   };
   nlohmann::json summary;
   for (const auto& [engine, cls] : groups) {
@@ -338,8 +351,8 @@ int main(int argc, char** argv) {
     fmt::print("{:<18} {:<16} {} {} {:>11} {:>7}\n", engine, cls, cell(pre), cell(dec), thr.n,
                thr.n ? fmt::format("{:.1f}%", 100 * thr.median) : "-");
     summary["groups"][engine + " / " + cls] = {{"prefill", {{"n", pre.n}, {"median", pre.median}, {"p90", pre.p90}}},
-                                                {"decode", {{"n", dec.n}, {"median", dec.median}, {"p90", dec.p90}}},
-                                                {"throughput", {{"n", thr.n}, {"median", thr.median}, {"p90", thr.p90}}}};
+                                               {"decode", {{"n", dec.n}, {"median", dec.median}, {"p90", dec.p90}}},
+                                               {"throughput", {{"n", thr.n}, {"median", thr.median}, {"p90", thr.p90}}}};
   }
   const Summary all_pre = summarize(select([](const Case& c) { return c.kind == Kind::kPrefill; }));
   const Summary all_dec = summarize(select([](const Case& c) { return c.kind == Kind::kDecode; }));
@@ -357,8 +370,8 @@ int main(int argc, char** argv) {
   for (std::size_t i = 0; i < all.size() && i < (verbose ? all.size() : 15); ++i) {
     const Case& c = *all[i];
     fmt::print("  {:<11} {:<16} {:<14} {:<8} {:<16} {:<22} {:>10.4g} vs {:>10.4g}  {:>+6.0f}%{}\n", c.row.at("id"), c.device,
-               c.row.at("model"), c.row.at("quant"), c.engine_key, c.metric, predict(c), c.measured,
-               100 * (predict(c) / c.measured - 1), c.uncertain ? " (uncertain)" : "");
+               c.row.at("model"), c.row.at("quant"), c.engine_key, c.metric, predict(c), c.measured, 100 * (predict(c) / c.measured - 1),
+               c.uncertain ? " (uncertain)" : "");
   }
   fmt::print("\n{} cases evaluated; skipped:\n", cases.size());
   for (const auto& [why, n] : skipped) fmt::print("  {:>4}  {}\n", n, why);
@@ -381,8 +394,8 @@ int main(int argc, char** argv) {
       const double then = baseline.at(kind).at("median").get<double>();
       const double slack = baseline.value("slack", 0.01);
       if (now > then + slack) {
-        fmt::print(stderr, "accuracy regressed: {} median APE {:.1f}% > recorded {:.1f}% (+{:.1f} slack)\n", kind, 100 * now,
-                   100 * then, 100 * slack);
+        fmt::print(stderr, "accuracy regressed: {} median APE {:.1f}% > recorded {:.1f}% (+{:.1f} slack)\n", kind, 100 * now, 100 * then,
+                   100 * slack);
         ++failures;
       }
     }

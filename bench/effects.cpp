@@ -214,10 +214,14 @@ int main(int argc, char** argv) {
   bool markdown = false, verbose = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--data" && i + 1 < argc) data = argv[++i];
-    else if (a == "--check" && i + 1 < argc) check_path = argv[++i];
-    else if (a == "--markdown") markdown = true;
-    else if (a == "-v") verbose = true;
+    if (a == "--data" && i + 1 < argc)
+      data = argv[++i];
+    else if (a == "--check" && i + 1 < argc)
+      check_path = argv[++i];
+    else if (a == "--markdown")
+      markdown = true;
+    else if (a == "-v")
+      verbose = true;
     else {
       fmt::print(stderr, "usage: optadvisor_effects [--data CSV] [--check BASELINE] [--markdown] [-v]\n");
       return 2;
@@ -326,8 +330,10 @@ int main(int argc, char** argv) {
     };
     gate("all", total, baseline.at("all"));
     for (const auto& [f, want] : baseline.at("families").items())
-      if (by_family.count(f)) gate(f, stats(by_family.at(f)), want);
-      else fmt::print("FAIL {}: no rows\n", f), ++failures;
+      if (by_family.count(f))
+        gate(f, stats(by_family.at(f)), want);
+      else
+        fmt::print("FAIL {}: no rows\n", f), ++failures;
     if (failures) return 1;
     fmt::print("\ncheck: medians within {:.0f} points of {}\n", 100 * slack, check_path);
   }

@@ -103,8 +103,7 @@ void BM_PrepareScenario(benchmark::State& state) {
   for (auto _ : state) {
     try {
       benchmark::DoNotOptimize(prepare_scenario(catalog(), requests[i]));
-    } catch (const Error&) {
-    }
+    } catch (const Error&) {}
     if (++i == requests.size()) i = 0;
   }
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations()));

@@ -46,14 +46,20 @@ uint32_t num(const CsvRow& r, const std::string& key, uint32_t fallback = 1) {
 
 /// The catalog id of a measured model, "" when the catalog lacks it.
 std::string model_id(const Catalog& catalog, const std::string& hf) {
-  static const std::map<std::string, std::string> known = {
-      {"meta-llama/Llama-3.1-8B-Instruct", "llama-3.1-8b"},  {"meta-llama/Llama-3.1-70B", "llama-3.1-70b"},
-      {"Qwen/Qwen3-32B", "qwen3-32b"},                       {"nvidia/Qwen3-32B-NVFP4", "qwen3-32b"},
-      {"Qwen/Qwen3-235B-A22B-FP8", "qwen3-235b-a22b"},      {"deepseek-ai/DeepSeek-R1", "deepseek-v3"},
-      {"deepseek-ai/DeepSeek-V3", "deepseek-v3"},           {"nvidia/DeepSeek-R1-NVFP4", "deepseek-v3"},
-      {"nvidia/DeepSeek-V3.1-NVFP4", "deepseek-v3"},        {"openai/gpt-oss-120b", "gpt-oss-120b"},
-      {"MiniMaxAI/MiniMax-M2.5", "minimax-m2.5"},           {"Qwen/Qwen3.5-397B-A17B", "qwen3.5-397b-a17b"},
-      {"moonshotai/Kimi-K2.5", "kimi-k2"} /* the language model is Kimi-K2 shaped */,                {"zhipuai/GLM-5", "glm-5"}};
+  static const std::map<std::string, std::string> known = {{"meta-llama/Llama-3.1-8B-Instruct", "llama-3.1-8b"},
+                                                           {"meta-llama/Llama-3.1-70B", "llama-3.1-70b"},
+                                                           {"Qwen/Qwen3-32B", "qwen3-32b"},
+                                                           {"nvidia/Qwen3-32B-NVFP4", "qwen3-32b"},
+                                                           {"Qwen/Qwen3-235B-A22B-FP8", "qwen3-235b-a22b"},
+                                                           {"deepseek-ai/DeepSeek-R1", "deepseek-v3"},
+                                                           {"deepseek-ai/DeepSeek-V3", "deepseek-v3"},
+                                                           {"nvidia/DeepSeek-R1-NVFP4", "deepseek-v3"},
+                                                           {"nvidia/DeepSeek-V3.1-NVFP4", "deepseek-v3"},
+                                                           {"openai/gpt-oss-120b", "gpt-oss-120b"},
+                                                           {"MiniMaxAI/MiniMax-M2.5", "minimax-m2.5"},
+                                                           {"Qwen/Qwen3.5-397B-A17B", "qwen3.5-397b-a17b"},
+                                                           {"moonshotai/Kimi-K2.5", "kimi-k2"} /* the language model is Kimi-K2 shaped */,
+                                                           {"zhipuai/GLM-5", "glm-5"}};
   auto it = known.find(hf);
   if (it == known.end()) return {};
   if (hf == "moonshotai/Kimi-K2.5" && catalog.find_model("kimi-k2.5")) return "kimi-k2.5";
@@ -201,9 +207,9 @@ ServingEra fit(std::vector<Row*>& rows, ServingEra era) {
     double lo, hi;
   };
   // Physical ranges: no kernel class reaches its peak; a fit that ends on a bound is a model gap (docs/serving.md).
-  const Knob knobs[] = {{&ServingEra::bandwidth_efficiency, 0.5, 0.95},      {&ServingEra::gemm_efficiency, 0.3, 0.85},
-                        {&ServingEra::attention_efficiency, 0.2, 0.8},       {&ServingEra::step_overhead_s, 1e-4, 0.02},
-                        {&ServingEra::layer_overhead_s, 1e-7, 1e-4},         {&ServingEra::communication_efficiency, 0.2, 0.9}};
+  const Knob knobs[] = {{&ServingEra::bandwidth_efficiency, 0.5, 0.95}, {&ServingEra::gemm_efficiency, 0.3, 0.85},
+                        {&ServingEra::attention_efficiency, 0.2, 0.8},  {&ServingEra::step_overhead_s, 1e-4, 0.02},
+                        {&ServingEra::layer_overhead_s, 1e-7, 1e-4},    {&ServingEra::communication_efficiency, 0.2, 0.9}};
   double best = objective(rows, era);
   for (double step : {1.6, 1.25, 1.08}) {
     for (int round = 0; round < 3; ++round) {
@@ -228,10 +234,11 @@ void print_era(const std::string& engine, const ServingEra& e, const std::vector
   for (const Row* r : rows) devices.insert(r->device);
   std::string on;
   for (const auto& d : devices) on += (on.empty() ? "" : ", ") + d;
-  fmt::print("{}: bandwidth_efficiency {:.3f}, gemm_efficiency {:.3f}, attention_efficiency {:.3f}, step_overhead_s {:.6f}, "
-             "layer_overhead_s {:.3g}, communication_efficiency {:.3f} ({} rows on {})\n",
-             engine, e.bandwidth_efficiency, e.gemm_efficiency, e.attention_efficiency, e.step_overhead_s, e.layer_overhead_s,
-             e.communication_efficiency, rows.size(), on);
+  fmt::print(
+      "{}: bandwidth_efficiency {:.3f}, gemm_efficiency {:.3f}, attention_efficiency {:.3f}, step_overhead_s {:.6f}, "
+      "layer_overhead_s {:.3g}, communication_efficiency {:.3f} ({} rows on {})\n",
+      engine, e.bandwidth_efficiency, e.gemm_efficiency, e.attention_efficiency, e.step_overhead_s, e.layer_overhead_s,
+      e.communication_efficiency, rows.size(), on);
 }
 
 void print_tables(std::vector<Row>& rows) {
@@ -242,7 +249,8 @@ void print_tables(std::vector<Row>& rows) {
     groups["all | " + r.mode + " | all"].push_back(&r);
     groups["all | all | all"].push_back(&r);
   }
-  fmt::print("| engine | mode | device | rows | TTFT median | TTFT p90 | TPOT median | TPOT p90 |\n|---|---|---|---:|---:|---:|---:|---:|\n");
+  fmt::print(
+      "| engine | mode | device | rows | TTFT median | TTFT p90 | TPOT median | TPOT p90 |\n|---|---|---|---:|---:|---:|---:|---:|\n");
   for (const auto& [key, g] : groups) {
     const Summary s = summarize(g);
     fmt::print("| {} | {} | {:.1f}% | {:.1f}% | {:.1f}% | {:.1f}% |\n", key, s.n, 100 * s.ttft_median, 100 * s.ttft_p90,
@@ -284,8 +292,8 @@ int main(int argc, char** argv) {
           std::vector<const Row*> held;
           for (Row* r : test_rows) predict(*r, &e, false), held.push_back(r);
           const Summary s = summarize(held);
-          fmt::print("{} fit on {} ({} rows) -> {} ({} rows): TTFT median {:.1f}%, TPOT median {:.1f}%\n", engine, train,
-                     fit_rows.size(), test, s.n, 100 * s.ttft_median, 100 * s.tpot_median);
+          fmt::print("{} fit on {} ({} rows) -> {} ({} rows): TTFT median {:.1f}%, TPOT median {:.1f}%\n", engine, train, fit_rows.size(),
+                     test, s.n, 100 * s.ttft_median, 100 * s.tpot_median);
         }
       }
       return 0;

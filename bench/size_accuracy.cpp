@@ -85,12 +85,18 @@ std::optional<Listing> parse_listing(const std::string& text) {
   const std::string rest = text.substr(u);
   auto starts = [&](const char* s) { return rest.rfind(s, 0) == 0; };
   double unit_bytes = 0;
-  if (starts("GiB")) unit_bytes = 1073741824.0;
-  else if (starts("GB")) unit_bytes = 1e9;
-  else if (starts("MiB")) unit_bytes = 1048576.0;
-  else if (starts("MB")) unit_bytes = 1e6;
-  else if (starts("G") && (rest.size() == 1 || !std::isalpha(static_cast<unsigned char>(rest[1])))) unit_bytes = 1073741824.0;
-  else return std::nullopt;
+  if (starts("GiB"))
+    unit_bytes = 1073741824.0;
+  else if (starts("GB"))
+    unit_bytes = 1e9;
+  else if (starts("MiB"))
+    unit_bytes = 1048576.0;
+  else if (starts("MB"))
+    unit_bytes = 1e6;
+  else if (starts("G") && (rest.size() == 1 || !std::isalpha(static_cast<unsigned char>(rest[1]))))
+    unit_bytes = 1073741824.0;
+  else
+    return std::nullopt;
 
   double step = std::pow(10.0, -decimals);
   if (significant < 3) step = std::min(step, std::pow(10.0, std::floor(std::log10(value)) - 2));
@@ -114,7 +120,7 @@ struct Result {
   std::string quant;         ///< format id
   std::string source_model;  ///< as sizes.csv names it
   std::string source_quant;
-  std::string compare;       ///< "file" or "tensors"
+  std::string compare;  ///< "file" or "tensors"
   std::string note;
   bool standard = true;
   bool exact = true;  ///< a byte count; false: a GB/GiB listing
@@ -124,9 +130,7 @@ struct Result {
   uint64_t predicted_bytes = 0;
   double error_pct = 0;  ///< signed: 100 x (predicted - measured) / measured
   double abs_error_pct() const { return std::fabs(error_pct); }
-  bool within_rounding() const {
-    return std::fabs(static_cast<double>(predicted_bytes) - measured_bytes) <= half_width_bytes;
-  }
+  bool within_rounding() const { return std::fabs(static_cast<double>(predicted_bytes) - measured_bytes) <= half_width_bytes; }
 };
 
 struct Stats {
@@ -173,10 +177,14 @@ int main(int argc, char** argv) {
   bool verbose = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--data" && i + 1 < argc) data = argv[++i];
-    else if (a == "--map" && i + 1 < argc) map_path = argv[++i];
-    else if (a == "--json" && i + 1 < argc) json_path = argv[++i];
-    else if (a == "-v") verbose = true;
+    if (a == "--data" && i + 1 < argc)
+      data = argv[++i];
+    else if (a == "--map" && i + 1 < argc)
+      map_path = argv[++i];
+    else if (a == "--json" && i + 1 < argc)
+      json_path = argv[++i];
+    else if (a == "-v")
+      verbose = true;
     else {
       fmt::print(stderr, "usage: optadvisor_size_accuracy [--data CSV] [--map CSV] [--json OUT] [-v]\n");
       return 2;
@@ -238,8 +246,7 @@ int main(int argc, char** argv) {
     const std::string imatrix = field(m, "imatrix");
     if (r.compare != "file" && r.compare != "tensors") problems.push_back(where + ": compare must be file or tensors");
     if (field(m, "standard") != "yes" && field(m, "standard") != "no") problems.push_back(where + ": standard must be yes or no");
-    if (imatrix != "yes" && imatrix != "no" && imatrix != "unknown")
-      problems.push_back(where + ": imatrix must be yes, no or unknown");
+    if (imatrix != "yes" && imatrix != "no" && imatrix != "unknown") problems.push_back(where + ": imatrix must be yes, no or unknown");
     if (!catalog.find_model(r.model)) problems.push_back(fmt::format("{}: unknown model preset '{}'", where, r.model));
     if (!db.find(r.quant)) problems.push_back(fmt::format("{}: unknown quant '{}'", where, r.quant));
 
@@ -281,9 +288,8 @@ int main(int argc, char** argv) {
   const std::size_t n_standard = select([](const Result& r) { return r.standard; }).size();
 
   // --- per family -------------------------------------------------------------
-  fmt::print("size accuracy: {} rows in {}, {} compared ({} standard, {} publisher recipes), {} not mappable\n\n",
-             sizes.size(), data.substr(data.find_last_of('/') + 1), results.size(), n_standard,
-             results.size() - n_standard, unmapped.size());
+  fmt::print("size accuracy: {} rows in {}, {} compared ({} standard, {} publisher recipes), {} not mappable\n\n", sizes.size(),
+             data.substr(data.find_last_of('/') + 1), results.size(), n_standard, results.size() - n_standard, unmapped.size());
   fmt::print("absolute error of the predicted size; standard file types and checkpoint formats\n");
   fmt::print("{:<7} {:<16} {:>4} {:>8} {:>8} {:>8} {:>12}\n", "FAMILY", "ROWS", "N", "MEDIAN", "P90", "MAX", "IN ROUNDING");
   nlohmann::json summary;
@@ -308,8 +314,8 @@ int main(int argc, char** argv) {
   }
   const Stats recipes = stats_of(select([](const Result& r) { return !r.standard; }));
   if (recipes.n)
-    fmt::print("\npublisher recipes (not modelled, left out of the targets): n {}, median {:.2f}%, max {:.2f}%\n",
-               recipes.n, recipes.median_pct, recipes.max_pct);
+    fmt::print("\npublisher recipes (not modelled, left out of the targets): n {}, median {:.2f}%, max {:.2f}%\n", recipes.n,
+               recipes.median_pct, recipes.max_pct);
 
   // --- rows over 1 % ----------------------------------------------------------
   auto over = select([](const Result& r) { return r.abs_error_pct() > kReportOverPct; });
@@ -317,16 +323,25 @@ int main(int argc, char** argv) {
   fmt::print("\nrows over {:.0f}% (predicted vs measured):\n", kReportOverPct);
   nlohmann::json over_json = nlohmann::json::array();
   for (const auto* r : over) {
-    fmt::print("  {:>4} {:<6} {:<14} {:<10} {:>11} vs {:>11}{} {:>+8.2f}%  {}{}\n", r->id, r->family, r->model,
-               r->quant, gb(static_cast<double>(r->predicted_bytes)), gb(r->measured_bytes), r->exact ? " " : "*",
-               r->error_pct, r->standard ? "" : "[recipe] ", r->note.empty() ? "(no reason recorded)" : r->note);
-    over_json.push_back({{"id", r->id}, {"family", r->family}, {"model", r->model}, {"quant", r->quant},
-                         {"source_quant", r->source_quant}, {"predicted_bytes", r->predicted_bytes},
-                         {"measured_bytes", r->measured_bytes}, {"exact", r->exact}, {"error_pct", r->error_pct},
-                         {"standard", r->standard}, {"reason", r->note}});
+    fmt::print("  {:>4} {:<6} {:<14} {:<10} {:>11} vs {:>11}{} {:>+8.2f}%  {}{}\n", r->id, r->family, r->model, r->quant,
+               gb(static_cast<double>(r->predicted_bytes)), gb(r->measured_bytes), r->exact ? " " : "*", r->error_pct,
+               r->standard ? "" : "[recipe] ", r->note.empty() ? "(no reason recorded)" : r->note);
+    over_json.push_back({{"id", r->id},
+                         {"family", r->family},
+                         {"model", r->model},
+                         {"quant", r->quant},
+                         {"source_quant", r->source_quant},
+                         {"predicted_bytes", r->predicted_bytes},
+                         {"measured_bytes", r->measured_bytes},
+                         {"exact", r->exact},
+                         {"error_pct", r->error_pct},
+                         {"standard", r->standard},
+                         {"reason", r->note}});
   }
-  if (over.empty()) fmt::print("  none\n");
-  else fmt::print("  (* a GB/GiB listing; [recipe] a publisher recipe, outside the targets)\n");
+  if (over.empty())
+    fmt::print("  none\n");
+  else
+    fmt::print("  (* a GB/GiB listing; [recipe] a publisher recipe, outside the targets)\n");
 
   fmt::print("\nnot mappable ({}):\n", unmapped.size());
   nlohmann::json unmapped_json = nlohmann::json::array();
@@ -338,10 +353,9 @@ int main(int argc, char** argv) {
   if (verbose) {
     fmt::print("\nevery compared row:\n");
     for (const auto& r : results)
-      fmt::print("  {:>4} {:<6} {:<16} {:<10} {:<7} {:>15} vs {:>15.0f}{} {:>+8.3f}%{}{}\n", r.id, r.family, r.model,
-                 r.quant, r.compare, r.predicted_bytes, r.measured_bytes, r.exact ? " " : "*", r.error_pct,
-                 r.exact ? "" : (r.within_rounding() ? " in rounding" : " outside rounding"),
-                 r.standard ? "" : " [recipe]");
+      fmt::print("  {:>4} {:<6} {:<16} {:<10} {:<7} {:>15} vs {:>15.0f}{} {:>+8.3f}%{}{}\n", r.id, r.family, r.model, r.quant, r.compare,
+                 r.predicted_bytes, r.measured_bytes, r.exact ? " " : "*", r.error_pct,
+                 r.exact ? "" : (r.within_rounding() ? " in rounding" : " outside rounding"), r.standard ? "" : " [recipe]");
   }
 
   // --- targets ------------------------------------------------------------------
@@ -353,8 +367,11 @@ int main(int argc, char** argv) {
     met_all = met_all && met;
     fmt::print("  {:<34} {:>8} <= {:.0f}%  {}\n", name, s.n ? fmt::format("{:.3f}%", value_pct) : "no rows", limit_pct,
                met ? "met" : "MISSED");
-    targets.push_back({{"name", name}, {"n", s.n}, {"value_pct", s.n ? nlohmann::json(value_pct) : nlohmann::json(nullptr)},
-                       {"limit_pct", limit_pct}, {"met", met}});
+    targets.push_back({{"name", name},
+                       {"n", s.n},
+                       {"value_pct", s.n ? nlohmann::json(value_pct) : nlohmann::json(nullptr)},
+                       {"limit_pct", limit_pct},
+                       {"met", met}});
   };
   check("GGUF median", all_by_family["GGUF"], all_by_family["GGUF"].median_pct, kGgufMedianLimitPct);
   for (const char* f : {"AWQ", "GPTQ", "FP8", "MLX"})
@@ -362,8 +379,7 @@ int main(int argc, char** argv) {
   const Stats every = stats_of(select([](const Result& r) { return r.standard; }));
   check("every standard row", every, every.max_pct, kRowLimitPct);
 
-  summary["rows"] = {{"in_data", sizes.size()}, {"compared", results.size()}, {"standard", n_standard},
-                     {"not_mappable", unmapped.size()}};
+  summary["rows"] = {{"in_data", sizes.size()}, {"compared", results.size()}, {"standard", n_standard}, {"not_mappable", unmapped.size()}};
   summary["over_1_pct"] = over_json;
   summary["not_mappable"] = unmapped_json;
   summary["targets"] = targets;

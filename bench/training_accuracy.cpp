@@ -158,9 +158,9 @@ Params fit(const std::vector<const SpeedCase*>& cases, const TrainingEngineProfi
 }
 
 struct Errors {
-  std::vector<double> tps_pct;    ///< absolute % error of tokens/s per GPU
-  std::vector<double> mfu_pts;    ///< absolute error of MFU, percentage points (publisher's accounting)
-  std::vector<std::string> worst; ///< rows outside the targets
+  std::vector<double> tps_pct;     ///< absolute % error of tokens/s per GPU
+  std::vector<double> mfu_pts;     ///< absolute error of MFU, percentage points (publisher's accounting)
+  std::vector<std::string> worst;  ///< rows outside the targets
 };
 
 void add_error(Errors& e, const SpeedCase& c, double predicted_tps) {
@@ -170,7 +170,8 @@ void add_error(Errors& e, const SpeedCase& c, double predicted_tps) {
   e.tps_pct.push_back(tps);
   e.mfu_pts.push_back(mfu);
   if (tps > 15 || mfu > 5)
-    e.worst.push_back(fmt::format("{} ({:+.1f}% tokens/s, {:+.1f} MFU points)", c.id, 100 * (ratio - 1), 100 * c.published_mfu * (ratio - 1)));
+    e.worst.push_back(
+        fmt::format("{} ({:+.1f}% tokens/s, {:+.1f} MFU points)", c.id, 100 * (ratio - 1), 100 * c.published_mfu * (ratio - 1)));
 }
 
 std::string summary(const char* what, const Errors& e) {
@@ -178,11 +179,11 @@ std::string summary(const char* what, const Errors& e) {
   std::size_t within = 0;
   for (std::size_t i = 0; i < e.tps_pct.size(); ++i)
     if (e.tps_pct[i] <= 15 && e.mfu_pts[i] <= 5) ++within;
-  return fmt::format("  {:<44} n={:<3} tokens/s error median {:5.1f}%  p90 {:5.1f}%  max {:5.1f}%   MFU error median {:4.1f} pts  "
-                     "p90 {:4.1f}  max {:4.1f}   within targets {}/{}\n",
-                     what, e.tps_pct.size(), median(e.tps_pct), percentile(e.tps_pct, 0.9),
-                     *std::max_element(e.tps_pct.begin(), e.tps_pct.end()), median(e.mfu_pts), percentile(e.mfu_pts, 0.9),
-                     *std::max_element(e.mfu_pts.begin(), e.mfu_pts.end()), within, e.tps_pct.size());
+  return fmt::format(
+      "  {:<44} n={:<3} tokens/s error median {:5.1f}%  p90 {:5.1f}%  max {:5.1f}%   MFU error median {:4.1f} pts  "
+      "p90 {:4.1f}  max {:4.1f}   within targets {}/{}\n",
+      what, e.tps_pct.size(), median(e.tps_pct), percentile(e.tps_pct, 0.9), *std::max_element(e.tps_pct.begin(), e.tps_pct.end()),
+      median(e.mfu_pts), percentile(e.mfu_pts, 0.9), *std::max_element(e.mfu_pts.begin(), e.mfu_pts.end()), within, e.tps_pct.size());
 }
 
 }  // namespace
@@ -193,12 +194,18 @@ int main(int argc, char** argv) {
   std::string show;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--data" && i + 1 < argc) data = argv[++i];
-    else if (a == "--fit") do_fit = true;
-    else if (a == "--write") write = true;
-    else if (a == "--check") check = true;
-    else if (a == "--verbose") verbose = true;
-    else if (a == "--show" && i + 1 < argc) show = argv[++i];
+    if (a == "--data" && i + 1 < argc)
+      data = argv[++i];
+    else if (a == "--fit")
+      do_fit = true;
+    else if (a == "--write")
+      write = true;
+    else if (a == "--check")
+      check = true;
+    else if (a == "--verbose")
+      verbose = true;
+    else if (a == "--show" && i + 1 < argc)
+      show = argv[++i];
     else {
       fmt::print(stderr, "usage: optadvisor_training_accuracy [--data FILE] [--fit [--write]] [--check] [--verbose] [--show ID]\n");
       return 2;
@@ -326,9 +333,10 @@ int main(int argc, char** argv) {
       const Params start = Params::from(*base);
       Params p = fit(cases, *base, start);
       fitted[id] = p;
-      report += fmt::format("\nfit {} on {} rows: gemm bf16 {:.3f}, gemm fp8 {:.3f}, attention {:.3f}, elementwise {:.3f}, "
-                            "layer overhead {:.1f} us, gather copies {:.1f} B/param (loss {:.4f})\n", id, cases.size(), p.gemm_bf16,
-                            p.gemm_fp8, p.attention, p.elementwise, p.overhead * 1e6, p.copy, loss(cases, *base, p));
+      report += fmt::format(
+          "\nfit {} on {} rows: gemm bf16 {:.3f}, gemm fp8 {:.3f}, attention {:.3f}, elementwise {:.3f}, "
+          "layer overhead {:.1f} us, gather copies {:.1f} B/param (loss {:.4f})\n",
+          id, cases.size(), p.gemm_bf16, p.gemm_fp8, p.attention, p.elementwise, p.overhead * 1e6, p.copy, loss(cases, *base, p));
       // Leave-one-out: refit without each row, predict it.
       Errors loo;
       for (std::size_t i = 0; i < cases.size(); ++i) {
@@ -435,11 +443,12 @@ int main(int argc, char** argv) {
   for (const auto& w : held_out.worst) report += "    outside targets (uncertain row): " + w + "\n";
   for (const auto& s : skipped) report += "  not expressible: " + s + "\n";
 
-  report += fmt::format("\nmemory: DeepSpeed estimator samples max error {:.2f}% (n={}); ZeRO paper example max {:.2f}% (n={}); "
-                        "measured peaks (eager bf16) median {:.1f}% (n={}); compiled/fp8 runs median {:.1f}% (n={})\n",
-                        estimator_err.empty() ? 0 : *std::max_element(estimator_err.begin(), estimator_err.end()), estimator_err.size(),
-                        states_err.empty() ? 0 : *std::max_element(states_err.begin(), states_err.end()), states_err.size(),
-                        median(measured_err), measured_err.size(), median(measured_uncertain_err), measured_uncertain_err.size());
+  report += fmt::format(
+      "\nmemory: DeepSpeed estimator samples max error {:.2f}% (n={}); ZeRO paper example max {:.2f}% (n={}); "
+      "measured peaks (eager bf16) median {:.1f}% (n={}); compiled/fp8 runs median {:.1f}% (n={})\n",
+      estimator_err.empty() ? 0 : *std::max_element(estimator_err.begin(), estimator_err.end()), estimator_err.size(),
+      states_err.empty() ? 0 : *std::max_element(states_err.begin(), states_err.end()), states_err.size(), median(measured_err),
+      measured_err.size(), median(measured_uncertain_err), measured_uncertain_err.size());
   fmt::print("{}", report);
 
   if (check) {

@@ -77,8 +77,6 @@ inline PreparedTraining prepare_request(const Catalog& catalog, const CsvRow& r,
   return prepare_training(catalog, with_model);
 }
 
-inline PreparedTraining prepare_row(const Catalog& catalog, const CsvRow& r) {
-  return prepare_request(catalog, r, request_from(r));
-}
+inline PreparedTraining prepare_row(const Catalog& catalog, const CsvRow& r) { return prepare_request(catalog, r, request_from(r)); }
 
 }  // namespace optadvisor::bench

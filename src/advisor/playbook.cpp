@@ -61,8 +61,10 @@ int level(const std::string& s) { return s == "low" ? 0 : s == "medium" ? 1 : 2;
 nlohmann::json resolve_params(const nlohmann::json& params, const std::map<std::string, double>& values) {
   nlohmann::json out = params;
   for (auto& [key, v] : out.items()) {
-    if (v.is_string() && !v.get<std::string>().empty() && v.get<std::string>()[0] == '@') v = values.at(v.get<std::string>().substr(1));
-    else if (v.is_object()) v = resolve_params(v, values);
+    if (v.is_string() && !v.get<std::string>().empty() && v.get<std::string>()[0] == '@')
+      v = values.at(v.get<std::string>().substr(1));
+    else if (v.is_object())
+      v = resolve_params(v, values);
   }
   return out;
 }
@@ -95,7 +97,7 @@ class Advisor {
     const double min_gain = book_.defaults().min_gain;
 
     out.base = request_.goal == Goal::kTraining ? evaluate_training(training_request(with_defaults(out.notes)), nullptr)
-                                                 : evaluate(with_defaults(out.notes), nullptr);
+                                                : evaluate(with_defaults(out.notes), nullptr);
     const Evaluation& base = out.base;
     out.diagnosis = diagnose(base);
 
@@ -124,22 +126,24 @@ class Advisor {
       }
       const double gain = gain_of(base, *after);
       if (base.runs && !after->runs) {
-        out.not_applicable.push_back({&rule, "does not fit",
-                                      fmt::format("would not fit: needs {} per device, {} usable", format_gb(after->memory_bytes),
-                                                  format_gb(limit_bytes(*after)))});
+        out.not_applicable.push_back(
+            {&rule, "does not fit",
+             fmt::format("would not fit: needs {} per device, {} usable", format_gb(after->memory_bytes), format_gb(limit_bytes(*after)))});
         continue;
       }
       if (feasibility(base) == 0 && feasibility(*after) == 1) {
-        out.not_applicable.push_back({&rule, "does not fit",
-                                      fmt::format("would keep {} of {} layers in host memory; the device holds them all now",
-                                                  after->inference().analysis.memory.offloaded_layers, after->inference().analysis.memory.total_layers)});
+        out.not_applicable.push_back(
+            {&rule, "does not fit",
+             fmt::format("would keep {} of {} layers in host memory; the device holds them all now",
+                         after->inference().analysis.memory.offloaded_layers, after->inference().analysis.memory.total_layers)});
         continue;
       }
       if (!(gain >= min_gain)) {
         const bool progress = !base.runs && !after->runs && request_.goal != Goal::kMemory;
         out.not_applicable.push_back(
             {&rule, "no gain",
-             progress ? fmt::format("still does not fit and needs no less memory: {} -> {}", format_gb(base.memory_bytes), format_gb(after->memory_bytes))
+             progress ? fmt::format("still does not fit and needs no less memory: {} -> {}", format_gb(base.memory_bytes),
+                                    format_gb(after->memory_bytes))
                       : fmt::format("no computed gain on {}: {} -> {}", out.metric.label, metric_text(base), metric_text(*after))});
         continue;
       }
@@ -218,8 +222,8 @@ class Advisor {
       if (!set.empty()) {
         std::string list;
         for (const auto& s : set) list += (list.empty() ? "" : ", ") + s;
-        notes.push_back(fmt::format("{}: the {} goal's default (change with --batch, --prompt, --gen, --context)", list,
-                                    to_string(request_.goal)));
+        notes.push_back(
+            fmt::format("{}: the {} goal's default (change with --batch, --prompt, --gen, --context)", list, to_string(request_.goal)));
       }
     }
     return r;
@@ -251,7 +255,8 @@ class Advisor {
     t.request = std::move(request);
     if (base && base->is_training() && same_model(base->training().request.model, t.request.model))
       t.prepared = prepare_training(catalog_, t.request, base->training().prepared.model);
-    else t.prepared = prepare_training(catalog_, t.request);
+    else
+      t.prepared = prepare_training(catalog_, t.request);
     t.analysis = analyze_training(t.prepared.scenario);
     Evaluation e;
     e.facts = training_facts(t.prepared, t.analysis);
@@ -267,7 +272,8 @@ class Advisor {
     i.request = std::move(request);
     if (base && !base->is_training() && same_model(base->inference().request.model, i.request.model))
       i.prepared = prepare_scenario(catalog_, i.request, base->inference().prepared.model);
-    else i.prepared = prepare_scenario(catalog_, i.request);
+    else
+      i.prepared = prepare_scenario(catalog_, i.request);
     i.analysis = analyze(i.prepared.scenario);
     Evaluation e;
     e.facts = inference_facts(i.prepared, i.analysis, request_.goal);
@@ -337,8 +343,7 @@ class Advisor {
     // breaking a scenario that runs is none. While neither runs, progress is
     // the memory it no longer needs (the memory goal's metric already is).
     if (before.runs != after.runs) return after.runs ? std::numeric_limits<double>::infinity() : 0.0;
-    if (!after.runs && request_.goal != Goal::kMemory)
-      return after.memory_bytes > 0 ? before.memory_bytes / after.memory_bytes : 0.0;
+    if (!after.runs && request_.goal != Goal::kMemory) return after.memory_bytes > 0 ? before.memory_bytes / after.memory_bytes : 0.0;
     if (m.lower_is_better) return after.metric > 0 ? before.metric / after.metric : std::numeric_limits<double>::infinity();
     return before.metric > 0 ? after.metric / before.metric : std::numeric_limits<double>::infinity();
   }
@@ -376,8 +381,10 @@ class Advisor {
     const double margin = values_.at("quality_step_margin");
     if (s.feasibility == 2 && request_.goal != Goal::kMemory)
       s.score = e.memory_bytes > 0 ? -std::log(e.memory_bytes) : 0.0;
-    else if (e.metric > 0) s.score = lower ? -std::log(e.metric) : std::log(e.metric);
-    else s.score = lower ? std::numeric_limits<double>::infinity() : -std::numeric_limits<double>::infinity();
+    else if (e.metric > 0)
+      s.score = lower ? -std::log(e.metric) : std::log(e.metric);
+    else
+      s.score = lower ? std::numeric_limits<double>::infinity() : -std::numeric_limits<double>::infinity();
     // The memory goal compares quality first; the speed goals ask a lossier change for a margin per class step.
     if (request_.goal != Goal::kMemory) s.score -= quality * std::log(margin);
     return s;
@@ -442,7 +449,8 @@ class Advisor {
     }
     const double step_gain = gain_of(current, *after);
     if (feasibility(*after) > feasibility(current) || !(step_gain >= min_gain)) {
-      reason = feasibility(*after) > feasibility(current) ? "it would no longer fit after the steps above" : "no further gain after the steps above";
+      reason = feasibility(*after) > feasibility(current) ? "it would no longer fit after the steps above"
+                                                          : "no further gain after the steps above";
       return std::nullopt;
     }
     PlanStep s;
@@ -516,7 +524,10 @@ class Advisor {
       const PlanStep* running = nullptr;
       for (std::size_t e = 0; e < k; ++e)
         if (out.plan[e].result.runs && !running) running = &out.plan[e];
-      s.first_running_step = out.base.runs ? 0 : running ? static_cast<int>(running - out.plan.data()) + 1 : s.result.runs ? static_cast<int>(k) + 1 : 0;
+      s.first_running_step = out.base.runs   ? 0
+                             : running       ? static_cast<int>(running - out.plan.data()) + 1
+                             : s.result.runs ? static_cast<int>(k) + 1
+                                             : 0;
       s.gain_over_first = out.base.runs ? s.cumulative_gain : running ? gain_of(running->result, s.result) : 1.0;
     }
     // Why each searched recommendation is not in the plan.
@@ -533,7 +544,8 @@ class Advisor {
         continue;
       }
       std::string reason;
-      if (out.plan.size() >= max_steps) reason = fmt::format("the plan has its {} steps", max_steps);
+      if (out.plan.size() >= max_steps)
+        reason = fmt::format("the plan has its {} steps", max_steps);
       else if (step(rule, last, min_gain, reason))
         reason = request_.goal == Goal::kMemory ? "a less lossy plan fits without it" : "its gain does not pay for its quality class";
       out.plan_skipped.push_back({&rule, reason});
@@ -616,14 +628,16 @@ class Advisor {
           const char* name;
           double bytes;
         };
-        const Part parts[] = {{"weights", m.weights_bytes}, {"KV cache", m.kv_cache_bytes}, {"activations", m.activation_bytes},
+        const Part parts[] = {{"weights", m.weights_bytes},
+                              {"KV cache", m.kv_cache_bytes},
+                              {"activations", m.activation_bytes},
                               {"runtime overhead", m.overhead_bytes}};
         const Part* top = &parts[0];
         for (const auto& p : parts)
           if (p.bytes > top->bytes) top = &p;
-        d.explanation = fmt::format("{}: needs {} per device, {} usable ({:.0f}%); {} are {:.0f}% of it",
-                                    m.fits ? "fits" : "does not fit", format_gb(m.total_bytes), format_gb(m.limit_bytes),
-                                    share(m.total_bytes, m.limit_bytes) * 100, top->name, share(top->bytes, m.total_bytes) * 100);
+        d.explanation = fmt::format("{}: needs {} per device, {} usable ({:.0f}%); {} are {:.0f}% of it", m.fits ? "fits" : "does not fit",
+                                    format_gb(m.total_bytes), format_gb(m.limit_bytes), share(m.total_bytes, m.limit_bytes) * 100,
+                                    top->name, share(top->bytes, m.total_bytes) * 100);
         if (m.offloaded_layers > 0)
           d.explanation += fmt::format("; llama.cpp keeps {} of {} layers in host memory", m.offloaded_layers, m.total_layers);
         f["weights_bytes"] = m.weights_bytes;
@@ -846,8 +860,6 @@ bool ranks_above(const Standing& a, const Standing& b, bool quality_first) {
   return a.id < b.id;
 }
 
-Advice advise(const Catalog& catalog, const RuleBook& book, const AdviceRequest& request) {
-  return Advisor(catalog, book, request).run();
-}
+Advice advise(const Catalog& catalog, const RuleBook& book, const AdviceRequest& request) { return Advisor(catalog, book, request).run(); }
 
 }  // namespace optadvisor

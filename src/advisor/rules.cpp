@@ -166,8 +166,8 @@ const FactInfo* find_fact(std::string_view name) {
 bool fact_for_inference(std::string_view name) { return name.rfind("training.", 0) != 0; }
 
 bool fact_for_training(std::string_view name) {
-  static const std::vector<std::string_view> memory = {"memory.fits", "memory.runs", "memory.total_bytes", "memory.limit_bytes",
-                                                       "memory.use_fraction", "memory.headroom_bytes"};
+  static const std::vector<std::string_view> memory = {"memory.fits",        "memory.runs",         "memory.total_bytes",
+                                                       "memory.limit_bytes", "memory.use_fraction", "memory.headroom_bytes"};
   if (name == "goal" || name.rfind("hardware.", 0) == 0 || name.rfind("model.", 0) == 0 || name.rfind("training.", 0) == 0) return true;
   return std::find(memory.begin(), memory.end(), name) != memory.end();
 }
@@ -194,13 +194,13 @@ bool is_placeholder(std::string_view inner) {
 }
 
 bool Condition::holds(const Facts& facts) const {
-  if (!any.empty())
-    return std::any_of(any.begin(), any.end(), [&](const Condition& c) { return c.holds(facts); });
+  if (!any.empty()) return std::any_of(any.begin(), any.end(), [&](const Condition& c) { return c.holds(facts); });
   auto it = facts.find(fact);
   if (it == facts.end()) return false;
   const nlohmann::json& v = it->second;
   auto equal = [](const nlohmann::json& a, const nlohmann::json& b) {
-    if (a.is_number() && b.is_number()) return std::fabs(a.get<double>() - b.get<double>()) <= 1e-9 * std::max(1.0, std::fabs(a.get<double>()));
+    if (a.is_number() && b.is_number())
+      return std::fabs(a.get<double>() - b.get<double>()) <= 1e-9 * std::max(1.0, std::fabs(a.get<double>()));
     return a == b;
   };
   auto member = [&](const nlohmann::json& list) {
@@ -253,8 +253,7 @@ const Rule& RuleBook::resolve(std::string_view id) const {
   std::string hint = "see 'optadvisor rules list' for the rule ids";
   if (!close.empty()) {
     hint = "did you mean ";
-    for (std::size_t i = 0; i < close.size(); ++i)
-      hint += (i == 0 ? "" : (i + 1 == close.size() ? " or " : ", ")) + ("'" + close[i] + "'");
+    for (std::size_t i = 0; i < close.size(); ++i) hint += (i == 0 ? "" : (i + 1 == close.size() ? " or " : ", ")) + ("'" + close[i] + "'");
     hint += "? (optadvisor rules list)";
   }
   throw bad_input(fmt::format("unknown rule '{}'", id), hint);
@@ -297,8 +296,10 @@ bool training_framework(const Catalog& catalog, const std::string& id) {
 void check_fact_values(const Catalog& catalog, const std::string& fact, const nlohmann::json& value, const Checker& c,
                        const std::string& pointer) {
   std::vector<nlohmann::json> values;
-  if (value.is_array()) values.assign(value.begin(), value.end());
-  else values.push_back(value);
+  if (value.is_array())
+    values.assign(value.begin(), value.end());
+  else
+    values.push_back(value);
   for (const auto& v : values) {
     if (!v.is_string()) continue;
     const std::string s = v.get<std::string>();
@@ -410,8 +411,10 @@ void check_param(const TransformParam& param, const nlohmann::json& value, const
     const std::string id = value.get<std::string>().substr(1);
     if (param.kind != "number" && param.kind != "integer" && param.kind != "number-map")
       c.add(pointer, fmt::format("parameter '{}' is a {}, not a number; it cannot take an assumption", param.name, param.kind));
-    else if (!assumptions.count(id)) c.add(pointer, fmt::format("unknown assumption '{}'", id));
-    else used.push_back(id);
+    else if (!assumptions.count(id))
+      c.add(pointer, fmt::format("unknown assumption '{}'", id));
+    else
+      used.push_back(id);
     return;
   }
   auto check_quant = [&](const nlohmann::json& v, const std::string& p) {
@@ -436,14 +439,16 @@ void check_param(const TransformParam& param, const nlohmann::json& value, const
   } else if (param.kind == "number-map") {
     if (value.is_number()) return;
     if (!value.is_object() || value.empty())
-      return c.add(pointer, fmt::format("parameter '{}' must be a number, \"@assumption\" or {{engine id: number, \"*\": number}}", param.name));
+      return c.add(pointer,
+                   fmt::format("parameter '{}' must be a number, \"@assumption\" or {{engine id: number, \"*\": number}}", param.name));
     const TransformParam number{param.name, "number", false, ""};
     for (const auto& [engine, v] : value.items()) {
       if (engine != "*" && !known_engine(catalog, engine)) c.add(pointer + "/" + engine, fmt::format("unknown engine '{}'", engine));
       check_param(number, v, catalog, assumptions, c, pointer + "/" + engine, used);
     }
   } else if (param.kind == "integer") {
-    if (!value.is_number_integer() || value.get<int64_t>() < 1) c.add(pointer, fmt::format("parameter '{}' must be a positive integer", param.name));
+    if (!value.is_number_integer() || value.get<int64_t>() < 1)
+      c.add(pointer, fmt::format("parameter '{}' must be a positive integer", param.name));
   } else if (param.kind == "string") {
     if (!value.is_string()) c.add(pointer, fmt::format("parameter '{}' must be a string", param.name));
   } else if (param.kind == "quant") {
@@ -451,7 +456,8 @@ void check_param(const TransformParam& param, const nlohmann::json& value, const
   } else if (param.kind == "kv-dtype") {
     per_engine(check_kv);
   } else if (param.kind == "engine") {
-    if (!value.is_string() || !known_engine(catalog, value.get<std::string>())) c.add(pointer, fmt::format("unknown engine {}", value.dump()));
+    if (!value.is_string() || !known_engine(catalog, value.get<std::string>()))
+      c.add(pointer, fmt::format("unknown engine {}", value.dump()));
   } else if (param.kind == "precision-map") {
     if (!value.is_object() || value.empty()) return c.add(pointer, "expected {\"4\"|\"8\"|\"16\"|\"*\": format id}");
     for (const auto& [k, v] : value.items()) {
@@ -461,30 +467,35 @@ void check_param(const TransformParam& param, const nlohmann::json& value, const
   } else if (param.kind == "sharding") {
     static const std::set<std::string> modes = {"ddp", "zero1", "zero2", "zero3", "fsdp"};
     auto check_mode = [&](const nlohmann::json& v, const std::string& p) {
-      if (!v.is_string() || !modes.count(v.get<std::string>())) c.add(p, fmt::format("unknown sharding mode {} (ddp, zero1, zero2, zero3, fsdp)", v.dump()));
+      if (!v.is_string() || !modes.count(v.get<std::string>()))
+        c.add(p, fmt::format("unknown sharding mode {} (ddp, zero1, zero2, zero3, fsdp)", v.dump()));
     };
-    if (value.is_string()) check_mode(value, pointer);
+    if (value.is_string())
+      check_mode(value, pointer);
     else if (value.is_object() && !value.empty())
       for (const auto& [framework, v] : value.items()) {
         if (framework != "*" && !training_framework(catalog, framework))
           c.add(pointer + "/" + framework, fmt::format("unknown training framework '{}'", framework));
         check_mode(v, pointer + "/" + framework);
       }
-    else c.add(pointer, "expected a sharding mode or {framework id: mode}");
+    else
+      c.add(pointer, "expected a sharding mode or {framework id: mode}");
   } else if (param.kind == "batch") {
     if (!(value.is_string() && value.get<std::string>() == "max") && !(value.is_number_integer() && value.get<int64_t>() > 0))
       c.add(pointer, "batch is \"max\" or a positive integer");
   }
 }
 
-void parse_rule(const nlohmann::json& j, const Catalog& catalog, const std::map<std::string, Assumption>& assumptions,
-                const Checker& c, const std::string& pointer, Rule& r) {
+void parse_rule(const nlohmann::json& j, const Catalog& catalog, const std::map<std::string, Assumption>& assumptions, const Checker& c,
+                const std::string& pointer, Rule& r) {
   r.id = j.at("id").get<std::string>();
   r.title = j.at("title").get<std::string>();
   r.summary = j.value("summary", "");
   for (const auto& g : j.at("goals")) {
-    if (auto goal = goal_from_string(g.get<std::string>())) r.goals.push_back(*goal);
-    else c.add(pointer + "/goals", fmt::format("unknown goal '{}'", g.get<std::string>()));
+    if (auto goal = goal_from_string(g.get<std::string>()))
+      r.goals.push_back(*goal);
+    else
+      c.add(pointer + "/goals", fmt::format("unknown goal '{}'", g.get<std::string>()));
   }
   if (j.contains("when"))
     for (std::size_t i = 0; i < j.at("when").size(); ++i)
@@ -501,8 +512,10 @@ void parse_rule(const nlohmann::json& j, const Catalog& catalog, const std::map<
   if (j.contains("transform")) {
     const auto& t = j.at("transform");
     std::vector<nlohmann::json> steps;
-    if (t.is_array()) steps.assign(t.begin(), t.end());
-    else steps.push_back(t);
+    if (t.is_array())
+      steps.assign(t.begin(), t.end());
+    else
+      steps.push_back(t);
     for (std::size_t i = 0; i < steps.size(); ++i) {
       const std::string p = pointer + "/transform" + (t.is_array() ? "/" + std::to_string(i) : "");
       TransformStep step;
@@ -572,8 +585,10 @@ void parse_rule(const nlohmann::json& j, const Catalog& catalog, const std::map<
   r.sources = j.at("sources");
   r.effects = j.value("effects", std::vector<std::string>{});
   for (const auto& id : j.value("assumptions", std::vector<std::string>{})) {
-    if (!assumptions.count(id)) c.add(pointer + "/assumptions", fmt::format("unknown assumption '{}'", id));
-    else if (std::find(r.assumptions.begin(), r.assumptions.end(), id) == r.assumptions.end()) r.assumptions.push_back(id);
+    if (!assumptions.count(id))
+      c.add(pointer + "/assumptions", fmt::format("unknown assumption '{}'", id));
+    else if (std::find(r.assumptions.begin(), r.assumptions.end(), id) == r.assumptions.end())
+      r.assumptions.push_back(id);
   }
   check_template(r.title, assumptions, c, pointer + "/title");
   check_template(r.risk, assumptions, c, pointer + "/risk/text");
@@ -589,7 +604,8 @@ void parse_assumption(const nlohmann::json& j, const Checker& c, const std::stri
   a.derivation = j.value("derivation", "");
   a.effects = j.value("effects", std::vector<std::string>{});
   a.sources = j.at("sources");
-  if (!(a.min <= a.value && a.value <= a.max)) c.add(pointer + "/value", fmt::format("{} is outside [min, max] = [{}, {}]", a.value, a.min, a.max));
+  if (!(a.min <= a.value && a.value <= a.max))
+    c.add(pointer + "/value", fmt::format("{} is outside [min, max] = [{}, {}]", a.value, a.min, a.max));
 }
 
 bool is_embedded(const std::string& display) {

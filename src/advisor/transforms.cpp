@@ -46,8 +46,7 @@ std::optional<std::string> for_engine(const Params& value, const std::string& en
 }
 
 bool engine_runs(const EngineProfile& engine, const QuantFormat& format) {
-  if (format.container == Container::kGguf)
-    return std::find(engine.quants.begin(), engine.quants.end(), "*gguf") != engine.quants.end();
+  if (format.container == Container::kGguf) return std::find(engine.quants.begin(), engine.quants.end(), "*gguf") != engine.quants.end();
   return std::find(engine.quants.begin(), engine.quants.end(), format.id) != engine.quants.end();
 }
 
@@ -155,8 +154,10 @@ TransformResult speculative_decoding(const Params& p, const TransformInput& in) 
     spec.draft_memory_bytes = params * kDraftBytesPerParam;
     const double per_token = drafter_pass_s(params, 1.0) / t_plain;
     cost = [per_token](uint32_t k) { return per_token * k; };
-    notes.push_back(fmt::format("drafter: one decoder layer and a {:.0f}-token output layer, {} in 16-bit; each drafted token costs {:.3f} of a "
-                                "target step", head_vocab, format_gb(spec.draft_memory_bytes), per_token));
+    notes.push_back(
+        fmt::format("drafter: one decoder layer and a {:.0f}-token output layer, {} in 16-bit; each drafted token costs {:.3f} of a "
+                    "target step",
+                    head_vocab, format_gb(spec.draft_memory_bytes), per_token));
   } else if (drafter == "heads") {
     // Medusa: every head (a residual block and its own output layer) runs once per step.
     const double heads = number(p, "heads", 1.0);
@@ -178,12 +179,13 @@ TransformResult speculative_decoding(const Params& p, const TransformInput& in) 
     const double per_token = drafter_pass_s(params, 1.0) / t_plain;
     cost = [per_token](uint32_t k) { return per_token * k; };
     max_k = std::min<uint32_t>(max_k, static_cast<uint32_t>(s.model.num_nextn_predict_layers));
-    notes.push_back(fmt::format("drafter: the model's own multi-token-prediction layer (in the checkpoint); each drafted token costs {:.3f} of a "
-                                "target step", per_token));
+    notes.push_back(
+        fmt::format("drafter: the model's own multi-token-prediction layer (in the checkpoint); each drafted token costs {:.3f} of a "
+                    "target step",
+                    per_token));
   } else if (drafter == "draft-model") {
     const ModelSpec* draft = draft_model_for(in.catalog, s, number(p, "max_draft_fraction", 0.25));
-    if (!draft)
-      return not_here(fmt::format("no smaller model with {}'s tokenizer is in the catalog (optadvisor models)", s.model.name));
+    if (!draft) return not_here(fmt::format("no smaller model with {}'s tokenizer is in the catalog (optadvisor models)", s.model.name));
     ScenarioRequest dr = in.request;
     dr.model = ModelRequest{};
     dr.model.preset = draft->id;
@@ -198,7 +200,8 @@ TransformResult speculative_decoding(const Params& p, const TransformInput& in) 
     // Drafting k tokens runs the draft model k times.
     const double per_token = da.decode.time_s / t_plain;
     cost = [per_token](uint32_t k) { return per_token * k; };
-    spec.draft_memory_bytes = draft_prepared.scenario.weights.total_bytes + da.memory.kv_cache_bytes * std::max(1.0, static_cast<double>(s.workload.tp * s.workload.pp));
+    spec.draft_memory_bytes = draft_prepared.scenario.weights.total_bytes +
+                              da.memory.kv_cache_bytes * std::max(1.0, static_cast<double>(s.workload.tp * s.workload.pp));
     // Acceptance depends on the pairing: a draft of the target's own family agrees with it far more often.
     const bool same_family = family_of(draft->id) == family_of(s.model.id);
     if (same_family && p.contains("same_family_rate")) rate = number_for_engine(p.at("same_family_rate"), engine);
@@ -293,8 +296,7 @@ TransformResult set_batch(const Params& p, const TransformInput& in) {
   if (p.at("batch").is_string()) {
     if (in.request.batch == "max") return not_here("the batch is already as large as fits");
     const uint64_t fit = std::min<uint64_t>(in.analysis.memory.max_batch, in.prepared.scenario.engine.engine->max_batch);
-    if (fit <= current)
-      return not_here(fmt::format("no room for more sequences: {} of this context fit", in.analysis.memory.max_batch));
+    if (fit <= current) return not_here(fmt::format("no room for more sequences: {} of this context fit", in.analysis.memory.max_batch));
     r.batch = "max";
     std::string change = fmt::format("batch {} -> {} (as many as fit)", current, fit);
     return changed(std::move(r), {std::move(change)});
@@ -348,7 +350,8 @@ TransformResult limit_context(const Params&, const TransformInput& in) {
   const uint64_t fit = in.analysis.memory.max_context;
   if (fit >= context) return not_here("the context already fits");
   if (fit <= w.gen_tokens)
-    return not_here(fmt::format("not even {} tokens of context fit: the weights and buffers leave no room for the KV cache", w.gen_tokens + 1));
+    return not_here(
+        fmt::format("not even {} tokens of context fit: the weights and buffers leave no room for the KV cache", w.gen_tokens + 1));
   ScenarioRequest r = in.request;
   r.context_tokens = static_cast<int64_t>(fit);
   std::string note = fmt::format("context {} -> {} tokens", context, fit);
@@ -562,8 +565,7 @@ TransformResult context_parallel(const Params& p, const TransformInput& in) {
   const uint64_t dp = w.gpus / (w.tp * w.pp * cp);
   // The same sequences per step: fewer data-parallel ranks accumulate more.
   if (w.global_batch % (dp * w.micro_batch) == 0) r.global_batch = static_cast<int64_t>(w.global_batch);
-  std::string change = fmt::format("context parallel {} -> {} over the same {} GPUs (data parallel {} -> {})", w.cp, cp,
-                                                     w.gpus, w.dp, dp);
+  std::string change = fmt::format("context parallel {} -> {} over the same {} GPUs (data parallel {} -> {})", w.cp, cp, w.gpus, w.dp, dp);
   return training_changed(std::move(r), {std::move(change)});
 }
 
@@ -608,13 +610,16 @@ struct Entry {
 
 const std::vector<Entry>& entries() {
   static const std::vector<Entry> list = {
-      {{"quantize_weights", "store the weights in another format (re-quantized per tensor, as the format's tool would)",
+      {{"quantize_weights",
+        "store the weights in another format (re-quantized per tensor, as the format's tool would)",
         {{"quant", "quant", true, "format id, or {engine id: format id, \"*\": format id}"}}},
        quantize_weights},
-      {{"kv_cache_dtype", "store the KV cache in another element type",
+      {{"kv_cache_dtype",
+        "store the KV cache in another element type",
         {{"dtype", "kv-dtype", true, "KV-cache dtype, or {engine id: dtype, \"*\": dtype}"}}},
        kv_cache_dtype},
-      {{"speculative_decoding", "draft tokens cheaply and verify them in one target step",
+      {{"speculative_decoding",
+        "draft tokens cheaply and verify them in one target step",
         {{"method", "string", true, "eagle, medusa, mtp, draft-model or ngram"},
          {"acceptance_rate", "number-map", false,
           "probability that a drafted token is accepted when the ones before it were, or {engine id: rate, \"*\": rate}; "
@@ -623,22 +628,26 @@ const std::vector<Entry>& entries() {
          {"max_draft_tokens", "number", false, "most drafts per step the search tries"},
          {"accepted_tokens", "number", false, "without acceptance_rate: mean tokens kept per step of draft_tokens drafts"},
          {"draft_tokens", "number", false, "without acceptance_rate: tokens drafted and verified per step"},
-         {"draft_overhead", "number", false, "drafting cost per step as a fraction of a plain decode step (computed for every drafter but none)"},
+         {"draft_overhead", "number", false,
+          "drafting cost per step as a fraction of a plain decode step (computed for every drafter but none)"},
          {"drafter", "string", false, "what drafts: one-layer, heads, mtp (the model's own MTP layers), draft-model or none"},
          {"draft_vocab", "number", false, "one-layer: tokens of the drafter's output layer"},
          {"heads", "number", false, "Medusa heads (drafter heads)"},
          {"max_draft_fraction", "number", false, "draft-model: largest draft as a fraction of the target's parameters"}}},
        speculative_decoding},
-      {{"prefix_caching", "serve a shared prompt prefix from the KV cache instead of recomputing it",
+      {{"prefix_caching",
+        "serve a shared prompt prefix from the KV cache instead of recomputing it",
         {{"shared_fraction", "number", true, "share of each prompt that is a cached prefix"}}},
        prefix_caching},
-      {{"flash_attention", "fused attention kernels",
+      {{"flash_attention",
+        "fused attention kernels",
         {{"kernel", "string", true, "fa2 or fa3"}, {"speedup", "number", true, "attention kernel speed-up over what runs now"}}},
        flash_attention},
       {{"cuda_graphs", "capture the decode step as a CUDA graph", {}}, cuda_graphs},
       {{"tensor_parallel", "split every layer across GPUs", {{"degree", "integer", true, "GPUs per model replica"}}}, tensor_parallel},
       {{"set_batch", "serve more sequences at once", {{"batch", "batch", true, "\"max\" (as many as fit) or a number"}}}, set_batch},
-      {{"switch_engine", "serve with another engine, keeping the weights' precision",
+      {{"switch_engine",
+        "serve with another engine, keeping the weights' precision",
         {{"engine", "engine", true, "engine id"},
          {"quants", "precision-map", true, "format per precision class: {\"4\": ..., \"8\": ..., \"16\": ..., \"*\": ...}"}}},
        switch_engine},
@@ -647,29 +656,42 @@ const std::vector<Entry>& entries() {
        raise_wired_limit},
       {{"memory_entitlement", "use the increased-memory-limit entitlement (iOS)", {}}, memory_entitlement},
       {{"mmap_weights", "map the weights read-only from the file (outside the iOS footprint)", {}}, mmap_weights},
-      {{"switch_model", "pick another catalog model",
+      {{"switch_model",
+        "pick another catalog model",
         {{"select", "string", true, "kv-efficient (sliding-window or MLA of a similar size) or sustained (fits the throttled rate)"},
          {"params_band", "number", false, "kv-efficient: parameter ratio allowed either way"},
          {"max_kv_ratio", "number", false, "kv-efficient: KV per token at most this share of the current model's"}}},
        switch_model},
-      {{"training_precision", "train in another precision (FP8 GEMMs with BF16 master weights)",
-        {{"precision", "string", true, "bf16 or fp8"}}, true},
+      {{"training_precision",
+        "train in another precision (FP8 GEMMs with BF16 master weights)",
+        {{"precision", "string", true, "bf16 or fp8"}},
+        true},
        training_precision},
-      {{"recompute", "recompute activations in the backward pass instead of saving them",
-        {{"mode", "string", true, "selective (attention core) or full (every layer)"}}, true},
+      {{"recompute",
+        "recompute activations in the backward pass instead of saving them",
+        {{"mode", "string", true, "selective (attention core) or full (every layer)"}},
+        true},
        recompute},
-      {{"sharding", "shard model states over the data-parallel ranks (ZeRO / FSDP)",
-        {{"name", "sharding", true, "zero1, zero2, zero3 or fsdp, or {framework id: name}"}}, true},
+      {{"sharding",
+        "shard model states over the data-parallel ranks (ZeRO / FSDP)",
+        {{"name", "sharding", true, "zero1, zero2, zero3 or fsdp, or {framework id: name}"}},
+        true},
        sharding},
-      {{"micro_batch", "change the micro-batch, keeping the global batch through gradient accumulation",
-        {{"mode", "string", true, "max (largest that fits) or fit (smallest change that fits)"}}, true},
+      {{"micro_batch",
+        "change the micro-batch, keeping the global batch through gradient accumulation",
+        {{"mode", "string", true, "max (largest that fits) or fit (smallest change that fits)"}},
+        true},
        micro_batch},
-      {{"context_parallel", "split each sequence over GPUs (ring attention) instead of replicating it",
-        {{"degree", "integer", true, "factor to multiply the context-parallel degree by"}}, true},
+      {{"context_parallel",
+        "split each sequence over GPUs (ring attention) instead of replicating it",
+        {{"degree", "integer", true, "factor to multiply the context-parallel degree by"}},
+        true},
        context_parallel},
       {{"sequence_parallel", "split norms and dropout along the sequence with tensor parallelism", {}, true}, sequence_parallel},
-      {{"lora", "train low-rank adapters on a frozen base",
-        {{"rank", "integer", true, "adapter rank"}, {"base", "string", false, "frozen base format: \"\" (16-bit) or nf4 (QLoRA)"}}, true},
+      {{"lora",
+        "train low-rank adapters on a frozen base",
+        {{"rank", "integer", true, "adapter rank"}, {"base", "string", false, "frozen base format: \"\" (16-bit) or nf4 (QLoRA)"}},
+        true},
        lora},
       {{"optimizer", "use another optimizer", {{"id", "string", true, "optimizer id (adamw-8bit)"}}, true}, optimizer},
   };

@@ -77,8 +77,7 @@ double decode_layers_overhead_s(const Scenario& s, const Factors& f, double toke
 /// per head: the decay (d_head d_state), the dt B x outer product (2 d_head d_state) and C.h (2 d_head d_state).
 double linear_attention_flops_per_token(const ModelSpec& m) {
   if (m.mamba_n_heads > 0)
-    return 5.0 * static_cast<double>(m.mamba_n_heads) * static_cast<double>(m.mamba_d_head) *
-           static_cast<double>(m.mamba_d_state);
+    return 5.0 * static_cast<double>(m.mamba_n_heads) * static_cast<double>(m.mamba_d_head) * static_cast<double>(m.mamba_d_state);
   return 7.0 * static_cast<double>(m.linear_num_value_heads) * static_cast<double>(m.linear_key_head_dim) *
          static_cast<double>(m.linear_value_head_dim);
 }
@@ -95,8 +94,7 @@ double indexer_flops_per_token(const ModelSpec& m, double context) {
 /// "Scaling Laws for Neural Language Models", arXiv:2001.08361, table 1); MLA's dims per DeepSeek-V2
 /// (arXiv:2405.04434).
 double attention_flops_per_token(const ModelSpec& m, const KvShape& kv, double context) {
-  const double qk_dim = m.kv_lora_rank ? static_cast<double>(m.qk_nope_head_dim + m.qk_rope_head_dim)
-                                       : static_cast<double>(m.head_dim);
+  const double qk_dim = m.kv_lora_rank ? static_cast<double>(m.qk_nope_head_dim + m.qk_rope_head_dim) : static_cast<double>(m.head_dim);
   const double v_dim = m.kv_lora_rank ? static_cast<double>(m.v_head_dim) : static_cast<double>(m.head_dim);
   const double heads = static_cast<double>(m.num_attention_heads);
   const double window = kv.window_tokens ? std::min<double>(context, static_cast<double>(kv.window_tokens)) : context;
@@ -110,8 +108,7 @@ double attention_flops_per_token(const ModelSpec& m, const KvShape& kv, double c
 /// Causal prefill attention FLOPs for a prompt of `p` tokens: the sum of
 /// attention_flops_per_token over positions 0..p-1 (closed form per layer kind).
 double prefill_attention_flops(const ModelSpec& m, const KvShape& kv, double p) {
-  const double qk_dim = m.kv_lora_rank ? static_cast<double>(m.qk_nope_head_dim + m.qk_rope_head_dim)
-                                       : static_cast<double>(m.head_dim);
+  const double qk_dim = m.kv_lora_rank ? static_cast<double>(m.qk_nope_head_dim + m.qk_rope_head_dim) : static_cast<double>(m.head_dim);
   const double v_dim = m.kv_lora_rank ? static_cast<double>(m.v_head_dim) : static_cast<double>(m.head_dim);
   const double c = 2.0 * static_cast<double>(m.num_attention_heads) * (qk_dim + v_dim);
   // Attention over at most w tokens for each of p positions: c (w^2/2 + (p - w) w) past w, c p^2/2 below.
@@ -179,12 +176,10 @@ void classify(PhaseEstimate& p, const char* phase, Detail level) {
     p.explanation = fmt::format("{}: nothing to do", phase);
     return;
   }
-  const Part shares[] = {{Bound::kMemoryBandwidth, p.exposed_weights_s, "weights"},
-                         {Bound::kMemoryBandwidth, p.exposed_kv_s, "KV cache"},
-                         {Bound::kMemoryBandwidth, p.exposed_offload_s, "offload"},
-                         {Bound::kCompute, p.exposed_compute_s, "compute"},
-                         {Bound::kOverhead, p.overhead_time_s, "overhead"},
-                         {Bound::kInterconnect, p.interconnect_time_s, "interconnect"}};
+  const Part shares[] = {
+      {Bound::kMemoryBandwidth, p.exposed_weights_s, "weights"}, {Bound::kMemoryBandwidth, p.exposed_kv_s, "KV cache"},
+      {Bound::kMemoryBandwidth, p.exposed_offload_s, "offload"}, {Bound::kCompute, p.exposed_compute_s, "compute"},
+      {Bound::kOverhead, p.overhead_time_s, "overhead"},         {Bound::kInterconnect, p.interconnect_time_s, "interconnect"}};
   std::string list;
   for (const auto& s : shares)
     if (s.time >= 0.005 * p.time_s) list += fmt::format("{}{} {}", list.empty() ? "" : ", ", s.what, percent(s.time, p.time_s));
@@ -215,8 +210,8 @@ namespace {
 /// kv_bytes_per_sequence with the model's cache layout worked out once: the
 /// largest-context search below calls it a few dozen times per analysis.
 double kv_bytes_with(const Scenario& s, const KvShape& kv, uint64_t context) {
-  const auto policy = s.engine.engine && !s.engine.engine->cap_sliding_window ? KvWindowPolicy::kFullContext
-                                                                                : KvWindowPolicy::kCapSlidingLayers;
+  const auto policy =
+      s.engine.engine && !s.engine.engine->cap_sliding_window ? KvWindowPolicy::kFullContext : KvWindowPolicy::kCapSlidingLayers;
   const double elements = static_cast<double>(kv_cache_elements(kv, context, 1, policy));
   // KV heads split across tensor-parallel ranks (replicated when kv_heads < tp).
   const double tp = static_cast<double>(std::max<uint32_t>(1, s.workload.tp));
@@ -226,8 +221,7 @@ double kv_bytes_with(const Scenario& s, const KvShape& kv, uint64_t context) {
   const double state_split =
       std::min(tp, static_cast<double>(std::max<uint64_t>(1, s.model.linear_num_value_heads + s.model.mamba_n_heads)));
   const double state = recurrent_state_bytes(kv, 1) / state_split;
-  return (elements * s.workload.kv_bytes_per_element / split + state) /
-         static_cast<double>(std::max<uint32_t>(1, s.workload.pp));
+  return (elements * s.workload.kv_bytes_per_element / split + state) / static_cast<double>(std::max<uint32_t>(1, s.workload.pp));
 }
 
 /// Cache bytes one decode step reads per sequence: all of it, except that a DSA layer reads every
@@ -292,8 +286,7 @@ double activation_bytes(const Scenario& s, bool flash_attention) {
     const double ubatch = static_cast<double>(
         std::min<uint64_t>(wl.ubatch_tokens ? wl.ubatch_tokens : engine.memory.ubatch_tokens, std::max<uint64_t>(wl.prompt_tokens, 1)));
     double bytes = ubatch * hidden * engine.memory.activation_bytes_per_token + static_cast<double>(m.vocab_size) * 4.0;
-    if (!flash_attention)
-      bytes += static_cast<double>(wl.context()) * ubatch * static_cast<double>(m.num_attention_heads) * 4.0 / tp;
+    if (!flash_attention) bytes += static_cast<double>(wl.context()) * ubatch * static_cast<double>(m.num_attention_heads) * 4.0 / tp;
     return bytes;
   }
   const double tokens = static_cast<double>(wl.ubatch_tokens ? wl.ubatch_tokens : engine.memory.max_batched_tokens);
@@ -343,24 +336,28 @@ uint64_t fill_memory(const Scenario& s, const KvShape& kv, bool flash_attention,
   // What the KV cache may use: vLLM-style engines claim a fraction of all
   // memory up front; TensorRT-LLM gives a fraction of what is free after load.
   double kv_budget = room - fixed;
-  if (engine.memory.reserve_fraction) kv_budget = room * *engine.memory.reserve_fraction - fixed;
-  else if (engine.memory.free_fraction_for_kv) kv_budget = (room - fixed) * *engine.memory.free_fraction_for_kv;
+  if (engine.memory.reserve_fraction)
+    kv_budget = room * *engine.memory.reserve_fraction - fixed;
+  else if (engine.memory.free_fraction_for_kv)
+    kv_budget = (room - fixed) * *engine.memory.free_fraction_for_kv;
   kv_budget = std::max(kv_budget, 0.0);
   // A prefix cache holds a prompt prefix the sequences share once (paged
   // engines share its blocks across sequences).
   const uint64_t cached_prefix = static_cast<uint64_t>(std::floor(wl.prefix_cached_fraction * static_cast<double>(wl.prompt_tokens)));
   const double shared_kv = cached_prefix > 0 && engine.memory.kv_block_tokens > 0 ? kv_bytes_with(s, kv, cached_prefix) : 0.0;
-  if (kv_per_seq <= 0) mem.max_batch = 0;
+  if (kv_per_seq <= 0)
+    mem.max_batch = 0;
   else if (shared_kv > 0)
     mem.max_batch = kv_budget < kv_per_seq ? 0 : 1 + static_cast<uint64_t>(std::floor((kv_budget - kv_per_seq) / (kv_per_seq - shared_kv)));
-  else mem.max_batch = static_cast<uint64_t>(std::floor(kv_budget / kv_per_seq));
+  else
+    mem.max_batch = static_cast<uint64_t>(std::floor(kv_budget / kv_per_seq));
   mem.max_batch = std::min<uint64_t>(mem.max_batch, 1u << 20);
-  uint64_t batch = wl.batch_max ? std::min<uint64_t>(std::max<uint64_t>(mem.max_batch, 1), engine.max_batch) : std::max<uint64_t>(wl.batch, 1);
+  uint64_t batch =
+      wl.batch_max ? std::min<uint64_t>(std::max<uint64_t>(mem.max_batch, 1), engine.max_batch) : std::max<uint64_t>(wl.batch, 1);
   a.batch = batch;
   mem.kv_cache_bytes = kv_per_seq * static_cast<double>(batch) - shared_kv * static_cast<double>(batch - 1);
   mem.total_bytes = fixed + mem.kv_cache_bytes;
-  mem.reserved_bytes = engine.memory.reserve_fraction ? std::max(mem.total_bytes, room * *engine.memory.reserve_fraction)
-                                                      : mem.total_bytes;
+  mem.reserved_bytes = engine.memory.reserve_fraction ? std::max(mem.total_bytes, room * *engine.memory.reserve_fraction) : mem.total_bytes;
   mem.limit_bytes = engine.memory.reserve_fraction ? room * *engine.memory.reserve_fraction : room;
   mem.fits = mem.total_bytes <= mem.limit_bytes;
   const double per_seq_budget = (kv_budget + shared_kv * static_cast<double>(batch - 1)) / static_cast<double>(batch);
@@ -371,9 +368,10 @@ uint64_t fill_memory(const Scenario& s, const KvShape& kv, bool flash_attention,
     const double over = mem.total_bytes - mem.limit_bytes;
     mem.offloaded_layers = std::min<uint64_t>(m.num_hidden_layers, static_cast<uint64_t>(std::ceil(over / per_layer)));
     mem.offloaded_bytes = static_cast<double>(mem.offloaded_layers) * per_layer;
-    if (text) a.warnings.push_back(fmt::format(
-        "weights do not fit: {} would keep {} of {} layers in host memory (-ngl {}); those run at host-memory bandwidth",
-        engine.name, mem.offloaded_layers, m.num_hidden_layers, m.num_hidden_layers - mem.offloaded_layers));
+    if (text)
+      a.warnings.push_back(
+          fmt::format("weights do not fit: {} would keep {} of {} layers in host memory (-ngl {}); those run at host-memory bandwidth",
+                      engine.name, mem.offloaded_layers, m.num_hidden_layers, m.num_hidden_layers - mem.offloaded_layers));
   }
   return cached_prefix;
 }
@@ -450,8 +448,7 @@ struct ForwardPass {
       // each link (Patarasuk and Yuan 2009, "Bandwidth optimal all-reduce algorithms for clusters
       // of workstations", JPDC 69(2)), plus a fixed latency.
       const double message = tokens * hidden * 2.0;
-      comm_t = 2.0 * layers *
-               (2.0 * (tp - 1) / tp * message / std::max(f.link_bandwidth_bytes_per_s, 1.0) + engine.allreduce_latency_s);
+      comm_t = 2.0 * layers * (2.0 * (tp - 1) / tp * message / std::max(f.link_bandwidth_bytes_per_s, 1.0) + engine.allreduce_latency_s);
     }
     p.weights_time_s += weights_t;
     p.offload_time_s += offload_t;
@@ -461,10 +458,14 @@ struct ForwardPass {
     p.overhead_time_s += overhead_t;
     p.interconnect_time_s += comm_t;
     // Of each overlapping pair only the longer shows in the phase's time.
-    if (weights_t + offload_t >= linear_compute_t) p.exposed_weights_s += weights_t, p.exposed_offload_s += offload_t;
-    else p.exposed_compute_s += linear_compute_t;
-    if (kv_t >= attention_compute_t) p.exposed_kv_s += kv_t;
-    else p.exposed_compute_s += attention_compute_t;
+    if (weights_t + offload_t >= linear_compute_t)
+      p.exposed_weights_s += weights_t, p.exposed_offload_s += offload_t;
+    else
+      p.exposed_compute_s += linear_compute_t;
+    if (kv_t >= attention_compute_t)
+      p.exposed_kv_s += kv_t;
+    else
+      p.exposed_compute_s += attention_compute_t;
     p.flops += flops;
     p.bytes += passes * weight_bytes + kv_bytes;
     // Pipeline stages run in turn for one sequence. (llama.cpp can overlap
@@ -549,13 +550,15 @@ void add_capacity_notes(Analysis& a, const Scenario& s, bool text) {
   const double offloaded_bytes = mem.offloaded_bytes;
   if (!mem.fits && mem.offloaded_layers == 0) {
     a.prefill.bound = a.decode.bound = Bound::kMemoryCapacity;
-    if (text) a.warnings.push_back(fmt::format("does not fit: needs {:.2f} GB per device, {} may use {:.2f} GB", mem.total_bytes / 1e9,
-                                     engine.id, mem.limit_bytes / 1e9));
+    if (text)
+      a.warnings.push_back(fmt::format("does not fit: needs {:.2f} GB per device, {} may use {:.2f} GB", mem.total_bytes / 1e9, engine.id,
+                                       mem.limit_bytes / 1e9));
   }
   if (hw.sustained_fraction) {
     a.sustained_factor = *hw.sustained_fraction;
-    if (text) a.assumptions.push_back(fmt::format("sustained (thermally throttled) throughput is {:.0f}% of the burst figures shown",
-                                        a.sustained_factor * 100));
+    if (text)
+      a.assumptions.push_back(
+          fmt::format("sustained (thermally throttled) throughput is {:.0f}% of the burst figures shown", a.sustained_factor * 100));
   }
   if (text && m.max_position_embeddings && context > m.max_position_embeddings)
     a.warnings.push_back(fmt::format("context {} exceeds the model's maximum of {} tokens", context, m.max_position_embeddings));

@@ -8,7 +8,6 @@
 namespace optadvisor {
 namespace {
 
-
 // The keys of the phase and memory sections, one getter each: a full section
 // takes them all, a requirement builds only the values it reads.
 template <typename T>
@@ -17,43 +16,42 @@ using Fields = std::vector<std::pair<std::string, nlohmann::json (*)(const T&)>>
 const Fields<PhaseEstimate>& phase_fields() {
   using P = PhaseEstimate;
   using J = nlohmann::json;
-  static const Fields<P> fields = {
-      {"time_s", [](const P& p) -> J { return p.time_s; }},
-      {"tokens_per_s", [](const P& p) -> J { return p.tokens_per_s; }},
-      {"tokens_per_s_per_sequence", [](const P& p) -> J { return p.tokens_per_s_per_sequence; }},
-      {"bound", [](const P& p) -> J { return std::string(to_string(p.bound)); }},
-      {"explanation", [](const P& p) -> J { return p.explanation; }},
-      {"flops", [](const P& p) -> J { return p.flops; }},
-      {"bytes", [](const P& p) -> J { return p.bytes; }},
-      {"arithmetic_intensity", [](const P& p) -> J { return p.arithmetic_intensity; }},
-      {"ridge_point", [](const P& p) -> J { return p.ridge_point; }},
-      {"components_s", [](const P& p) -> J {
-         return {{"compute", p.compute_time_s}, {"weights", p.weights_time_s},   {"kv_cache", p.kv_time_s},
-                 {"offload", p.offload_time_s}, {"overhead", p.overhead_time_s}, {"interconnect", p.interconnect_time_s}};
-       }}};
+  static const Fields<P> fields = {{"time_s", [](const P& p) -> J { return p.time_s; }},
+                                   {"tokens_per_s", [](const P& p) -> J { return p.tokens_per_s; }},
+                                   {"tokens_per_s_per_sequence", [](const P& p) -> J { return p.tokens_per_s_per_sequence; }},
+                                   {"bound", [](const P& p) -> J { return std::string(to_string(p.bound)); }},
+                                   {"explanation", [](const P& p) -> J { return p.explanation; }},
+                                   {"flops", [](const P& p) -> J { return p.flops; }},
+                                   {"bytes", [](const P& p) -> J { return p.bytes; }},
+                                   {"arithmetic_intensity", [](const P& p) -> J { return p.arithmetic_intensity; }},
+                                   {"ridge_point", [](const P& p) -> J { return p.ridge_point; }},
+                                   {"components_s", [](const P& p) -> J {
+                                      return {{"compute", p.compute_time_s},   {"weights", p.weights_time_s},
+                                              {"kv_cache", p.kv_time_s},       {"offload", p.offload_time_s},
+                                              {"overhead", p.overhead_time_s}, {"interconnect", p.interconnect_time_s}};
+                                    }}};
   return fields;
 }
 
 const Fields<MemoryBreakdown>& memory_fields() {
   using M = MemoryBreakdown;
   using J = nlohmann::json;
-  static const Fields<M> fields = {
-      {"weights_bytes", [](const M& m) -> J { return m.weights_bytes; }},
-      {"kv_cache_bytes", [](const M& m) -> J { return m.kv_cache_bytes; }},
-      {"activation_bytes", [](const M& m) -> J { return m.activation_bytes; }},
-      {"overhead_bytes", [](const M& m) -> J { return m.overhead_bytes; }},
-      {"total_bytes", [](const M& m) -> J { return m.total_bytes; }},
-      {"capacity_bytes", [](const M& m) -> J { return m.capacity_bytes; }},
-      {"reserved_bytes", [](const M& m) -> J { return m.reserved_bytes; }},
-      {"fits", [](const M& m) -> J { return m.fits; }},
-      {"headroom_bytes", [](const M& m) -> J { return m.limit_bytes - m.total_bytes; }},
-      {"limit_bytes", [](const M& m) -> J { return m.limit_bytes; }},
-      {"kv_bytes_per_token", [](const M& m) -> J { return m.kv_bytes_per_token; }},
-      {"max_batch", [](const M& m) -> J { return m.max_batch; }},
-      {"max_context_tokens", [](const M& m) -> J { return m.max_context; }},
-      {"offloaded_layers", [](const M& m) -> J { return m.offloaded_layers; }},
-      {"total_layers", [](const M& m) -> J { return m.total_layers; }},
-      {"per_device", [](const M&) -> J { return true; }}};
+  static const Fields<M> fields = {{"weights_bytes", [](const M& m) -> J { return m.weights_bytes; }},
+                                   {"kv_cache_bytes", [](const M& m) -> J { return m.kv_cache_bytes; }},
+                                   {"activation_bytes", [](const M& m) -> J { return m.activation_bytes; }},
+                                   {"overhead_bytes", [](const M& m) -> J { return m.overhead_bytes; }},
+                                   {"total_bytes", [](const M& m) -> J { return m.total_bytes; }},
+                                   {"capacity_bytes", [](const M& m) -> J { return m.capacity_bytes; }},
+                                   {"reserved_bytes", [](const M& m) -> J { return m.reserved_bytes; }},
+                                   {"fits", [](const M& m) -> J { return m.fits; }},
+                                   {"headroom_bytes", [](const M& m) -> J { return m.limit_bytes - m.total_bytes; }},
+                                   {"limit_bytes", [](const M& m) -> J { return m.limit_bytes; }},
+                                   {"kv_bytes_per_token", [](const M& m) -> J { return m.kv_bytes_per_token; }},
+                                   {"max_batch", [](const M& m) -> J { return m.max_batch; }},
+                                   {"max_context_tokens", [](const M& m) -> J { return m.max_context; }},
+                                   {"offloaded_layers", [](const M& m) -> J { return m.offloaded_layers; }},
+                                   {"total_layers", [](const M& m) -> J { return m.total_layers; }},
+                                   {"per_device", [](const M&) -> J { return true; }}};
   return fields;
 }
 
@@ -69,7 +67,6 @@ void add_fields(nlohmann::json& out, const std::string& section, const Fields<T>
 bool wants(const std::set<std::string>& wanted, const std::string& section, const std::string& key) {
   return wanted.count(section) || wanted.count(section + "." + key);
 }
-
 
 /// Every field of a section.
 template <typename T>
@@ -101,20 +98,31 @@ nlohmann::json calibration_json(const PreparedScenario& ps) {
 nlohmann::json scenario_json(const PreparedScenario& ps, const Analysis& a) {
   const Scenario& s = ps.scenario;
   const Workload& w = s.workload;
-  nlohmann::json out = {{"hardware", {{"id", s.hardware->id}, {"name", s.hardware->name}, {"class", std::string(to_string(s.hardware->device_class))}}},
-          {"model", {{"id", s.model.id}, {"name", s.model.name}, {"source", ps.model.origin}, {"params", s.weights.params},
-                     {"active_params", s.weights.active_params}}},
-          {"quant", {{"id", ps.quant->id}, {"name", ps.quant->name}, {"bits_per_weight", s.weights.bits_per_weight}}},
-          {"engine", {{"id", s.engine.id()}, {"defaulted", s.engine.defaulted}}},
-          {"workload", {{"batch", a.batch}, {"batch_max", w.batch_max},
-                        {"prompt_tokens", w.prompt_tokens}, {"gen_tokens", w.gen_tokens}, {"context_tokens", w.context()},
-                        {"kv_dtype", w.kv_dtype}, {"gpus", w.gpus}, {"tp", w.tp}, {"pp", w.pp}}}};
+  nlohmann::json out = {
+      {"hardware", {{"id", s.hardware->id}, {"name", s.hardware->name}, {"class", std::string(to_string(s.hardware->device_class))}}},
+      {"model",
+       {{"id", s.model.id},
+        {"name", s.model.name},
+        {"source", ps.model.origin},
+        {"params", s.weights.params},
+        {"active_params", s.weights.active_params}}},
+      {"quant", {{"id", ps.quant->id}, {"name", ps.quant->name}, {"bits_per_weight", s.weights.bits_per_weight}}},
+      {"engine", {{"id", s.engine.id()}, {"defaulted", s.engine.defaulted}}},
+      {"workload",
+       {{"batch", a.batch},
+        {"batch_max", w.batch_max},
+        {"prompt_tokens", w.prompt_tokens},
+        {"gen_tokens", w.gen_tokens},
+        {"context_tokens", w.context()},
+        {"kv_dtype", w.kv_dtype},
+        {"gpus", w.gpus},
+        {"tp", w.tp},
+        {"pp", w.pp}}}};
   if (ps.calibration) out["engine"]["calibration"] = calibration_json(ps);
   out["hardware"]["memory_bytes"] = s.hardware->memory_capacity_bytes;
   if (w.gpus > 1)
     if (const Link* link = s.hardware->default_multi_gpu_link()) out["hardware"]["link"] = link->kind;
-  if (!w.host_id.empty())
-    out["host"] = {{"id", w.host_id}, {"bandwidth_bytes_per_s", w.host_bandwidth_bytes_per_s.value_or(0)}};
+  if (!w.host_id.empty()) out["host"] = {{"id", w.host_id}, {"bandwidth_bytes_per_s", w.host_bandwidth_bytes_per_s.value_or(0)}};
   return out;
 }
 
@@ -168,8 +176,11 @@ nlohmann::json estimate_json(const PreparedScenario& ps, const Analysis& a) {
 }
 
 nlohmann::json fit_json(const PreparedScenario& ps, const Analysis& a) {
-  return {{"schema_version", kSchemaVersion}, {"scenario", scenario_json(ps, a)}, {"memory", all_fields(memory_fields(), a.memory)},
-          {"fits", a.memory.fits}, {"warnings", a.warnings}};
+  return {{"schema_version", kSchemaVersion},
+          {"scenario", scenario_json(ps, a)},
+          {"memory", all_fields(memory_fields(), a.memory)},
+          {"fits", a.memory.fits},
+          {"warnings", a.warnings}};
 }
 
 const std::set<std::string>& estimate_sections_modeled() {

@@ -28,8 +28,7 @@ std::vector<std::string> inference_engines_on(const Catalog& catalog, const Hard
 
 int64_t positive(int64_t value, const char* option, int64_t min = 1) {
   if (value < min) {
-    throw bad_input(fmt::format("{} must be {} (got {})", option, min == 0 ? "zero or more" : "at least " + std::to_string(min),
-                                value));
+    throw bad_input(fmt::format("{} must be {} (got {})", option, min == 0 ? "zero or more" : "at least " + std::to_string(min), value));
   }
   return value;
 }
@@ -51,8 +50,8 @@ bool names_nvlink(const std::string& kind) {
 
 /// --host: the CPU whose memory holds the layers that do not fit; its peak bandwidth x the
 /// engine's host efficiency replaces the engine's default (--host-bandwidth still overrides it).
-void apply_host(const Catalog& catalog, const HardwareProfile& hw, const EngineProfile& engine, const ScenarioRequest& r,
-                Workload& w, std::vector<std::string>& notes) {
+void apply_host(const Catalog& catalog, const HardwareProfile& hw, const EngineProfile& engine, const ScenarioRequest& r, Workload& w,
+                std::vector<std::string>& notes) {
   const HardwareProfile& host = catalog.resolve_hardware(r.host);
   if (host.device_class != DeviceClass::kCpu)
     throw bad_input(fmt::format("--host '{}' is a {} profile, not a CPU", r.host, to_string(host.device_class)),
@@ -74,8 +73,7 @@ void apply_host(const Catalog& catalog, const HardwareProfile& hw, const EngineP
 }
 
 bool engine_takes(const EngineProfile& engine, const QuantFormat& f) {
-  if (f.container == Container::kGguf)
-    return std::find(engine.quants.begin(), engine.quants.end(), "*gguf") != engine.quants.end();
+  if (f.container == Container::kGguf) return std::find(engine.quants.begin(), engine.quants.end(), "*gguf") != engine.quants.end();
   return std::find(engine.quants.begin(), engine.quants.end(), f.id) != engine.quants.end();
 }
 
@@ -142,7 +140,8 @@ std::shared_ptr<const HardwareProfile> device_as_requested(const HardwareProfile
     if (!option)
       throw bad_input(fmt::format("--memory {}: {} is sold with {}", r.memory, hw.id, sizes_sold(hw)), "pick one of those sizes");
     out = with_memory_option(hw, *option);
-    notes.push_back(fmt::format("memory: {:g} GB (--memory; {} is sold with {})", option->capacity_bytes / kBytesPerGB, hw.id, sizes_sold(hw)));
+    notes.push_back(
+        fmt::format("memory: {:g} GB (--memory; {} is sold with {})", option->capacity_bytes / kBytesPerGB, hw.id, sizes_sold(hw)));
   } else if (!hw.memory_options.empty()) {
     notes.push_back(fmt::format("memory: {:g} GB ({} is sold with {}; give yours with --memory)", hw.memory_capacity_bytes / kBytesPerGB,
                                 hw.id, sizes_sold(hw)));
@@ -202,8 +201,7 @@ EngineChoice choose_engine(const Catalog& catalog, const HardwareProfile& hw, co
       device_backends.push_back(a.substr(engine.id.size() + 1));
     }
   }
-  if (!runs)
-    throw bad_input(fmt::format("engine '{}' does not run on {}", wanted, hw.id), "engines that do: " + join(available));
+  if (!runs) throw bad_input(fmt::format("engine '{}' does not run on {}", wanted, hw.id), "engines that do: " + join(available));
   if (backend.empty()) {
     if (!device_backends.empty()) backend = device_backends.front();
   } else if (std::find(device_backends.begin(), device_backends.end(), backend) == device_backends.end()) {
@@ -220,8 +218,7 @@ EngineChoice choose_engine(const Catalog& catalog, const HardwareProfile& hw, co
 }
 
 WeightsBreakdown model_weights(const Catalog& catalog, const ResolvedModel& model, const QuantFormat& format) {
-  if (model.gguf_weights && (format.id == model.gguf_quant_id || model.gguf_quant_id.empty()))
-    return *model.gguf_weights;
+  if (model.gguf_weights && (format.id == model.gguf_quant_id || model.gguf_quant_id.empty())) return *model.gguf_weights;
   return quantize(model_tensors(model.spec), quant_facts(model.spec), format, catalog.quant());
 }
 
@@ -266,8 +263,7 @@ void check_layout(const ModelSpec& model, const HardwareProfile& hw, const Engin
   if (model.kv_lora_rank == 0 && kv_heads > 0 && kv_heads % w.tp != 0 && w.tp % kv_heads != 0)
     throw bad_input(fmt::format("--tp {} neither divides the model's {} key-value heads nor is a multiple of them", w.tp, kv_heads),
                     "engines shard KV heads over tensor-parallel ranks (or replicate them); pick a tp that divides the count");
-  if (w.pp > model.num_hidden_layers)
-    throw bad_input(fmt::format("--pp {} exceeds the model's {} layers", w.pp, model.num_hidden_layers));
+  if (w.pp > model.num_hidden_layers) throw bad_input(fmt::format("--pp {} exceeds the model's {} layers", w.pp, model.num_hidden_layers));
   if (w.gpus > 1 && hw.unified_memory && hw.device_class != DeviceClass::kWorkstationGpu)
     throw bad_input(fmt::format("{} is a single-chip device; multi-GPU options do not apply", hw.id));
   if (w.gpus > 1 && engine.multi_device == MultiDevice::kNone)
@@ -278,8 +274,7 @@ void check_layout(const ModelSpec& model, const HardwareProfile& hw, const Engin
                     "or pick an engine with tensor parallelism: --engine vllm");
 }
 
-std::optional<double> host_bandwidth_for(const HardwareProfile& hw, const EngineProfile& engine,
-                                         const std::optional<double>& requested) {
+std::optional<double> host_bandwidth_for(const HardwareProfile& hw, const EngineProfile& engine, const std::optional<double>& requested) {
   if (engine.offloads_to_host && !hw.unified_memory && !requested) return engine.host_bandwidth_bytes_per_s;
   return requested;
 }
@@ -327,12 +322,11 @@ void set_workload_numbers(Workload& w, const ScenarioRequest& r, const ModelSpec
   if (w.prompt_tokens + w.gen_tokens == 0) throw bad_input("--prompt and --gen are both 0: nothing to estimate");
   w.context_tokens = static_cast<uint64_t>(positive(context_tokens, "--context", 0));
   if (w.context_tokens && w.context_tokens < w.prompt_tokens + w.gen_tokens)
-    throw bad_input(fmt::format("--context {} is shorter than --prompt + --gen ({})", w.context_tokens,
-                                w.prompt_tokens + w.gen_tokens));
+    throw bad_input(fmt::format("--context {} is shorter than --prompt + --gen ({})", w.context_tokens, w.prompt_tokens + w.gen_tokens));
   const uint64_t max_context = m.max_position_embeddings;
   if (max_context > 0 && w.context() > max_context)
-    throw bad_input(fmt::format("{} {} is beyond {}'s maximum context of {} tokens",
-                                w.context_tokens ? "--context" : "--prompt + --gen", w.context(), m.name, max_context),
+    throw bad_input(fmt::format("{} {} is beyond {}'s maximum context of {} tokens", w.context_tokens ? "--context" : "--prompt + --gen",
+                                w.context(), m.name, max_context),
                     "shorten the context, or use a config.json whose max_position_embeddings allows it");
   w.tp = static_cast<uint32_t>(positive(r.tp, "--tp"));
   w.pp = static_cast<uint32_t>(positive(r.pp, "--pp"));
@@ -382,7 +376,8 @@ std::string default_quant_id(const Catalog& catalog, const ResolvedModel& model,
   } else if (native) {
     quant_id = native->id;
     notes.push_back(fmt::format("weights: {} (the model's native {} checkpoint{}; pick another with --quant)", quant_id,
-                                model.spec.native_format, native->id == model.spec.native_format ? "" : " as " + engine.name + " loads it"));
+                                model.spec.native_format,
+                                native->id == model.spec.native_format ? "" : " as " + engine.name + " loads it"));
   } else {
     quant_id = engine.default_quant;
     notes.push_back(fmt::format("weights: {} (the engine's default; pick another with --quant)", quant_id));
@@ -411,8 +406,8 @@ PreparedScenario prepare_scenario(const Catalog& catalog, const ScenarioRequest&
   s.engine = choose_engine(catalog, hw, r.engine);
   const EngineProfile& engine = *s.engine.engine;
   if (s.engine.defaulted)
-    out.notes.push_back(fmt::format("engine: {} (the default for {}; pick another with --engine)", s.engine.id(),
-                                    to_string(hw.device_class)));
+    out.notes.push_back(
+        fmt::format("engine: {} (the default for {}; pick another with --engine)", s.engine.id(), to_string(hw.device_class)));
   // The user's own measurements of this engine backend on this device replace its efficiency factors.
   if (const Calibration* cal = catalog.find_calibration(hw.id, engine.id, s.engine.backend->name)) {
     s.engine.backend = &cal->backend_profile;

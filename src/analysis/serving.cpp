@@ -57,7 +57,7 @@ struct Chunk {
 };
 
 struct Rank {
-  std::deque<uint32_t> waiting;   ///< not admitted yet (no KV blocks)
+  std::deque<uint32_t> waiting;  ///< not admitted yet (no KV blocks)
   std::vector<uint32_t> prefilling;
   std::vector<uint32_t> running;  ///< decoding, in admission order (the newest is preempted first)
   double used_bytes = 0;
@@ -185,7 +185,8 @@ bool Simulation::admit(Rank& r, const StepModel& m, uint32_t id, bool decode_rol
   const double total = static_cast<double>(load_.prompt_tokens + load_.gen_tokens);
   // Incremental engines take blocks for the prompt, reserve-full engines for prompt + max new tokens;
   // a cached prefix is shared, held once by the pool rather than by each request.
-  double need = m.admission == KvAdmission::kReserveFull ? kv_bytes(m, total) : kv_bytes(m, static_cast<double>(q.position + q.prefill_left) + 1);
+  double need =
+      m.admission == KvAdmission::kReserveFull ? kv_bytes(m, total) : kv_bytes(m, static_cast<double>(q.position + q.prefill_left) + 1);
   if (!decode_role && q.generated == 0 && q.position > 0) need -= kv_bytes(m, static_cast<double>(q.position)) - m.state_bytes_per_sequence;
   if (r.used_bytes + need > m.kv_pool_bytes && !(r.running.empty() && r.prefilling.empty())) {
     r.blocked_by_kv = true;
@@ -219,8 +220,7 @@ void Simulation::plan(Rank& r, const ServingPool& pool, double now) {
     if (r.waiting.empty()) return false;
     return r.prefilling.size() + r.running.size() < m.max_sequences;
   };
-  const bool prefill_only = pool.role == ServingRole::kPrefill ||
-                            (m.scheduler == ServingScheduler::kPrefillFirst && prefill_pending());
+  const bool prefill_only = pool.role == ServingRole::kPrefill || (m.scheduler == ServingScheduler::kPrefillFirst && prefill_pending());
   uint64_t budget = m.max_batched_tokens;
   if (!prefill_only && !r.running.empty()) {
     r.decoding = true;
@@ -416,8 +416,8 @@ ServingResult Simulation::run() {
       if (q.generated >= load_.gen_tokens) {
         q.first_token = now_;
         complete(static_cast<uint32_t>(e.index), now_);
-      }
-      else dispatch(static_cast<uint32_t>(e.index), decode_workers_, now_);
+      } else
+        dispatch(static_cast<uint32_t>(e.index), decode_workers_, now_);
     }
   }
 
@@ -439,7 +439,9 @@ ServingResult Simulation::run() {
     double sum = 0;
     for (double x : v) sum += x;
     s.mean = sum / static_cast<double>(v.size());
-    auto at = [&](double p) { return v[std::min(v.size() - 1, static_cast<std::size_t>(std::floor(p * static_cast<double>(v.size() - 1) + 0.5)))]; };
+    auto at = [&](double p) {
+      return v[std::min(v.size() - 1, static_cast<std::size_t>(std::floor(p * static_cast<double>(v.size() - 1) + 0.5)))];
+    };
     s.p50 = at(0.50), s.p90 = at(0.90), s.p99 = at(0.99);
     return s;
   };
@@ -461,8 +463,10 @@ ServingResult Simulation::run() {
     out.overhead_share = busy_overhead_ / busy, out.communication_share = busy_comm_ / busy;
     out.kv_wait_share = kv_wait_ / busy;
   }
-  if (out.kv_wait_share > 0.5) out.bound = ServingBound::kKvCapacity;
-  else if (cap_wait_ / std::max(busy, 1e-30) > 0.5) out.bound = ServingBound::kSequenceCap;
+  if (out.kv_wait_share > 0.5)
+    out.bound = ServingBound::kKvCapacity;
+  else if (cap_wait_ / std::max(busy, 1e-30) > 0.5)
+    out.bound = ServingBound::kSequenceCap;
   else {
     const std::pair<double, ServingBound> parts[] = {{out.bandwidth_share, ServingBound::kBandwidth},
                                                      {out.compute_share, ServingBound::kCompute},
@@ -472,9 +476,10 @@ ServingResult Simulation::run() {
   }
   if (result_.iterations >= kMaxIterations) out.notes.push_back("stopped at the iteration bound before every measured request finished");
   if (!load_.concurrency && out.requests_per_s > 0 && load_.rate_per_s > out.requests_per_s * 1.05)
-    out.notes.push_back(fmt::format("the offered rate {:.3g} req/s exceeds what the layout completes ({:.3g} req/s): queues grow and "
-                                    "TTFT depends on how long the run lasts",
-                                    load_.rate_per_s, out.requests_per_s));
+    out.notes.push_back(
+        fmt::format("the offered rate {:.3g} req/s exceeds what the layout completes ({:.3g} req/s): queues grow and "
+                    "TTFT depends on how long the run lasts",
+                    load_.rate_per_s, out.requests_per_s));
   return out;
 }
 
@@ -515,7 +520,8 @@ std::size_t serving_knee(const std::vector<ServingResult>& sweep, bool with_slos
   if (with_slos) {
     double best = -1;
     for (std::size_t i = 0; i < sweep.size(); ++i)
-      if (sweep[i].fits && sweep[i].slo_attained >= 0.99 && sweep[i].output_tokens_per_s > best) best = sweep[i].output_tokens_per_s, knee = i;
+      if (sweep[i].fits && sweep[i].slo_attained >= 0.99 && sweep[i].output_tokens_per_s > best)
+        best = sweep[i].output_tokens_per_s, knee = i;
     return knee;
   }
   for (std::size_t i = 0; i + 1 < sweep.size(); ++i) {

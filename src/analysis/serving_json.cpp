@@ -21,10 +21,12 @@ nlohmann::json layout_json(const ServePoolRequest& p) {
 }  // namespace
 
 nlohmann::json serving_point_json(const ServeRequest& request, const ServingResult& r) {
-  nlohmann::json load = {{"prompt_tokens", request.load.prompt_tokens}, {"gen_tokens", request.load.gen_tokens},
-                         {"prefix_hit", request.load.prefix_hit}};
-  if (request.load.concurrency) load["concurrency"] = request.load.concurrency;
-  else load["rate_per_s"] = request.load.rate_per_s;
+  nlohmann::json load = {
+      {"prompt_tokens", request.load.prompt_tokens}, {"gen_tokens", request.load.gen_tokens}, {"prefix_hit", request.load.prefix_hit}};
+  if (request.load.concurrency)
+    load["concurrency"] = request.load.concurrency;
+  else
+    load["rate_per_s"] = request.load.rate_per_s;
   return {{"load", load},
           {"fits", r.fits},
           {"ttft_s", stats_json(r.ttft_s)},
@@ -42,7 +44,9 @@ nlohmann::json serving_point_json(const ServeRequest& request, const ServingResu
           {"preemptions", r.preemptions},
           {"bound", std::string(to_string(r.bound))},
           {"time_shares",
-           {{"compute", r.compute_share}, {"bandwidth", r.bandwidth_share}, {"overhead", r.overhead_share},
+           {{"compute", r.compute_share},
+            {"bandwidth", r.bandwidth_share},
+            {"overhead", r.overhead_share},
             {"communication", r.communication_share}}},
           {"gpus", r.gpus},
           {"simulated", {{"requests", r.simulated_requests}, {"iterations", r.iterations}}},
@@ -52,17 +56,20 @@ nlohmann::json serving_point_json(const ServeRequest& request, const ServingResu
 nlohmann::json serve_json(const PreparedServing& prepared, const ServeRequest& request, const std::vector<ServeRequest>& points,
                           const std::vector<ServingResult>& results, bool sweep) {
   const Scenario& s = prepared.base.scenario;
-  nlohmann::json scenario = {{"hardware", {{"id", s.hardware->id}, {"name", s.hardware->name}}},
-                             {"model", {{"id", s.model.id}, {"name", s.model.name}}},
-                             {"quant", s.weights.quant_id},
-                             {"kv_dtype", s.workload.kv_dtype},
-                             {"engine",
-                              {{"id", s.engine.engine->id},
-                               {"version", request.engine_version.empty() ? nlohmann::json(nullptr) : nlohmann::json(request.engine_version)},
-                               {"era", prepared.era ? prepared.era->from_version : std::string{}}}},
-                             {"mode", request.disaggregated ? "disaggregated" : "aggregated"}};
-  if (request.disaggregated) scenario["prefill"] = layout_json(request.prefill), scenario["decode"] = layout_json(request.decode);
-  else scenario["layout"] = layout_json(request.aggregated);
+  nlohmann::json scenario = {
+      {"hardware", {{"id", s.hardware->id}, {"name", s.hardware->name}}},
+      {"model", {{"id", s.model.id}, {"name", s.model.name}}},
+      {"quant", s.weights.quant_id},
+      {"kv_dtype", s.workload.kv_dtype},
+      {"engine",
+       {{"id", s.engine.engine->id},
+        {"version", request.engine_version.empty() ? nlohmann::json(nullptr) : nlohmann::json(request.engine_version)},
+        {"era", prepared.era ? prepared.era->from_version : std::string{}}}},
+      {"mode", request.disaggregated ? "disaggregated" : "aggregated"}};
+  if (request.disaggregated)
+    scenario["prefill"] = layout_json(request.prefill), scenario["decode"] = layout_json(request.decode);
+  else
+    scenario["layout"] = layout_json(request.aggregated);
   nlohmann::json out = {{"schema_version", kSchemaVersion}, {"scenario", scenario}, {"notes", prepared.notes}};
   if (sweep) {
     nlohmann::json list = nlohmann::json::array();

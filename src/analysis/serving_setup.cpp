@@ -22,19 +22,21 @@ void check_pool(const ModelSpec& model, const ServePoolRequest& pool, const char
     throw bad_input(fmt::format("--{}ep {} does not divide the model's {} routed experts", name, l.ep, model.num_experts),
                     "pick an expert-parallel degree that divides the expert count");
   if (pool.max_batch > kMaxServeConcurrency)
-    throw bad_input(fmt::format("--{}max-batch {} is out of range", name, pool.max_batch), fmt::format("use 1 to {}", kMaxServeConcurrency));
+    throw bad_input(fmt::format("--{}max-batch {} is out of range", name, pool.max_batch),
+                    fmt::format("use 1 to {}", kMaxServeConcurrency));
   const uint32_t gpus = l.tp * l.dp_attention;
   if (l.ep > 1 && gpus % l.ep != 0)
-    throw bad_input(fmt::format("--{}ep {} does not divide the worker's {} GPUs (tp {} x dp-attention {})", name, l.ep, gpus, l.tp,
-                                l.dp_attention),
-                    "experts are sharded over every GPU of the worker: ep x (expert tensor parallel) = tp x dp-attention");
+    throw bad_input(
+        fmt::format("--{}ep {} does not divide the worker's {} GPUs (tp {} x dp-attention {})", name, l.ep, gpus, l.tp, l.dp_attention),
+        "experts are sharded over every GPU of the worker: ep x (expert tensor parallel) = tp x dp-attention");
   if (l.dp_attention > 1 && model.num_experts == 0)
-    throw bad_input(fmt::format("--{}dp-attention {}: {} is a dense model", name, l.dp_attention, model.name),
-                    fmt::format("data-parallel attention pairs with expert parallelism on MoE models; run replicas (--{}workers) instead", name));
+    throw bad_input(
+        fmt::format("--{}dp-attention {}: {} is a dense model", name, l.dp_attention, model.name),
+        fmt::format("data-parallel attention pairs with expert parallelism on MoE models; run replicas (--{}workers) instead", name));
 }
 
-ServingPool build_pool(const Catalog& catalog, const ServeRequest& r, const ServePoolRequest& pool, ServingRole role,
-                       const ServingEra& era, PreparedScenario* keep) {
+ServingPool build_pool(const Catalog& catalog, const ServeRequest& r, const ServePoolRequest& pool, ServingRole role, const ServingEra& era,
+                       PreparedScenario* keep) {
   ScenarioRequest sr = r.scenario;
   sr.tp = pool.layout.tp;
   sr.pp = pool.layout.pp;
@@ -70,7 +72,8 @@ PreparedServing prepare_serving(const Catalog& catalog, const ServeRequest& r) {
   if (!r.engine_version.empty()) {
     const ServingEra& newest = engine.serving.eras.back();
     if (era == &newest && compare_versions(r.engine_version, newest.from_version) > 0 && era->calibrated_on.empty())
-      out.notes.push_back(fmt::format("{} {}: no calibration era is recorded; the newest era's factors apply", engine.name, r.engine_version));
+      out.notes.push_back(
+          fmt::format("{} {}: no calibration era is recorded; the newest era's factors apply", engine.name, r.engine_version));
     else
       out.notes.push_back(fmt::format("{} {}: the calibration era from {} applies", engine.name, r.engine_version, era->from_version));
   }

@@ -99,14 +99,16 @@ StepModel step_model(const Scenario& s, const ServingLayout& layout, const Servi
 
   // --- the KV pool each engine sizes ---------------------------------------
   const double weights_memory = (dense_bytes / tp + w.routed_expert_bytes / worker_gpus) / pp;
-  const double activations = static_cast<double>(sm.max_batched_tokens) * static_cast<double>(m.hidden_size) *
-                             engine.memory.activation_bytes_per_token / tp;
+  const double activations =
+      static_cast<double>(sm.max_batched_tokens) * static_cast<double>(m.hidden_size) * engine.memory.activation_bytes_per_token / tp;
   const double fixed = weights_memory + activations + engine.memory.runtime_overhead_bytes;
   const double capacity = hw.usable_memory_bytes();
   double pool = capacity - fixed;
-  if (engine.memory.reserve_fraction) pool = capacity * *engine.memory.reserve_fraction - fixed;  // vLLM, SGLang
-  else if (engine.memory.free_fraction_for_kv) pool = (capacity - fixed) * *engine.memory.free_fraction_for_kv;  // TensorRT-LLM
-  sm.kv_pool_bytes = std::max(pool, 0.0) * pp;  // per rank-GPU column: every stage holds its layers' share
+  if (engine.memory.reserve_fraction)
+    pool = capacity * *engine.memory.reserve_fraction - fixed;  // vLLM, SGLang
+  else if (engine.memory.free_fraction_for_kv)
+    pool = (capacity - fixed) * *engine.memory.free_fraction_for_kv;  // TensorRT-LLM
+  sm.kv_pool_bytes = std::max(pool, 0.0) * pp;                        // per rank-GPU column: every stage holds its layers' share
 
   // --- rates ----------------------------------------------------------------
   sm.peak_bandwidth_bytes_per_s = hw.memory_bandwidth_bytes_per_s;
@@ -175,8 +177,7 @@ StepCost step_cost(const StepModel& m, const StepMix& mix) {
                                  m.attention_flops_sliding * (mix.decode_context_sliding + mix.prefill_attention_sliding) + indexer_flops;
   const double attention_t = attention_flops / m.attention_flops_per_s;
   c.overhead_s = m.step_overhead_s + m.layers * m.layer_overhead_s;
-  if (m.link_bytes_per_s > 0)
-    c.communication_s = tokens * (m.allreduce_bytes_per_token + m.alltoall_bytes_per_token) / m.link_bytes_per_s;
+  if (m.link_bytes_per_s > 0) c.communication_s = tokens * (m.allreduce_bytes_per_token + m.alltoall_bytes_per_token) / m.link_bytes_per_s;
   c.communication_s += m.allreduce_latency_s + m.alltoall_latency_s;
   c.compute_s = (linear_t > weights_t ? linear_t : 0.0) + (attention_t > kv_t ? attention_t : 0.0);
   c.bandwidth_s = (linear_t > weights_t ? 0.0 : weights_t) + (attention_t > kv_t ? 0.0 : kv_t);

@@ -80,15 +80,14 @@ Placement place(const TrainingWorkload& w, uint32_t per_node) {
 
 }  // namespace
 
-std::map<std::string, double> activation_bytes_per_token_by_group(const TrainingModel& m, const TrainingWorkload& w,
-                                                                  bool fused_gated_mlp) {
+std::map<std::string, double> activation_bytes_per_token_by_group(const TrainingModel& m, const TrainingWorkload& w, bool fused_gated_mlp) {
   const double t = static_cast<double>(w.tp);
   const double rep = (w.sequence_parallel && w.tp > 1) ? t : 1.0;  // replicated groups split only with SP
   const double h = static_cast<double>(m.hidden);
   const double f = m.ffn_active_width;
   std::map<std::string, double> g;
-  g["norm_inputs"] = 2 * 2 * h / rep;   // inputs of the two norms, 16-bit
-  g["norm_outputs"] = 2 * 2 * h / rep;  // inputs of the QKV and first MLP matmuls
+  g["norm_inputs"] = 2 * 2 * h / rep;                // inputs of the two norms, 16-bit
+  g["norm_outputs"] = 2 * 2 * h / rep;               // inputs of the QKV and first MLP matmuls
   g["dropout_masks"] = m.dropout ? 2 * h / rep : 0;  // 1-byte masks after attention and MLP
   g["q"] = 2 * static_cast<double>(m.q_width) / t;
   g["k"] = 2 * static_cast<double>(m.k_width) / t;
@@ -96,8 +95,7 @@ std::map<std::string, double> activation_bytes_per_token_by_group(const Training
   // The attention output feeds the output projection; FlashAttention also keeps an fp32 log-sum-exp per head.
   g["attention_out"] = (2 * static_cast<double>(m.attention_out_width) + (w.flash_attention ? 4.0 * static_cast<double>(m.heads) : 0)) / t;
   // Without FlashAttention: softmax output (2 B), and with dropout its mask (1 B) and output (2 B), per key per head.
-  g["attention_scores"] =
-      w.flash_attention ? 0 : (2 + (m.dropout ? 3 : 0)) * static_cast<double>(m.heads) * static_cast<double>(w.seq) / t;
+  g["attention_scores"] = w.flash_attention ? 0 : (2 + (m.dropout ? 3 : 0)) * static_cast<double>(m.heads) * static_cast<double>(w.seq) / t;
   if (m.gated_mlp) {
     g["mlp_gate"] = 2 * f / t;
     g["mlp_up"] = 2 * f / t;
@@ -172,7 +170,7 @@ struct StepShape {
   double tokens_local = 0;  ///< tokens of one microbatch on one GPU
   double h = 0, vocab = 0, seq = 0;
   double optimizer_bpp = 0;
-  bool pure_bf16 = false;   ///< BF16 weights, gradients and moments, no FP32 master copy (--precision bf16-pure)
+  bool pure_bf16 = false;  ///< BF16 weights, gradients and moments, no FP32 master copy (--precision bf16-pure)
   Placement where;
   double logits_bytes = 0;  ///< per token per vocabulary entry around the loss
   double adapter_params_per_layer = 0, adapter_params_local = 0;
@@ -209,8 +207,8 @@ StepShape shape_of(const TrainingScenario& s) {
   k.logits_bytes = w.fused_loss ? e.fused_logits_bytes_per_entry : e.logits_bytes_per_entry;
   k.adapter_params_per_layer = k.lora ? static_cast<double>(w.lora_rank) * m.layer_lora_dims : 0;
   k.adapter_params_local = k.adapter_params_per_layer * k.layers_per_stage / k.t;
-  k.first_stage_params = k.layers_per_stage * m.layer_params + m.embedding_params +
-                         (w.pp == 1 ? (m.tied_embeddings ? 0 : m.head_params) + m.other_params : 0);
+  k.first_stage_params =
+      k.layers_per_stage * m.layer_params + m.embedding_params + (w.pp == 1 ? (m.tied_embeddings ? 0 : m.head_params) + m.other_params : 0);
   k.last_stage_params = k.layers_per_stage * m.layer_params + m.head_params + m.other_params;
   // Activations saved per token per layer (Korthikanti et al. 2022, "Reducing Activation Recomputation in
   // Large Transformer Models", arXiv:2205.05198, section 4), by group, less what the recompute mode drops.
@@ -262,10 +260,14 @@ TrainingMemory step_memory(const TrainingScenario& s, const StepShape& k) {
         step_only += bytes;
         continue;
       }
-      if (c.role == "weights") mem.weights_bytes += bytes;
-      else if (c.role == "gradients") mem.gradients_bytes += bytes;
-      else if (c.role == "master") mem.master_weights_bytes += bytes;
-      else mem.optimizer_bytes += bytes;
+      if (c.role == "weights")
+        mem.weights_bytes += bytes;
+      else if (c.role == "gradients")
+        mem.gradients_bytes += bytes;
+      else if (c.role == "master")
+        mem.master_weights_bytes += bytes;
+      else
+        mem.optimizer_bytes += bytes;
     }
     if (lora) mem.adapter_bytes = k.adapter_params_local * (e.adapter_bytes_per_param + k.optimizer_bpp);
     if (w.sharding.stage >= 3 && !pp_unsharded) {
@@ -275,8 +277,10 @@ TrainingMemory step_memory(const TrainingScenario& s, const StepShape& k) {
     mem.activation_bytes_per_layer = per_layer_mb;
     mem.in_flight_microbatches = in_flight;
     mem.activation_bytes = per_layer_mb * layers_per_stage * in_flight;
-    if (w.recompute == Recompute::kFull) mem.working_bytes = none_per_token * tokens_local;  // one layer recomputed
-    else if (w.recompute == Recompute::kSelective) mem.working_bytes = (none_per_token - kept_per_token) * tokens_local;
+    if (w.recompute == Recompute::kFull)
+      mem.working_bytes = none_per_token * tokens_local;  // one layer recomputed
+    else if (w.recompute == Recompute::kSelective)
+      mem.working_bytes = (none_per_token - kept_per_token) * tokens_local;
     if (has_embedding) mem.working_bytes += 2 * h * tokens_local / ((w.sequence_parallel && w.tp > 1) ? t : 1.0);
     if (has_head) mem.logits_bytes = tokens_local * k.vocab / t * k.logits_bytes;
     const double live = mem.model_state_bytes() + mem.gathered_bytes + mem.activation_bytes + mem.working_bytes + mem.logits_bytes;
@@ -372,7 +376,7 @@ struct MicrobatchTime {
   double gemm_s = 0, attention_s = 0, elementwise_s = 0, overhead_s = 0, dequant_s = 0, recompute_s = 0;
   double compute_s = 0;  ///< the five parts above that run on the GPU's units (recompute is inside them)
   double tp_s = 0, cp_s = 0, p2p_s = 0;
-  double time_s = 0;     ///< compute plus exposed communication
+  double time_s = 0;                   ///< compute plus exposed communication
   double selective_matmul_params = 0;  ///< per layer, run again by selective recompute
   double qkv_dims = 0;                 ///< query plus attention-output width
 };
@@ -442,8 +446,10 @@ MicrobatchTime microbatch_time(const TrainingScenario& s, const StepShape& k, co
   const double pass_factor = lora ? 2.0 : 3.0;  // LoRA: no weight gradients for the frozen base
   double layer_gemm = pass_factor * layer_gemm_fwd + (lora ? adapter_flops : 0);
   double recompute_gemm = 0;
-  if (w.recompute == Recompute::kFull) recompute_gemm = layer_gemm_fwd;
-  else if (w.recompute == Recompute::kSelective) recompute_gemm = 2 * selective_matmul_params / t;
+  if (w.recompute == Recompute::kFull)
+    recompute_gemm = layer_gemm_fwd;
+  else if (w.recompute == Recompute::kSelective)
+    recompute_gemm = 2 * selective_matmul_params / t;
   const double head_gemm = pass_factor * head_gemm_fwd;
 
   // Attention core: causal with FlashAttention (the backward recomputes scores: 2.5 x forward; Dao 2023,
@@ -453,7 +459,8 @@ MicrobatchTime microbatch_time(const TrainingScenario& s, const StepShape& k, co
   const double attention_fwd = 2 * qkv_dims * keys / t;
   const double attention_hw = attention_fwd * (w.flash_attention ? 3.5 : 3.0);
   double attention_recompute = 0;
-  if (w.recompute == Recompute::kFull) attention_recompute = attention_fwd;
+  if (w.recompute == Recompute::kFull)
+    attention_recompute = attention_fwd;
   else if (w.recompute == Recompute::kSelective && !w.flash_attention && contains(e.selective_drops, "attention_scores"))
     attention_recompute = attention_fwd;
 
@@ -466,7 +473,8 @@ MicrobatchTime microbatch_time(const TrainingScenario& s, const StepShape& k, co
     elementwise_fwd += static_cast<double>(m.heads) * seq * (6 + (m.dropout ? 5 : 0)) / t;  // scores written, softmax, dropout
   double elementwise_layer = 3 * elementwise_fwd;
   double elementwise_recompute = 0;
-  if (w.recompute == Recompute::kFull) elementwise_recompute = elementwise_fwd;
+  if (w.recompute == Recompute::kFull)
+    elementwise_recompute = elementwise_fwd;
   else if (w.recompute == Recompute::kSelective && none_per_token > 0)
     elementwise_recompute = elementwise_fwd * (none_per_token - kept_per_token) / none_per_token;
   double fp8_cast = 0;
@@ -479,8 +487,8 @@ MicrobatchTime microbatch_time(const TrainingScenario& s, const StepShape& k, co
   }
   const double loss_traffic = vocab / t * logits_bytes * 2;  // write and read the loss buffers
 
-  const double gemm_s_mb = tokens_local * layers_per_stage * (layer_gemm + recompute_gemm) / achievable_gemm +
-                           tokens_local * head_gemm / achievable_bf16;
+  const double gemm_s_mb =
+      tokens_local * layers_per_stage * (layer_gemm + recompute_gemm) / achievable_gemm + tokens_local * head_gemm / achievable_bf16;
   const double attention_s_mb = tokens_local * layers_per_stage * (attention_hw + attention_recompute) / achievable_attention;
   double elementwise_bytes_mb =
       tokens_local * (layers_per_stage * ((elementwise_layer + elementwise_recompute) * e.elementwise_traffic + fp8_cast) +
@@ -546,8 +554,8 @@ DataParallelTime data_parallel_time(const TrainingScenario& s, const StepShape& 
       dp_total = M * per_mb;
       dp_exposed = overlap ? M * (std::max(0.0, per_mb - compute_mb) + per_mb / (3 * buckets)) : dp_total;
     } else {
-      const double grad = (w.sharding.stage == 0 ? 2 : 1) * rf * trainable_local * e.grad_reduce_bytes / dp_bw +
-                          buckets * sys.collective_latency_s;
+      const double grad =
+          (w.sharding.stage == 0 ? 2 : 1) * rf * trainable_local * e.grad_reduce_bytes / dp_bw + buckets * sys.collective_latency_s;
       const double gather = w.sharding.stage >= 1 ? rf * trainable_local * e.param_gather_bytes / dp_bw : 0;
       dp_total = grad + gather;
       dp_exposed = overlap ? std::max(0.0, grad - bwd_mb) + grad / buckets + std::max(0.0, gather - fwd_mb) : dp_total;
@@ -581,8 +589,10 @@ void explain_bound(TrainingAnalysis& a) {
                                 a.memory.capacity_bytes / 1e9);
   } else {
     a.bound = TrainingBound::kCompute;
-    if (comm_share > compute_share && comm_share >= bubble_share) a.bound = TrainingBound::kCommunication;
-    else if (bubble_share > compute_share && bubble_share > comm_share) a.bound = TrainingBound::kPipelineBubble;
+    if (comm_share > compute_share && comm_share >= bubble_share)
+      a.bound = TrainingBound::kCommunication;
+    else if (bubble_share > compute_share && bubble_share > comm_share)
+      a.bound = TrainingBound::kPipelineBubble;
     a.explanation = fmt::format(
         "{} bound: matrix math {:.0f}%, attention {:.0f}%, elementwise, launches and optimizer {:.0f}%, exposed communication "
         "{:.0f}%, pipeline bubble {:.0f}% of the step",
@@ -600,22 +610,25 @@ void add_warnings_and_assumptions(TrainingAnalysis& a, const TrainingScenario& s
   const bool lora = k.lora;
   const double bubble_share = a.time.pp_bubble_s / std::max(a.time.step_time_s, 1e-12);
   if (w.pp > 1 && bubble_share > 0.15)
-    a.warnings.push_back(fmt::format("the pipeline bubble is {:.0f}% of the step: raise the microbatches per step ({} now; "
-                                     "--global-batch) or use --pp-schedule interleaved",
-                                     100 * bubble_share, w.microbatches));
+    a.warnings.push_back(
+        fmt::format("the pipeline bubble is {:.0f}% of the step: raise the microbatches per step ({} now; "
+                    "--global-batch) or use --pp-schedule interleaved",
+                    100 * bubble_share, w.microbatches));
   if (where.tp_spans) a.warnings.push_back("the tensor-parallel group crosses nodes: its collectives run at network speed");
   if (m.max_position && w.seq > m.max_position)
     a.warnings.push_back(fmt::format("sequence {} is longer than the model's context of {} tokens", w.seq, m.max_position));
   const TrainingMemory& mem = a.memory;
-  const double forward_backward_peak = mem.model_state_bytes() + mem.gathered_bytes + mem.activation_bytes + mem.working_bytes +
-                                       mem.logits_bytes + mem.overhead_bytes;
+  const double forward_backward_peak =
+      mem.model_state_bytes() + mem.gathered_bytes + mem.activation_bytes + mem.working_bytes + mem.logits_bytes + mem.overhead_bytes;
   if (mem.step_bytes > forward_backward_peak)
     a.assumptions.push_back("the peak is reached in the optimizer step (its fp32 gradient partition), not in forward/backward");
-  a.assumptions.push_back("MFU counts 6 x parameters x tokens plus non-causal attention (12 x layers x width x sequence), "
-                          "as Megatron, llm-foundry and torchtitan do");
-  if (lora)
-    a.assumptions.push_back("LoRA: model FLOPs are 4 x base parameters (forward and input gradients) plus 6 x adapter parameters");
-  if (m.moe) a.assumptions.push_back("MoE: experts are split by tensor parallelism only (no expert parallelism); FLOPs count the routed experts a token uses");
+  a.assumptions.push_back(
+      "MFU counts 6 x parameters x tokens plus non-causal attention (12 x layers x width x sequence), "
+      "as Megatron, llm-foundry and torchtitan do");
+  if (lora) a.assumptions.push_back("LoRA: model FLOPs are 4 x base parameters (forward and input gradients) plus 6 x adapter parameters");
+  if (m.moe)
+    a.assumptions.push_back(
+        "MoE: experts are split by tensor parallelism only (no expert parallelism); FLOPs count the routed experts a token uses");
   if (w.gpus > sys.gpus_per_node)
     a.assumptions.push_back(fmt::format("{} GPUs per node; {:.0f} Gb/s per GPU between nodes", sys.gpus_per_node, inter_bits / 1e9));
 }
@@ -669,7 +682,8 @@ TrainingAnalysis analyze_training(const TrainingScenario& s) {
   a.trainable_params = lora ? adapter_total : m.params;
   a.model_flops_per_token = (lora ? 4 * matmul_params + 6 * adapter_total : 6 * matmul_params) + attention_model;
   double recompute_flops = 0;
-  if (w.recompute == Recompute::kFull) recompute_flops = 2 * layers * m.layer_active_params + attention_model / 3;
+  if (w.recompute == Recompute::kFull)
+    recompute_flops = 2 * layers * m.layer_active_params + attention_model / 3;
   else if (w.recompute == Recompute::kSelective)
     recompute_flops = 2 * layers * mb.selective_matmul_params +
                       (!w.flash_attention && contains(e.selective_drops, "attention_scores") ? attention_model / 3 : 0);

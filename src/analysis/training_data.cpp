@@ -44,9 +44,9 @@ double OptimizerSpec::bytes_per_param() const {
 }
 
 const std::vector<std::string>& activation_groups() {
-  static const std::vector<std::string> groups = {"norm_inputs", "norm_outputs", "dropout_masks", "q",
-                                                  "k", "v", "attention_out", "attention_scores",
-                                                  "mlp_gate", "mlp_up", "mlp_act", "mlp_down_input"};
+  static const std::vector<std::string> groups = {"norm_inputs", "norm_outputs",  "dropout_masks",    "q",        "k",
+                                                  "v",           "attention_out", "attention_scores", "mlp_gate", "mlp_up",
+                                                  "mlp_act",     "mlp_down_input"};
   return groups;
 }
 
@@ -175,8 +175,10 @@ void check_engine(const TrainingEngineProfile& e, const std::string& display, st
   int optimizer_states = 0;
   for (std::size_t i = 0; i < e.states.size(); ++i) {
     const auto& c = e.states[i];
-    if (c.role == "optimizer") ++optimizer_states;
-    else if (c.bytes_per_param <= 0) add(fmt::format("/states/{}/bytes_per_param", i), "a positive number is needed for this role");
+    if (c.role == "optimizer")
+      ++optimizer_states;
+    else if (c.bytes_per_param <= 0)
+      add(fmt::format("/states/{}/bytes_per_param", i), "a positive number is needed for this role");
   }
   if (optimizer_states != 1) add("/states", "exactly one state with role 'optimizer' is needed");
   for (const auto& [name, overlap] : e.dp_overlap) {
@@ -190,8 +192,7 @@ void check_engine(const TrainingEngineProfile& e, const std::string& display, st
 
 }  // namespace
 
-TrainingData training_data_from(const std::vector<std::pair<std::string, nlohmann::json>>& documents,
-                                std::vector<Problem>& problems) {
+TrainingData training_data_from(const std::vector<std::pair<std::string, nlohmann::json>>& documents, std::vector<Problem>& problems) {
   TrainingData data;
   bool have_system = false;
   std::map<std::string, std::string> engine_origin;
@@ -205,8 +206,10 @@ TrainingData training_data_from(const std::vector<std::pair<std::string, nlohman
         check_engine(e, display, problems);
         if (problems.size() != before) continue;
         auto it = std::find_if(data.engines.begin(), data.engines.end(), [&](const auto& x) { return x.id == e.id; });
-        if (it != data.engines.end()) *it = std::move(e);  // a later document (an overlay) replaces the shipped one
-        else data.engines.push_back(std::move(e));
+        if (it != data.engines.end())
+          *it = std::move(e);  // a later document (an overlay) replaces the shipped one
+        else
+          data.engines.push_back(std::move(e));
         engine_origin[doc.at("id").get<std::string>()] = display;
       } else if (kind == "system") {
         data.system = system_from(doc);
@@ -284,14 +287,17 @@ TrainingModel training_model(const ModelSpec& spec) {
   std::vector<double> layer_total(m.layers, 0.0);
   double active_total = 0;
   double lora_dims = 0;
-  static const std::set<std::string> matmul_kinds = {"attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up",
-                                                     "ffn_down", "attn_qkv"};
+  static const std::set<std::string> matmul_kinds = {"attn_q",   "attn_k", "attn_v",   "attn_output",
+                                                     "ffn_gate", "ffn_up", "ffn_down", "attn_qkv"};
   for (const Tensor& t : model_tensors(spec)) {
     const double e = static_cast<double>(t.elements());
     if (t.layer < 0) {
-      if (t.kind == "token_embd") m.embedding_params += e;
-      else if (t.kind == "output") m.head_params += e;
-      else m.other_params += e;
+      if (t.kind == "token_embd")
+        m.embedding_params += e;
+      else if (t.kind == "output")
+        m.head_params += e;
+      else
+        m.other_params += e;
       continue;
     }
     if (static_cast<uint64_t>(t.layer) < m.layers) layer_total[static_cast<std::size_t>(t.layer)] += e;
@@ -355,13 +361,13 @@ TrainingModel training_model(const GptShape& g) {
   m.rope = false;
   m.dropout = g.dropout;
   const double biases = g.biases ? 4 * h + f + h : 0;  // qkv, output, up, down
-  const double norms = g.biases ? 4 * h : 2 * h;      // two LayerNorms, weight (+ bias)
+  const double norms = g.biases ? 4 * h : 2 * h;       // two LayerNorms, weight (+ bias)
   m.layer_params = 4 * h * h + 2 * h * f + biases + norms;
   m.layer_active_params = m.layer_params;
   m.largest_layer_params = m.layer_params;
   m.layer_lora_dims = 4 * (2 * h) + 2 * (h + f);
-  m.layer_matmul_params_by_kind = {{"attn_q", h * h}, {"attn_k", h * h}, {"attn_v", h * h}, {"attn_output", h * h},
-                                   {"ffn_up", h * f},  {"ffn_down", h * f}};
+  m.layer_matmul_params_by_kind = {{"attn_q", h * h},      {"attn_k", h * h}, {"attn_v", h * h},
+                                   {"attn_output", h * h}, {"ffn_up", h * f}, {"ffn_down", h * f}};
   m.embedding_params = v * h + static_cast<double>(g.positions) * h;
   m.head_params = v * h;
   m.other_params = g.biases ? 2 * h : h;

@@ -28,8 +28,8 @@ int stage_of(const std::string& sharding) {
   return 0;
 }
 
-constexpr int64_t kMaxGpus = 1 << 17;     // 131072: beyond any published run
-constexpr int64_t kMaxTokens = 1 << 24;   // 16M tokens per sequence
+constexpr int64_t kMaxGpus = 1 << 17;    // 131072: beyond any published run
+constexpr int64_t kMaxTokens = 1 << 24;  // 16M tokens per sequence
 constexpr int64_t kMaxBatch = 1 << 24;
 
 /// The training framework: the user's, or PyTorch; it must run on the device.
@@ -41,8 +41,10 @@ const TrainingEngineProfile* choose_training_engine(const TrainingData& data, co
     if (contains(hw.engines, e.runs_as)) on_device.push_back(e.id);
   if (requested.empty()) {
     const auto* pytorch = data.find_engine("pytorch-fsdp2");
-    if (pytorch && contains(hw.engines, pytorch->runs_as)) engine = pytorch;
-    else if (!on_device.empty()) engine = data.find_engine(on_device.front());
+    if (pytorch && contains(hw.engines, pytorch->runs_as))
+      engine = pytorch;
+    else if (!on_device.empty())
+      engine = data.find_engine(on_device.front());
     if (!engine) throw bad_input(fmt::format("no training framework is known to run on {}", hw.id), "pick a GPU: optadvisor hw list");
     defaults.push_back("engine " + engine->id);
   } else {
@@ -81,7 +83,6 @@ void set_layout(TrainingWorkload& w, const TrainingRequest& r, const HardwarePro
     throw bad_input(fmt::format("--tp {} does not divide the model's {} attention heads", w.tp, m.heads),
                     "use a tensor-parallel degree that divides the head count");
   if (w.pp > m.layers) throw bad_input(fmt::format("--pp {} exceeds the model's {} layers", w.pp, m.layers));
-
 }
 
 /// Tokens per sequence, the microbatch and the global batch (gradient accumulation).
@@ -101,18 +102,17 @@ void set_sequence_and_batch(TrainingWorkload& w, const TrainingRequest& r, const
   const uint64_t per_step = uint64_t{w.dp} * w.micro_batch;
   if (r.global_batch == 0) {
     w.global_batch = per_step;
-    defaults.push_back(fmt::format("global batch {} (micro-batch {} x {} data-parallel, no accumulation)", w.global_batch,
-                                   w.micro_batch, w.dp));
+    defaults.push_back(
+        fmt::format("global batch {} (micro-batch {} x {} data-parallel, no accumulation)", w.global_batch, w.micro_batch, w.dp));
   } else {
     w.global_batch = static_cast<uint64_t>(at_least(r.global_batch, "--global-batch", 1));
     if (r.global_batch > kMaxBatch) throw bad_input("--global-batch is beyond any published run (at most 16,777,216)");
     if (w.global_batch % per_step != 0)
-      throw bad_input(fmt::format("--global-batch {} is not divisible by --micro-batch {} x {} data-parallel ranks = {}",
-                                  w.global_batch, w.micro_batch, w.dp, per_step),
+      throw bad_input(fmt::format("--global-batch {} is not divisible by --micro-batch {} x {} data-parallel ranks = {}", w.global_batch,
+                                  w.micro_batch, w.dp, per_step),
                       "global batch = micro-batch x data-parallel degree x gradient-accumulation steps");
   }
   w.microbatches = w.global_batch / per_step;
-
 }
 
 /// Precision: bf16 (fp16 where the device has no bf16), fp8 only on FP8 tensor cores.
@@ -130,8 +130,8 @@ void set_precision(TrainingWorkload& w, const TrainingRequest& r, const Hardware
     if (!hw.peak_flops_per_s("bf16")) {
       if (!hw.peak_flops_per_s("fp16"))
         throw bad_input(fmt::format("{} has no 16-bit matrix rate to train on", hw.name), "pick a GPU: optadvisor hw list");
-      notes.push_back(fmt::format("{} has no BF16 tensor cores: fp16 mixed precision with loss scaling assumed (same bytes, fp16 rate)",
-                                      hw.name));
+      notes.push_back(
+          fmt::format("{} has no BF16 tensor cores: fp16 mixed precision with loss scaling assumed (same bytes, fp16 rate)", hw.name));
     }
   } else if (precision == "bf16-pure") {
     if (!hw.peak_flops_per_s("bf16"))
@@ -140,7 +140,6 @@ void set_precision(TrainingWorkload& w, const TrainingRequest& r, const Hardware
   } else {
     throw bad_input(fmt::format("--precision '{}' is not bf16, bf16-pure or fp8", precision));
   }
-
 }
 
 /// Recompute, sharding, sequence parallelism, pipeline schedule, attention, loss and optimizer.
@@ -148,14 +147,20 @@ void set_techniques(TrainingWorkload& w, const TrainingRequest& r, const Trainin
                     const TrainingData& data, std::vector<std::string>& defaults, std::vector<std::string>& notes) {
   const std::string recompute = r.recompute.empty() ? engine.default_recompute : r.recompute;
   if (r.recompute.empty()) defaults.push_back("recompute " + recompute);
-  if (recompute == "none") w.recompute = Recompute::kNone;
-  else if (recompute == "selective") w.recompute = Recompute::kSelective;
-  else if (recompute == "full") w.recompute = Recompute::kFull;
-  else throw bad_input(fmt::format("--recompute '{}' is not none, selective or full", recompute));
+  if (recompute == "none")
+    w.recompute = Recompute::kNone;
+  else if (recompute == "selective")
+    w.recompute = Recompute::kSelective;
+  else if (recompute == "full")
+    w.recompute = Recompute::kFull;
+  else
+    throw bad_input(fmt::format("--recompute '{}' is not none, selective or full", recompute));
 
   // One data-parallel rank has nothing to shard: default to plain data parallelism there.
   const bool single_rank = uint64_t{w.dp} * w.cp == 1;
-  const std::string sharding = !r.sharding.empty() ? r.sharding : single_rank && contains(engine.shardings, "ddp") ? "ddp" : engine.default_sharding;
+  const std::string sharding = !r.sharding.empty()                                ? r.sharding
+                               : single_rank && contains(engine.shardings, "ddp") ? "ddp"
+                                                                                  : engine.default_sharding;
   if (!contains(engine.shardings, sharding)) {
     if (stage_of(sharding) == 0 && sharding != "ddp")
       throw bad_input(fmt::format("--sharding '{}' is not ddp, zero1, zero2, zero3 or fsdp", sharding));
@@ -163,8 +168,7 @@ void set_techniques(TrainingWorkload& w, const TrainingRequest& r, const Trainin
   }
   w.sharding = {sharding, stage_of(sharding)};
   if (r.sharding.empty()) defaults.push_back("sharding " + sharding);
-  if (w.sharding.stage > 0 && single_rank)
-    notes.push_back(fmt::format("one data-parallel rank: --sharding {} shards nothing", sharding));
+  if (w.sharding.stage > 0 && single_rank) notes.push_back(fmt::format("one data-parallel rank: --sharding {} shards nothing", sharding));
 
   w.sequence_parallel = w.tp > 1 && r.sequence_parallel.value_or(engine.sequence_parallel_default);
   if (r.sequence_parallel.value_or(false) && w.tp == 1) notes.push_back("sequence parallelism needs --tp > 1; ignored");
@@ -203,7 +207,6 @@ void set_techniques(TrainingWorkload& w, const TrainingRequest& r, const Trainin
   }
   if (!contains(engine.optimizers, w.optimizer))
     throw bad_input(fmt::format("{} has no {} optimizer", engine.id, w.optimizer), "it supports: " + join(engine.optimizers));
-
 }
 
 /// LoRA / QLoRA: the adapter rank, and the frozen base's format with its bytes per parameter.
@@ -214,8 +217,7 @@ void set_lora(TrainingWorkload& w, const TrainingRequest& r, const TrainingEngin
   if (!r.quant.empty() && r.lora_rank == 0)
     throw bad_input("--quant sets the frozen base of QLoRA under --goal training", "add --lora-rank R (e.g. 16)");
   if (r.lora_rank > 0) {
-    if (!engine.lora)
-      throw bad_input(fmt::format("{} does not run LoRA fine-tuning", engine.id), "use --engine pytorch (PEFT)");
+    if (!engine.lora) throw bad_input(fmt::format("{} does not run LoRA fine-tuning", engine.id), "use --engine pytorch (PEFT)");
     if (static_cast<uint64_t>(r.lora_rank) > m.hidden)
       throw bad_input(fmt::format("--lora-rank {} exceeds the model's hidden size {}", r.lora_rank, m.hidden));
     if (w.precision == TrainPrecision::kFp8) throw bad_input("fp8 training with LoRA adapters is not modelled", "use --precision bf16");
@@ -226,15 +228,13 @@ void set_lora(TrainingWorkload& w, const TrainingRequest& r, const TrainingEngin
         throw bad_input(fmt::format("{} cannot train LoRA on a {} base", engine.id, format.id),
                         engine.lora_base_quants.empty() ? std::string("use a 16-bit base (drop --quant)")
                                                         : "QLoRA bases it supports: " + join(engine.lora_base_quants));
-      if (w.tp > 1 || w.pp > 1 || w.cp > 1)
-        throw bad_input("QLoRA runs data-parallel only in this model", "drop --tp, --pp and --cp");
+      if (w.tp > 1 || w.pp > 1 || w.cp > 1) throw bad_input("QLoRA runs data-parallel only in this model", "drop --tp, --pp and --cp");
       if (!spec) throw bad_input("QLoRA needs the model's tensor list", "use --model, --model-config or --params");
       const WeightsBreakdown base = quantize(model_tensors(*spec), quant_facts(*spec), format, catalog.quant());
       w.lora_base_quant = format.id;
       w.lora_base_bytes_per_param = base.params ? static_cast<double>(base.weights_bytes) / static_cast<double>(base.params) : 2.0;
     }
   }
-
 }
 
 /// `spec` is the tensor list behind `model` when there is one (QLoRA needs it).
@@ -260,7 +260,9 @@ PreparedTraining prepare_with(const Catalog& catalog, const TrainingRequest& r, 
   set_techniques(w, r, *s.engine, m, *out.data, defaults, out.notes);
   set_lora(w, r, *s.engine, m, spec, catalog);
 
-  if (!defaults.empty()) out.notes.insert(out.notes.begin(), "defaults: " + join(defaults, "; ") + " (change with --engine, --seq, --global-batch, --precision, --recompute, --sharding)");
+  if (!defaults.empty())
+    out.notes.insert(out.notes.begin(), "defaults: " + join(defaults, "; ") +
+                                            " (change with --engine, --seq, --global-batch, --precision, --recompute, --sharding)");
   for (const auto& a : resolved.assumptions) out.notes.push_back(a);
   if (m.max_position && w.seq > m.max_position)
     out.notes.push_back(fmt::format("--seq {} is beyond the model's context of {} tokens", w.seq, m.max_position));
@@ -313,8 +315,7 @@ std::vector<Candidate> single_changes(const TrainingRequest& r, const PreparedTr
     edit(next);
     out.push_back({std::move(what), std::move(kind), std::move(next)});
   };
-  if (w.recompute == Recompute::kNone)
-    add("--recompute selective", "same math", [](TrainingRequest& n) { n.recompute = "selective"; });
+  if (w.recompute == Recompute::kNone) add("--recompute selective", "same math", [](TrainingRequest& n) { n.recompute = "selective"; });
   if (w.recompute != Recompute::kFull) add("--recompute full", "same math", [](TrainingRequest& n) { n.recompute = "full"; });
   if (uint64_t{w.dp} * w.cp > 1) {
     for (const auto& s : e.shardings) {
@@ -330,8 +331,7 @@ std::vector<Candidate> single_changes(const TrainingRequest& r, const PreparedTr
     add(fmt::format("--micro-batch {} (more gradient accumulation, same global batch)", half), "same math",
         [half](TrainingRequest& n) { n.micro_batch = half; });
   }
-  if (w.tp > 1 && !w.sequence_parallel)
-    add("--sequence-parallel on", "same math", [](TrainingRequest& n) { n.sequence_parallel = true; });
+  if (w.tp > 1 && !w.sequence_parallel) add("--sequence-parallel on", "same math", [](TrainingRequest& n) { n.sequence_parallel = true; });
   if (!w.fused_loss && e.fused_logits_bytes_per_entry < e.logits_bytes_per_entry)
     add("--fused-loss on", "same math", [](TrainingRequest& n) { n.fused_loss = true; });
   if (w.dp % 2 == 0 && w.lora_base_quant.empty()) {
@@ -393,8 +393,8 @@ std::vector<TrainingChange> suggest_training_fixes(const Catalog& catalog, const
   auto evaluate = [&](const TrainingRequest& r, PreparedTraining* keep) -> std::optional<TrainingChange> {
     try {
       const bool has_spec = prepared.model.origin != "architecture";
-      PreparedTraining p = prepare_with(catalog, r, prepared.model, has_spec ? &prepared.model.spec : nullptr,
-                                        prepared.scenario.model, prepared.data);
+      PreparedTraining p =
+          prepare_with(catalog, r, prepared.model, has_spec ? &prepared.model.spec : nullptr, prepared.scenario.model, prepared.data);
       const TrainingAnalysis a = analyze_training(p.scenario);
       TrainingChange c;
       c.request = r;

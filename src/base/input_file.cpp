@@ -55,8 +55,7 @@ std::optional<std::string> read_input_file(const std::string& path, std::string&
 
 std::optional<nlohmann::json> parse_json_input(std::string_view text, std::string& why) {
   const auto limit_depth = [](int depth, nlohmann::json::parse_event_t event, nlohmann::json&) {
-    if ((event == nlohmann::json::parse_event_t::object_start ||
-         event == nlohmann::json::parse_event_t::array_start) &&
+    if ((event == nlohmann::json::parse_event_t::object_start || event == nlohmann::json::parse_event_t::array_start) &&
         depth >= kMaxJsonDepth)
       throw TooDeep{};
     return true;

@@ -34,8 +34,7 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
   return at(n, m);
 }
 
-std::vector<std::string> closest_names(std::string_view query, const std::vector<std::string>& candidates,
-                                       std::size_t limit) {
+std::vector<std::string> closest_names(std::string_view query, const std::vector<std::string>& candidates, std::size_t limit) {
   const std::string q = normalize_name(query);
   struct Scored {
     std::size_t score;
@@ -53,9 +52,8 @@ std::vector<std::string> closest_names(std::string_view query, const std::vector
     }
     if (related) scored.push_back({d, candidate});
   }
-  std::stable_sort(scored.begin(), scored.end(), [](const Scored& x, const Scored& y) {
-    return x.score != y.score ? x.score < y.score : x.name < y.name;
-  });
+  std::stable_sort(scored.begin(), scored.end(),
+                   [](const Scored& x, const Scored& y) { return x.score != y.score ? x.score < y.score : x.name < y.name; });
   std::vector<std::string> out;
   for (const auto& s : scored) {
     if (out.size() == limit) break;

@@ -18,7 +18,6 @@ std::size_t edit_distance(std::string_view a, std::string_view b);
 /// Up to `limit` candidates closest to `query` (compared normalized), best first.
 /// A candidate qualifies when it contains the query, or is within an edit
 /// distance of about a third of the query's length.
-std::vector<std::string> closest_names(std::string_view query, const std::vector<std::string>& candidates,
-                                       std::size_t limit = 3);
+std::vector<std::string> closest_names(std::string_view query, const std::vector<std::string>& candidates, std::size_t limit = 3);
 
 }  // namespace optadvisor

@@ -28,8 +28,7 @@ void write_file_replacing(const std::string& path, std::string_view text, const 
 
   const fs::path target(path);
   const fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  const fs::path temporary =
-      folder / fmt::format(".{}.tmp-{}", target.filename().string(), static_cast<long>(::getpid()));
+  const fs::path temporary = folder / fmt::format(".{}.tmp-{}", target.filename().string(), static_cast<long>(::getpid()));
   const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0)
     throw bad_input(fmt::format("cannot write '{}': {}", shown, std::strerror(errno)),

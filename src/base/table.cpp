@@ -12,8 +12,7 @@ std::size_t display_width(const std::string& s) {
   return n;
 }
 
-Table::Table(std::vector<std::string> header, std::vector<Align> align)
-    : header_(std::move(header)), align_(std::move(align)) {
+Table::Table(std::vector<std::string> header, std::vector<Align> align) : header_(std::move(header)), align_(std::move(align)) {
   align_.resize(header_.size(), Align::kLeft);
 }
 
@@ -33,8 +32,10 @@ std::string Table::to_text() const {
     for (std::size_t c = 0; c < cells.size(); ++c) {
       const std::size_t pad = width[c] - display_width(cells[c]);
       const bool last = c + 1 == cells.size();
-      if (align_[c] == Align::kRight) out += std::string(pad, ' ') + cells[c];
-      else out += cells[c] + (last ? "" : std::string(pad, ' '));
+      if (align_[c] == Align::kRight)
+        out += std::string(pad, ' ') + cells[c];
+      else
+        out += cells[c] + (last ? "" : std::string(pad, ' '));
       if (!last) out += "  ";
     }
     while (!out.empty() && out.back() == ' ') out.pop_back();
@@ -52,8 +53,10 @@ std::string Table::to_markdown() const {
   auto escape = [](const std::string& s) {
     std::string out;
     for (char c : s) {
-      if (c == '|') out += "\\|";
-      else out += c;
+      if (c == '|')
+        out += "\\|";
+      else
+        out += c;
     }
     return out;
   };

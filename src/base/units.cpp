@@ -22,11 +22,16 @@ std::optional<double> parse_bytes(std::string_view text) {
   for (char c : s.substr(used))
     if (c != ' ') unit += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   double scale = 0;
-  if (unit.empty() || unit == "b") scale = 1;
-  else if (unit == "gb") scale = kBytesPerGB;
-  else if (unit == "gib") scale = kBytesPerGiB;
-  else if (unit == "tb") scale = 1e12;
-  else if (unit == "tib") scale = kBytesPerGiB * 1024;
+  if (unit.empty() || unit == "b")
+    scale = 1;
+  else if (unit == "gb")
+    scale = kBytesPerGB;
+  else if (unit == "gib")
+    scale = kBytesPerGiB;
+  else if (unit == "tb")
+    scale = 1e12;
+  else if (unit == "tib")
+    scale = kBytesPerGiB * 1024;
   if (scale == 0 || !(value > 0) || !std::isfinite(value * scale)) return std::nullopt;
   return value * scale;
 }
@@ -44,8 +49,7 @@ std::string format_gb(double bytes) { return format_sig3(bytes / kBytesPerGB) + 
 
 std::string format_bytes(double bytes) {
   if (bytes < 1e6) return fmt::format("{:.0f} bytes", bytes);
-  if (bytes < 1e9)
-    return fmt::format("{} MB ({} MiB)", format_sig3(bytes / 1e6), format_sig3(bytes / 1048576.0));
+  if (bytes < 1e9) return fmt::format("{} MB ({} MiB)", format_sig3(bytes / 1e6), format_sig3(bytes / 1048576.0));
   return fmt::format("{} GB ({} GiB)", format_sig3(bytes / kBytesPerGB), format_sig3(bytes / kBytesPerGiB));
 }
 

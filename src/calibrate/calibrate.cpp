@@ -146,14 +146,18 @@ class ModelMatcher {
       if (same.size() > 1) {
         std::string ids;
         for (const auto* s : same) ids += (ids.empty() ? "" : ", ") + s->id;
-        return {nullptr, {}, fmt::format("'{}' ({} parameters) could be any of {}; pass --model", m.model_desc.empty() ? m.model_name : m.model_desc,
-                                         with_commas(m.model_params), ids)};
+        return {nullptr,
+                {},
+                fmt::format("'{}' ({} parameters) could be any of {}; pass --model", m.model_desc.empty() ? m.model_name : m.model_desc,
+                            with_commas(m.model_params), ids)};
       }
     }
     const std::string what = !m.model_name.empty() ? m.model_name : m.model_desc;
     if (what.empty()) return {nullptr, {}, "the file does not name the model; pass --model"};
-    return {nullptr, {},
-            fmt::format("no model preset matches '{}'{}; pass --model (optadvisor models)", what, rejected.empty() ? "" : " (" + rejected + ")")};
+    return {nullptr,
+            {},
+            fmt::format("no model preset matches '{}'{}; pass --model (optadvisor models)", what,
+                        rejected.empty() ? "" : " (" + rejected + ")")};
   }
 
  private:
@@ -218,7 +222,8 @@ double predict_measurement(const Measurement& m, const Scenario& s) {
 
 MappedMeasurements map_measurements(const Catalog& catalog, const std::vector<Measurement>& measurements,
                                     const CalibrationRequest& request) {
-  if (request.hardware.empty()) throw bad_input("no hardware given", "pass --hw NAME (optadvisor hw list): the device the results were measured on");
+  if (request.hardware.empty())
+    throw bad_input("no hardware given", "pass --hw NAME (optadvisor hw list): the device the results were measured on");
   MappedMeasurements out;
   out.hardware = &catalog.resolve_hardware(request.hardware);
   const HardwareProfile& hw = *out.hardware;
@@ -257,8 +262,8 @@ MappedMeasurements map_measurements(const Catalog& catalog, const std::vector<Me
     } else if (m.model_params > 0) {
       const double ratio = static_cast<double>(matcher.params_of(*spec)) / static_cast<double>(m.model_params);
       if (std::fabs(ratio - 1) > 0.02)
-        row.notes.push_back(fmt::format("--model {} has {} parameters, the file's model {}", spec->id, with_commas(matcher.params_of(*spec)),
-                                        with_commas(m.model_params)));
+        row.notes.push_back(fmt::format("--model {} has {} parameters, the file's model {}", spec->id,
+                                        with_commas(matcher.params_of(*spec)), with_commas(m.model_params)));
     }
     // Weight format.
     std::string quant_how = quant_override ? "--quant" : "assumed";
@@ -303,8 +308,7 @@ MappedMeasurements map_measurements(const Catalog& catalog, const std::vector<Me
                        s.weights.quant_id, a.memory.total_bytes / 1e9, hw.id));
       continue;
     }
-    row.mapping = fmt::format("{} {} ({}; {})", spec->id, row.prepared.quant->id, model_how,
-                              quant_how);
+    row.mapping = fmt::format("{} {} ({}; {})", spec->id, row.prepared.quant->id, model_how, quant_how);
     if (m.model_size_bytes > 0) {
       const double ratio = s.weights.total_bytes / static_cast<double>(m.model_size_bytes);
       if (std::fabs(ratio - 1) > 0.1)
@@ -429,8 +433,7 @@ void least_squares(const std::vector<Param*>& params, const std::vector<Calibrat
   if (params.empty()) return;
   const std::size_t k = params.size();
   auto set = [&](const std::vector<double>& u) {
-    for (std::size_t i = 0; i < k; ++i)
-      *params[i]->value = params[i]->from_u(std::clamp(u[i], params[i]->u_lower(), params[i]->u_upper()));
+    for (std::size_t i = 0; i < k; ++i) *params[i]->value = params[i]->from_u(std::clamp(u[i], params[i]->u_lower(), params[i]->u_upper()));
   };
   std::vector<double> u(k);
   for (std::size_t i = 0; i < k; ++i) u[i] = std::clamp(params[i]->to_u(*params[i]->value), params[i]->u_lower(), params[i]->u_upper());
@@ -632,8 +635,8 @@ CalibrationFit fit_calibration(const Catalog& catalog, MappedMeasurements mapped
       const QuantEfficiency shipped = engine.efficiency_for(backend, quant_id);
       QuantEfficiency& qe = backend.quant_efficiency.emplace(quant_id, shipped).first->second;
       double& value = is_decode ? qe.decode : qe.prefill;
-      multipliers.push_back({fmt::format("quant_efficiency.{}.{}", quant_id, is_decode ? "decode" : "prefill"), &value,
-                             kMultiplierLower, kMultiplierUpper, true});
+      multipliers.push_back({fmt::format("quant_efficiency.{}.{}", quant_id, is_decode ? "decode" : "prefill"), &value, kMultiplierLower,
+                             kMultiplierUpper, true});
       multiplier_info.push_back({quant_id, is_decode, value, formats.rows.at(quant_id)});
     }
   };
@@ -682,9 +685,11 @@ CalibrationFit fit_calibration(const Catalog& catalog, MappedMeasurements mapped
       c.bound = at_bound(p);
       c.why = fmt::format("fitted on {} {} row{}", rows_used, kind, rows_used == 1 ? "" : "s");
       if (!c.bound.empty()) {
-        const std::string hit = fmt::format("{} at its {} bound {}", p.name, c.bound, factor_text(p.name, c.bound == "lower" ? p.lower : p.upper));
+        const std::string hit =
+            fmt::format("{} at its {} bound {}", p.name, c.bound, factor_text(p.name, c.bound == "lower" ? p.lower : p.upper));
         cal.bounds_hit.push_back(hit);
-        fit.notes.push_back(hit + ": the rows disagree in a way these factors cannot absorb; look at the rows with the largest errors after the fit");
+        fit.notes.push_back(
+            hit + ": the rows disagree in a way these factors cannot absorb; look at the rows with the largest errors after the fit");
       }
     } else {
       c.why = kept_why;
@@ -696,7 +701,8 @@ CalibrationFit fit_calibration(const Catalog& catalog, MappedMeasurements mapped
   describe(layer, before.layer_overhead_s, decode_rows, "decode",
            decode_rows >= 3 ? "kept: needs decode rows of models of clearly different sizes (1.5x apart) in one weight format"
                             : "kept: needs three or more decode rows of models of different sizes");
-  fit.factors.push_back({"step_overhead_s", before.step_overhead_s, before.step_overhead_s, 0, 1, false, {}, "kept: not separable from the layer overhead"});
+  fit.factors.push_back(
+      {"step_overhead_s", before.step_overhead_s, before.step_overhead_s, 0, 1, false, {}, "kept: not separable from the layer overhead"});
   for (std::size_t i = 0; i < multipliers.size(); ++i)
     describe(multipliers[i], multiplier_info[i].before, multiplier_info[i].rows, multiplier_info[i].decode ? "decode" : "prefill", "");
 

@@ -67,8 +67,8 @@ nlohmann::ordered_json to_json(const Calibration& c) {
   if (!c.device_info.empty()) on["device_info"] = c.device_info;
   on["median_abs_error_before"] = c.median_abs_error_before;
   on["median_abs_error_after"] = c.median_abs_error_after;
-  nlohmann::ordered_json doc = {{"hardware", c.hardware}, {"engine", c.engine}, {"backend", c.backend},
-                                {"factors", factors},     {"fitted_on", on}};
+  nlohmann::ordered_json doc = {
+      {"hardware", c.hardware}, {"engine", c.engine}, {"backend", c.backend}, {"factors", factors}, {"fitted_on", on}};
   if (!c.bounds_hit.empty()) doc["bounds_hit"] = c.bounds_hit;
   if (!c.notes.empty()) doc["notes"] = c.notes;
   return doc;

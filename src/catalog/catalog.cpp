@@ -31,10 +31,9 @@ struct DataDocument {
 
 /// data/ subfolder -> schema name (data/schema/<name>.schema.json).
 const std::map<std::string, std::string>& schema_for_kind() {
-  static const std::map<std::string, std::string> m = {
-      {"hardware", "hardware"}, {"models", "model"}, {"quant", "quant"},
-      {"engines", "engine"},    {"rules", "rule"},   {"training", "training"},
-      {"calibrations", "calibration"}, {"shapes", "shape"}};
+  static const std::map<std::string, std::string> m = {{"hardware", "hardware"},        {"models", "model"}, {"quant", "quant"},
+                                                       {"engines", "engine"},           {"rules", "rule"},   {"training", "training"},
+                                                       {"calibrations", "calibration"}, {"shapes", "shape"}};
   return m;
 }
 
@@ -50,8 +49,7 @@ std::string first_component(const std::string& relative) {
 }
 
 /// Parses `text`; on failure records one problem and returns nullopt.
-std::optional<nlohmann::json> parse_document(std::string_view text, const std::string& display,
-                                             std::vector<Problem>& problems) {
+std::optional<nlohmann::json> parse_document(std::string_view text, const std::string& display, std::vector<Problem>& problems) {
   if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
     problems.push_back({display, "", "empty file"});
     return std::nullopt;
@@ -89,8 +87,7 @@ void collect_embedded(std::vector<DataDocument>& docs, bool validate, bool lazy,
     if (!json) continue;
     if (validate) {
       auto it = schema_for_kind().find(kind);
-      if (it != schema_for_kind().end() && has_embedded_schema(it->second))
-        check_against_schema(it->second, *json, display, problems);
+      if (it != schema_for_kind().end() && has_embedded_schema(it->second)) check_against_schema(it->second, *json, display, problems);
     }
     docs.push_back({kind, display, std::move(*json), false});
   }
@@ -119,8 +116,9 @@ void collect_overlay(const fs::path& dir, std::vector<DataDocument>& docs, std::
     const std::string relative = fs::relative(path, dir, ec).generic_string();
     const std::string kind = first_component(relative);
     if (!schema_for_kind().count(kind)) {
-      problems.push_back({display, "",
-                          "unknown data kind; put the file under hardware/, models/, quant/, engines/, training/, rules/, calibrations/ or shapes/"});
+      problems.push_back(
+          {display, "",
+           "unknown data kind; put the file under hardware/, models/, quant/, engines/, training/, rules/, calibrations/ or shapes/"});
       continue;
     }
     std::string why;
@@ -177,7 +175,8 @@ void resolve_extends(std::vector<DataDocument>& docs, std::vector<Problem>& prob
     const auto& ext = doc.json.at("extends");
     const std::string base_id = ext.is_string() ? ext.get<std::string>() : std::string{};
     if (it->second == State::kVisiting) {
-      problems.push_back({doc.display, "/extends", fmt::format("extends '{}' in a cycle (a profile cannot extend itself, directly or through others)", base_id)});
+      problems.push_back({doc.display, "/extends",
+                          fmt::format("extends '{}' in a cycle (a profile cannot extend itself, directly or through others)", base_id)});
       it->second = State::kFailed;
       return false;
     }
@@ -252,8 +251,7 @@ void NameIndex::throw_unknown(std::string_view kind, std::string_view name, std:
   std::string hint;
   if (!close.empty()) {
     hint = "did you mean ";
-    for (std::size_t i = 0; i < close.size(); ++i)
-      hint += (i == 0 ? "" : (i + 1 == close.size() ? " or " : ", ")) + ("'" + close[i] + "'");
+    for (std::size_t i = 0; i < close.size(); ++i) hint += (i == 0 ? "" : (i + 1 == close.size() ? " or " : ", ")) + ("'" + close[i] + "'");
     hint += fmt::format("? ({})", list_command);
   } else {
     hint = fmt::format("see '{}' for the known ids", list_command);
@@ -279,8 +277,7 @@ void index_names(NameIndex& index, const Entry& e, const std::string& origin, st
 /// `entries`: the text of an entry that is only a placeholder (id and names) until it is first asked for.
 template <typename Entry>
 void place(std::vector<Entry>& entries, std::vector<std::string_view>& unparsed, Entry entry, const DataDocument& doc,
-           std::map<std::string, std::string>& origin, std::map<std::string, bool>& from_overlay,
-           std::vector<Problem>& problems) {
+           std::map<std::string, std::string>& origin, std::map<std::string, bool>& from_overlay, std::vector<Problem>& problems) {
   const std::string_view text = doc.unparsed ? doc.unparsed->content : std::string_view{};
   auto it = std::find_if(entries.begin(), entries.end(), [&](const Entry& e) { return e.id == entry.id; });
   if (it == entries.end()) {
@@ -301,10 +298,9 @@ void place(std::vector<Entry>& entries, std::vector<std::string_view>& unparsed,
 
 /// Throws bad_input naming the first problem and how many more there are.
 [[noreturn]] void throw_problems(const std::vector<Problem>& problems) {
-  std::string hint = problems.size() > 1
-                         ? fmt::format("{} more problem(s); run 'optadvisor validate-data' on the directory to see all",
-                                       problems.size() - 1)
-                         : "run 'optadvisor validate-data' on the directory to check it";
+  std::string hint = problems.size() > 1 ? fmt::format("{} more problem(s); run 'optadvisor validate-data' on the directory to see all",
+                                                       problems.size() - 1)
+                                         : "run 'optadvisor validate-data' on the directory to check it";
   throw bad_input(to_string(problems.front()), hint);
 }
 
@@ -316,8 +312,8 @@ std::optional<HardwareProfile> hardware_from_document(nlohmann::json& json, std:
 
 /// Parses, checks and converts entry `i` when it is still a placeholder; the entry keeps its address.
 template <typename Entry, typename Convert>
-const Entry& materialize(std::vector<Entry>& entries, std::vector<std::string_view>& unparsed, std::size_t i,
-                         const std::string& display, Convert convert) {
+const Entry& materialize(std::vector<Entry>& entries, std::vector<std::string_view>& unparsed, std::size_t i, const std::string& display,
+                         Convert convert) {
   if (i < unparsed.size() && unparsed[i].data() != nullptr) {
     std::vector<Problem> problems;
     std::optional<Entry> entry;
@@ -426,15 +422,18 @@ void Catalog::build(const LoadOptions& options, bool lazy, std::vector<Problem>&
     } else if (!engine->backends.count(cal->backend)) {
       std::string names;
       for (const auto& [name, b] : engine->backends) names += (names.empty() ? "" : ", ") + name;
-      problems.push_back({doc->display, "/backend", fmt::format("engine '{}' has no backend '{}' (it has {})", cal->engine, cal->backend, names)});
+      problems.push_back(
+          {doc->display, "/backend", fmt::format("engine '{}' has no backend '{}' (it has {})", cal->engine, cal->backend, names)});
     } else {
       cal->origin = doc->display;
       cal->backend_profile = apply_calibration(engine->backends.at(cal->backend), cal->factors);
       auto same = std::find_if(out.calibrations_.begin(), out.calibrations_.end(), [&](const Calibration& c) {
         return c.hardware == cal->hardware && c.engine == cal->engine && c.backend == cal->backend;
       });
-      if (same == out.calibrations_.end()) out.calibrations_.push_back(std::move(*cal));
-      else *same = std::move(*cal);
+      if (same == out.calibrations_.end())
+        out.calibrations_.push_back(std::move(*cal));
+      else
+        *same = std::move(*cal);
     }
   }
 }

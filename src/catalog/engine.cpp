@@ -28,8 +28,10 @@ int compare_versions(const std::string& a, const std::string& b) {
       uint64_t n = 0;
       while (i < v.size() && v[i] >= '0' && v[i] <= '9' && n < 100000000) n = n * 10 + static_cast<uint64_t>(v[i++] - '0');
       nums.push_back(n);
-      if (i < v.size() && v[i] == '.' && i + 1 < v.size() && v[i + 1] >= '0' && v[i + 1] <= '9') ++i;
-      else break;
+      if (i < v.size() && v[i] == '.' && i + 1 < v.size() && v[i + 1] >= '0' && v[i + 1] <= '9')
+        ++i;
+      else
+        break;
     }
     return std::make_pair(nums, v.substr(std::min(i, v.size())));
   };
@@ -55,10 +57,13 @@ namespace {
 
 void read_serving(const nlohmann::json& j, EngineServing& s, std::vector<Problem>& problems) {
   const std::string scheduler = j.value("scheduler", std::string{"mixed"});
-  if (scheduler == "prefill-first") s.scheduler = ServingScheduler::kPrefillFirst;
-  else if (scheduler != "mixed") problems.push_back({"", "/serving/scheduler", "expected mixed or prefill-first (got '" + scheduler + "')"});
+  if (scheduler == "prefill-first")
+    s.scheduler = ServingScheduler::kPrefillFirst;
+  else if (scheduler != "mixed")
+    problems.push_back({"", "/serving/scheduler", "expected mixed or prefill-first (got '" + scheduler + "')"});
   const std::string admission = j.value("kv_admission", std::string{"incremental"});
-  if (admission == "reserve-full") s.admission = KvAdmission::kReserveFull;
+  if (admission == "reserve-full")
+    s.admission = KvAdmission::kReserveFull;
   else if (admission != "incremental")
     problems.push_back({"", "/serving/kv_admission", "expected incremental or reserve-full (got '" + admission + "')"});
   s.max_batched_tokens = j.at("max_batched_tokens").get<uint64_t>();
@@ -89,10 +94,14 @@ std::optional<EngineProfile> engine_from_json(const nlohmann::json& j, std::vect
     e.kind = j.at("kind").get<std::string>();
     e.aliases = j.value("aliases", std::vector<std::string>{});
     const std::string split = j.value("multi_device", std::string{"tensor"});
-    if (split == "tensor") e.multi_device = MultiDevice::kTensor;
-    else if (split == "layers") e.multi_device = MultiDevice::kLayers;
-    else if (split == "none") e.multi_device = MultiDevice::kNone;
-    else problems.push_back({"", "/multi_device", "expected tensor, layers or none (got '" + split + "')"});
+    if (split == "tensor")
+      e.multi_device = MultiDevice::kTensor;
+    else if (split == "layers")
+      e.multi_device = MultiDevice::kLayers;
+    else if (split == "none")
+      e.multi_device = MultiDevice::kNone;
+    else
+      problems.push_back({"", "/multi_device", "expected tensor, layers or none (got '" + split + "')"});
     e.multi_device_setting = j.value("multi_device_setting", std::string{});
     e.offloads_to_host = j.value("offloads_to_host", false);
     e.own_flash_attention = j.value("own_flash_attention", false);
@@ -132,8 +141,7 @@ std::optional<EngineProfile> engine_from_json(const nlohmann::json& j, std::vect
     e.default_quant = j.value("default_quant", std::string{});
     e.formats_per_file = j.value("formats_per_file", false);
     if (j.contains("quant_efficiency")) {
-      for (const auto& [q, v] : j.at("quant_efficiency").items())
-        e.quant_efficiency[q] = {v.value("decode", 1.0), v.value("prefill", 1.0)};
+      for (const auto& [q, v] : j.at("quant_efficiency").items()) e.quant_efficiency[q] = {v.value("decode", 1.0), v.value("prefill", 1.0)};
     }
     const auto& m = j.at("memory");
     e.memory.runtime_overhead_bytes = m.at("runtime_overhead_bytes").get<double>();
@@ -146,7 +154,8 @@ std::optional<EngineProfile> engine_from_json(const nlohmann::json& j, std::vect
     e.memory.unfused_score_bytes = m.value("unfused_score_bytes", 0.0);
     e.memory.kv_block_tokens = m.value("kv_block_tokens", uint64_t{0});
     const std::string activations = m.value("activation_model", std::string{"batched-tokens"});
-    if (activations == "ggml-ubatch") e.memory.activation_model = ActivationModel::kGgmlUbatch;
+    if (activations == "ggml-ubatch")
+      e.memory.activation_model = ActivationModel::kGgmlUbatch;
     else if (activations != "batched-tokens")
       problems.push_back({"", "/memory/activation_model", "expected ggml-ubatch or batched-tokens (got '" + activations + "')"});
     e.cap_sliding_window = j.value("kv_window_policy", std::string{"cap-sliding"}) == "cap-sliding";

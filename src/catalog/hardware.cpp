@@ -162,8 +162,8 @@ std::optional<HardwareProfile> hardware_from_json(const nlohmann::json& j, std::
     hw.app_limit_entitled_bytes = optional_at<double>(mem, "app_limit_entitled_bytes");
     hw.unified_memory = mem.value("unified", false);
     for (const auto& o : j.value("memory_options", nlohmann::json::array()))
-      hw.memory_options.push_back({o.at("capacity_bytes").get<double>(), optional_at<double>(o, "price_usd"),
-                                   o.at("source").get<std::string>()});
+      hw.memory_options.push_back(
+          {o.at("capacity_bytes").get<double>(), optional_at<double>(o, "price_usd"), o.at("source").get<std::string>()});
 
     const auto& compute = j.at("compute");
     hw.flops_per_s = rates_from_json(compute.at("flops_per_s"));
@@ -254,8 +254,7 @@ std::optional<HardwareProfile> hardware_from_json(const nlohmann::json& j, std::
     problems.push_back({"", "/memory/bandwidth_bytes_per_s", "above 100 TB/s; check the units (bytes/s)"});
   if (hw.memory_bandwidth_bytes_per_s < 1e9)
     problems.push_back({"", "/memory/bandwidth_bytes_per_s", "below 1 GB/s; check the units (bytes/s, not GB/s)"});
-  if (hw.memory_capacity_bytes < 1e8)
-    problems.push_back({"", "/memory/capacity_bytes", "below 100 MB; check the units (bytes, not GB)"});
+  if (hw.memory_capacity_bytes < 1e8) problems.push_back({"", "/memory/capacity_bytes", "below 100 MB; check the units (bytes, not GB)"});
 
   if (problems.size() != problems_before) return std::nullopt;
   return hw;

@@ -14,9 +14,12 @@ using nlohmann::json;
 std::string escape_pointer_token(const std::string& token) {
   std::string out;
   for (char c : token) {
-    if (c == '~') out += "~0";
-    else if (c == '/') out += "~1";
-    else out += c;
+    if (c == '~')
+      out += "~0";
+    else if (c == '/')
+      out += "~1";
+    else
+      out += c;
   }
   return out;
 }
@@ -25,9 +28,7 @@ bool is_one_of(const std::string& s, std::initializer_list<const char*> names) {
   return std::any_of(names.begin(), names.end(), [&](const char* n) { return s == n; });
 }
 
-bool known_type(const std::string& t) {
-  return is_one_of(t, {"null", "boolean", "object", "array", "number", "integer", "string"});
-}
+bool known_type(const std::string& t) { return is_one_of(t, {"null", "boolean", "object", "array", "number", "integer", "string"}); }
 
 /// Integers are JSON numbers written without a fraction or exponent, as the data files write them.
 bool has_type(const json& doc, const std::string& type) {
@@ -78,13 +79,10 @@ std::string expected_in_words(const json& schema) {
 }
 
 std::size_t code_points(const std::string& s) {
-  return static_cast<std::size_t>(
-      std::count_if(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+  return static_cast<std::size_t>(std::count_if(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
 }
 
-std::string count_of(std::size_t n, const char* one, const char* many) {
-  return std::to_string(n) + " " + (n == 1 ? one : many);
-}
+std::string count_of(std::size_t n, const char* one, const char* many) { return std::to_string(n) + " " + (n == 1 ? one : many); }
 
 void walk_keywords(const json& root, const json& schema, const std::string& at, std::vector<std::string>& out) {
   if (schema.is_boolean()) return;
@@ -102,8 +100,10 @@ void walk_keywords(const json& root, const json& schema, const std::string& at, 
     if (key == "properties" || key == "definitions") {
       for (const auto& [name, sub] : value.items()) walk_keywords(root, sub, here + "/" + escape_pointer_token(name), out);
     } else if (key == "items") {
-      if (value.is_array()) out.push_back(here + ": items (the array form)");
-      else walk_keywords(root, value, here, out);
+      if (value.is_array())
+        out.push_back(here + ": items (the array form)");
+      else
+        walk_keywords(root, value, here, out);
     } else if (key == "additionalProperties") {
       walk_keywords(root, value, here, out);
     } else if (key == "anyOf" || key == "oneOf") {
@@ -150,8 +150,8 @@ const std::vector<std::string>& supported_schema_keywords() {
       // structure
       "$ref", "definitions", "type", "properties", "additionalProperties", "required", "items",
       // values
-      "enum", "const", "minimum", "exclusiveMinimum", "maximum", "minLength", "maxLength", "pattern",
-      "minItems", "maxItems", "uniqueItems", "minProperties",
+      "enum", "const", "minimum", "exclusiveMinimum", "maximum", "minLength", "maxLength", "pattern", "minItems", "maxItems", "uniqueItems",
+      "minProperties",
       // alternatives
       "anyOf", "oneOf"};
   return keywords;
@@ -165,8 +165,7 @@ std::vector<std::string> unsupported_schema_keywords(const json& schema) {
 
 JsonSchema::JsonSchema(json schema) : root_(std::move(schema)) {
   const auto unsupported = unsupported_schema_keywords(root_);
-  if (!unsupported.empty())
-    throw Error(ExitCode::kRuntime, "the schema checker does not implement " + unsupported.front());
+  if (!unsupported.empty()) throw Error(ExitCode::kRuntime, "the schema checker does not implement " + unsupported.front());
   collect_patterns(root_, patterns_);
 }
 
@@ -191,8 +190,8 @@ void JsonSchema::check(const json& doc, const std::string& display, std::vector<
   }
 }
 
-void JsonSchema::check_alternatives(const json& branches, bool exactly_one, const json& doc,
-                                    const std::string& pointer, std::vector<Problem>& out) const {
+void JsonSchema::check_alternatives(const json& branches, bool exactly_one, const json& doc, const std::string& pointer,
+                                    std::vector<Problem>& out) const {
   std::vector<std::vector<Problem>> results(branches.size());
   std::size_t passed = 0;
   for (std::size_t i = 0; i < branches.size(); ++i) {
@@ -219,9 +218,10 @@ void JsonSchema::check_alternatives(const json& branches, bool exactly_one, cons
   }
   // Several fit, each missing one field of its own ("ggml_types" or "formats"): say so at once.
   const std::string missing = "missing required field ";
-  const bool all_missing_one = fitting.size() > 1 && std::all_of(fitting.begin(), fitting.end(), [&](std::size_t i) {
-    return results[i].size() == 1 && results[i][0].pointer == pointer && results[i][0].message.rfind(missing, 0) == 0;
-  });
+  const bool all_missing_one =
+      fitting.size() > 1 && std::all_of(fitting.begin(), fitting.end(), [&](std::size_t i) {
+        return results[i].size() == 1 && results[i][0].pointer == pointer && results[i][0].message.rfind(missing, 0) == 0;
+      });
   if (all_missing_one) {
     std::string names;
     for (std::size_t i : fitting) names += (names.empty() ? "" : " or ") + results[i][0].message.substr(missing.size());
@@ -235,8 +235,7 @@ void JsonSchema::check_alternatives(const json& branches, bool exactly_one, cons
   out.insert(out.end(), results[best].begin(), results[best].end());
 }
 
-void JsonSchema::check_node(const json& raw, const json& doc, const std::string& pointer,
-                            std::vector<Problem>& out) const {
+void JsonSchema::check_node(const json& raw, const json& doc, const std::string& pointer, std::vector<Problem>& out) const {
   const json& schema = resolve(raw);
   if (schema.is_boolean()) {
     if (!schema.get<bool>()) out.push_back({"", pointer, "not allowed here"});
@@ -264,8 +263,7 @@ void JsonSchema::check_node(const json& raw, const json& doc, const std::string&
     auto bound = [&](const char* key) { return schema[key].get<double>(); };
     const std::string kind = doc.is_number_integer() && schema.value("type", json()) == "integer" ? "integer" : "number";
     const std::string a_kind = (kind == "integer" ? "an " : "a ") + kind;
-    if (has("maximum") && value > bound("maximum"))
-      add("expected " + a_kind + " less than or equal to " + schema["maximum"].dump());
+    if (has("maximum") && value > bound("maximum")) add("expected " + a_kind + " less than or equal to " + schema["maximum"].dump());
     if (has("minimum") && value < bound("minimum"))
       add(bound("minimum") == 0 ? "expected a non-negative " + kind
                                 : "expected " + a_kind + " greater than or equal to " + schema["minimum"].dump());
@@ -286,28 +284,27 @@ void JsonSchema::check_node(const json& raw, const json& doc, const std::string&
       add("expected at most " + count_of(schema["maxLength"].get<std::size_t>(), "character", "characters"));
     if (has("minLength") && length < schema["minLength"].get<std::size_t>())
       add(schema["minLength"] == 1 ? "expected a non-empty string"
-                                   : "expected at least " +
-                                         count_of(schema["minLength"].get<std::size_t>(), "character", "characters"));
+                                   : "expected at least " + count_of(schema["minLength"].get<std::size_t>(), "character", "characters"));
     if (has("pattern")) {
       const std::string& pattern = schema["pattern"].get_ref<const std::string&>();
-      if (!std::regex_search(doc.get_ref<const std::string&>(), patterns_.at(pattern)))
-        add("does not match the pattern " + pattern);
+      if (!std::regex_search(doc.get_ref<const std::string&>(), patterns_.at(pattern))) add("does not match the pattern " + pattern);
     }
   }
   if (doc.is_object() && has("minProperties") && doc.size() < schema["minProperties"].get<std::size_t>())
-    add(schema["minProperties"] == 1
-            ? "expected a non-empty object"
-            : "expected at least " + count_of(schema["minProperties"].get<std::size_t>(), "field", "fields"));
+    add(schema["minProperties"] == 1 ? "expected a non-empty object"
+                                     : "expected at least " + count_of(schema["minProperties"].get<std::size_t>(), "field", "fields"));
   if (has("oneOf")) check_alternatives(schema["oneOf"], true, doc, pointer, out);
   if (doc.is_object() && (has("properties") || has("additionalProperties"))) {
     static const json kNoProperties = json::object();
     const json& properties = has("properties") ? schema["properties"] : kNoProperties;
     for (const auto& [key, value] : doc.items()) {
       const std::string at = pointer + "/" + escape_pointer_token(key);
-      if (properties.contains(key)) check_node(properties[key], value, at, out);
+      if (properties.contains(key))
+        check_node(properties[key], value, at, out);
       else if (has("additionalProperties") && schema["additionalProperties"] == false)
         out.push_back({"", at, "unknown field (not in the schema)"});
-      else if (has("additionalProperties")) check_node(schema["additionalProperties"], value, at, out);
+      else if (has("additionalProperties"))
+        check_node(schema["additionalProperties"], value, at, out);
     }
   }
   if (doc.is_object() && has("required")) {

@@ -32,10 +32,9 @@ class JsonSchema {
   void check(const nlohmann::json& doc, const std::string& display, std::vector<Problem>& problems) const;
 
  private:
-  void check_node(const nlohmann::json& schema, const nlohmann::json& doc, const std::string& pointer,
-                  std::vector<Problem>& out) const;
-  void check_alternatives(const nlohmann::json& branches, bool exactly_one, const nlohmann::json& doc,
-                          const std::string& pointer, std::vector<Problem>& out) const;
+  void check_node(const nlohmann::json& schema, const nlohmann::json& doc, const std::string& pointer, std::vector<Problem>& out) const;
+  void check_alternatives(const nlohmann::json& branches, bool exactly_one, const nlohmann::json& doc, const std::string& pointer,
+                          std::vector<Problem>& out) const;
   const nlohmann::json& resolve(const nlohmann::json& schema) const;
 
   nlohmann::json root_;

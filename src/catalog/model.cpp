@@ -71,27 +71,78 @@ Traits traits_for(const std::string& model_type) {
 }
 
 const std::set<std::string>& known_fields() {
-  static const std::set<std::string> fields = {
-      "$schema", "id", "name", "aliases", "model_type", "hidden_size", "num_hidden_layers",
-      "num_attention_heads", "num_key_value_heads", "head_dim", "intermediate_size", "vocab_size",
-      "tie_word_embeddings", "max_position_embeddings", "rope_theta", "attention_bias", "qkv_bias",
-      "mlp_bias", "router_bias", "router_score_correction_bias", "qk_norm", "sandwich_norm",
-      "attention_sinks", "qk_norm_type", "attn_output_gate", "shared_expert_gate", "index_n_heads",
-      "index_head_dim", "index_topk", "full_attention_interval", "linear_num_key_heads", "linear_key_head_dim",
-      "linear_num_value_heads", "linear_value_head_dim", "linear_conv_kernel_dim", "mamba_ssm_dtype",
-      "params_unexplained", "mamba_n_heads", "mamba_d_head", "mamba_n_groups", "mamba_d_state", "mamba_d_conv",
-      "mamba_conv_bias", "hybrid_override_pattern", "num_experts", "num_experts_per_tok", "moe_intermediate_size",
-      "shared_expert_intermediate_size", "first_k_dense_replace", "mlp_only_layers", "q_lora_rank",
-      "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim", "sliding_window",
-      "sliding_window_pattern", "layer_types", "num_nextn_predict_layers", "vision_config",
-      "quantization_config", "native_format", "checkpoint_includes", "params_exact", "params_source", "sources",
-      "notes"};
+  static const std::set<std::string> fields = {"$schema",
+                                               "id",
+                                               "name",
+                                               "aliases",
+                                               "model_type",
+                                               "hidden_size",
+                                               "num_hidden_layers",
+                                               "num_attention_heads",
+                                               "num_key_value_heads",
+                                               "head_dim",
+                                               "intermediate_size",
+                                               "vocab_size",
+                                               "tie_word_embeddings",
+                                               "max_position_embeddings",
+                                               "rope_theta",
+                                               "attention_bias",
+                                               "qkv_bias",
+                                               "mlp_bias",
+                                               "router_bias",
+                                               "router_score_correction_bias",
+                                               "qk_norm",
+                                               "sandwich_norm",
+                                               "attention_sinks",
+                                               "qk_norm_type",
+                                               "attn_output_gate",
+                                               "shared_expert_gate",
+                                               "index_n_heads",
+                                               "index_head_dim",
+                                               "index_topk",
+                                               "full_attention_interval",
+                                               "linear_num_key_heads",
+                                               "linear_key_head_dim",
+                                               "linear_num_value_heads",
+                                               "linear_value_head_dim",
+                                               "linear_conv_kernel_dim",
+                                               "mamba_ssm_dtype",
+                                               "params_unexplained",
+                                               "mamba_n_heads",
+                                               "mamba_d_head",
+                                               "mamba_n_groups",
+                                               "mamba_d_state",
+                                               "mamba_d_conv",
+                                               "mamba_conv_bias",
+                                               "hybrid_override_pattern",
+                                               "num_experts",
+                                               "num_experts_per_tok",
+                                               "moe_intermediate_size",
+                                               "shared_expert_intermediate_size",
+                                               "first_k_dense_replace",
+                                               "mlp_only_layers",
+                                               "q_lora_rank",
+                                               "kv_lora_rank",
+                                               "qk_rope_head_dim",
+                                               "qk_nope_head_dim",
+                                               "v_head_dim",
+                                               "sliding_window",
+                                               "sliding_window_pattern",
+                                               "layer_types",
+                                               "num_nextn_predict_layers",
+                                               "vision_config",
+                                               "quantization_config",
+                                               "native_format",
+                                               "checkpoint_includes",
+                                               "params_exact",
+                                               "params_source",
+                                               "sources",
+                                               "notes"};
   return fields;
 }
 
 const std::vector<std::string>& checkpoint_include_names() {
-  static const std::vector<std::string> names = {"rotary_inv_freq_buffers", "untied_output_copy",
-                                                 "vision_tower", "mtp_layers",
+  static const std::vector<std::string> names = {"rotary_inv_freq_buffers",     "untied_output_copy", "vision_tower", "mtp_layers",
                                                  "mtp_layers_shared_embedding", "quantization_scales"};
   return names;
 }
@@ -99,8 +150,7 @@ const std::vector<std::string>& checkpoint_include_names() {
 /// Reads typed fields of one JSON object, recording a Problem per bad field.
 class FieldReader {
  public:
-  FieldReader(const json& j, std::string base, std::vector<Problem>& problems)
-      : j_(j), base_(std::move(base)), problems_(problems) {}
+  FieldReader(const json& j, std::string base, std::vector<Problem>& problems) : j_(j), base_(std::move(base)), problems_(problems) {}
 
   std::string pointer(const std::string& key) const { return base_ + "/" + key; }
 
@@ -200,8 +250,7 @@ std::string weight_name(int layer, const std::string& kind) {
   return is_bias ? name : name + ".weight";
 }
 
-void add(std::vector<Tensor>& out, int layer, const std::string& kind, uint64_t ne0, uint64_t ne1 = 1,
-         uint64_t ne2 = 1) {
+void add(std::vector<Tensor>& out, int layer, const std::string& kind, uint64_t ne0, uint64_t ne1 = 1, uint64_t ne2 = 1) {
   Tensor t;
   t.name = weight_name(layer, kind);
   t.kind = kind;
@@ -410,15 +459,12 @@ bool ends_with(const std::string& s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-bool is_expert_kind(const std::string& kind) {
-  return kind == "ffn_gate_exps" || kind == "ffn_up_exps" || kind == "ffn_down_exps";
-}
+bool is_expert_kind(const std::string& kind) { return kind == "ffn_gate_exps" || kind == "ffn_up_exps" || kind == "ffn_down_exps"; }
 
 /// FP8 block scales the HF checkpoint stores for `block`'s Linear weights:
 /// ceil(out/rows) x ceil(in/cols) per matrix. Routers, norms and biases stay
 /// BF16/F32. attn_k_b + attn_v_b are one kv_b_proj in the checkpoint.
-uint64_t fp8_scale_elements(const ModelSpec& s, const std::vector<Tensor>& block, uint64_t block_rows,
-                            uint64_t block_cols) {
+uint64_t fp8_scale_elements(const ModelSpec& s, const std::vector<Tensor>& block, uint64_t block_rows, uint64_t block_cols) {
   uint64_t n = 0;
   for (const Tensor& t : block) {
     // The DSA indexer's weights_proj stays BF16 (DeepSeek-V3.2, GLM-5-FP8 modules_to_not_convert).
@@ -437,11 +483,10 @@ uint64_t fp8_scale_elements(const ModelSpec& s, const std::vector<Tensor>& block
 }  // namespace
 
 const std::vector<std::string>& supported_model_types() {
-  static const std::vector<std::string> types = {"llama",   "mistral", "mixtral",     "qwen2",
-                                                 "qwen3",   "qwen3_moe", "gemma2",    "gemma3_text",
-                                                 "phi3",    "deepseek_v3", "gpt_oss", "minimax_m2",
-                                                 "qwen3_next", "qwen3_5_text", "qwen3_5_moe_text", "nemotron_h",
-                                                 "granitemoehybrid", "llama4_text"};
+  static const std::vector<std::string> types = {"llama",      "mistral",          "mixtral",     "qwen2",        "qwen3",
+                                                 "qwen3_moe",  "gemma2",           "gemma3_text", "phi3",         "deepseek_v3",
+                                                 "gpt_oss",    "minimax_m2",       "qwen3_next",  "qwen3_5_text", "qwen3_5_moe_text",
+                                                 "nemotron_h", "granitemoehybrid", "llama4_text"};
   return types;
 }
 
@@ -470,8 +515,7 @@ bool is_moe_layer(const ModelSpec& spec, uint64_t layer) {
   if (!spec.hybrid_override_pattern.empty())
     return layer < spec.hybrid_override_pattern.size() && spec.hybrid_override_pattern[layer] == 'E';
   if (spec.num_experts == 0 || layer < spec.first_k_dense_replace) return false;
-  return std::find(spec.mlp_only_layers.begin(), spec.mlp_only_layers.end(), layer) ==
-         spec.mlp_only_layers.end();
+  return std::find(spec.mlp_only_layers.begin(), spec.mlp_only_layers.end(), layer) == spec.mlp_only_layers.end();
 }
 
 namespace {
@@ -503,15 +547,15 @@ std::optional<std::string> parameter_overflow(const ModelSpec& s) {
     const double hv = static_cast<double>(v.hidden_size);
     const double side = static_cast<double>(v.image_size) / static_cast<double>(std::max<uint64_t>(v.patch_size, 1));
     total += static_cast<double>(v.num_hidden_layers) * (4 * hv * hv + 2 * hv * static_cast<double>(v.intermediate_size) + 8 * hv) +
-             static_cast<double>(v.num_channels) * static_cast<double>(v.patch_size) * static_cast<double>(v.patch_size) * hv + side * side * hv + hv * h;
+             static_cast<double>(v.num_channels) * static_cast<double>(v.patch_size) * static_cast<double>(v.patch_size) * hv +
+             side * side * hv + hv * h;
   }
   if (total <= limit) return std::nullopt;
   std::string shape;
   if (largest != nullptr)
-    shape = fmt::format(" (the largest tensor, {} [{} x {} x {}], has {:.3g})", largest->name, largest->row_elements,
-                        largest->rows, largest->slices, largest_elements);
-  return fmt::format("these dimensions give {:.3g} parameters, beyond the limit of {:.3g} for any model{}", total,
-                     limit, shape);
+    shape = fmt::format(" (the largest tensor, {} [{} x {} x {}], has {:.3g})", largest->name, largest->row_elements, largest->rows,
+                        largest->slices, largest_elements);
+  return fmt::format("these dimensions give {:.3g} parameters, beyond the limit of {:.3g} for any model{}", total, limit, shape);
 }
 
 }  // namespace
@@ -551,8 +595,7 @@ std::optional<ModelSpec> model_from_json(const nlohmann::json& j, std::vector<Pr
   s.qkv_bias = r.boolean("qkv_bias").value_or(t.qkv_bias);
   s.mlp_bias = r.boolean("mlp_bias").value_or(t.mlp_bias);
   s.router_bias = r.boolean("router_bias").value_or(t.router_bias);
-  s.router_score_correction_bias =
-      r.boolean("router_score_correction_bias").value_or(t.router_score_correction_bias);
+  s.router_score_correction_bias = r.boolean("router_score_correction_bias").value_or(t.router_score_correction_bias);
   s.qk_norm = r.boolean("qk_norm").value_or(t.qk_norm);
   s.sandwich_norm = r.boolean("sandwich_norm").value_or(t.sandwich_norm);
   s.attention_sinks = r.boolean("attention_sinks").value_or(t.attention_sinks);
@@ -590,9 +633,8 @@ std::optional<ModelSpec> model_from_json(const nlohmann::json& j, std::vector<Pr
   s.qk_nope_head_dim = r.uint("qk_nope_head_dim").value_or(0);
   s.v_head_dim = r.uint("v_head_dim").value_or(0);
 
-  const uint64_t default_head_dim =
-      s.kv_lora_rank > 0 ? s.qk_nope_head_dim + s.qk_rope_head_dim
-                         : (s.num_attention_heads > 0 ? s.hidden_size / s.num_attention_heads : 0);
+  const uint64_t default_head_dim = s.kv_lora_rank > 0 ? s.qk_nope_head_dim + s.qk_rope_head_dim
+                                                       : (s.num_attention_heads > 0 ? s.hidden_size / s.num_attention_heads : 0);
   s.head_dim = r.uint("head_dim").value_or(default_head_dim);
 
   s.sliding_window = r.uint("sliding_window").value_or(0);
@@ -622,21 +664,18 @@ std::optional<ModelSpec> model_from_json(const nlohmann::json& j, std::vector<Pr
       vt.projector_input_dim = vr.uint("projector_input_dim").value_or(0);
       vt.projector_output_dim = vr.uint("projector_output_dim").value_or(0);
       vt.pixel_shuffle_ratio = vr.number("pixel_shuffle_ratio").value_or(0);
-      if (vt.projector_input_dim > 0 &&
-          (vt.projector_output_dim == 0 || !(vt.pixel_shuffle_ratio > 0 && vt.pixel_shuffle_ratio <= 1)))
-        vr.problem("/vision_config/projector_input_dim",
-                   "a Llama 4 tower needs projector_output_dim and a pixel_shuffle_ratio in (0, 1]");
+      if (vt.projector_input_dim > 0 && (vt.projector_output_dim == 0 || !(vt.pixel_shuffle_ratio > 0 && vt.pixel_shuffle_ratio <= 1)))
+        vr.problem("/vision_config/projector_input_dim", "a Llama 4 tower needs projector_output_dim and a pixel_shuffle_ratio in (0, 1]");
       const bool qwen_tower = vt.spatial_merge_size > 0 && vt.model_type.empty();
       vt.image_size = vr.uint("image_size", !qwen_tower).value_or(0);
       vt.num_channels = vr.uint("num_channels").value_or(3);
       if (qwen_tower && vt.num_position_embeddings == 0)
         vr.problem("/vision_config/num_position_embeddings", "a spatial_merge_size tower needs num_position_embeddings");
       for (const auto& item : v.items()) {
-        static const std::set<std::string> vkeys = {"hidden_size", "num_hidden_layers", "intermediate_size",
-                                                    "patch_size", "image_size", "num_channels",
-                                                    "num_position_embeddings", "temporal_patch_size",
-                                                    "spatial_merge_size", "projector_input_dim",
-                                                    "projector_output_dim", "pixel_shuffle_ratio", "model_type"};
+        static const std::set<std::string> vkeys = {
+            "hidden_size",          "num_hidden_layers",       "intermediate_size",   "patch_size",         "image_size",
+            "num_channels",         "num_position_embeddings", "temporal_patch_size", "spatial_merge_size", "projector_input_dim",
+            "projector_output_dim", "pixel_shuffle_ratio",     "model_type"};
         if (vkeys.count(item.key()) == 0) vr.problem("/vision_config/" + item.key(), "unknown field '" + item.key() + "'");
       }
       if (vt.patch_size == 0 || (!qwen_tower && vt.image_size % std::max<uint64_t>(vt.patch_size, 1) != 0)) {
@@ -655,8 +694,7 @@ std::optional<ModelSpec> model_from_json(const nlohmann::json& j, std::vector<Pr
       CheckpointQuantization cq;
       cq.quant_method = qr.string("quant_method", true).value_or("");
       cq.weight_block_size = qr.uints("weight_block_size");
-      if (cq.quant_method == "fp8" &&
-          (cq.weight_block_size.size() != 2 || cq.weight_block_size[0] == 0 || cq.weight_block_size[1] == 0)) {
+      if (cq.quant_method == "fp8" && (cq.weight_block_size.size() != 2 || cq.weight_block_size[0] == 0 || cq.weight_block_size[1] == 0)) {
         qr.problem("/quantization_config/weight_block_size", "fp8 needs [rows, columns] of one scale block");
       } else if (!cq.quant_method.empty() && cq.quant_method != "fp8" && cq.quant_method != "mxfp4") {
         qr.problem("/quantization_config/quant_method", "expected 'fp8' or 'mxfp4'");
@@ -681,18 +719,26 @@ std::optional<ModelSpec> model_from_json(const nlohmann::json& j, std::vector<Pr
 
   // Ranges first: the per-layer loops below, the tensor list and every count rely on them.
   const auto at_most = [&](FieldReader& reader, const char* key, uint64_t value, uint64_t limit) {
-    if (value > limit)
-      reader.problem(reader.pointer(key), fmt::format("{} is beyond the limit of {} for any model", value, limit));
+    if (value > limit) reader.problem(reader.pointer(key), fmt::format("{} is beyond the limit of {} for any model", value, limit));
   };
-  for (const auto& [key, value] :
-       {std::pair<const char*, uint64_t>{"hidden_size", s.hidden_size}, {"intermediate_size", s.intermediate_size},
-        {"vocab_size", s.vocab_size}, {"head_dim", s.head_dim}, {"moe_intermediate_size", s.moe_intermediate_size},
-        {"shared_expert_intermediate_size", s.shared_expert_intermediate_size}, {"q_lora_rank", s.q_lora_rank},
-        {"kv_lora_rank", s.kv_lora_rank}, {"qk_rope_head_dim", s.qk_rope_head_dim},
-        {"qk_nope_head_dim", s.qk_nope_head_dim}, {"v_head_dim", s.v_head_dim}, {"index_head_dim", s.index_head_dim},
-        {"linear_key_head_dim", s.linear_key_head_dim}, {"linear_value_head_dim", s.linear_value_head_dim},
-        {"linear_conv_kernel_dim", s.linear_conv_kernel_dim}, {"mamba_d_head", s.mamba_d_head},
-        {"mamba_d_state", s.mamba_d_state}, {"mamba_d_conv", s.mamba_d_conv}})
+  for (const auto& [key, value] : {std::pair<const char*, uint64_t>{"hidden_size", s.hidden_size},
+                                   {"intermediate_size", s.intermediate_size},
+                                   {"vocab_size", s.vocab_size},
+                                   {"head_dim", s.head_dim},
+                                   {"moe_intermediate_size", s.moe_intermediate_size},
+                                   {"shared_expert_intermediate_size", s.shared_expert_intermediate_size},
+                                   {"q_lora_rank", s.q_lora_rank},
+                                   {"kv_lora_rank", s.kv_lora_rank},
+                                   {"qk_rope_head_dim", s.qk_rope_head_dim},
+                                   {"qk_nope_head_dim", s.qk_nope_head_dim},
+                                   {"v_head_dim", s.v_head_dim},
+                                   {"index_head_dim", s.index_head_dim},
+                                   {"linear_key_head_dim", s.linear_key_head_dim},
+                                   {"linear_value_head_dim", s.linear_value_head_dim},
+                                   {"linear_conv_kernel_dim", s.linear_conv_kernel_dim},
+                                   {"mamba_d_head", s.mamba_d_head},
+                                   {"mamba_d_state", s.mamba_d_state},
+                                   {"mamba_d_conv", s.mamba_d_conv}})
     at_most(r, key, value, kMaxModelWidth);
   at_most(r, "num_hidden_layers", s.num_hidden_layers, kMaxModelLayers);
   at_most(r, "num_nextn_predict_layers", s.num_nextn_predict_layers, kMaxModelLayers);
@@ -747,8 +793,7 @@ std::optional<ModelSpec> model_from_json(const nlohmann::json& j, std::vector<Pr
     if (s.qk_rope_head_dim == 0 || s.qk_nope_head_dim == 0 || s.v_head_dim == 0) {
       r.problem("/kv_lora_rank", "MLA needs qk_rope_head_dim, qk_nope_head_dim and v_head_dim as well");
     }
-    if (s.checkpoint_includes.end() != std::find(s.checkpoint_includes.begin(), s.checkpoint_includes.end(),
-                                                 "rotary_inv_freq_buffers")) {
+    if (s.checkpoint_includes.end() != std::find(s.checkpoint_includes.begin(), s.checkpoint_includes.end(), "rotary_inv_freq_buffers")) {
       r.problem("/checkpoint_includes", "rotary_inv_freq_buffers is modelled for non-MLA attention only");
     }
   } else {
@@ -757,8 +802,7 @@ std::optional<ModelSpec> model_from_json(const nlohmann::json& j, std::vector<Pr
     }
     if (s.num_key_value_heads > 0 && s.num_attention_heads % s.num_key_value_heads != 0) {
       r.problem("/num_key_value_heads", "num_attention_heads (" + std::to_string(s.num_attention_heads) +
-                                            ") must be a multiple of num_key_value_heads (" +
-                                            std::to_string(s.num_key_value_heads) + ")");
+                                            ") must be a multiple of num_key_value_heads (" + std::to_string(s.num_key_value_heads) + ")");
     }
     if (s.num_key_value_heads > s.num_attention_heads) {
       r.problem("/num_key_value_heads", "more KV heads than attention heads");
@@ -773,14 +817,13 @@ std::optional<ModelSpec> model_from_json(const nlohmann::json& j, std::vector<Pr
     if (s.index_n_heads == 0 || s.index_head_dim == 0 || s.index_topk == 0)
       r.problem("/index_n_heads", "the DSA indexer needs index_n_heads, index_head_dim and index_topk together");
   }
-  const bool any_linear_field = s.linear_num_key_heads > 0 || s.linear_key_head_dim > 0 ||
-                                s.linear_num_value_heads > 0 || s.linear_value_head_dim > 0 ||
-                                s.linear_conv_kernel_dim > 0;
+  const bool any_linear_field = s.linear_num_key_heads > 0 || s.linear_key_head_dim > 0 || s.linear_num_value_heads > 0 ||
+                                s.linear_value_head_dim > 0 || s.linear_conv_kernel_dim > 0;
   bool any_linear_layer = s.full_attention_interval > 0;
   for (const std::string& type : s.layer_types) any_linear_layer = any_linear_layer || type == kLinear;
   if (any_linear_layer || any_linear_field) {
-    if (s.linear_num_key_heads == 0 || s.linear_key_head_dim == 0 || s.linear_num_value_heads == 0 ||
-        s.linear_value_head_dim == 0 || s.linear_conv_kernel_dim == 0) {
+    if (s.linear_num_key_heads == 0 || s.linear_key_head_dim == 0 || s.linear_num_value_heads == 0 || s.linear_value_head_dim == 0 ||
+        s.linear_conv_kernel_dim == 0) {
       r.problem("/linear_num_key_heads",
                 "linear-attention layers need linear_num_key_heads, linear_key_head_dim, linear_num_value_heads, "
                 "linear_value_head_dim and linear_conv_kernel_dim");
@@ -790,19 +833,16 @@ std::optional<ModelSpec> model_from_json(const nlohmann::json& j, std::vector<Pr
     if (!any_linear_layer) r.problem("/full_attention_interval", "linear-attention widths given but no layer is linear");
     if (is_mla(s)) r.problem("/full_attention_interval", "linear-attention layers are modelled beside GQA attention only");
   }
-  const bool any_mamba_layer =
-      s.hybrid_override_pattern.find('M') != std::string::npos ||
-      std::find(s.layer_types.begin(), s.layer_types.end(), kMamba) != s.layer_types.end();
+  const bool any_mamba_layer = s.hybrid_override_pattern.find('M') != std::string::npos ||
+                               std::find(s.layer_types.begin(), s.layer_types.end(), kMamba) != s.layer_types.end();
   if (any_mamba_layer || s.mamba_n_heads > 0) {
-    if (s.mamba_n_heads == 0 || s.mamba_d_head == 0 || s.mamba_n_groups == 0 || s.mamba_d_state == 0 ||
-        s.mamba_d_conv == 0) {
+    if (s.mamba_n_heads == 0 || s.mamba_d_head == 0 || s.mamba_n_groups == 0 || s.mamba_d_state == 0 || s.mamba_d_conv == 0) {
       r.problem("/mamba_n_heads", "Mamba-2 layers need mamba_n_heads, mamba_d_head, mamba_n_groups, mamba_d_state and mamba_d_conv");
     } else if (s.mamba_n_heads % s.mamba_n_groups != 0) {
       r.problem("/mamba_n_groups", "mamba_n_heads must be a multiple of mamba_n_groups");
     }
     if (!any_mamba_layer) r.problem("/mamba_n_heads", "Mamba-2 widths given but no layer is a Mamba-2 layer");
-    if (s.linear_num_key_heads > 0 || is_mla(s))
-      r.problem("/mamba_n_heads", "Mamba-2 layers are modelled beside GQA attention only");
+    if (s.linear_num_key_heads > 0 || is_mla(s)) r.problem("/mamba_n_heads", "Mamba-2 layers are modelled beside GQA attention only");
   }
   if (!s.hybrid_override_pattern.empty()) {
     if (s.hybrid_override_pattern.size() != s.num_hidden_layers)
@@ -825,8 +865,8 @@ std::optional<ModelSpec> model_from_json(const nlohmann::json& j, std::vector<Pr
   if (s.num_experts > 0) {
     if (s.num_experts_per_tok == 0) r.problem("/num_experts_per_tok", "MoE model needs num_experts_per_tok");
     if (s.num_experts_per_tok > s.num_experts) {
-      r.problem("/num_experts_per_tok", "num_experts_per_tok (" + std::to_string(s.num_experts_per_tok) +
-                                            ") exceeds num_experts (" + std::to_string(s.num_experts) + ")");
+      r.problem("/num_experts_per_tok", "num_experts_per_tok (" + std::to_string(s.num_experts_per_tok) + ") exceeds num_experts (" +
+                                            std::to_string(s.num_experts) + ")");
     }
     if (s.moe_intermediate_size == 0) r.problem("/moe_intermediate_size", "MoE model needs moe_intermediate_size");
   } else if (s.num_experts_per_tok > 0 || s.moe_intermediate_size > 0 || s.shared_expert_intermediate_size > 0 ||
@@ -851,14 +891,12 @@ std::optional<ModelSpec> model_from_json(const nlohmann::json& j, std::vector<Pr
 
   if (!s.layer_types.empty()) {
     if (s.layer_types.size() != s.num_hidden_layers) {
-      r.problem("/layer_types", "has " + std::to_string(s.layer_types.size()) + " entries for " +
-                                    std::to_string(s.num_hidden_layers) + " layers");
+      r.problem("/layer_types",
+                "has " + std::to_string(s.layer_types.size()) + " entries for " + std::to_string(s.num_hidden_layers) + " layers");
     }
     for (size_t i = 0; i < s.layer_types.size(); ++i) {
-      if (s.layer_types[i] != kSliding && s.layer_types[i] != kFull && s.layer_types[i] != kLinear &&
-          s.layer_types[i] != kMamba) {
-        r.problem("/layer_types/" + std::to_string(i),
-                  "expected 'sliding_attention', 'full_attention', 'linear_attention' or 'mamba'");
+      if (s.layer_types[i] != kSliding && s.layer_types[i] != kFull && s.layer_types[i] != kLinear && s.layer_types[i] != kMamba) {
+        r.problem("/layer_types/" + std::to_string(i), "expected 'sliding_attention', 'full_attention', 'linear_attention' or 'mamba'");
       }
     }
     if (s.sliding_window_pattern > 0) {
@@ -868,15 +906,13 @@ std::optional<ModelSpec> model_from_json(const nlohmann::json& j, std::vector<Pr
       r.problem("/full_attention_interval", "give either layer_types or full_attention_interval, not both");
     }
   }
-  const bool any_sliding_type =
-      std::find(s.layer_types.begin(), s.layer_types.end(), kSliding) != s.layer_types.end();
+  const bool any_sliding_type = std::find(s.layer_types.begin(), s.layer_types.end(), kSliding) != s.layer_types.end();
   if ((s.sliding_window_pattern > 0 || any_sliding_type) && s.sliding_window == 0) {
     r.problem("/sliding_window", "a sliding-layer pattern needs sliding_window");
   }
 
   const auto includes = [&](const char* what) {
-    return std::find(s.checkpoint_includes.begin(), s.checkpoint_includes.end(), what) !=
-           s.checkpoint_includes.end();
+    return std::find(s.checkpoint_includes.begin(), s.checkpoint_includes.end(), what) != s.checkpoint_includes.end();
   };
   const auto& names = checkpoint_include_names();
   for (size_t i = 0; i < s.checkpoint_includes.size(); ++i) {
@@ -984,8 +1020,10 @@ nlohmann::json to_json(const ModelSpec& s) {
   if (s.num_nextn_predict_layers > 0) j["num_nextn_predict_layers"] = s.num_nextn_predict_layers;
   if (s.vision_config) {
     const VisionTowerSpec& v = *s.vision_config;
-    j["vision_config"] = {{"hidden_size", v.hidden_size},   {"num_hidden_layers", v.num_hidden_layers},
-                          {"intermediate_size", v.intermediate_size}, {"patch_size", v.patch_size},
+    j["vision_config"] = {{"hidden_size", v.hidden_size},
+                          {"num_hidden_layers", v.num_hidden_layers},
+                          {"intermediate_size", v.intermediate_size},
+                          {"patch_size", v.patch_size},
                           {"num_channels", v.num_channels}};
     if (v.image_size > 0) j["vision_config"]["image_size"] = v.image_size;
     if (!v.model_type.empty()) j["vision_config"]["model_type"] = v.model_type;
@@ -1035,8 +1073,7 @@ uint64_t active_parameter_count(const ModelSpec& spec) {
   uint64_t n = 0;
   for (const Tensor& t : model_tensors(spec)) {
     const bool routed = t.kind == "ffn_gate_exps" || t.kind == "ffn_up_exps" || t.kind == "ffn_down_exps" ||
-                        t.kind == "ffn_gate_exps.bias" || t.kind == "ffn_up_exps.bias" ||
-                        t.kind == "ffn_down_exps.bias";
+                        t.kind == "ffn_gate_exps.bias" || t.kind == "ffn_up_exps.bias" || t.kind == "ffn_down_exps.bias";
     if (routed && spec.num_experts > 0) {
       // Expert-bias tensors hold the experts along ne1, weights along ne2.
       n += t.elements() / spec.num_experts * spec.num_experts_per_tok;
@@ -1050,8 +1087,7 @@ uint64_t active_parameter_count(const ModelSpec& spec) {
 std::vector<CountTerm> checkpoint_extra_terms(const ModelSpec& s) {
   std::vector<CountTerm> terms;
   const auto includes = [&](const char* what) {
-    return std::find(s.checkpoint_includes.begin(), s.checkpoint_includes.end(), what) !=
-           s.checkpoint_includes.end();
+    return std::find(s.checkpoint_includes.begin(), s.checkpoint_includes.end(), what) != s.checkpoint_includes.end();
   };
   const uint64_t h = s.hidden_size;
   const uint64_t embedding = s.vocab_size * h;
@@ -1083,12 +1119,11 @@ std::vector<CountTerm> checkpoint_extra_terms(const ModelSpec& s) {
     // projector_output_dim) and the multi-modal projector to the text hidden, all without bias.
     const VisionTowerSpec& v = *s.vision_config;
     const uint64_t hv = v.hidden_size;
-    const uint64_t per_layer = 4 * (hv * hv + hv) + (hv * v.intermediate_size + v.intermediate_size) +
-                               (v.intermediate_size * hv + hv) + 2 * (2 * hv);
+    const uint64_t per_layer =
+        4 * (hv * hv + hv) + (hv * v.intermediate_size + v.intermediate_size) + (v.intermediate_size * hv + hv) + 2 * (2 * hv);
     const uint64_t side = v.image_size / v.patch_size;
     const uint64_t stem = v.num_channels * v.patch_size * v.patch_size * hv + hv + (side * side + 1) * hv + 2 * (2 * hv);
-    const auto shuffled =
-        static_cast<uint64_t>(std::llround(static_cast<double>(hv) / (v.pixel_shuffle_ratio * v.pixel_shuffle_ratio)));
+    const auto shuffled = static_cast<uint64_t>(std::llround(static_cast<double>(hv) / (v.pixel_shuffle_ratio * v.pixel_shuffle_ratio)));
     const uint64_t adapter = shuffled * v.projector_input_dim + v.projector_input_dim * v.projector_output_dim;
     terms.push_back({"vision_tower", v.num_hidden_layers * per_layer + stem + adapter + v.projector_output_dim * h});
   } else if (includes("vision_tower") && s.vision_config && s.vision_config->spatial_merge_size > 0 &&
@@ -1100,13 +1135,12 @@ std::vector<CountTerm> checkpoint_extra_terms(const ModelSpec& s) {
     // bias). deepstack_visual_indexes empty (Qwen3.5) adds no further mergers.
     const VisionTowerSpec& v = *s.vision_config;
     const uint64_t hv = v.hidden_size;
-    const uint64_t per_layer = 2 * (2 * hv) + (hv * 3 * hv + 3 * hv) + (hv * hv + hv) +
-                               (hv * v.intermediate_size + v.intermediate_size) + (v.intermediate_size * hv + hv);
+    const uint64_t per_layer = 2 * (2 * hv) + (hv * 3 * hv + 3 * hv) + (hv * hv + hv) + (hv * v.intermediate_size + v.intermediate_size) +
+                               (v.intermediate_size * hv + hv);
     const uint64_t patch_conv = v.num_channels * v.temporal_patch_size * v.patch_size * v.patch_size * hv + hv;
     const uint64_t merged = hv * v.spatial_merge_size * v.spatial_merge_size;
     const uint64_t merger = 2 * hv + (merged * merged + merged) + (merged * h + h);
-    terms.push_back({"vision_tower",
-                     v.num_hidden_layers * per_layer + patch_conv + v.num_position_embeddings * hv + merger});
+    terms.push_back({"vision_tower", v.num_hidden_layers * per_layer + patch_conv + v.num_position_embeddings * hv + merger});
   } else if (includes("vision_tower") && s.vision_config) {
     // SigLIP encoder (Gemma-3's vision_config): per layer q/k/v/o with bias,
     // fc1/fc2 with bias, two LayerNorms (weight + bias); patch conv with bias;
@@ -1114,11 +1148,11 @@ std::vector<CountTerm> checkpoint_extra_terms(const ModelSpec& s) {
     // mm_input_projection (vision x text hidden) + mm_soft_emb_norm.
     const VisionTowerSpec& v = *s.vision_config;
     const uint64_t hv = v.hidden_size;
-    const uint64_t per_layer = 4 * (hv * hv + hv) + (hv * v.intermediate_size + v.intermediate_size) +
-                               (v.intermediate_size * hv + hv) + 2 * (2 * hv);
+    const uint64_t per_layer =
+        4 * (hv * hv + hv) + (hv * v.intermediate_size + v.intermediate_size) + (v.intermediate_size * hv + hv) + 2 * (2 * hv);
     const uint64_t patches = (v.image_size / v.patch_size) * (v.image_size / v.patch_size);
-    const uint64_t tower = v.num_hidden_layers * per_layer + (v.num_channels * v.patch_size * v.patch_size * hv + hv) +
-                           patches * hv + 2 * hv;
+    const uint64_t tower =
+        v.num_hidden_layers * per_layer + (v.num_channels * v.patch_size * v.patch_size * hv + hv) + patches * hv + 2 * hv;
     const uint64_t projector = hv * h + hv;
     terms.push_back({"vision_tower", tower + projector});
   }
@@ -1224,10 +1258,8 @@ uint64_t kv_cache_elements(const ModelSpec& spec, uint64_t context_tokens, uint6
 }
 
 uint64_t kv_cache_elements(const KvShape& k, uint64_t context_tokens, uint64_t batch, KvWindowPolicy policy) {
-  const uint64_t sliding_tokens =
-      policy == KvWindowPolicy::kCapSlidingLayers ? std::min(context_tokens, k.window_tokens) : context_tokens;
-  const uint64_t per_sequence =
-      k.elements_per_token_per_layer * (k.full_layers * context_tokens + k.sliding_layers * sliding_tokens);
+  const uint64_t sliding_tokens = policy == KvWindowPolicy::kCapSlidingLayers ? std::min(context_tokens, k.window_tokens) : context_tokens;
+  const uint64_t per_sequence = k.elements_per_token_per_layer * (k.full_layers * context_tokens + k.sliding_layers * sliding_tokens);
   return per_sequence * batch;
 }
 
@@ -1322,16 +1354,15 @@ ModelSpec model_from_params(double params, const ParamsShape& shape) {
   s.name = std::string("Llama-like dense model, ~") + label + " parameters";
   s.max_position_embeddings = shape.max_position_embeddings;
   s.rope_theta = shape.rope_theta;
-  s.notes = {
-      "No architecture was given: this is a bare dense Llama-3-like decoder sized to the requested count.",
-      fmt::format("Shape rule: head_dim {}, heads = hidden/{}, {} KV heads (GQA; fewer below {} wide), vocabulary {} ({}).", head_dim,
-                  head_dim, shape.max_kv_heads, wide_step, shape.vocab_size, shape.vocab_source),
-      fmt::format("Embeddings {}.", tied ? shape.tied_note : shape.untied_note),
-      fmt::format("hidden (a multiple of {} from {} up, so heads divide by {}) is the width whose layer count is closest, by ratio, "
-                  "to hidden/{} (Llama-2-7B 4096/32, Llama-3.1-405B 16384/126); the FFN width is then refitted (multiple of {}) "
-                  "to land on the count.",
-                  wide_step, wide_step, shape.max_kv_heads, shape.hidden_per_layer, multiple),
-      "KV cache, speed and quantized sizes follow from this assumed shape, not from a real model."};
+  s.notes = {"No architecture was given: this is a bare dense Llama-3-like decoder sized to the requested count.",
+             fmt::format("Shape rule: head_dim {}, heads = hidden/{}, {} KV heads (GQA; fewer below {} wide), vocabulary {} ({}).",
+                         head_dim, head_dim, shape.max_kv_heads, wide_step, shape.vocab_size, shape.vocab_source),
+             fmt::format("Embeddings {}.", tied ? shape.tied_note : shape.untied_note),
+             fmt::format("hidden (a multiple of {} from {} up, so heads divide by {}) is the width whose layer count is closest, by ratio, "
+                         "to hidden/{} (Llama-2-7B 4096/32, Llama-3.1-405B 16384/126); the FFN width is then refitted (multiple of {}) "
+                         "to land on the count.",
+                         wide_step, wide_step, shape.max_kv_heads, shape.hidden_per_layer, multiple),
+             "KV cache, speed and quantized sizes follow from this assumed shape, not from a real model."};
   return s;
 }
 

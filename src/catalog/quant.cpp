@@ -97,9 +97,7 @@ class FieldReader {
   std::vector<Problem>& problems_;
 };
 
-bool contains(const std::vector<std::string>& v, std::string_view s) {
-  return std::find(v.begin(), v.end(), s) != v.end();
-}
+bool contains(const std::vector<std::string>& v, std::string_view s) { return std::find(v.begin(), v.end(), s) != v.end(); }
 
 uint64_t ceil_div(uint64_t a, uint64_t b) { return b == 0 ? 0 : (a + b - 1) / b; }
 uint64_t align_up(uint64_t a, uint64_t alignment) { return alignment == 0 ? a : ceil_div(a, alignment) * alignment; }
@@ -115,8 +113,8 @@ std::optional<Container> container_from_string(std::string_view s) {
 /// Replaces the entry with the same id (an overlay) or appends a new one.
 /// A second entry with one id inside the same document is a problem.
 template <typename T>
-void upsert(std::vector<T>& entries, T entry, std::set<std::string>& seen_in_doc, const std::string& pointer,
-            const char* what, std::vector<Problem>& problems) {
+void upsert(std::vector<T>& entries, T entry, std::set<std::string>& seen_in_doc, const std::string& pointer, const char* what,
+            std::vector<Problem>& problems) {
   if (!seen_in_doc.insert(entry.id).second) {
     problems.push_back({"", pointer, fmt::format("duplicate {} id '{}'", what, entry.id)});
     return;
@@ -180,8 +178,8 @@ struct RuleContext {
   uint32_t default_block = 1;
 };
 
-bool rule_applies(const QuantRule& rule, const RuleContext& ctx, const Tensor& t, const std::string& category,
-                  const Position& pos, const std::string& current) {
+bool rule_applies(const QuantRule& rule, const RuleContext& ctx, const Tensor& t, const std::string& category, const Position& pos,
+                  const std::string& current) {
   if (!rule.tensors.empty() && !contains(rule.tensors, category)) return false;
   if (!rule.arch.empty() && !contains(rule.arch, ctx.facts.arch)) return false;
   if (!rule.not_arch.empty() && contains(rule.not_arch, ctx.facts.arch)) return false;
@@ -191,8 +189,7 @@ bool rule_applies(const QuantRule& rule, const RuleContext& ctx, const Tensor& t
   if (!rule.size_class.empty() && rule.size_class != ctx.size_class) return false;
   if (rule.imatrix && *rule.imatrix != ctx.imatrix) return false;
   if (rule.expert_stack && *rule.expert_stack != (t.slices > 1)) return false;
-  if (rule.row_fits_default_block && *rule.row_fits_default_block != (t.row_elements % ctx.default_block == 0))
-    return false;
+  if (rule.row_fits_default_block && *rule.row_fits_default_block != (t.row_elements % ctx.default_block == 0)) return false;
   if (!rule.if_storage.empty() && !contains(rule.if_storage, current)) return false;
   const bool positional = rule.layer_below || rule.layer_below_fraction || rule.layer_middle_fraction || rule.use_more_bits;
   if (positional) {
@@ -247,10 +244,9 @@ uint64_t StorageLayout::bytes_for(const Tensor& t) const {
   const uint64_t row_count = t.rows * t.slices;
   uint64_t bits = elements * weight_bits;
   if (group_elements > 0) {
-    const uint64_t groups =
-        groups_over_tensor ? ceil_div(elements, group_elements)
-        : block_rows > 0   ? t.slices * ceil_div(t.rows, block_rows) * ceil_div(t.row_elements, group_elements)
-                           : row_count * ceil_div(t.row_elements, group_elements);
+    const uint64_t groups = groups_over_tensor ? ceil_div(elements, group_elements)
+                            : block_rows > 0   ? t.slices * ceil_div(t.rows, block_rows) * ceil_div(t.row_elements, group_elements)
+                                               : row_count * ceil_div(t.row_elements, group_elements);
     bits += groups * group_bits;
     if (nested_groups > 0) bits += ceil_div(groups, nested_groups) * nested_bits;
   }
@@ -326,8 +322,7 @@ void QuantDb::add_document(const json& doc, std::vector<Problem>& problems) {
           }
           const auto vocab = sizes[k].get<uint64_t>();
           if (!file.metadata_bytes_by_vocab.emplace(vocab, *bytes).second)
-            problems.push_back({"", p + "/vocab_sizes/" + std::to_string(k),
-                                fmt::format("vocabulary size {} is listed twice", vocab)});
+            problems.push_back({"", p + "/vocab_sizes/" + std::to_string(k), fmt::format("vocabulary size {} is listed twice", vocab)});
         }
       }
     }
@@ -353,8 +348,7 @@ void QuantDb::add_document(const json& doc, std::vector<Problem>& problems) {
         m.name_equals = c.strings("name_equals");
         m.name_contains = c.strings("name_contains");
         if (m.name_equals.empty() && m.name_contains.empty())
-          problems.push_back({"", "/tensor_rules/categories/" + std::to_string(i),
-                              "a category needs name_equals or name_contains"});
+          problems.push_back({"", "/tensor_rules/categories/" + std::to_string(i), "a category needs name_equals or name_contains"});
         categories_.push_back(std::move(m));
       }
     }
@@ -401,8 +395,7 @@ void QuantDb::add_document(const json& doc, std::vector<Problem>& problems) {
       l.stored_tensors = r.u32("stored_tensors", false, 1).value_or(1);
       if (l.group_elements == 0 && (l.group_bits > 0 || l.groups_over_tensor || l.nested_groups > 0 || l.block_rows > 0))
         problems.push_back({"", p, "group_bits, groups_over_tensor, nested_groups and block_rows need group_elements"});
-      if (l.nested_groups > 0 && l.nested_bits == 0)
-        problems.push_back({"", r.at("nested_bits"), "nested_groups needs nested_bits"});
+      if (l.nested_groups > 0 && l.nested_bits == 0) problems.push_back({"", r.at("nested_bits"), "nested_groups needs nested_bits"});
       if (l.id.empty()) continue;
       upsert(layouts_, std::move(l), seen, p + "/id", "layout", problems);
     }
@@ -419,8 +412,10 @@ void QuantDb::add_document(const json& doc, std::vector<Problem>& problems) {
       f.name = r.str("name", true);
       f.description = r.str("description");
       const std::string container = r.str("container", true);
-      if (auto c = container_from_string(container)) f.container = *c;
-      else if (!container.empty()) r.wrong("container", "expected gguf, safetensors, pte or qnn");
+      if (auto c = container_from_string(container))
+        f.container = *c;
+      else if (!container.empty())
+        r.wrong("container", "expected gguf, safetensors, pte or qnn");
       f.llama_ftype = r.str("llama_ftype");
       f.default_storage = r.str("default_storage", true);
       f.keep_storage = r.str("keep_storage", true);
@@ -487,8 +482,7 @@ void QuantDb::check(std::vector<Problem>& problems) const {
   std::set<uint32_t> type_ids;
   for (std::size_t i = 0; i < types_.size(); ++i)
     if (!type_ids.insert(types_[i].type_id).second)
-      problems.push_back({"", "/ggml_types/" + std::to_string(i) + "/type_id",
-                          fmt::format("type_id {} is used twice", types_[i].type_id)});
+      problems.push_back({"", "/ggml_types/" + std::to_string(i) + "/type_id", fmt::format("type_id {} is used twice", types_[i].type_id)});
   if (!types_.empty() || !formats_.empty()) {
     const GgmlType* last = ggml_type(last_resort_type_);
     if (!last || last->block_elements != 1)
@@ -496,8 +490,8 @@ void QuantDb::check(std::vector<Problem>& problems) const {
   }
   for (std::size_t i = 0; i < kv_dtypes_.size(); ++i)
     if (!kv_dtypes_[i].ggml_type.empty() && !ggml_type(kv_dtypes_[i].ggml_type))
-      problems.push_back({"", "/kv_cache_dtypes/" + std::to_string(i) + "/ggml_type",
-                          fmt::format("unknown ggml type '{}'", kv_dtypes_[i].ggml_type)});
+      problems.push_back(
+          {"", "/kv_cache_dtypes/" + std::to_string(i) + "/ggml_type", fmt::format("unknown ggml type '{}'", kv_dtypes_[i].ggml_type)});
 
   std::set<std::string> category_names = {"other"};
   for (const auto& c : categories_) category_names.insert(c.category);
@@ -505,22 +499,22 @@ void QuantDb::check(std::vector<Problem>& problems) const {
   for (const auto& s : size_classes_) size_class_names.insert(s.size_class);
   for (std::size_t i = 0; i < attn_v_categories_.size(); ++i)
     if (!category_names.count(attn_v_categories_[i]))
-      problems.push_back({"", "/tensor_rules/attn_v_categories/" + std::to_string(i),
-                          fmt::format("unknown category '{}'", attn_v_categories_[i])});
+      problems.push_back(
+          {"", "/tensor_rules/attn_v_categories/" + std::to_string(i), fmt::format("unknown category '{}'", attn_v_categories_[i])});
 
   std::map<std::string, std::string> normalized_ids;
   for (const QuantFormat& f : formats_) {
     auto [it, inserted] = normalized_ids.emplace(normalize_name(f.id), f.id);
     if (!inserted)
-      problems.push_back({"", f.pointer + "/id",
-                          fmt::format("format id '{}' is indistinguishable from '{}' when typed", f.id, it->second)});
+      problems.push_back(
+          {"", f.pointer + "/id", fmt::format("format id '{}' is indistinguishable from '{}' when typed", f.id, it->second)});
     const bool gguf = f.container == Container::kGguf;
     auto check_storage = [&](const std::string& storage, const std::string& pointer, bool allow_keep) {
       if (allow_keep && storage == kKeep) return;
       if (gguf ? ggml_type(storage) != nullptr : layout(storage) != nullptr) return;
-      problems.push_back({"", pointer,
-                          fmt::format("format '{}': '{}' is not a {}{}", f.id, storage, gguf ? "ggml type" : "layout",
-                                      allow_keep ? " (or keep)" : "")});
+      problems.push_back(
+          {"", pointer,
+           fmt::format("format '{}': '{}' is not a {}{}", f.id, storage, gguf ? "ggml type" : "layout", allow_keep ? " (or keep)" : "")});
     };
     check_storage(f.default_storage, f.pointer + "/default_storage", false);
     check_storage(f.keep_storage, f.pointer + "/keep_storage", false);
@@ -530,15 +524,13 @@ void QuantDb::check(std::vector<Problem>& problems) const {
                             fmt::format("format '{}': equivalent '{}' is not another known format", f.id, f.equivalents[k])});
     if (gguf) {
       const GgmlType* keep = ggml_type(f.keep_storage);
-      if (keep && keep->quantized)
-        problems.push_back({"", f.pointer + "/keep_storage", "keep_storage must be an unquantized type"});
+      if (keep && keep->quantized) problems.push_back({"", f.pointer + "/keep_storage", "keep_storage must be an unquantized type"});
     }
     for (const QuantRule& r : f.rules) {
       check_storage(r.storage, r.pointer + "/storage", true);
       for (std::size_t k = 0; k < r.tensors.size(); ++k)
         if (!category_names.count(r.tensors[k]))
-          problems.push_back({"", r.pointer + "/tensors/" + std::to_string(k),
-                              fmt::format("unknown tensor category '{}'", r.tensors[k])});
+          problems.push_back({"", r.pointer + "/tensors/" + std::to_string(k), fmt::format("unknown tensor category '{}'", r.tensors[k])});
       if (!r.size_class.empty() && !size_class_names.count(r.size_class))
         problems.push_back({"", r.pointer + "/size_class", fmt::format("unknown size class '{}'", r.size_class)});
       for (std::size_t k = 0; k < r.if_storage.size(); ++k)
@@ -603,8 +595,7 @@ double QuantDb::kv_bytes_per_element(std::string_view kv_dtype) const {
   for (const auto& kv : kv_dtypes_) {
     if (kv.id != kv_dtype) continue;
     if (kv.bits_per_element > 0) return kv.bits_per_element / 8.0;
-    if (const GgmlType* t = ggml_type(kv.ggml_type))
-      return static_cast<double>(t->bytes_per_block) / t->block_elements;
+    if (const GgmlType* t = ggml_type(kv.ggml_type)) return static_cast<double>(t->bytes_per_block) / t->block_elements;
   }
   throw bad_input(fmt::format("unknown KV-cache dtype '{}'", kv_dtype),
                   fmt::format("valid KV-cache dtypes: {}", fmt::join(kv_dtype_ids(), ", ")));
@@ -618,8 +609,7 @@ uint64_t QuantDb::gguf_metadata_bytes(uint64_t vocab_size) const {
 
 bool QuantDb::name_allows_quantization(const std::string& name) const {
   const std::string& suffix = not_quantized_suffix_;
-  if (!suffix.empty() &&
-      (name.size() < suffix.size() || name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0))
+  if (!suffix.empty() && (name.size() < suffix.size() || name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0))
     return false;
   if (contains(not_quantized_equals_, name)) return false;
   for (const auto& pattern : not_quantized_contains_)
@@ -647,8 +637,8 @@ bool runs_checkpoint(const QuantFormat& format, const Capabilities& capabilities
 
 // --- quantize -------------------------------------------------------------------
 
-WeightsBreakdown quantize(const std::vector<Tensor>& tensors, const QuantModelFacts& facts, const QuantFormat& format,
-                          const QuantDb& db, const QuantOptions& options) {
+WeightsBreakdown quantize(const std::vector<Tensor>& tensors, const QuantModelFacts& facts, const QuantFormat& format, const QuantDb& db,
+                          const QuantOptions& options) {
   WeightsBreakdown out;
   out.format_id = format.id;
   out.native_compute = format.native_compute;
@@ -743,8 +733,7 @@ WeightsBreakdown quantize(const std::vector<Tensor>& tensors, const QuantModelFa
       if (quantizable && type && t.row_elements % type->block_elements != 0) {
         // tensor_type_fallback: the row does not hold whole blocks.
         const GgmlType* fb = type->fallback.empty() ? nullptr : db.ggml_type(type->fallback);
-        std::string why = fmt::format("row of {} is not a multiple of {}'s {}", t.row_elements, type->id,
-                                      type->block_elements);
+        std::string why = fmt::format("row of {} is not a multiple of {}'s {}", t.row_elements, type->id, type->block_elements);
         if (!fb || t.row_elements % fb->block_elements != 0) fb = db.ggml_type(db.last_resort_type());
         if (fb) {
           a.note = fmt::format("{}: {} instead", why, fb->id);
@@ -759,8 +748,7 @@ WeightsBreakdown quantize(const std::vector<Tensor>& tensors, const QuantModelFa
     } else {
       const StorageLayout* layout = db.layout(storage);
       if (quantizable && layout && !layout->fits(t)) {
-        a.note = fmt::format("row of {} is not a multiple of the group of {}: kept {}", t.row_elements,
-                             layout->group_elements, keep);
+        a.note = fmt::format("row of {} is not a multiple of the group of {}: kept {}", t.row_elements, layout->group_elements, keep);
         layout = db.layout(keep);
       }
       if (layout) {
@@ -779,8 +767,7 @@ WeightsBreakdown quantize(const std::vector<Tensor>& tensors, const QuantModelFa
     if (a.note.find("not a multiple") != std::string::npos) ++fallback_counts[a.note];
   }
   out.groups = group_totals(out.tensors);
-  for (const auto& [note, count] : fallback_counts)
-    out.notes.push_back(count == 1 ? note : fmt::format("{} tensors: {}", count, note));
+  for (const auto& [note, count] : fallback_counts) out.notes.push_back(count == 1 ? note : fmt::format("{} tensors: {}", count, note));
   out.bits_per_weight = out.params > 0 ? 8.0 * static_cast<double>(out.weights_bytes) / static_cast<double>(out.params) : 0;
 
   // File size.
@@ -800,8 +787,8 @@ WeightsBreakdown quantize(const std::vector<Tensor>& tensors, const QuantModelFa
       out.file_bytes = align_up(header, g.alignment_bytes) + data;
       out.file_overhead_modeled = true;
       if (!db.gguf_file().metadata_bytes_by_vocab.count(vocab))
-        out.notes.push_back(fmt::format("GGUF metadata for a vocabulary of {} is not calibrated; estimated at {} bytes",
-                                        vocab, db.gguf_metadata_bytes(vocab)));
+        out.notes.push_back(fmt::format("GGUF metadata for a vocabulary of {} is not calibrated; estimated at {} bytes", vocab,
+                                        db.gguf_metadata_bytes(vocab)));
       break;
     }
     case Container::kSafetensors: {
@@ -818,8 +805,8 @@ WeightsBreakdown quantize(const std::vector<Tensor>& tensors, const QuantModelFa
     case Container::kPte:
     case Container::kQnn:
       out.file_bytes = out.weights_bytes;
-      out.notes.push_back(fmt::format("{} container overhead is not modeled: file_bytes is the weights alone",
-                                      to_string(format.container)));
+      out.notes.push_back(
+          fmt::format("{} container overhead is not modeled: file_bytes is the weights alone", to_string(format.container)));
       break;
   }
   out.header_bytes = out.file_bytes - out.weights_bytes;
@@ -841,9 +828,8 @@ void to_json(json& j, const WeightsBreakdown& b) {
   for (const auto& g : b.groups)
     j["groups"].push_back({{"group", g.group}, {"tensors", g.tensors}, {"elements", g.elements}, {"bytes", g.bytes}});
   for (const auto& a : b.tensors) {
-    json t = {{"name", a.name},         {"kind", a.kind},         {"category", a.category},
-              {"group", a.group},       {"storage", a.storage},   {"quantized", a.quantized},
-              {"elements", a.elements}, {"bytes", a.bytes}};
+    json t = {{"name", a.name},       {"kind", a.kind},           {"category", a.category}, {"group", a.group},
+              {"storage", a.storage}, {"quantized", a.quantized}, {"elements", a.elements}, {"bytes", a.bytes}};
     if (!a.note.empty()) t["note"] = a.note;
     j["tensors"].push_back(std::move(t));
   }
@@ -864,8 +850,7 @@ std::string tensor_group(const Tensor& t, const std::string& category) {
 }
 
 std::vector<GroupSummary> group_totals(const std::vector<TensorAssignment>& tensors) {
-  static constexpr std::array<std::string_view, 7> kGroupOrder = {"embeddings", "attention", "ffn",  "experts",
-                                                                  "norms",      "output",    "other"};
+  static constexpr std::array<std::string_view, 7> kGroupOrder = {"embeddings", "attention", "ffn", "experts", "norms", "output", "other"};
   std::map<std::string, GroupSummary> groups;
   for (const auto& a : tensors) {
     GroupSummary& g = groups[a.group];

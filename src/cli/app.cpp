@@ -57,8 +57,7 @@ int run_command(int argc, char** argv) {
   const char* no_color_env = std::getenv("NO_COLOR");
   const bool no_color_env_set = no_color_env != nullptr && *no_color_env != '\0';
   auto logger = spdlog::get("optadvisor");  // set up once per process (run() may be called again in-process)
-  if (!logger)
-    logger = spdlog::stderr_color_mt("optadvisor", no_color_env_set ? spdlog::color_mode::never : spdlog::color_mode::automatic);
+  if (!logger) logger = spdlog::stderr_color_mt("optadvisor", no_color_env_set ? spdlog::color_mode::never : spdlog::color_mode::automatic);
   spdlog::set_default_logger(logger);
   spdlog::set_pattern("optadvisor: %l: %v");
   spdlog::set_level(spdlog::level::warn);
@@ -95,15 +94,16 @@ int run_command(int argc, char** argv) {
   const auto advise_here = cli::add_advise_options(&app);
 
   app.parse_complete_callback([&] {
-    if (quiet && global.verbosity > 0)
-      throw optadvisor::bad_input("--quiet and --verbose contradict each other", "pass one of them");
+    if (quiet && global.verbosity > 0) throw optadvisor::bad_input("--quiet and --verbose contradict each other", "pass one of them");
     if (global.no_color)
       for (auto& sink : logger->sinks())
         if (auto colored = std::dynamic_pointer_cast<spdlog::sinks::stderr_color_sink_mt>(sink))
           colored->set_color_mode(spdlog::color_mode::never);
     if (quiet) spdlog::set_level(spdlog::level::err);
-    if (global.verbosity >= 2) spdlog::set_level(spdlog::level::debug);
-    else if (global.verbosity == 1) spdlog::set_level(spdlog::level::info);
+    if (global.verbosity >= 2)
+      spdlog::set_level(spdlog::level::debug);
+    else if (global.verbosity == 1)
+      spdlog::set_level(spdlog::level::info);
     // Runs before any subcommand does: advisor options belong to no subcommand
     // (a subcommand's unknown options fall through to the main command).
     if (!app.get_subcommands().empty() && cli::advise_options_given(*advise_here))

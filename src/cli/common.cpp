@@ -59,8 +59,7 @@ void RequireOption::check_paths(const std::vector<Requirement>& requirements, co
   if (requirements.empty()) return;
   for (const auto& r : check_requirements(requirements, document))
     if (r.missing)
-      throw bad_input(fmt::format("--require '{}': {}", r.text, r.reason),
-                      "the path names a key of the command's --json output");
+      throw bad_input(fmt::format("--require '{}': {}", r.text, r.reason), "the path names a key of the command's --json output");
 }
 
 void RequireOption::enforce(const std::vector<Requirement>& requirements, const nlohmann::json& document) {

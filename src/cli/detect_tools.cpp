@@ -233,8 +233,9 @@ void register_hw_detect(CLI::App* hw, const GlobalOptions& global) {
   };
   auto options = std::make_shared<DetectOptions>();
   auto* detect = hw->add_subcommand("detect", "Detect this machine's device and the profile --hw auto maps it to");
-  detect->add_option("--from", options->from,
-                     "Map recorded tool outputs (nvidia-smi.txt, rocm-smi.json, sysctl.txt, ...) from another machine")
+  detect
+      ->add_option("--from", options->from,
+                   "Map recorded tool outputs (nvidia-smi.txt, rocm-smi.json, sysctl.txt, ...) from another machine")
       ->type_name("DIR");
   options->format.attach(detect, false);
   detect->callback([options, &global] {

@@ -12,8 +12,7 @@ CLI::Option* add_gpus_option(CLI::App* cmd, int64_t& gpus, const std::string& de
       [](std::string& value) -> std::string {
         int64_t n = 0;
         // A non-number is left to the conversion, which names it.
-        if (CLI::detail::lexical_cast(value, n) && n < 1)
-          return "need at least one GPU, got " + value + " (leave --gpus out for tp x pp)";
+        if (CLI::detail::lexical_cast(value, n) && n < 1) return "need at least one GPU, got " + value + " (leave --gpus out for tp x pp)";
         return {};
       },
       "");
@@ -21,10 +20,12 @@ CLI::Option* add_gpus_option(CLI::App* cmd, int64_t& gpus, const std::string& de
 }
 
 std::vector<CLI::Option*> add_workload_options(CLI::App* cmd, ScenarioRequest& r, std::string& host_bandwidth) {
-  return {cmd->add_option("--batch,-b", r.batch, "Concurrent sequences, or 'max' for as many as fit")->default_str(ScenarioRequest::kDefaultBatch),
+  return {cmd->add_option("--batch,-b", r.batch, "Concurrent sequences, or 'max' for as many as fit")
+              ->default_str(ScenarioRequest::kDefaultBatch),
           cmd->add_option("--prompt,-p", r.prompt_tokens, "Prompt tokens per sequence")
               ->default_str(std::to_string(ScenarioRequest::kDefaultPromptTokens)),
-          cmd->add_option("--gen,-n", r.gen_tokens, "Generated tokens per sequence")->default_str(std::to_string(ScenarioRequest::kDefaultGenTokens)),
+          cmd->add_option("--gen,-n", r.gen_tokens, "Generated tokens per sequence")
+              ->default_str(std::to_string(ScenarioRequest::kDefaultGenTokens)),
           cmd->add_option("--context,-c", r.context_tokens, "KV reservation per sequence (default prompt + gen)"),
           cmd->add_option("--ubatch", r.ubatch_tokens, "Prompt tokens per forward pass (llama.cpp -ub; default: the engine's)"),
           cmd->add_option("--kv-dtype", r.kv_dtype, "KV-cache element type: f16, bf16, fp8, q8_0, q4_0"),
@@ -83,7 +84,8 @@ std::vector<CLI::Option*> add_training_options(CLI::App* cmd, TrainingOptions& o
       cmd->add_option("--seq", t.seq, "Training: tokens per sequence (default 4096, or the model's context if shorter)"),
       cmd->add_option("--micro-batch", t.micro_batch, "Training: sequences per microbatch per data-parallel rank")->capture_default_str(),
       cmd->add_option("--global-batch", t.global_batch, "Training: sequences per optimizer step (default micro-batch x data-parallel)"),
-      cmd->add_option("--precision", t.precision, "Training: bf16, bf16-pure (no fp32 master copy) or fp8 (default bf16)")->check(CLI::IsMember({"bf16", "bf16-pure", "fp8"})),
+      cmd->add_option("--precision", t.precision, "Training: bf16, bf16-pure (no fp32 master copy) or fp8 (default bf16)")
+          ->check(CLI::IsMember({"bf16", "bf16-pure", "fp8"})),
       cmd->add_option("--recompute", t.recompute, "Training: activation recomputation none, selective or full (default: the engine's)")
           ->check(CLI::IsMember({"none", "selective", "full"})),
       cmd->add_option("--sharding", t.sharding, "Training: ddp, zero1, zero2, zero3 or fsdp (default: the engine's)")

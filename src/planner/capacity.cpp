@@ -57,7 +57,8 @@ CapacityPlan plan_capacity(const Catalog& catalog, const CapacityRequest& q,
     throw bad_input(fmt::format("engine '{}' has no serving model", base.scenario.engine.engine->id),
                     "optadvisor plan sizes vllm, sglang and tensorrt-llm deployments");
   std::vector<std::string> engines;
-  if (!q.scenario.engine.empty()) engines.push_back(q.scenario.engine);
+  if (!q.scenario.engine.empty())
+    engines.push_back(q.scenario.engine);
   else
     for (const auto& e : catalog.engines())
       if (e.serving.enabled()) engines.push_back(e.id);
@@ -138,9 +139,10 @@ CapacityPlan plan_capacity(const Catalog& catalog, const CapacityRequest& q,
     if (a.gpus != b.gpus) return a.gpus < b.gpus;
     return a.replica_rate_per_s * a.replicas > b.replica_rate_per_s * b.replicas;
   });
-  plan.notes.push_back(fmt::format("a layout meets the SLOs when {:.0f}% of requests have TTFT <= {:.3g} s and TPOT <= {:.3g} s at its share "
-                                   "of the rate (open-loop Poisson arrivals), and it keeps up with the rate",
-                                   100 * q.slo_attainment, q.slo_ttft_s, q.slo_tpot_s));
+  plan.notes.push_back(
+      fmt::format("a layout meets the SLOs when {:.0f}% of requests have TTFT <= {:.3g} s and TPOT <= {:.3g} s at its share "
+                  "of the rate (open-loop Poisson arrivals), and it keeps up with the rate",
+                  100 * q.slo_attainment, q.slo_ttft_s, q.slo_tpot_s));
   plan.notes.push_back("aggregated layouts only; disaggregated prefill/decode pools are evaluated by `serve --disaggregated`");
   return plan;
 }

@@ -48,8 +48,8 @@ std::string_view to_string(CompareSort sort) {
 }
 
 std::optional<CompareSort> compare_sort_from_string(std::string_view s) {
-  for (CompareSort c : {CompareSort::kGiven, CompareSort::kTtft, CompareSort::kDecode, CompareSort::kThroughput,
-                        CompareSort::kPerJoule, CompareSort::kPerDollar})
+  for (CompareSort c : {CompareSort::kGiven, CompareSort::kTtft, CompareSort::kDecode, CompareSort::kThroughput, CompareSort::kPerJoule,
+                        CompareSort::kPerDollar})
     if (to_string(c) == s) return c;
   return std::nullopt;
 }
@@ -78,10 +78,9 @@ std::string_view column_key(CompareColumn column) {
 }
 
 const std::vector<CompareColumn>& all_compare_columns() {
-  static const std::vector<CompareColumn> columns = {CompareColumn::kHeadroom,   CompareColumn::kTtft,
-                                                     CompareColumn::kDecodePerSequence, CompareColumn::kDecode,
-                                                     CompareColumn::kThroughput, CompareColumn::kPerJoule,
-                                                     CompareColumn::kPerDollar};
+  static const std::vector<CompareColumn> columns = {
+      CompareColumn::kHeadroom,   CompareColumn::kTtft,     CompareColumn::kDecodePerSequence, CompareColumn::kDecode,
+      CompareColumn::kThroughput, CompareColumn::kPerJoule, CompareColumn::kPerDollar};
   return columns;
 }
 
@@ -164,8 +163,8 @@ void evaluate(const Catalog& catalog, const ResolvedModel& model, CompareRow& ro
     row.reason = fmt::format("{} of {} layers stay in host memory", m.offloaded_layers, m.total_layers);
   } else {
     row.status = CandidateStatus::kDoesNotFit;
-    row.reason = fmt::format("does not fit: needs {} per device, {} may use {}", format_gb(m.total_bytes),
-                             ps.scenario.engine.engine->id, format_gb(m.limit_bytes));
+    row.reason = fmt::format("does not fit: needs {} per device, {} may use {}", format_gb(m.total_bytes), ps.scenario.engine.engine->id,
+                             format_gb(m.limit_bytes));
   }
 }
 

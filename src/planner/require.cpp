@@ -16,8 +16,7 @@
 namespace optadvisor {
 namespace {
 
-constexpr std::string_view kSyntaxHint =
-    "e.g. --require 'decode.tokens_per_s>=30', --require memory.fits, --require '!memory.fits'";
+constexpr std::string_view kSyntaxHint = "e.g. --require 'decode.tokens_per_s>=30', --require memory.fits, --require '!memory.fits'";
 
 /// A hand-written scanner over one expression; every failure names a 1-based column.
 class Parser {
@@ -60,9 +59,7 @@ class Parser {
   void skip_space() {
     while (!at_end() && std::isspace(static_cast<unsigned char>(peek()))) ++pos_;
   }
-  static bool is_key_char(char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
-  }
+  static bool is_key_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-'; }
 
   std::vector<PathPart> parse_path() {
     std::vector<PathPart> path;
@@ -162,16 +159,26 @@ class Parser {
     // Units are decimal (k, M, G, T) or binary (Ki, Mi, Gi, Ti); a trailing B (bytes) is optional.
     if (!suffix.empty() && suffix.back() == 'B') suffix.pop_back();
     double scale = 1;
-    if (suffix.empty()) scale = 1;
-    else if (suffix == "k" || suffix == "K") scale = 1e3;
-    else if (suffix == "M") scale = 1e6;
-    else if (suffix == "G") scale = 1e9;
-    else if (suffix == "T") scale = 1e12;
-    else if (suffix == "Ki") scale = 1024.0;
-    else if (suffix == "Mi") scale = 1024.0 * 1024;
-    else if (suffix == "Gi") scale = 1024.0 * 1024 * 1024;
-    else if (suffix == "Ti") scale = 1024.0 * 1024 * 1024 * 1024;
-    else return std::nullopt;
+    if (suffix.empty())
+      scale = 1;
+    else if (suffix == "k" || suffix == "K")
+      scale = 1e3;
+    else if (suffix == "M")
+      scale = 1e6;
+    else if (suffix == "G")
+      scale = 1e9;
+    else if (suffix == "T")
+      scale = 1e12;
+    else if (suffix == "Ki")
+      scale = 1024.0;
+    else if (suffix == "Mi")
+      scale = 1024.0 * 1024;
+    else if (suffix == "Gi")
+      scale = 1024.0 * 1024 * 1024;
+    else if (suffix == "Ti")
+      scale = 1024.0 * 1024 * 1024 * 1024;
+    else
+      return std::nullopt;
     const double scaled = v * scale;
     if (!std::isfinite(scaled)) return std::nullopt;
     return scaled;
@@ -308,14 +315,21 @@ RequirementResult check_one(const Requirement& r, const nlohmann::json& doc) {
     holds = (value->get<std::string>() == *text) == (r.op == CompareOp::kEq);
   }
   result.passed = holds;
-  if (!holds) result.reason = fmt::format("{} is {}, required {} {}", path_to_string(r.path), result.actual, op_text(r.op),
-                                          std::visit([](const auto& v) -> std::string {
-                                            using T = std::decay_t<decltype(v)>;
-                                            if constexpr (std::is_same_v<T, double>) return fmt::format("{:g}", v);
-                                            else if constexpr (std::is_same_v<T, bool>) return v ? "true" : "false";
-                                            else if constexpr (std::is_same_v<T, std::string>) return "'" + v + "'";
-                                            else return "";
-                                          }, r.value));
+  if (!holds)
+    result.reason = fmt::format("{} is {}, required {} {}", path_to_string(r.path), result.actual, op_text(r.op),
+                                std::visit(
+                                    [](const auto& v) -> std::string {
+                                      using T = std::decay_t<decltype(v)>;
+                                      if constexpr (std::is_same_v<T, double>)
+                                        return fmt::format("{:g}", v);
+                                      else if constexpr (std::is_same_v<T, bool>)
+                                        return v ? "true" : "false";
+                                      else if constexpr (std::is_same_v<T, std::string>)
+                                        return "'" + v + "'";
+                                      else
+                                        return "";
+                                    },
+                                    r.value));
   return result;
 }
 
@@ -333,8 +347,10 @@ std::vector<RequirementResult> check_requirements(const std::vector<Requirement>
 std::string path_to_string(const std::vector<PathPart>& path) {
   std::string out;
   for (const auto& part : path) {
-    if (part.key.empty()) out += fmt::format("[{}]", part.index);
-    else out += (out.empty() ? "" : ".") + part.key;
+    if (part.key.empty())
+      out += fmt::format("[{}]", part.index);
+    else
+      out += (out.empty() ? "" : ".") + part.key;
   }
   return out;
 }

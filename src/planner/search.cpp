@@ -15,8 +15,8 @@ namespace optadvisor {
 const std::vector<std::string>& default_search_quants() {
   // GGUF: the 4- to 8-bit K-quants and f16; checkpoints: bf16, FP8, AWQ and
   // the FP4 formats; MLX, QNN and ExecuTorch take their own 4/8-bit formats.
-  static const std::vector<std::string> quants = {"q4_k_m", "q5_k_m",   "q6_k",  "q8_0",  "f16",      "hf-bf16", "fp8", "awq-int4",
-                                                  "nvfp4",  "mxfp4",    "mlx-4bit", "mlx-8bit", "w4a16", "8da4w"};
+  static const std::vector<std::string> quants = {"q4_k_m",   "q5_k_m", "q6_k",  "q8_0",     "f16",      "hf-bf16", "fp8",
+                                                  "awq-int4", "nvfp4",  "mxfp4", "mlx-4bit", "mlx-8bit", "w4a16",   "8da4w"};
   return quants;
 }
 
@@ -25,8 +25,8 @@ const std::vector<std::string>& default_search_quants() {
 ScenarioCache::ScenarioCache(const Catalog& catalog, const ResolvedModel& model, ScenarioRequest base)
     : catalog_(catalog), model_(model), base_(std::move(base)) {}
 
-ScenarioRequest ScenarioCache::request(const HardwareProfile& hardware, const std::string& engine, const std::string& quant,
-                                       uint32_t gpus, uint32_t tp, uint32_t pp) const {
+ScenarioRequest ScenarioCache::request(const HardwareProfile& hardware, const std::string& engine, const std::string& quant, uint32_t gpus,
+                                       uint32_t tp, uint32_t pp) const {
   ScenarioRequest r = base_;
   r.hardware = hardware.id;
   r.engine = engine;
@@ -49,8 +49,7 @@ const EngineChoice& ScenarioCache::engine_on(const HardwareProfile& hardware, co
   return it->second.get();
 }
 
-const PreparedScenario& ScenarioCache::template_for(const HardwareProfile& hardware, const std::string& engine,
-                                                    const std::string& quant) {
+const PreparedScenario& ScenarioCache::template_for(const HardwareProfile& hardware, const std::string& engine, const std::string& quant) {
   auto [it, inserted] = templates_.try_emplace({engine, quant});
   if (inserted) {
     // Prepared on the first device the engine runs on, on one GPU: what it
@@ -125,8 +124,10 @@ std::vector<uint32_t> pareto_fronts(const std::vector<std::pair<double, double>>
     const double y = points[i].second;
     const auto it = std::upper_bound(min_y.begin(), min_y.end(), y);
     const std::size_t f = static_cast<std::size_t>(it - min_y.begin());
-    if (it == min_y.end()) min_y.push_back(y);
-    else *it = y;
+    if (it == min_y.end())
+      min_y.push_back(y);
+    else
+      *it = y;
     front[i] = static_cast<uint32_t>(f + 1);
   }
   return front;
@@ -201,8 +202,7 @@ struct Configuration {
 };
 
 bool engine_takes(const EngineProfile& engine, const QuantFormat& format) {
-  if (format.container == Container::kGguf)
-    return std::find(engine.quants.begin(), engine.quants.end(), "*gguf") != engine.quants.end();
+  if (format.container == Container::kGguf) return std::find(engine.quants.begin(), engine.quants.end(), "*gguf") != engine.quants.end();
   return std::find(engine.quants.begin(), engine.quants.end(), format.id) != engine.quants.end();
 }
 
@@ -288,7 +288,8 @@ std::vector<std::string> engines_on(const Catalog& catalog, const HardwareProfil
   }
   for (const auto& e : hw.engines) {
     const std::string id = e.substr(0, e.find(':'));
-    const auto profile = std::find_if(catalog.engines().begin(), catalog.engines().end(), [&](const EngineProfile& p) { return p.id == id; });
+    const auto profile =
+        std::find_if(catalog.engines().begin(), catalog.engines().end(), [&](const EngineProfile& p) { return p.id == id; });
     if (profile == catalog.engines().end() || profile->kind != "inference") continue;
     if (std::find(out.begin(), out.end(), id) == out.end()) out.push_back(id);
   }

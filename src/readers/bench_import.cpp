@@ -104,9 +104,7 @@ bool looks_like_vllm_serve(const json& j) {
   return j.is_object() && (j.contains("output_throughput") || j.contains("mean_ttft_ms")) &&
          (j.contains("model_id") || j.contains("completed"));
 }
-bool looks_like_vllm_latency(const json& j) {
-  return j.is_object() && j.contains("avg_latency") && j.contains("latencies");
-}
+bool looks_like_vllm_latency(const json& j) { return j.is_object() && j.contains("avg_latency") && j.contains("latencies"); }
 
 /// The backend names older llama-bench builds wrote as booleans, in get_backend()'s order.
 std::string legacy_backends(const Fields& f, const std::string& gpu_info) {
@@ -161,13 +159,11 @@ LlamaBenchRow llama_bench_row(const json& j, const std::string& where) {
   r.stddev_ns = f.number("stddev_ns");
   r.avg_ts = f.number("avg_ts");
   r.stddev_ts = f.number("stddev_ts");
-  if (r.n_prompt < 0 || r.n_gen < 0 || r.n_depth < 0)
-    throw bad_input(fmt::format("{}: negative token counts", where), kExpected);
+  if (r.n_prompt < 0 || r.n_gen < 0 || r.n_depth < 0) throw bad_input(fmt::format("{}: negative token counts", where), kExpected);
   // Beyond any context; also keeps n_prompt + n_depth and n_prompt + n_gen inside int64.
   constexpr int64_t kMaxTokens = int64_t{1} << 40;
   for (const auto& [key, value] : {std::pair{"n_prompt", r.n_prompt}, {"n_gen", r.n_gen}, {"n_depth", r.n_depth}})
-    if (value > kMaxTokens)
-      throw bad_input(fmt::format("{}: '{}' is {}, beyond any model's context", where, key, value), kExpected);
+    if (value > kMaxTokens) throw bad_input(fmt::format("{}: '{}' is {}, beyond any model's context", where, key, value), kExpected);
   if (r.avg_ts <= 0 && r.avg_ns > 0) r.avg_ts = 1e9 * static_cast<double>(r.n_prompt + r.n_gen) / r.avg_ns;
   if (f.has("samples_ts") && j.at("samples_ts").is_array())
     for (const auto& v : j.at("samples_ts"))
@@ -185,7 +181,8 @@ VllmServeResult vllm_serve(const json& j, const std::string& where) {
   r.tokenizer_id = f.str("tokenizer_id");
   r.num_prompts = f.integer("num_prompts");
   // request_rate is a number, or the string "inf" when every request is sent at once.
-  if (f.has("request_rate") && j.at("request_rate").is_number()) r.request_rate = j.at("request_rate").get<double>();
+  if (f.has("request_rate") && j.at("request_rate").is_number())
+    r.request_rate = j.at("request_rate").get<double>();
   else if (f.has("request_rate") && j.at("request_rate").is_string() && j.at("request_rate").get<std::string>() != "inf") {
     try {
       r.request_rate = std::stod(j.at("request_rate").get<std::string>());
@@ -298,9 +295,12 @@ std::string file_stem(const std::string& path) {
 
 std::string llama_bench_label(const LlamaBenchRow& r) {
   std::string label;
-  if (r.n_prompt > 0 && r.n_gen == 0) label = fmt::format("pp{}", r.n_prompt);
-  else if (r.n_gen > 0 && r.n_prompt == 0) label = fmt::format("tg{}", r.n_gen);
-  else label = fmt::format("pp{}+tg{}", r.n_prompt, r.n_gen);
+  if (r.n_prompt > 0 && r.n_gen == 0)
+    label = fmt::format("pp{}", r.n_prompt);
+  else if (r.n_gen > 0 && r.n_prompt == 0)
+    label = fmt::format("tg{}", r.n_gen);
+  else
+    label = fmt::format("pp{}+tg{}", r.n_prompt, r.n_gen);
   if (r.n_depth > 0) label += fmt::format(" @ d{}", r.n_depth);
   return label;
 }
@@ -317,8 +317,7 @@ Measurement from_llama_bench(const LlamaBenchRow& r, const std::string& file, st
   m.model_size_bytes = r.model_size_bytes;
   m.tool = "llama.cpp";
   if (r.build_number > 0 || !r.build_commit.empty())
-    m.tool_version = r.build_commit.empty() ? fmt::format("b{}", r.build_number)
-                                            : fmt::format("b{} ({})", r.build_number, r.build_commit);
+    m.tool_version = r.build_commit.empty() ? fmt::format("b{}", r.build_number) : fmt::format("b{} ({})", r.build_number, r.build_commit);
   m.device_info = r.gpu_info.empty() ? r.cpu_info : r.gpu_info;
   m.date = date_of_test_time(r.test_time);
   const std::string backend = llama_cpp_backend(r.backends, r.gpu_info);
@@ -331,22 +330,33 @@ Measurement from_llama_bench(const LlamaBenchRow& r, const std::string& file, st
   m.kv_dtype = lower(r.type_k);
   if (lower(r.type_k) != lower(r.type_v))
     m.notes.push_back(fmt::format("K cache {} and V cache {} differ; modelled as {} for both", r.type_k, r.type_v, r.type_k));
-  if (r.flash_attn == 1) m.flash_attention = true;
-  else if (r.flash_attn == 0) m.flash_attention = false;
+  if (r.flash_attn == 1)
+    m.flash_attention = true;
+  else if (r.flash_attn == 0)
+    m.flash_attention = false;
   m.gpu_layers = r.n_gpu_layers;
   m.value = r.avg_ts;
-  if (r.n_prompt > 0 && r.n_gen == 0) m.metric = MeasuredMetric::kPrefillTokensPerS;
-  else if (r.n_gen > 0 && r.n_prompt == 0) m.metric = MeasuredMetric::kDecodeTokensPerS;
-  else m.metric = MeasuredMetric::kPromptGenTokensPerS;
+  if (r.n_prompt > 0 && r.n_gen == 0)
+    m.metric = MeasuredMetric::kPrefillTokensPerS;
+  else if (r.n_gen > 0 && r.n_prompt == 0)
+    m.metric = MeasuredMetric::kDecodeTokensPerS;
+  else
+    m.metric = MeasuredMetric::kPromptGenTokensPerS;
 
-  if (r.n_prompt == 0 && r.n_gen == 0) m.unusable = "n_prompt and n_gen are both 0";
-  else if (!(r.avg_ts > 0)) m.unusable = "no timing (avg_ts is 0)";
-  else if (backend.empty()) m.unusable = fmt::format("backend '{}' is not one optadvisor models", r.backends);
-  else if (r.no_kv_offload) m.unusable = "no_kv_offload: the KV cache stayed in host memory, which is not modelled";
-  else if (r.n_gpu_layers == 0 && backend != "cpu") m.unusable = "n_gpu_layers 0: the model ran on the CPU, not the GPU";
+  if (r.n_prompt == 0 && r.n_gen == 0)
+    m.unusable = "n_prompt and n_gen are both 0";
+  else if (!(r.avg_ts > 0))
+    m.unusable = "no timing (avg_ts is 0)";
+  else if (backend.empty())
+    m.unusable = fmt::format("backend '{}' is not one optadvisor models", r.backends);
+  else if (r.no_kv_offload)
+    m.unusable = "no_kv_offload: the KV cache stayed in host memory, which is not modelled";
+  else if (r.n_gpu_layers == 0 && backend != "cpu")
+    m.unusable = "n_gpu_layers 0: the model ran on the CPU, not the GPU";
   else if (r.tensor_split.find('/') != std::string::npos)
     m.unusable = fmt::format("split across several GPUs (tensor_split {}); calibrate with single-GPU runs", r.tensor_split);
-  else if (lower(r.split_mode) == "row") m.unusable = "split_mode row spreads tensors across GPUs; calibrate with single-GPU runs";
+  else if (lower(r.split_mode) == "row")
+    m.unusable = "split_mode row spreads tensors across GPUs; calibrate with single-GPU runs";
   return m;
 }
 
@@ -366,7 +376,8 @@ std::vector<Measurement> from_vllm_serve(const VllmServeResult& r, const std::st
   const std::string backend = lower(r.backend);
   if (backend == "vllm" || backend.rfind("openai", 0) == 0 || backend.empty()) {
     base.engine = "vllm";
-    if (backend != "vllm") base.notes.push_back(fmt::format("client backend '{}': assumed a vLLM server (pass --engine otherwise)", r.backend));
+    if (backend != "vllm")
+      base.notes.push_back(fmt::format("client backend '{}': assumed a vLLM server (pass --engine otherwise)", r.backend));
   } else if (backend == "sglang" || backend == "tensorrt-llm" || backend == "llama.cpp") {
     base.engine = backend;
   } else {
@@ -397,9 +408,12 @@ std::vector<Measurement> from_vllm_serve(const VllmServeResult& r, const std::st
   }
   base.batch = static_cast<uint64_t>(std::max(1.0, concurrency));
   if (base.unusable.empty()) {
-    if (r.completed <= 0) base.unusable = "no request completed";
-    else if (concurrency <= 0) base.unusable = "concurrency unknown: a finite request rate without TTFT and TPOT";
-    else if (base.gen_tokens == 0) base.unusable = "no output tokens";
+    if (r.completed <= 0)
+      base.unusable = "no request completed";
+    else if (concurrency <= 0)
+      base.unusable = "concurrency unknown: a finite request rate without TTFT and TPOT";
+    else if (base.gen_tokens == 0)
+      base.unusable = "no output tokens";
   }
   const std::string prefix = fmt::format("serve c{}", base.batch);
   std::vector<Measurement> out;
@@ -430,9 +444,10 @@ Measurement from_vllm_latency(const VllmLatencyResult& r, const std::string& fil
   m.prompt_tokens = o.prompt_tokens.value_or(32);
   m.gen_tokens = o.gen_tokens.value_or(128);
   if (!o.batch || !o.prompt_tokens || !o.gen_tokens)
-    m.notes.push_back(fmt::format("the file does not record its workload; batch {}, input {}, output {} (vllm bench latency's "
-                                  "defaults where --batch, --prompt, --gen were not given)",
-                                  m.batch, m.prompt_tokens, m.gen_tokens));
+    m.notes.push_back(
+        fmt::format("the file does not record its workload; batch {}, input {}, output {} (vllm bench latency's "
+                    "defaults where --batch, --prompt, --gen were not given)",
+                    m.batch, m.prompt_tokens, m.gen_tokens));
   m.label = fmt::format("latency b{} in{} out{}", m.batch, m.prompt_tokens, m.gen_tokens);
   if (m.gen_tokens == 0 && m.prompt_tokens == 0) m.unusable = "no tokens in the workload";
   return m;
@@ -476,22 +491,38 @@ std::string llama_ftype_from_desc(std::string_view model_type) {
   // llama_model_ftype_name() in llama.cpp src/llama-model-loader.cpp; builds
   // before 2024 prefixed "mostly ". The desc is "<arch> <size> <ftype name>".
   static const std::vector<std::pair<std::string, std::string>> kNames = {
-      {"all F32", "ALL_F32"},           {"F16", "MOSTLY_F16"},
-      {"BF16", "MOSTLY_BF16"},          {"Q4_0", "MOSTLY_Q4_0"},
-      {"Q4_1", "MOSTLY_Q4_1"},          {"Q5_0", "MOSTLY_Q5_0"},
-      {"Q5_1", "MOSTLY_Q5_1"},          {"Q8_0", "MOSTLY_Q8_0"},
-      {"Q2_K - Medium", "MOSTLY_Q2_K"}, {"Q2_K", "MOSTLY_Q2_K"},
-      {"Q2_K - Small", "MOSTLY_Q2_K_S"}, {"Q3_K - Small", "MOSTLY_Q3_K_S"},
-      {"Q3_K - Medium", "MOSTLY_Q3_K_M"}, {"Q3_K - Large", "MOSTLY_Q3_K_L"},
-      {"Q4_K - Small", "MOSTLY_Q4_K_S"}, {"Q4_K - Medium", "MOSTLY_Q4_K_M"},
-      {"Q5_K - Small", "MOSTLY_Q5_K_S"}, {"Q5_K - Medium", "MOSTLY_Q5_K_M"},
-      {"Q6_K", "MOSTLY_Q6_K"},          {"IQ2_XXS - 2.0625 bpw", "MOSTLY_IQ2_XXS"},
-      {"IQ2_XSS - 2.0625 bpw", "MOSTLY_IQ2_XXS"}, {"IQ2_XS - 2.3125 bpw", "MOSTLY_IQ2_XS"},
-      {"IQ2_S - 2.5 bpw", "MOSTLY_IQ2_S"}, {"IQ2_M - 2.7 bpw", "MOSTLY_IQ2_M"},
-      {"IQ3_XS - 3.3 bpw", "MOSTLY_IQ3_XS"}, {"IQ3_XXS - 3.0625 bpw", "MOSTLY_IQ3_XXS"},
-      {"IQ1_S - 1.5625 bpw", "MOSTLY_IQ1_S"}, {"IQ1_M - 1.75 bpw", "MOSTLY_IQ1_M"},
-      {"IQ4_NL - 4.5 bpw", "MOSTLY_IQ4_NL"}, {"IQ4_XS - 4.25 bpw", "MOSTLY_IQ4_XS"},
-      {"IQ3_S - 3.4375 bpw", "MOSTLY_IQ3_S"}, {"IQ3_S mix - 3.66 bpw", "MOSTLY_IQ3_M"},
+      {"all F32", "ALL_F32"},
+      {"F16", "MOSTLY_F16"},
+      {"BF16", "MOSTLY_BF16"},
+      {"Q4_0", "MOSTLY_Q4_0"},
+      {"Q4_1", "MOSTLY_Q4_1"},
+      {"Q5_0", "MOSTLY_Q5_0"},
+      {"Q5_1", "MOSTLY_Q5_1"},
+      {"Q8_0", "MOSTLY_Q8_0"},
+      {"Q2_K - Medium", "MOSTLY_Q2_K"},
+      {"Q2_K", "MOSTLY_Q2_K"},
+      {"Q2_K - Small", "MOSTLY_Q2_K_S"},
+      {"Q3_K - Small", "MOSTLY_Q3_K_S"},
+      {"Q3_K - Medium", "MOSTLY_Q3_K_M"},
+      {"Q3_K - Large", "MOSTLY_Q3_K_L"},
+      {"Q4_K - Small", "MOSTLY_Q4_K_S"},
+      {"Q4_K - Medium", "MOSTLY_Q4_K_M"},
+      {"Q5_K - Small", "MOSTLY_Q5_K_S"},
+      {"Q5_K - Medium", "MOSTLY_Q5_K_M"},
+      {"Q6_K", "MOSTLY_Q6_K"},
+      {"IQ2_XXS - 2.0625 bpw", "MOSTLY_IQ2_XXS"},
+      {"IQ2_XSS - 2.0625 bpw", "MOSTLY_IQ2_XXS"},
+      {"IQ2_XS - 2.3125 bpw", "MOSTLY_IQ2_XS"},
+      {"IQ2_S - 2.5 bpw", "MOSTLY_IQ2_S"},
+      {"IQ2_M - 2.7 bpw", "MOSTLY_IQ2_M"},
+      {"IQ3_XS - 3.3 bpw", "MOSTLY_IQ3_XS"},
+      {"IQ3_XXS - 3.0625 bpw", "MOSTLY_IQ3_XXS"},
+      {"IQ1_S - 1.5625 bpw", "MOSTLY_IQ1_S"},
+      {"IQ1_M - 1.75 bpw", "MOSTLY_IQ1_M"},
+      {"IQ4_NL - 4.5 bpw", "MOSTLY_IQ4_NL"},
+      {"IQ4_XS - 4.25 bpw", "MOSTLY_IQ4_XS"},
+      {"IQ3_S - 3.4375 bpw", "MOSTLY_IQ3_S"},
+      {"IQ3_S mix - 3.66 bpw", "MOSTLY_IQ3_M"},
       {"MXFP4 MoE", "MOSTLY_MXFP4_MOE"},
   };
   std::string desc = trim(model_type);
@@ -531,8 +562,7 @@ std::string llama_cpp_backend(std::string_view backends, std::string_view gpu_in
 BenchFile parse_bench_results(std::string_view text, const std::string& name) {
   BenchFile file;
   file.name = name;
-  if (text.find_first_not_of(" \t\r\n") == std::string_view::npos)
-    throw bad_input(fmt::format("{}: empty file", name), kExpected);
+  if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) throw bad_input(fmt::format("{}: empty file", name), kExpected);
 
   // One JSON document, or JSON Lines (llama-bench -o jsonl, vllm --append-result).
   std::vector<json> docs;
@@ -568,7 +598,8 @@ BenchFile parse_bench_results(std::string_view text, const std::string& name) {
   const json& first = docs.front();
   if (!lines && first.is_array()) {
     if (first.empty())
-      throw bad_input(fmt::format("{}: an empty list: llama-bench wrote no results", name), "did the run finish? rerun llama-bench -o json");
+      throw bad_input(fmt::format("{}: an empty list: llama-bench wrote no results", name),
+                      "did the run finish? rerun llama-bench -o json");
     for (std::size_t i = 0; i < first.size(); ++i) {
       const json& row = first.at(i);
       if (!looks_like_llama_bench(row))
@@ -608,9 +639,7 @@ BenchFile parse_bench_results(std::string_view text, const std::string& name) {
   throw bad_input(fmt::format("{}: not a llama-bench or vLLM benchmark result ({})", name, some_keys(first)), kExpected);
 }
 
-BenchFile load_bench_results(const std::string& path) {
-  return parse_bench_results(read_text_file(path, "results file"), path);
-}
+BenchFile load_bench_results(const std::string& path) { return parse_bench_results(read_text_file(path, "results file"), path); }
 
 std::vector<Measurement> measurements_from(const BenchFile& file, const MeasurementOptions& options) {
   std::vector<Measurement> out;

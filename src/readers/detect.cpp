@@ -84,7 +84,8 @@ std::string lower(std::string_view s) {
 }
 
 bool starts_with_word(std::string_view text, std::string_view word) {
-  return lower(text.substr(0, word.size())) == word && (text.size() == word.size() || !std::isalnum(static_cast<unsigned char>(text[word.size()])));
+  return lower(text.substr(0, word.size())) == word &&
+         (text.size() == word.size() || !std::isalnum(static_cast<unsigned char>(text[word.size()])));
 }
 
 /// Lowercase runs of ASCII letters and digits: "A100-SXM4-80GB" -> a100, sxm4, 80gb.
@@ -106,8 +107,7 @@ std::vector<std::string> words_of(std::string_view s) {
 
 /// Several devices of which the first decides: the count is how many share
 /// its name; the rest are reported.
-std::optional<DetectedDevice> first_kind(std::vector<DetectedDevice> devices, const std::string& tool,
-                                         std::vector<std::string>& notes) {
+std::optional<DetectedDevice> first_kind(std::vector<DetectedDevice> devices, const std::string& tool, std::vector<std::string>& notes) {
   if (devices.empty()) return std::nullopt;
   DetectedDevice first = devices.front();
   first.count = 0;
@@ -121,8 +121,10 @@ std::optional<DetectedDevice> first_kind(std::vector<DetectedDevice> devices, co
       continue;
     }
     auto it = std::find_if(others.begin(), others.end(), [&](const auto& o) { return o.first == d.name; });
-    if (it == others.end()) others.emplace_back(d.name, 1);
-    else ++it->second;
+    if (it == others.end())
+      others.emplace_back(d.name, 1);
+    else
+      ++it->second;
   }
   for (const auto& [name, n] : others)
     notes.push_back(fmt::format("{} also reports {} x {}; --hw auto describes the first GPU's kind ({})", tool, n,
@@ -272,8 +274,10 @@ std::optional<DetectedDevice> parse_rocm_smi(std::string_view text, std::vector<
     }
     if (gpu.name.empty()) gpu.missing.push_back("product name (rocm-smi shows no Card Series or Card Model)");
     const std::string vram = json_text(find_key_ci(*card, "vram total memory (b)"));
-    if (auto bytes = parse_number(vram)) gpu.memory_bytes = *bytes;
-    else gpu.missing.push_back("memory size (no \"VRAM Total Memory (B)\")");
+    if (auto bytes = parse_number(vram))
+      gpu.memory_bytes = *bytes;
+    else
+      gpu.missing.push_back("memory size (no \"VRAM Total Memory (B)\")");
     gpu.raw_lines.push_back(fmt::format("Card Series: {}; VRAM Total Memory (B): {}", json_text(find_key_ci(*card, "card series")), vram));
     gpus.push_back(std::move(gpu));
   }
@@ -339,8 +343,10 @@ DetectedDevice parse_proc(std::string_view cpuinfo, std::string_view meminfo) {
       d.raw_lines.emplace_back(line);
     }
     if (key == "vendor_id" && d.vendor.empty()) {
-      if (value == "GenuineIntel") d.vendor = "intel";
-      else if (value == "AuthenticAMD") d.vendor = "amd";
+      if (value == "GenuineIntel")
+        d.vendor = "intel";
+      else if (value == "AuthenticAMD")
+        d.vendor = "amd";
     }
   }
   d.name = d.cpu_model;
@@ -392,16 +398,20 @@ DetectedHardware detect_hardware(const ProbeRunner& run) {
         if (ioreg.find("\"gpu-core-count\"") == std::string::npos) profiler = attempt(4).value_or("");
       }
       auto found = parse_apple(*text, ioreg, profiler, out.notes);
-      if (found && found->kind == "apple-silicon") device = std::move(found);
-      else if (found) mac_host = std::move(found);
+      if (found && found->kind == "apple-silicon")
+        device = std::move(found);
+      else if (found)
+        mac_host = std::move(found);
     }
   }
   // The host: always read (cheap), for the CPU and RAM beside an accelerator.
   const std::string cpuinfo = attempt(5).value_or("");
   const std::string meminfo = attempt(6).value_or("");
   std::optional<DetectedDevice> host;
-  if (!cpuinfo.empty() || !meminfo.empty()) host = parse_proc(cpuinfo, meminfo);
-  else if (mac_host) host = std::move(mac_host);
+  if (!cpuinfo.empty() || !meminfo.empty())
+    host = parse_proc(cpuinfo, meminfo);
+  else if (mac_host)
+    host = std::move(mac_host);
 
   if (device) {
     if (host && device->cpu_model.empty()) device->cpu_model = host->cpu_model;
@@ -438,9 +448,7 @@ std::vector<std::pair<std::string, std::string>> profile_names(const HardwarePro
   return names;
 }
 
-double profile_memory_bytes(const HardwareProfile& hw) {
-  return hw.memory_visible_bytes.value_or(hw.memory_capacity_bytes);
-}
+double profile_memory_bytes(const HardwareProfile& hw) { return hw.memory_visible_bytes.value_or(hw.memory_capacity_bytes); }
 
 bool memory_agrees(double detected_bytes, const HardwareProfile& hw) {
   const double profile = profile_memory_bytes(hw);
@@ -449,8 +457,7 @@ bool memory_agrees(double detected_bytes, const HardwareProfile& hw) {
 
 std::string join_ids(const std::vector<const HardwareProfile*>& profiles) {
   std::string out;
-  for (std::size_t i = 0; i < profiles.size(); ++i)
-    out += (i == 0 ? "" : (i + 1 == profiles.size() ? " and " : ", ")) + profiles[i]->id;
+  for (std::size_t i = 0; i < profiles.size(); ++i) out += (i == 0 ? "" : (i + 1 == profiles.size() ? " and " : ", ")) + profiles[i]->id;
   return out;
 }
 
@@ -522,14 +529,14 @@ ProfileMatch match_profile(const DetectedDevice& device, const std::vector<Hardw
       if (exact_via.empty() && keys.count(normalize_name(name))) exact_via = via;
       for (auto& w : words_of(name)) words.insert(std::move(w));
     }
-    const bool all_words = std::all_of(reported_words.begin(), reported_words.end(), [&](const std::string& w) { return words.count(w) > 0; });
+    const bool all_words =
+        std::all_of(reported_words.begin(), reported_words.end(), [&](const std::string& w) { return words.count(w) > 0; });
     if (!exact_via.empty() || all_words) candidates.push_back({&hw, exact_via});
   }
 
   if (candidates.empty()) {
     m.problem = device.kind == "cpu"
-                    ? fmt::format("--hw auto found no GPU or Apple silicon, only the host CPU: {}; no hardware profile describes it",
-                                  found)
+                    ? fmt::format("--hw auto found no GPU or Apple silicon, only the host CPU: {}; no hardware profile describes it", found)
                     : fmt::format("--hw auto found {}, which no hardware profile describes", found);
     m.hint = add_profile_hint(device, profiles);
     return m;
@@ -547,13 +554,12 @@ ProfileMatch match_profile(const DetectedDevice& device, const std::vector<Hardw
     for (const auto& c : candidates)
       if (c.hw->compute_units && *c.hw->compute_units == *device.gpu_cores) same.push_back(c);
     if (same.empty()) {
-      m.problem = fmt::format("--hw auto found {} but no profile of that name has {} GPU cores ({} {})", found,
-                              *device.gpu_cores, all.size() == 1 ? "only" : "candidates:", join_ids(all));
+      m.problem = fmt::format("--hw auto found {} but no profile of that name has {} GPU cores ({} {})", found, *device.gpu_cores,
+                              all.size() == 1 ? "only" : "candidates:", join_ids(all));
       m.hint = add_profile_hint(device, profiles);
       return m;
     }
-    if (same.size() < candidates.size())
-      decided.push_back(fmt::format("{} GPU cores pick it among {}", *device.gpu_cores, join_ids(all)));
+    if (same.size() < candidates.size()) decided.push_back(fmt::format("{} GPU cores pick it among {}", *device.gpu_cores, join_ids(all)));
     candidates = std::move(same);
   }
   // A CPU's memory is the installed RAM (/proc/meminfo).
@@ -593,20 +599,21 @@ ProfileMatch match_profile(const DetectedDevice& device, const std::vector<Hardw
 
   const HardwareProfile& hw = *candidates.front().hw;
   m.id = hw.id;
-  m.how = candidates.front().exact_via.empty()
-              ? fmt::format("every word of '{}' is in the names of {}", device.name, hw.id)
-              : fmt::format("'{}' is {} of {}", device.name, candidates.front().exact_via, hw.id);
+  m.how = candidates.front().exact_via.empty() ? fmt::format("every word of '{}' is in the names of {}", device.name, hw.id)
+                                               : fmt::format("'{}' is {} of {}", device.name, candidates.front().exact_via, hw.id);
   for (const auto& d : decided) m.how += "; " + d;
 
   if (memory_bytes && !memory_agrees(*memory_bytes, hw))
-    m.notes.push_back(fmt::format("this {} reports {} of memory where the profile {} has {}; the profile's figure is used "
-                                  "({}an overlay profile with the same id replaces it: docs/detection.md)",
-                                  device.kind == "cpu" ? "machine" : "device", gib(*memory_bytes), hw.id, gib(profile_memory_bytes(hw)),
-                                  hw.memory_options.empty() ? "" : "--memory picks another size it is sold with; "));
+    m.notes.push_back(
+        fmt::format("this {} reports {} of memory where the profile {} has {}; the profile's figure is used "
+                    "({}an overlay profile with the same id replaces it: docs/detection.md)",
+                    device.kind == "cpu" ? "machine" : "device", gib(*memory_bytes), hw.id, gib(profile_memory_bytes(hw)),
+                    hw.memory_options.empty() ? "" : "--memory picks another size it is sold with; "));
   if (device.kind != "cpu" && device.count > 1)
-    m.notes.push_back(fmt::format("{} devices found; --hw auto describes one and leaves --gpus alone (pass --gpus {} --tp {} "
-                                  "to model all of them)",
-                                  device.count, device.count, device.count));
+    m.notes.push_back(
+        fmt::format("{} devices found; --hw auto describes one and leaves --gpus alone (pass --gpus {} --tp {} "
+                    "to model all of them)",
+                    device.count, device.count, device.count));
   for (const auto& missing : device.missing) m.notes.push_back("not reported: " + missing);
   return m;
 }

@@ -29,7 +29,7 @@ constexpr uint64_t kMaxStringBytes = 1 * kMiB;     ///< one key, string value, a
 constexpr uint64_t kMaxMetadataBytes = 64 * kMiB;  ///< fixed header plus the key/value section
 constexpr uint64_t kMaxHeaderBytes = 128 * kMiB;   ///< ... plus the tensor table
 constexpr uint64_t kMaxTensors = 65536;            ///< bounds the tensor table in memory
-constexpr uint64_t kMaxTensorNameBytes = 1024;    ///< ggml itself allows 63 (GGML_MAX_NAME)
+constexpr uint64_t kMaxTensorNameBytes = 1024;     ///< ggml itself allows 63 (GGML_MAX_NAME)
 constexpr uint64_t kMaxMetadataPairs = 1000000;
 constexpr uint64_t kFirstChunkBytes = 1 * kMiB;          ///< first read of a file; later reads double it
 constexpr uint64_t kKeptArrayElements = 65536;           ///< integer arrays up to this long are kept (per-layer values)
@@ -71,9 +71,8 @@ enum ValueType : uint32_t {
 };
 
 std::string type_name(uint32_t type) {
-  static constexpr std::array<const char*, kTypeCount> kNames = {"UINT8",  "INT8",    "UINT16", "INT16",  "UINT32",
-                                                                 "INT32",  "FLOAT32", "BOOL",   "STRING", "ARRAY",
-                                                                 "UINT64", "INT64",   "FLOAT64"};
+  static constexpr std::array<const char*, kTypeCount> kNames = {"UINT8", "INT8",   "UINT16", "INT16",  "UINT32", "INT32",  "FLOAT32",
+                                                                 "BOOL",  "STRING", "ARRAY",  "UINT64", "INT64",  "FLOAT64"};
   return type < kTypeCount ? kNames[type] : fmt::format("type {}", type);
 }
 
@@ -82,44 +81,33 @@ uint64_t scalar_bytes(uint32_t type) {
   switch (type) {
     case kU8:
     case kI8:
-    case kBool:
-      return 1;
+    case kBool: return 1;
     case kU16:
-    case kI16:
-      return 2;
+    case kI16: return 2;
     case kU32:
     case kI32:
-    case kF32:
-      return 4;
+    case kF32: return 4;
     case kU64:
     case kI64:
-    case kF64:
-      return 8;
-    default:
-      return 0;
+    case kF64: return 8;
+    default: return 0;
   }
 }
 
 bool is_integer(uint32_t type) {
-  return type == kU8 || type == kI8 || type == kU16 || type == kI16 || type == kU32 || type == kI32 || type == kU64 ||
-         type == kI64 || type == kBool;
+  return type == kU8 || type == kI8 || type == kU16 || type == kI16 || type == kU32 || type == kI32 || type == kU64 || type == kI64 ||
+         type == kBool;
 }
 
 /// An integer scalar's value; UINT64 values past INT64_MAX saturate (and fail the range checks).
 int64_t to_int(uint32_t type, uint64_t bits) {
   switch (type) {
-    case kI8:
-      return static_cast<int8_t>(static_cast<uint8_t>(bits));
-    case kI16:
-      return static_cast<int16_t>(static_cast<uint16_t>(bits));
-    case kI32:
-      return static_cast<int32_t>(static_cast<uint32_t>(bits));
-    case kI64:
-      return static_cast<int64_t>(bits);
-    case kBool:
-      return bits != 0 ? 1 : 0;
-    default:
-      return bits > kMaxElements ? std::numeric_limits<int64_t>::max() : static_cast<int64_t>(bits);
+    case kI8: return static_cast<int8_t>(static_cast<uint8_t>(bits));
+    case kI16: return static_cast<int16_t>(static_cast<uint16_t>(bits));
+    case kI32: return static_cast<int32_t>(static_cast<uint32_t>(bits));
+    case kI64: return static_cast<int64_t>(bits);
+    case kBool: return bits != 0 ? 1 : 0;
+    default: return bits > kMaxElements ? std::numeric_limits<int64_t>::max() : static_cast<int64_t>(bits);
   }
 }
 
@@ -201,8 +189,7 @@ class Reader {
     const uint64_t at = pos_;
     const uint64_t n = u64(what);
     if (n > kMaxStringBytes)
-      fail(fmt::format("string length {} at offset {} ({}) exceeds the {} MiB limit", n, at, what,
-                       kMaxStringBytes / kMiB));
+      fail(fmt::format("string length {} at offset {} ({}) exceeds the {} MiB limit", n, at, what, kMaxStringBytes / kMiB));
     return n;
   }
   std::string string_bytes(uint64_t n, std::string_view what) {
@@ -214,12 +201,10 @@ class Reader {
  private:
   void check_room(uint64_t n, std::string_view what) const {
     if (n > left())
-      fail(fmt::format("truncated: {} needs {} bytes at offset {} but the file ends at {}", what, n, pos_,
-                       source_.total()),
+      fail(fmt::format("truncated: {} needs {} bytes at offset {} but the file ends at {}", what, n, pos_, source_.total()),
            kTruncatedHint);
     if (pos_ + n > limit_bytes_)
-      fail(fmt::format("{} at offset {} runs past the {} MiB limit on the {}", what, pos_, limit_bytes_ / kMiB,
-                       limit_what_));
+      fail(fmt::format("{} at offset {} runs past the {} MiB limit on the {}", what, pos_, limit_bytes_ / kMiB, limit_what_));
   }
 
   ByteSource& source_;
@@ -254,10 +239,8 @@ Value read_value(Reader& r, const std::string& key, uint32_t type) {
   } else if (type == kArray) {
     v.element_type = r.u32("the element type of '" + key + "'");
     v.count = r.u64("the length of '" + key + "'");
-    if (v.element_type == kArray)
-      r.fail(fmt::format("metadata '{}' is an array of arrays, which GGUF readers do not accept", key));
-    if (v.element_type >= kTypeCount)
-      r.fail(fmt::format("metadata '{}' is an array of unknown element type {}", key, v.element_type));
+    if (v.element_type == kArray) r.fail(fmt::format("metadata '{}' is an array of arrays, which GGUF readers do not accept", key));
+    if (v.element_type >= kTypeCount) r.fail(fmt::format("metadata '{}' is an array of unknown element type {}", key, v.element_type));
     const uint64_t element_bytes = v.element_type == kString ? 8 : scalar_bytes(v.element_type);
     if (v.count > r.left() / element_bytes)
       r.fail(fmt::format("array '{}' claims {} elements of {} but only {} bytes are left in the file", key, v.count,
@@ -267,8 +250,7 @@ Value read_value(Reader& r, const std::string& key, uint32_t type) {
       for (uint64_t i = 0; i < v.count; ++i) r.skip(r.string_length(element), element);
     } else if (is_integer(v.element_type) && v.count <= kKeptArrayElements) {
       v.ints.reserve(v.count);
-      for (uint64_t i = 0; i < v.count; ++i)
-        v.ints.push_back(to_int(v.element_type, r.little_endian(element_bytes, element)));
+      for (uint64_t i = 0; i < v.count; ++i) v.ints.push_back(to_int(v.element_type, r.little_endian(element_bytes, element)));
       v.ints_kept = true;
     } else {
       r.skip(v.count * element_bytes, what);
@@ -307,8 +289,7 @@ void split_name(TensorInfo& t) {
     }
   }
   constexpr std::string_view kWeight = ".weight";
-  if (rest.size() > kWeight.size() && rest.substr(rest.size() - kWeight.size()) == kWeight)
-    rest.remove_suffix(kWeight.size());
+  if (rest.size() > kWeight.size() && rest.substr(rest.size() - kWeight.size()) == kWeight) rest.remove_suffix(kWeight.size());
   t.kind = std::string(rest);
 }
 
@@ -321,8 +302,7 @@ TensorInfo read_tensor_info(Reader& r, uint64_t index, const QuantDb& db) {
   t.name = r.string_bytes(name_bytes, what);
   const std::string label = "tensor '" + t.name + "'";
   t.n_dims = r.u32("the dimension count of " + label);
-  if (t.n_dims > kMaxDims)
-    r.fail(fmt::format("{} has {} dimensions; GGUF allows at most {}", label, t.n_dims, kMaxDims));
+  if (t.n_dims > kMaxDims) r.fail(fmt::format("{} has {} dimensions; GGUF allows at most {}", label, t.n_dims, kMaxDims));
   t.elements = 1;
   for (uint32_t d = 0; d < t.n_dims; ++d) {
     t.ne[d] = r.u64("a dimension of " + label);
@@ -340,8 +320,8 @@ TensorInfo read_tensor_info(Reader& r, uint64_t index, const QuantDb& db) {
   if (t.type->block_elements == 0 || t.type->bytes_per_block == 0)
     r.fail(fmt::format("{} has ggml type {} ({}), which has no block layout", label, t.type->id, t.type_id));
   if (t.ne[0] % t.type->block_elements != 0)
-    r.fail(fmt::format("{} has rows of {} elements, not a multiple of {}'s {}-element blocks", label, t.ne[0],
-                       t.type->id, t.type->block_elements));
+    r.fail(fmt::format("{} has rows of {} elements, not a multiple of {}'s {}-element blocks", label, t.ne[0], t.type->id,
+                       t.type->block_elements));
   const uint64_t blocks = t.elements / t.type->block_elements;
   if (blocks > std::numeric_limits<uint64_t>::max() / t.type->bytes_per_block)
     r.fail(fmt::format("{} is too large: its byte size overflows 64 bits", label));
@@ -353,19 +333,14 @@ TensorInfo read_tensor_info(Reader& r, uint64_t index, const QuantDb& db) {
 /// llama_ftype values (llama.cpp include/llama.h) by their enum suffix.
 std::optional<std::string_view> llama_ftype_name(uint64_t ftype) {
   static const std::map<uint64_t, std::string_view> kNames = {
-      {0, "ALL_F32"},           {1, "MOSTLY_F16"},           {2, "MOSTLY_Q4_0"},
-      {3, "MOSTLY_Q4_1"},       {4, "MOSTLY_Q4_1_SOME_F16"}, {7, "MOSTLY_Q8_0"},
-      {8, "MOSTLY_Q5_0"},       {9, "MOSTLY_Q5_1"},          {10, "MOSTLY_Q2_K"},
-      {11, "MOSTLY_Q3_K_S"},    {12, "MOSTLY_Q3_K_M"},       {13, "MOSTLY_Q3_K_L"},
-      {14, "MOSTLY_Q4_K_S"},    {15, "MOSTLY_Q4_K_M"},       {16, "MOSTLY_Q5_K_S"},
-      {17, "MOSTLY_Q5_K_M"},    {18, "MOSTLY_Q6_K"},         {19, "MOSTLY_IQ2_XXS"},
-      {20, "MOSTLY_IQ2_XS"},    {21, "MOSTLY_Q2_K_S"},       {22, "MOSTLY_IQ3_XS"},
-      {23, "MOSTLY_IQ3_XXS"},   {24, "MOSTLY_IQ1_S"},        {25, "MOSTLY_IQ4_NL"},
-      {26, "MOSTLY_IQ3_S"},     {27, "MOSTLY_IQ3_M"},        {28, "MOSTLY_IQ2_S"},
-      {29, "MOSTLY_IQ2_M"},     {30, "MOSTLY_IQ4_XS"},       {31, "MOSTLY_IQ1_M"},
-      {32, "MOSTLY_BF16"},      {33, "MOSTLY_Q4_0_4_4"},     {34, "MOSTLY_Q4_0_4_8"},
-      {35, "MOSTLY_Q4_0_8_8"},  {36, "MOSTLY_TQ1_0"},        {37, "MOSTLY_TQ2_0"},
-      {38, "MOSTLY_MXFP4_MOE"}, {39, "MOSTLY_NVFP4"}};
+      {0, "ALL_F32"},        {1, "MOSTLY_F16"},        {2, "MOSTLY_Q4_0"},      {3, "MOSTLY_Q4_1"},      {4, "MOSTLY_Q4_1_SOME_F16"},
+      {7, "MOSTLY_Q8_0"},    {8, "MOSTLY_Q5_0"},       {9, "MOSTLY_Q5_1"},      {10, "MOSTLY_Q2_K"},     {11, "MOSTLY_Q3_K_S"},
+      {12, "MOSTLY_Q3_K_M"}, {13, "MOSTLY_Q3_K_L"},    {14, "MOSTLY_Q4_K_S"},   {15, "MOSTLY_Q4_K_M"},   {16, "MOSTLY_Q5_K_S"},
+      {17, "MOSTLY_Q5_K_M"}, {18, "MOSTLY_Q6_K"},      {19, "MOSTLY_IQ2_XXS"},  {20, "MOSTLY_IQ2_XS"},   {21, "MOSTLY_Q2_K_S"},
+      {22, "MOSTLY_IQ3_XS"}, {23, "MOSTLY_IQ3_XXS"},   {24, "MOSTLY_IQ1_S"},    {25, "MOSTLY_IQ4_NL"},   {26, "MOSTLY_IQ3_S"},
+      {27, "MOSTLY_IQ3_M"},  {28, "MOSTLY_IQ2_S"},     {29, "MOSTLY_IQ2_M"},    {30, "MOSTLY_IQ4_XS"},   {31, "MOSTLY_IQ1_M"},
+      {32, "MOSTLY_BF16"},   {33, "MOSTLY_Q4_0_4_4"},  {34, "MOSTLY_Q4_0_4_8"}, {35, "MOSTLY_Q4_0_8_8"}, {36, "MOSTLY_TQ1_0"},
+      {37, "MOSTLY_TQ2_0"},  {38, "MOSTLY_MXFP4_MOE"}, {39, "MOSTLY_NVFP4"}};
   auto it = kNames.find(ftype);
   if (it == kNames.end()) return std::nullopt;
   return it->second;
@@ -382,13 +357,12 @@ Tensor to_tensor(const TensorInfo& info) {
   return t;
 }
 
-WeightsBreakdown weights_from_table(const std::vector<TensorInfo>& infos, const QuantDb& db,
-                                    const std::string& format_id, uint64_t header_bytes, uint64_t file_bytes) {
+WeightsBreakdown weights_from_table(const std::vector<TensorInfo>& infos, const QuantDb& db, const std::string& format_id,
+                                    uint64_t header_bytes, uint64_t file_bytes) {
   WeightsBreakdown out;
   out.format_id = format_id;
   out.container = Container::kGguf;
-  const bool tied =
-      std::none_of(infos.begin(), infos.end(), [](const TensorInfo& t) { return t.name == "output.weight"; });
+  const bool tied = std::none_of(infos.begin(), infos.end(), [](const TensorInfo& t) { return t.name == "output.weight"; });
   std::map<std::string, uint64_t> removed;
   out.tensors.reserve(infos.size());
   for (const TensorInfo& info : infos) {
@@ -418,8 +392,7 @@ WeightsBreakdown weights_from_table(const std::vector<TensorInfo>& infos, const 
   out.groups = group_totals(out.tensors);
   for (const auto& [type, count] : removed)
     out.notes.push_back(fmt::format("{} tensors use {}, which current llama.cpp builds no longer load", count, type));
-  out.bits_per_weight =
-      out.params > 0 ? 8.0 * static_cast<double>(out.weights_bytes) / static_cast<double>(out.params) : 0.0;
+  out.bits_per_weight = out.params > 0 ? 8.0 * static_cast<double>(out.weights_bytes) / static_cast<double>(out.params) : 0.0;
   out.header_bytes = header_bytes;
   out.file_bytes = file_bytes;
   out.file_overhead_modeled = true;
@@ -494,8 +467,7 @@ class SpecBuilder {
                        v->type == kArray ? "an array of " + type_name(v->element_type) : type_name(v->type)));
     }
     if (value < 0) fail(fmt::format("metadata '{}' is {}, expected a non-negative integer", k, value));
-    if (static_cast<uint64_t>(value) > max)
-      fail(fmt::format("metadata '{}' is {}, beyond any real model (at most {})", k, value, max));
+    if (static_cast<uint64_t>(value) > max) fail(fmt::format("metadata '{}' is {}, beyond any real model (at most {})", k, value, max));
     return static_cast<uint64_t>(value);
   }
 
@@ -549,8 +521,7 @@ void SpecBuilder::read_attention(ModelSpec& s) {
     auto v_len = uint(key("attention.value_length_mla"), kMaxWidth);
     if (!k_len) k_len = uint(key("attention.key_length"), kMaxWidth);
     if (!v_len) v_len = uint(key("attention.value_length"), kMaxWidth);
-    if (!k_len || !v_len)
-      fail(fmt::format("MLA model without {} and {}", key("attention.key_length"), key("attention.value_length")));
+    if (!k_len || !v_len) fail(fmt::format("MLA model without {} and {}", key("attention.key_length"), key("attention.value_length")));
     if (*k_len <= *rope) fail(fmt::format("MLA key length {} is not larger than the rotary part {}", *k_len, *rope));
     s.qk_nope_head_dim = *k_len - *rope;
     s.v_head_dim = *v_len;
@@ -570,8 +541,8 @@ void SpecBuilder::read_attention(ModelSpec& s) {
   }
   const auto v_len = uint(key("attention.value_length"), kMaxWidth);
   if (v_len && *v_len != s.head_dim)
-    notes_.push_back(fmt::format("value heads are {} wide and key heads {}; the KV cache is sized with {} for both",
-                                 *v_len, s.head_dim, s.head_dim));
+    notes_.push_back(
+        fmt::format("value heads are {} wide and key heads {}; the KV cache is sized with {} for both", *v_len, s.head_dim, s.head_dim));
 }
 
 void SpecBuilder::read_experts(ModelSpec& s) {
@@ -596,8 +567,7 @@ void SpecBuilder::read_experts(ModelSpec& s) {
     if (const TensorInfo* up = first_of_kind("ffn_up_shexp")) {
       s.shared_expert_intermediate_size = up->ne[1];
     } else if (auto shared = uint(key("expert_shared_feed_forward_length"), kMaxWidth)) {
-      s.shared_expert_intermediate_size =
-          *shared * std::max<uint64_t>(1, uint(key("expert_shared_count"), kMaxExperts).value_or(1));
+      s.shared_expert_intermediate_size = *shared * std::max<uint64_t>(1, uint(key("expert_shared_count"), kMaxExperts).value_or(1));
     } else if (auto count = uint(key("expert_shared_count"), kMaxExperts)) {
       s.shared_expert_intermediate_size = *count * width;
     }
@@ -617,8 +587,8 @@ void SpecBuilder::read_experts(ModelSpec& s) {
   if (needs_dense && s.intermediate_size == 0) {
     if (const TensorInfo* down = first_of_kind("ffn_down")) {
       s.intermediate_size = down->ne[0];
-      notes_.push_back(fmt::format("{} absent: the FFN width {} is read from the tensor shapes",
-                                   key("feed_forward_length"), s.intermediate_size));
+      notes_.push_back(
+          fmt::format("{} absent: the FFN width {} is read from the tensor shapes", key("feed_forward_length"), s.intermediate_size));
     }
   }
 }
@@ -666,28 +636,26 @@ void SpecBuilder::read_sliding_window(ModelSpec& s) {
     return;
   }
   if (mt == "phi3" && known_arch_) {
-    notes_.push_back(fmt::format(
-        "sliding window of {} tokens ignored: llama.cpp disables Phi-3's sliding-window attention", window));
+    notes_.push_back(fmt::format("sliding window of {} tokens ignored: llama.cpp disables Phi-3's sliding-window attention", window));
     return;
   }
   if (known_arch_) {
-    notes_.push_back(fmt::format(
-        "sliding window of {} tokens ignored: llama.cpp runs architecture '{}' without sliding-window attention",
-        window, arch_));
+    notes_.push_back(fmt::format("sliding window of {} tokens ignored: llama.cpp runs architecture '{}' without sliding-window attention",
+                                 window, arch_));
     return;
   }
-  notes_.push_back(fmt::format(
-      "sliding window of {} tokens ignored: llama.cpp's layer pattern for architecture '{}' is not modelled, so every "
-      "layer is assumed to cache the whole context",
-      window, arch_));
+  notes_.push_back(
+      fmt::format("sliding window of {} tokens ignored: llama.cpp's layer pattern for architecture '{}' is not modelled, so every "
+                  "layer is assumed to cache the whole context",
+                  window, arch_));
 }
 
 void SpecBuilder::read_traits(ModelSpec& s) const {
   // The tensor table says exactly which biases and norms the file carries.
   s.attention_bias = has_kind("attn_output.bias");
   s.qkv_bias = !s.attention_bias && (has_kind("attn_q.bias") || has_kind("attn_qkv.bias"));
-  s.mlp_bias = has_kind("ffn_up.bias") || has_kind("ffn_down.bias") || has_kind("ffn_gate.bias") ||
-               has_kind("ffn_up_exps.bias") || has_kind("ffn_down_exps.bias") || has_kind("ffn_gate_exps.bias");
+  s.mlp_bias = has_kind("ffn_up.bias") || has_kind("ffn_down.bias") || has_kind("ffn_gate.bias") || has_kind("ffn_up_exps.bias") ||
+               has_kind("ffn_down_exps.bias") || has_kind("ffn_gate_exps.bias");
   s.router_bias = has_kind("ffn_gate_inp.bias");
   s.router_score_correction_bias = has_kind("exp_probs_b.bias") || has_kind("exp_probs_b");
   s.qk_norm = has_kind("attn_q_norm");
@@ -699,8 +667,7 @@ void SpecBuilder::read_traits(ModelSpec& s) const {
   const uint64_t q_width = s.num_attention_heads * s.head_dim;
   if (const TensorInfo* qn = first_of_kind("attn_q_norm"); qn != nullptr && s.num_attention_heads > 1 && qn->ne[0] == q_width)
     s.qk_norm_type = "per_layer";
-  if (const TensorInfo* q = first_of_kind("attn_q"); q != nullptr && q_width > 0 && q->ne[1] == 2 * q_width)
-    s.attn_output_gate = true;
+  if (const TensorInfo* q = first_of_kind("attn_q"); q != nullptr && q_width > 0 && q->ne[1] == 2 * q_width) s.attn_output_gate = true;
   s.shared_expert_gate = has_kind("ffn_gate_inp_shexp");
 }
 
@@ -726,12 +693,11 @@ void SpecBuilder::read_linear_attention(ModelSpec& s) {
                                    ? conv->ne[1] - s.linear_num_value_heads * s.linear_value_head_dim
                                    : 0;
   s.linear_key_head_dim = uint(key("ssm.state_size"), kMaxWidth).value_or(s.linear_value_head_dim);
-  s.linear_num_key_heads = uint(key("ssm.group_count"), kMaxModelHeads)
-                               .value_or(s.linear_key_head_dim > 0 ? qk_channels / (2 * s.linear_key_head_dim) : 0);
-  for (uint64_t i = 0; i < s.num_hidden_layers; ++i)
-    s.layer_types.push_back(linear.count(i) > 0 ? "linear_attention" : "full_attention");
-  notes_.push_back(fmt::format("{} of {} blocks are Gated DeltaNet linear attention (a fixed state, no KV cache)",
-                               linear.size(), s.num_hidden_layers));
+  s.linear_num_key_heads =
+      uint(key("ssm.group_count"), kMaxModelHeads).value_or(s.linear_key_head_dim > 0 ? qk_channels / (2 * s.linear_key_head_dim) : 0);
+  for (uint64_t i = 0; i < s.num_hidden_layers; ++i) s.layer_types.push_back(linear.count(i) > 0 ? "linear_attention" : "full_attention");
+  notes_.push_back(
+      fmt::format("{} of {} blocks are Gated DeltaNet linear attention (a fixed state, no KV cache)", linear.size(), s.num_hidden_layers));
 }
 
 /// Mamba-2 layers (llama.cpp granitehybrid, nemotron_h, nemotron_h_moe): the blocks with ssm_d.
@@ -746,8 +712,7 @@ void SpecBuilder::read_mamba(ModelSpec& s) {
   const TensorInfo* a = first_of_kind("ssm_a");
   const TensorInfo* conv = first_of_kind("ssm_conv1d");
   const TensorInfo* out = first_of_kind("ssm_out");
-  if (a == nullptr || conv == nullptr || out == nullptr)
-    fail("Mamba-2 blocks (ssm_d) without ssm_a, ssm_conv1d and ssm_out tensors");
+  if (a == nullptr || conv == nullptr || out == nullptr) fail("Mamba-2 blocks (ssm_d) without ssm_a, ssm_conv1d and ssm_out tensors");
   s.mamba_n_heads = a->ne[0];
   const uint64_t inner = uint(key("ssm.inner_size"), kMaxWidth).value_or(out->ne[0]);
   s.mamba_d_head = s.mamba_n_heads > 0 ? inner / s.mamba_n_heads : 0;
@@ -775,31 +740,40 @@ void SpecBuilder::read_mamba(ModelSpec& s) {
     s.mlp_only_layers.clear();
     if (const TensorInfo* up = first_of_kind("ffn_up"); up != nullptr) s.intermediate_size = up->ne[1];
   } else {
-    for (uint64_t i = 0; i < s.num_hidden_layers; ++i)
-      s.layer_types.push_back(mamba.count(i) > 0 ? "mamba" : "full_attention");
+    for (uint64_t i = 0; i < s.num_hidden_layers; ++i) s.layer_types.push_back(mamba.count(i) > 0 ? "mamba" : "full_attention");
   }
-  notes_.push_back(fmt::format("{} of {} blocks are Mamba-2 (a fixed state, no KV cache)", mamba.size(),
-                               s.num_hidden_layers));
+  notes_.push_back(fmt::format("{} of {} blocks are Mamba-2 (a fixed state, no KV cache)", mamba.size(), s.num_hidden_layers));
 }
 
 ModelSpec SpecBuilder::build() {
   const auto arch = string("general.architecture");
   if (!arch || arch->empty()) fail("metadata lacks general.architecture");
   arch_ = *arch;
-  static const std::map<std::string, std::string> kModelTypes = {
-      {"llama", "llama"}, {"mistral", "llama"},         {"mixtral", "mixtral"}, {"qwen2", "qwen2"},
-      {"qwen3", "qwen3"}, {"qwen3moe", "qwen3_moe"},    {"gemma2", "gemma2"},   {"gemma3", "gemma3_text"},
-      {"phi3", "phi3"},   {"deepseek2", "deepseek_v3"}, {"gpt-oss", "gpt_oss"}, {"gptoss", "gpt_oss"},
-      {"minimax-m2", "minimax_m2"}, {"qwen3next", "qwen3_next"}, {"qwen35", "qwen3_5_text"},
-      {"qwen35moe", "qwen3_5_moe_text"}, {"nemotron_h", "nemotron_h"}, {"nemotron_h_moe", "nemotron_h"},
-      {"granitehybrid", "granitemoehybrid"}};
+  static const std::map<std::string, std::string> kModelTypes = {{"llama", "llama"},
+                                                                 {"mistral", "llama"},
+                                                                 {"mixtral", "mixtral"},
+                                                                 {"qwen2", "qwen2"},
+                                                                 {"qwen3", "qwen3"},
+                                                                 {"qwen3moe", "qwen3_moe"},
+                                                                 {"gemma2", "gemma2"},
+                                                                 {"gemma3", "gemma3_text"},
+                                                                 {"phi3", "phi3"},
+                                                                 {"deepseek2", "deepseek_v3"},
+                                                                 {"gpt-oss", "gpt_oss"},
+                                                                 {"gptoss", "gpt_oss"},
+                                                                 {"minimax-m2", "minimax_m2"},
+                                                                 {"qwen3next", "qwen3_next"},
+                                                                 {"qwen35", "qwen3_5_text"},
+                                                                 {"qwen35moe", "qwen3_5_moe_text"},
+                                                                 {"nemotron_h", "nemotron_h"},
+                                                                 {"nemotron_h_moe", "nemotron_h"},
+                                                                 {"granitehybrid", "granitemoehybrid"}};
   ModelSpec s;
   auto known = kModelTypes.find(arch_);
   known_arch_ = known != kModelTypes.end();
   s.model_type = known_arch_ ? known->second : "llama";
   if (!known_arch_)
-    notes_.push_back(fmt::format(
-        "architecture '{}' is not modelled: treated as llama-like with the dimensions read from the file", arch_));
+    notes_.push_back(fmt::format("architecture '{}' is not modelled: treated as llama-like with the dimensions read from the file", arch_));
 
   const std::string general_name = string("general.name").value_or("");
   s.name = !general_name.empty() ? general_name : fs::path(name_).stem().string();
@@ -833,8 +807,7 @@ ModelSpec SpecBuilder::build() {
   if (s.hidden_size == 0) fail(fmt::format("metadata lacks {} (or it is 0)", key("embedding_length")));
 
   // Known-architecture quirks before the generic readers.
-  if (known_arch_ && arch_ == "llama" && uint(key("expert_count"), kMaxExperts).value_or(0) > 0)
-    s.model_type = "mixtral";
+  if (known_arch_ && arch_ == "llama" && uint(key("expert_count"), kMaxExperts).value_or(0) > 0) s.model_type = "mixtral";
 
   read_attention(s);
   read_experts(s);
@@ -842,13 +815,11 @@ ModelSpec SpecBuilder::build() {
   // Vocabulary: the arch key, else the tokenizer's length; the embedding rows win when they differ.
   std::optional<uint64_t> vocab = uint(key("vocab_size"), kMaxWidth);
   if (!vocab) {
-    if (const Value* tokens = find("tokenizer.ggml.tokens"); tokens != nullptr && tokens->type == kArray)
-      vocab = tokens->count;
+    if (const Value* tokens = find("tokenizer.ggml.tokens"); tokens != nullptr && tokens->type == kArray) vocab = tokens->count;
   }
   if (embd != nullptr && embd->ne[1] > 0 && embd->ne[1] <= kMaxWidth && vocab.value_or(0) != embd->ne[1]) {
     if (vocab)
-      notes_.push_back(fmt::format("the vocabulary lists {} tokens but token_embd has {} rows; the rows are used",
-                                   *vocab, embd->ne[1]));
+      notes_.push_back(fmt::format("the vocabulary lists {} tokens but token_embd has {} rows; the rows are used", *vocab, embd->ne[1]));
     vocab = embd->ne[1];
   }
   if (!vocab || *vocab == 0 || *vocab > kMaxWidth)
@@ -856,8 +827,7 @@ ModelSpec SpecBuilder::build() {
   s.vocab_size = *vocab;
 
   s.max_position_embeddings = uint(key("context_length"), kMaxContext).value_or(0);
-  if (s.max_position_embeddings == 0)
-    notes_.push_back(fmt::format("{} absent: training context unknown", key("context_length")));
+  if (s.max_position_embeddings == 0) notes_.push_back(fmt::format("{} absent: training context unknown", key("context_length")));
   if (auto theta = number(key("rope.freq_base")); theta && *theta > 0) s.rope_theta = *theta;
 
   read_sliding_window(s);
@@ -873,17 +843,17 @@ ModelSpec SpecBuilder::build() {
 ModelSpec validated(const ModelSpec& s, bool traits_from_tensors, const std::string& name) {
   nlohmann::json doc = to_json(s);
   if (!traits_from_tensors) {
-    for (const char* k : {"tie_word_embeddings", "attention_bias", "qkv_bias", "mlp_bias", "router_bias",
-                          "router_score_correction_bias", "qk_norm", "sandwich_norm", "attention_sinks"})
+    for (const char* k : {"tie_word_embeddings", "attention_bias", "qkv_bias", "mlp_bias", "router_bias", "router_score_correction_bias",
+                          "qk_norm", "sandwich_norm", "attention_sinks"})
       doc.erase(k);
   }
   std::vector<Problem> problems;
   std::optional<ModelSpec> spec = model_from_json(doc, problems);
   if (!spec) {
     const Problem& p = problems.front();
-    throw bad_input(fmt::format("{}: inconsistent model metadata: {}{}", name,
-                                p.pointer.empty() ? "" : p.pointer.substr(1) + ": ", p.message),
-                    kDamagedHint);
+    throw bad_input(
+        fmt::format("{}: inconsistent model metadata: {}{}", name, p.pointer.empty() ? "" : p.pointer.substr(1) + ": ", p.message),
+        kDamagedHint);
   }
   return *spec;
 }
@@ -897,8 +867,7 @@ GgufModel parse(ByteSource& source, const std::string& name, const QuantDb& db) 
   if (std::memcmp(magic, "GGUF", 4) != 0) {
     std::string shown;
     for (int i = 0; i < 4; ++i)
-      shown += (magic[i] >= 0x20 && magic[i] < 0x7f) ? std::string(1, static_cast<char>(magic[i]))
-                                                     : fmt::format("\\x{:02x}", magic[i]);
+      shown += (magic[i] >= 0x20 && magic[i] < 0x7f) ? std::string(1, static_cast<char>(magic[i])) : fmt::format("\\x{:02x}", magic[i]);
     r.fail(fmt::format("not a GGUF file: bad magic '{}' (expected 'GGUF')", shown), kNotGgufHint);
   }
   out.version = r.u32("the version");
@@ -915,14 +884,13 @@ GgufModel parse(ByteSource& source, const std::string& name, const QuantDb& db) 
   }
   out.tensor_count = r.u64("the tensor count");
   out.metadata_count = r.u64("the metadata count");
-  if (out.tensor_count > kMaxTensors)
-    r.fail(fmt::format("tensor count {} exceeds the limit of {}", out.tensor_count, kMaxTensors));
+  if (out.tensor_count > kMaxTensors) r.fail(fmt::format("tensor count {} exceeds the limit of {}", out.tensor_count, kMaxTensors));
   if (out.metadata_count > kMaxMetadataPairs)
     r.fail(fmt::format("metadata count {} exceeds the limit of {}", out.metadata_count, kMaxMetadataPairs));
   const uint64_t least_bytes = out.metadata_count * kMinPairBytes + out.tensor_count * kMinTensorInfoBytes;
   if (least_bytes > r.left())
-    r.fail(fmt::format("truncated: {} metadata pairs and {} tensor infos need at least {} bytes but {} are left",
-                       out.metadata_count, out.tensor_count, least_bytes, r.left()),
+    r.fail(fmt::format("truncated: {} metadata pairs and {} tensor infos need at least {} bytes but {} are left", out.metadata_count,
+                       out.tensor_count, least_bytes, r.left()),
            kTruncatedHint);
 
   std::map<std::string, Value> meta;
@@ -960,16 +928,15 @@ GgufModel parse(ByteSource& source, const std::string& name, const QuantDb& db) 
   uint64_t expected_offset = 0;
   for (const TensorInfo& t : tensors) {
     if (t.offset % alignment != 0)
-      r.fail(fmt::format("tensor '{}' has data offset {}, not a multiple of the alignment {}", t.name, t.offset,
-                         alignment));
+      r.fail(fmt::format("tensor '{}' has data offset {}, not a multiple of the alignment {}", t.name, t.offset, alignment));
     if (t.offset > data_bytes || t.bytes > data_bytes - t.offset)
       r.fail(fmt::format("truncated: tensor '{}' needs bytes {} to {} of the data section but it holds {} "
                          "(the file has {} bytes)",
                          t.name, t.offset, saturating_add(t.offset, t.bytes), data_bytes, file_bytes),
              kTruncatedHint);
     if (t.offset != expected_offset)
-      r.fail(fmt::format("tensor '{}' has data offset {}, expected {}: tensors must be contiguous and not overlap",
-                         t.name, t.offset, expected_offset),
+      r.fail(fmt::format("tensor '{}' has data offset {}, expected {}: tensors must be contiguous and not overlap", t.name, t.offset,
+                         expected_offset),
              kDamagedHint);
     // t.offset + t.bytes <= data_bytes (checked above), so the padded end cannot wrap.
     expected_offset = (t.offset + t.bytes + alignment - 1) / alignment * alignment;
@@ -978,8 +945,7 @@ GgufModel parse(ByteSource& source, const std::string& name, const QuantDb& db) 
   // File type -> quant id.
   if (auto it = meta.find("general.file_type"); it != meta.end() && is_integer(it->second.type)) {
     const int64_t raw = to_int(it->second.type, it->second.bits);
-    const uint64_t ftype =
-        raw < 0 ? std::numeric_limits<uint64_t>::max() : static_cast<uint64_t>(raw) & ~uint64_t{1024};
+    const uint64_t ftype = raw < 0 ? std::numeric_limits<uint64_t>::max() : static_cast<uint64_t>(raw) & ~uint64_t{1024};
     if (auto ftype_name = llama_ftype_name(ftype)) {
       const std::string llama_name = "LLAMA_FTYPE_" + std::string(*ftype_name);
       for (const QuantFormat& f : db.formats())
@@ -998,10 +964,8 @@ GgufModel parse(ByteSource& source, const std::string& name, const QuantDb& db) 
 
   SpecBuilder builder(meta, tensors, name, out.notes);
   const ModelSpec raw = builder.build();
-  const bool traits_from_tensors =
-      std::any_of(tensors.begin(), tensors.end(), [](const TensorInfo& t) { return t.layer >= 0; });
-  if (!traits_from_tensors)
-    out.notes.push_back("no block tensors in the file: biases and norms follow the architecture's defaults");
+  const bool traits_from_tensors = std::any_of(tensors.begin(), tensors.end(), [](const TensorInfo& t) { return t.layer >= 0; });
+  if (!traits_from_tensors) out.notes.push_back("no block tensors in the file: biases and norms follow the architecture's defaults");
   out.spec = validated(raw, traits_from_tensors, name);
   out.weights = weights_from_table(tensors, db, out.quant_id.empty() ? "gguf" : out.quant_id, data_offset, file_bytes);
   return out;
@@ -1017,10 +981,8 @@ GgufModel parse_gguf_model(std::string_view bytes, const std::string& name, cons
 GgufModel read_gguf_model(const std::string& path, const QuantDb& db) {
   std::error_code ec;
   const fs::file_status status = fs::status(path, ec);
-  if (ec || !fs::exists(status))
-    throw bad_input(fmt::format("{}: no such file", path), "check the path to the .gguf file");
-  if (fs::is_directory(status))
-    throw bad_input(fmt::format("{}: is a directory, not a GGUF file", path), "pass the .gguf file itself");
+  if (ec || !fs::exists(status)) throw bad_input(fmt::format("{}: no such file", path), "check the path to the .gguf file");
+  if (fs::is_directory(status)) throw bad_input(fmt::format("{}: is a directory, not a GGUF file", path), "pass the .gguf file itself");
   if (!fs::is_regular_file(status))  // a FIFO or device: opening could block, reading never end
     throw bad_input(fmt::format("{}: is not a regular file", path), "pass the .gguf file itself");
   const uint64_t size = fs::file_size(path, ec);

@@ -20,11 +20,10 @@ using nlohmann::json;
 /// wrapper whose text_config holds a gemma3_text model).
 const std::vector<std::string>& accepted_types() {
   static const std::vector<std::string> types = {
-      "llama",        "mistral",     "mixtral",    "qwen2",        "qwen3",       "qwen3_moe",
-      "gemma2",       "gemma3",      "gemma3_text", "phi3",        "deepseek_v3", "gpt_oss",
-      "kimi_k2",      "deepseek_v32", "glm_moe_dsa", "minimax_m2", "qwen3_next",  "qwen3_5",
-      "qwen3_5_moe",  "qwen3_5_text", "qwen3_5_moe_text", "nemotron_h", "llama4",
-      "llama4_text",  "granitemoehybrid"};
+      "llama",       "mistral",     "mixtral",     "qwen2",           "qwen3",       "qwen3_moe",    "gemma2",
+      "gemma3",      "gemma3_text", "phi3",        "deepseek_v3",     "gpt_oss",     "kimi_k2",      "deepseek_v32",
+      "glm_moe_dsa", "minimax_m2",  "qwen3_next",  "qwen3_5",         "qwen3_5_moe", "qwen3_5_text", "qwen3_5_moe_text",
+      "nemotron_h",  "llama4",      "llama4_text", "granitemoehybrid"};
   return types;
 }
 
@@ -129,8 +128,7 @@ class HfFields {
   }
 
   [[noreturn]] void wrong_type(const char* key, const char* expected) const {
-    throw bad_input(source_ + ": field '" + prefix_ + key + "' must be " + expected + ", got " + describe(j_.at(key)),
-                    hint(key));
+    throw bad_input(source_ + ": field '" + prefix_ + key + "' must be " + expected + ", got " + describe(j_.at(key)), hint(key));
   }
 
   std::string hint(const char* key) const {
@@ -179,8 +177,7 @@ void set_sliding(json& doc, HfFields& c, const std::string& mt, uint64_t layers)
   }
   if (!layer_types.empty()) {
     pattern = 0;
-    const bool any_sliding =
-        std::find(layer_types.begin(), layer_types.end(), "sliding_attention") != layer_types.end();
+    const bool any_sliding = std::find(layer_types.begin(), layer_types.end(), "sliding_attention") != layer_types.end();
     if (!any_sliding) {
       layer_types.clear();
       window = 0;
@@ -236,8 +233,8 @@ void set_nemotron_h(json& doc, HfFields& c) {
     doc["num_experts"] = *experts;
     doc["num_experts_per_tok"] = c.required_uint("num_experts_per_tok");
     doc["moe_intermediate_size"] = c.required_uint("moe_intermediate_size");
-    const uint64_t shared = c.uint("moe_shared_expert_intermediate_size").value_or(0) *
-                            std::max<uint64_t>(1, c.uint("n_shared_experts").value_or(1));
+    const uint64_t shared =
+        c.uint("moe_shared_expert_intermediate_size").value_or(0) * std::max<uint64_t>(1, c.uint("n_shared_experts").value_or(1));
     if (shared > 0) doc["shared_expert_intermediate_size"] = shared;
   }
 }
@@ -312,13 +309,11 @@ ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& 
   HfFields top(config, source_name, "", "Hugging Face");
   const std::optional<std::string> top_type = top.string("model_type");
   if (!top_type) {
-    throw bad_input(source_name + ": missing required field 'model_type'",
-                    "supported model_type values: " + join(accepted_types()));
+    throw bad_input(source_name + ": missing required field 'model_type'", "supported model_type values: " + join(accepted_types()));
   }
   const auto& accepted = accepted_types();
   if (std::find(accepted.begin(), accepted.end(), *top_type) == accepted.end()) {
-    throw bad_input(source_name + ": unsupported model_type '" + *top_type + "'",
-                    "supported model_type values: " + join(accepted_types()));
+    throw bad_input(source_name + ": unsupported model_type '" + *top_type + "'", "supported model_type values: " + join(accepted_types()));
   }
 
   // Gemma-3 multimodal: the language model is in text_config, the SigLIP
@@ -411,8 +406,8 @@ ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& 
   const uint64_t hidden = c.required_uint("hidden_size");
   const uint64_t layers = c.required_uint("num_hidden_layers");
   if (layers > kMaxModelLayers)  // before the per-layer patterns below are built
-    throw bad_input(source_name + ": " + prefix + "num_hidden_layers: " + std::to_string(layers) +
-                        " is beyond the limit of " + std::to_string(kMaxModelLayers) + " for any model",
+    throw bad_input(source_name + ": " + prefix + "num_hidden_layers: " + std::to_string(layers) + " is beyond the limit of " +
+                        std::to_string(kMaxModelLayers) + " for any model",
                     "check the config.json against the model's Hugging Face repository");
   const bool gemma3 = mt == "gemma3_text";
   const bool qwen_hybrid = mt == "qwen3_next" || mt == "qwen3_5_text" || mt == "qwen3_5_moe_text";
@@ -422,8 +417,8 @@ ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& 
 
   // num_key_value_heads: absent -> the config-class default; null -> heads.
   static const std::map<std::string, uint64_t> kv_class_default = {
-      {"mistral", 8}, {"mixtral", 8}, {"qwen2", 32}, {"qwen3", 32}, {"qwen3_moe", 4},
-      {"gemma2", 4},  {"gemma3_text", 4}, {"deepseek_v3", 128}, {"gpt_oss", 8}, {"qwen3_next", 2},
+      {"mistral", 8},    {"mixtral", 8},     {"qwen2", 32},          {"qwen3", 32},  {"qwen3_moe", 4},
+      {"gemma2", 4},     {"gemma3_text", 4}, {"deepseek_v3", 128},   {"gpt_oss", 8}, {"qwen3_next", 2},
       {"nemotron_h", 8}, {"llama4_text", 8}, {"granitemoehybrid", 8}};
   uint64_t kv_heads = heads;
   if (c.has("num_key_value_heads")) {
@@ -434,8 +429,8 @@ ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& 
 
   // head_dim: some classes fix a default, the rest derive hidden / heads.
   static const std::map<std::string, uint64_t> head_dim_class_default = {
-      {"qwen3", 128}, {"gemma2", 256}, {"gemma3_text", 256}, {"gpt_oss", 64}, {"qwen3_next", 256},
-      {"qwen3_5_text", 256}, {"qwen3_5_moe_text", 256}, {"llama4_text", 128}};
+      {"qwen3", 128},      {"gemma2", 256},       {"gemma3_text", 256},      {"gpt_oss", 64},
+      {"qwen3_next", 256}, {"qwen3_5_text", 256}, {"qwen3_5_moe_text", 256}, {"llama4_text", 128}};
   uint64_t head_dim = heads > 0 ? hidden / heads : 0;
   if (c.has("head_dim")) {
     head_dim = *c.uint("head_dim");
@@ -445,9 +440,8 @@ ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& 
 
   const std::optional<std::string> name_or_path = top.string("_name_or_path");
   doc["id"] = name_or_path && !name_or_path->empty() ? "config:" + *name_or_path : "custom";
-  doc["name"] = name_or_path && !name_or_path->empty()
-                    ? *name_or_path
-                    : std::filesystem::path(source_name).filename().string() + " (" + mt + ")";
+  doc["name"] =
+      name_or_path && !name_or_path->empty() ? *name_or_path : std::filesystem::path(source_name).filename().string() + " (" + mt + ")";
   doc["model_type"] = mt;
   doc["hidden_size"] = hidden;
   doc["num_hidden_layers"] = layers;
@@ -457,17 +451,16 @@ ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& 
   if (mt != "deepseek_v3") doc["head_dim"] = head_dim;
 
   static const std::map<std::string, uint64_t> max_pos_default = {
-      {"llama", 2048},    {"mistral", 131072}, {"mixtral", 131072}, {"qwen2", 32768},
-      {"qwen3", 32768},   {"qwen3_moe", 32768}, {"gemma2", 8192},   {"gemma3_text", 131072},
-      {"phi3", 4096},     {"deepseek_v3", 4096}, {"gpt_oss", 131072}, {"minimax_m2", 196608},
-      {"qwen3_next", 32768}, {"qwen3_5_text", 262144}, {"qwen3_5_moe_text", 262144}, {"nemotron_h", 4096},
-      {"llama4_text", 4096 * 32}, {"granitemoehybrid", 131072}};
+      {"llama", 2048},      {"mistral", 131072},        {"mixtral", 131072},         {"qwen2", 32768},         {"qwen3", 32768},
+      {"qwen3_moe", 32768}, {"gemma2", 8192},           {"gemma3_text", 131072},     {"phi3", 4096},           {"deepseek_v3", 4096},
+      {"gpt_oss", 131072},  {"minimax_m2", 196608},     {"qwen3_next", 32768},       {"qwen3_5_text", 262144}, {"qwen3_5_moe_text", 262144},
+      {"nemotron_h", 4096}, {"llama4_text", 4096 * 32}, {"granitemoehybrid", 131072}};
   doc["max_position_embeddings"] = c.uint_or("max_position_embeddings", max_pos_default.at(mt));
   static const std::map<std::string, double> rope_default = {
-      {"llama", 10000.0}, {"mistral", 10000.0}, {"mixtral", 1e6},   {"qwen2", 10000.0},
-      {"qwen3", 10000.0}, {"qwen3_moe", 10000.0}, {"gemma2", 10000.0}, {"gemma3_text", 1e6},
-      {"phi3", 10000.0},  {"deepseek_v3", 10000.0}, {"gpt_oss", 150000.0}, {"minimax_m2", 5e6},
-      {"qwen3_next", 10000.0}, {"qwen3_5_text", 1e7}, {"qwen3_5_moe_text", 1e7}, {"nemotron_h", 10000.0},
+      {"llama", 10000.0},        {"mistral", 10000.0},         {"mixtral", 1e6},          {"qwen2", 10000.0},
+      {"qwen3", 10000.0},        {"qwen3_moe", 10000.0},       {"gemma2", 10000.0},       {"gemma3_text", 1e6},
+      {"phi3", 10000.0},         {"deepseek_v3", 10000.0},     {"gpt_oss", 150000.0},     {"minimax_m2", 5e6},
+      {"qwen3_next", 10000.0},   {"qwen3_5_text", 1e7},        {"qwen3_5_moe_text", 1e7}, {"nemotron_h", 10000.0},
       {"llama4_text", 500000.0}, {"granitemoehybrid", 10000.0}};
   std::optional<double> theta = c.number("rope_theta");
   if (!theta) {
@@ -485,8 +478,8 @@ ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& 
 
   // Biases and norms: the HF keys where the family has them; the rest are
   // fixed by the architecture and come from model_from_json's trait table.
-  if (mt == "llama" || mt == "qwen3" || mt == "qwen3_moe" || mt == "gemma2" || gemma3 || mt == "gpt_oss" ||
-      qwen_hybrid || mt == "llama4_text") {
+  if (mt == "llama" || mt == "qwen3" || mt == "qwen3_moe" || mt == "gemma2" || gemma3 || mt == "gpt_oss" || qwen_hybrid ||
+      mt == "llama4_text") {
     doc["attention_bias"] = c.boolean("attention_bias").value_or(mt == "gpt_oss");
   }
   if (mt == "llama") doc["mlp_bias"] = c.boolean("mlp_bias").value_or(false);
@@ -533,8 +526,7 @@ ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& 
     doc["num_experts_per_tok"] = c.uint_or("num_experts_per_tok", 8);
     const uint64_t width = c.required_uint("moe_intermediate_size");
     doc["moe_intermediate_size"] = width;
-    const uint64_t shared = c.present("n_shared_experts") ? c.uint("n_shared_experts").value_or(0)
-                                                           : c.uint_or("n_shared_experts", 1);
+    const uint64_t shared = c.present("n_shared_experts") ? c.uint("n_shared_experts").value_or(0) : c.uint_or("n_shared_experts", 1);
     if (shared > 0) doc["shared_expert_intermediate_size"] = shared * width;
   } else if (mt == "gpt_oss") {
     experts = c.uint_or("num_local_experts", 128);
@@ -569,8 +561,7 @@ ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& 
   }
 
   if (mt == "deepseek_v3") {
-    const uint64_t q_rank = c.present("q_lora_rank") ? c.uint("q_lora_rank").value_or(0)
-                                                       : c.uint_or("q_lora_rank", 1536);
+    const uint64_t q_rank = c.present("q_lora_rank") ? c.uint("q_lora_rank").value_or(0) : c.uint_or("q_lora_rank", 1536);
     if (q_rank > 0) doc["q_lora_rank"] = q_rank;
     doc["kv_lora_rank"] = c.uint_or("kv_lora_rank", 512);
     doc["qk_rope_head_dim"] = c.uint_or("qk_rope_head_dim", 64);
@@ -625,8 +616,7 @@ ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& 
   if (!spec) {
     const Problem& p = problems.front();
     const std::string field = p.pointer.empty() ? "" : prefix + p.pointer.substr(1) + ": ";
-    throw bad_input(source_name + ": " + field + p.message,
-                    "check the config.json against the model's Hugging Face repository");
+    throw bad_input(source_name + ": " + field + p.message, "check the config.json against the model's Hugging Face repository");
   }
   return *spec;
 }

@@ -83,8 +83,8 @@ std::string title_line(const Advice& a) {
                        t.engine->id);
   }
   const Scenario& s = a.base.inference().prepared.scenario;
-  return fmt::format("{} ({}, {}) on {} with {}", s.model.name, a.base.inference().prepared.quant->id, format_gb(s.weights.total_bytes), s.hardware->name,
-                     s.engine.id());
+  return fmt::format("{} ({}, {}) on {} with {}", s.model.name, a.base.inference().prepared.quant->id, format_gb(s.weights.total_bytes),
+                     s.hardware->name, s.engine.id());
 }
 
 std::string goal_line(const Advice& a) {
@@ -92,8 +92,7 @@ std::string goal_line(const Advice& a) {
     case Goal::kLatency:
       return fmt::format("goal: latency (request latency = time to first token + {} tokens x time per token)",
                          a.base.inference().prepared.scenario.workload.gen_tokens);
-    case Goal::kThroughput:
-      return "goal: throughput (serving output tokens/s = batch x generated tokens / (prefill + decode time))";
+    case Goal::kThroughput: return "goal: throughput (serving output tokens/s = batch x generated tokens / (prefill + decode time))";
     case Goal::kMemory: return "goal: memory (needed / usable memory per device; fit the model and its context)";
     case Goal::kTraining: return "goal: training (tokens/s of the whole job, one optimizer step after another)";
   }
@@ -103,15 +102,18 @@ std::string goal_line(const Advice& a) {
 std::string workload_line(const Evaluation& e) {
   if (e.is_training()) {
     const TrainingWorkload& t = e.training().prepared.scenario.workload;
-    std::string lora = t.lora_rank ? fmt::format(", LoRA rank {}{}", t.lora_rank, t.lora_base_quant.empty() ? "" : " on " + t.lora_base_quant) : "";
-    return fmt::format("workload: {} GPU{} (dp {}, tp {}, pp {}, cp {}), sequence {}, micro-batch {}, global batch {}, {}, recompute {}, {}, {}{}",
-                       t.gpus, t.gpus == 1 ? "" : "s", t.dp, t.tp, t.pp, t.cp, t.seq, t.micro_batch, t.global_batch, to_string(t.precision), to_string(t.recompute),
-                       t.sharding.name, t.optimizer, lora);
+    std::string lora =
+        t.lora_rank ? fmt::format(", LoRA rank {}{}", t.lora_rank, t.lora_base_quant.empty() ? "" : " on " + t.lora_base_quant) : "";
+    return fmt::format(
+        "workload: {} GPU{} (dp {}, tp {}, pp {}, cp {}), sequence {}, micro-batch {}, global batch {}, {}, recompute {}, {}, {}{}", t.gpus,
+        t.gpus == 1 ? "" : "s", t.dp, t.tp, t.pp, t.cp, t.seq, t.micro_batch, t.global_batch, to_string(t.precision),
+        to_string(t.recompute), t.sharding.name, t.optimizer, lora);
   }
   const Workload& w = e.inference().prepared.scenario.workload;
   return fmt::format("workload: batch {}, prompt {}, generate {}, context {}, KV cache {}{}",
-                     w.batch_max ? fmt::format("max ({})", e.inference().analysis.batch) : std::to_string(w.batch), w.prompt_tokens, w.gen_tokens,
-                     w.context(), w.kv_dtype, w.gpus > 1 ? fmt::format(", {} GPUs (tp {}, pp {})", w.gpus, w.tp, w.pp) : std::string());
+                     w.batch_max ? fmt::format("max ({})", e.inference().analysis.batch) : std::to_string(w.batch), w.prompt_tokens,
+                     w.gen_tokens, w.context(), w.kv_dtype,
+                     w.gpus > 1 ? fmt::format(", {} GPUs (tp {}, pp {})", w.gpus, w.tp, w.pp) : std::string());
 }
 
 std::vector<std::string> training_diagnosis_lines(const Advice& a) {
@@ -147,15 +149,16 @@ std::vector<std::string> diagnosis_lines(const Advice& a) {
         lines.push_back(fmt::format("decode dominates: {:.0f}% of a request ({} tokens x {}; time to first token {})", decode_share * 100,
                                     w.gen_tokens, format_seconds(an.decode.time_s), format_seconds(an.prefill.time_s)));
       else
-        lines.push_back(fmt::format("prefill dominates: {:.0f}% of a request (time to first token {}; {} tokens x {})", (1 - decode_share) * 100,
-                                    format_seconds(an.prefill.time_s), w.gen_tokens, format_seconds(an.decode.time_s)));
+        lines.push_back(fmt::format("prefill dominates: {:.0f}% of a request (time to first token {}; {} tokens x {})",
+                                    (1 - decode_share) * 100, format_seconds(an.prefill.time_s), w.gen_tokens,
+                                    format_seconds(an.decode.time_s)));
       lines.push_back("bound: " + a.diagnosis.explanation);
       if (a.goal == Goal::kLatency)
         lines.push_back(fmt::format("request latency {}; decode {:.1f} tokens/s per sequence", metric_text(a.goal, a.base),
                                     an.decode.tokens_per_s_per_sequence));
       else
-        lines.push_back(fmt::format("serving {} at batch {} ({} sequences of this context fit)", metric_text(a.goal, a.base), an.batch,
-                                    m.max_batch));
+        lines.push_back(
+            fmt::format("serving {} at batch {} ({} sequences of this context fit)", metric_text(a.goal, a.base), an.batch, m.max_batch));
       lines.push_back(fmt::format("memory: {} of {} usable per device ({:.0f}%){}", format_gb(m.total_bytes), format_gb(m.limit_bytes),
                                   m.limit_bytes > 0 ? 100 * m.total_bytes / m.limit_bytes : 0.0, m.fits ? "" : ", does not fit"));
       break;
@@ -176,7 +179,9 @@ std::vector<std::string> diagnosis_lines(const Advice& a) {
   return lines;
 }
 
-std::string source_text(const nlohmann::json& s) { return fmt::format("{} <{}> (read {})", s.value("title", ""), s.value("url", ""), s.value("read", "")); }
+std::string source_text(const nlohmann::json& s) {
+  return fmt::format("{} <{}> (read {})", s.value("title", ""), s.value("url", ""), s.value("read", ""));
+}
 std::string source_short(const nlohmann::json& s) { return fmt::format("{} <{}>", s.value("title", ""), s.value("url", "")); }
 
 std::string number_text(double x) { return x == std::round(x) && std::fabs(x) < 1e15 ? fmt::format("{:.0f}", x) : format_sig3(x); }
@@ -223,7 +228,8 @@ nlohmann::json recommendation_json(const Recommendation& r, const Advice& a, con
   nlohmann::json assumptions = nlohmann::json::array();
   for (const auto& u : r.assumptions) {
     const Assumption& as = book.assumptions().at(u.id);
-    assumptions.push_back({{"id", u.id}, {"value", u.value}, {"unit", as.unit}, {"overridden", u.overridden}, {"description", as.description}});
+    assumptions.push_back(
+        {{"id", u.id}, {"value", u.value}, {"unit", as.unit}, {"overridden", u.overridden}, {"description", as.description}});
   }
   nlohmann::json how_all = nlohmann::json::object();
   for (const auto& [engine, text] : r.rule->how) how_all[engine] = text;
@@ -253,17 +259,27 @@ nlohmann::json advice_json(const Advice& a, const RuleBook& book) {
   for (const auto& r : a.alternatives) alternatives.push_back(recommendation_json(r, a, book));
   nlohmann::json unq = nlohmann::json::array();
   for (const auto& u : a.unquantified)
-    unq.push_back({{"id", u.rule->id}, {"title", u.rule->title}, {"why", u.why}, {"not_quantified", u.rule->not_quantified},
-                   {"how", {{"engine", u.how_engine}, {"text", u.how}}}, {"sources", u.rule->sources}});
+    unq.push_back({{"id", u.rule->id},
+                   {"title", u.rule->title},
+                   {"why", u.why},
+                   {"not_quantified", u.rule->not_quantified},
+                   {"how", {{"engine", u.how_engine}, {"text", u.how}}},
+                   {"sources", u.rule->sources}});
   nlohmann::json na = nlohmann::json::array();
   for (const auto& n : a.not_applicable)
     if (n.stage != "goal") na.push_back({{"id", n.rule->id}, {"stage", n.stage}, {"reason", n.reason}});
   nlohmann::json steps = nlohmann::json::array();
   for (std::size_t i = 0; i < a.plan.size(); ++i) {
     const PlanStep& s = a.plan[i];
-    nlohmann::json step = {{"step", i + 1}, {"id", s.rule->id}, {"metric", s.result.metric}, {"step_gain", gain_json(s.step_gain)}, {"gain_basis", s.gain_basis},
-                           {"cumulative_gain", gain_json(s.cumulative_gain)}, {"gain_over_first_step", gain_json(s.gain_over_first)},
-                           {"memory_bytes", s.result.memory_bytes}, {"changes", s.notes}};
+    nlohmann::json step = {{"step", i + 1},
+                           {"id", s.rule->id},
+                           {"metric", s.result.metric},
+                           {"step_gain", gain_json(s.step_gain)},
+                           {"gain_basis", s.gain_basis},
+                           {"cumulative_gain", gain_json(s.cumulative_gain)},
+                           {"gain_over_first_step", gain_json(s.gain_over_first)},
+                           {"memory_bytes", s.result.memory_bytes},
+                           {"changes", s.notes}};
     if (!s.result.is_training()) step["bytes_per_token"] = s.result.bytes_per_token;
     steps.push_back(step);
   }
@@ -276,31 +292,59 @@ nlohmann::json advice_json(const Advice& a, const RuleBook& book) {
   if (a.base.is_training()) {
     const TrainingScenario& t = a.base.training().prepared.scenario;
     const TrainingWorkload& w = t.workload;
-    scenario = {{"hardware", {{"id", t.hardware->id}, {"name", t.hardware->name}, {"class", std::string(to_string(t.hardware->device_class))}}},
-                {"model", {{"id", a.base.training().prepared.model.spec.id}, {"name", a.base.training().prepared.model.spec.name}, {"params", t.model.params}}},
-                {"engine", {{"id", t.engine->id}}},
-                {"workload", {{"gpus", w.gpus}, {"dp", w.dp}, {"tp", w.tp}, {"pp", w.pp}, {"cp", w.cp}, {"seq", w.seq},
-                              {"micro_batch", w.micro_batch}, {"global_batch", w.global_batch},
-                              {"precision", std::string(to_string(w.precision))}, {"recompute", std::string(to_string(w.recompute))},
-                              {"sharding", w.sharding.name}, {"optimizer", w.optimizer}, {"lora_rank", w.lora_rank}}}};
+    scenario = {
+        {"hardware", {{"id", t.hardware->id}, {"name", t.hardware->name}, {"class", std::string(to_string(t.hardware->device_class))}}},
+        {"model",
+         {{"id", a.base.training().prepared.model.spec.id},
+          {"name", a.base.training().prepared.model.spec.name},
+          {"params", t.model.params}}},
+        {"engine", {{"id", t.engine->id}}},
+        {"workload",
+         {{"gpus", w.gpus},
+          {"dp", w.dp},
+          {"tp", w.tp},
+          {"pp", w.pp},
+          {"cp", w.cp},
+          {"seq", w.seq},
+          {"micro_batch", w.micro_batch},
+          {"global_batch", w.global_batch},
+          {"precision", std::string(to_string(w.precision))},
+          {"recompute", std::string(to_string(w.recompute))},
+          {"sharding", w.sharding.name},
+          {"optimizer", w.optimizer},
+          {"lora_rank", w.lora_rank}}}};
   } else {
     scenario = scenario_json(a.base.inference().prepared, a.base.inference().analysis);
   }
   return {{"schema_version", kSchemaVersion},
           {"scenario", scenario},
           {"goal", std::string(to_string(a.goal))},
-          {"metric", {{"id", a.metric.id}, {"label", a.metric.label}, {"unit", a.metric.unit}, {"lower_is_better", a.metric.lower_is_better},
-                      {"value", a.base.metric}}},
+          {"metric",
+           {{"id", a.metric.id},
+            {"label", a.metric.label},
+            {"unit", a.metric.unit},
+            {"lower_is_better", a.metric.lower_is_better},
+            {"value", a.base.metric}}},
           {"notes", a.notes},
-          {"diagnosis", {{"goal", std::string(to_string(a.goal))}, {"phase", a.diagnosis.phase}, {"bound", a.diagnosis.bound},
-                         {"explanation", a.diagnosis.explanation}, {"thermal", a.diagnosis.thermal}, {"figures", a.diagnosis.figures}}},
+          {"diagnosis",
+           {{"goal", std::string(to_string(a.goal))},
+            {"phase", a.diagnosis.phase},
+            {"bound", a.diagnosis.bound},
+            {"explanation", a.diagnosis.explanation},
+            {"thermal", a.diagnosis.thermal},
+            {"figures", a.diagnosis.figures}}},
           {"recommendations", recs},
           {"alternatives", alternatives},
           {"unquantified", unq},
           {"not_applicable", na},
-          {"plan", {{"steps", steps}, {"skipped", skipped},
-                    {"result", {{"before", a.base.metric}, {"after", last.metric}, {"gain", gain_json(a.plan.empty() ? 1.0 : a.plan.back().cumulative_gain)},
-                                {"memory_bytes", pair_json(a.base.memory_bytes, last.memory_bytes)}}}}},
+          {"plan",
+           {{"steps", steps},
+            {"skipped", skipped},
+            {"result",
+             {{"before", a.base.metric},
+              {"after", last.metric},
+              {"gain", gain_json(a.plan.empty() ? 1.0 : a.plan.back().cumulative_gain)},
+              {"memory_bytes", pair_json(a.base.memory_bytes, last.memory_bytes)}}}}},
           {"assumptions", assumptions}};
 }
 
@@ -328,23 +372,25 @@ std::string indent_table(const std::string& table) {
 /// One recommendation's impact: the goal's metric before and after, and the figures behind it.
 std::string recommendation_impact(const Advice& a, const Recommendation& r) {
   std::string impact = fmt::format("{} {} -> {} ({})", a.metric.label, metric_text(a.goal, a.base), metric_text(a.goal, r.after),
-                                   std::isinf(r.gain)            ? "now it runs"
+                                   std::isinf(r.gain)         ? "now it runs"
                                    : r.gain_basis == "memory" ? fmt::format("still does not fit; {:.2f}x less memory", r.gain)
                                                               : gain_text(r.gain));
   if (a.base.is_training()) {
     const TrainingAnalysis& tb = a.base.training().analysis;
     const TrainingAnalysis& ta = r.after.training().analysis;
     impact += fmt::format("; step {} -> {}; MFU {:.0f}% -> {:.0f}%; memory per GPU {}{}", format_seconds(tb.time.step_time_s),
-                          format_seconds(ta.time.step_time_s), tb.mfu * 100, ta.mfu * 100, gb_pair(a.base.memory_bytes, r.after.memory_bytes),
-                          ta.memory.fits ? "" : " (does not fit)");
+                          format_seconds(ta.time.step_time_s), tb.mfu * 100, ta.mfu * 100,
+                          gb_pair(a.base.memory_bytes, r.after.memory_bytes), ta.memory.fits ? "" : " (does not fit)");
   } else {
     const Analysis& before = a.base.inference().analysis;
     const Analysis& after = r.after.inference().analysis;
     if (a.goal != Goal::kMemory)
-      impact += fmt::format("; time to first token {} -> {}; per token {} -> {}", format_seconds(before.prefill.time_s),
-                            format_seconds(after.prefill.time_s), format_seconds(before.decode.time_s), format_seconds(after.decode.time_s));
-    impact += fmt::format("; memory {}{}; bytes per token {}", gb_pair(a.base.memory_bytes, r.after.memory_bytes),
-                          after.memory.fits ? "" : " (does not fit; layers offloaded)", gb_pair(a.base.bytes_per_token, r.after.bytes_per_token));
+      impact +=
+          fmt::format("; time to first token {} -> {}; per token {} -> {}", format_seconds(before.prefill.time_s),
+                      format_seconds(after.prefill.time_s), format_seconds(before.decode.time_s), format_seconds(after.decode.time_s));
+    impact +=
+        fmt::format("; memory {}{}; bytes per token {}", gb_pair(a.base.memory_bytes, r.after.memory_bytes),
+                    after.memory.fits ? "" : " (does not fit; layers offloaded)", gb_pair(a.base.bytes_per_token, r.after.bytes_per_token));
   }
   return impact;
 }
@@ -391,15 +437,15 @@ std::string playbook_text(const Advice& a, const RuleBook& book, const AdviceWri
   if (a.recommendations.empty()) {
     out += w.heading("Playbook");
     out += w.md ? "No recommendation improves this scenario's " + a.metric.label + ".\n"
-              : "  no recommendation improves this scenario's " + a.metric.label + "\n";
+                : "  no recommendation improves this scenario's " + a.metric.label + "\n";
   } else {
     out += w.heading(fmt::format("Playbook (ranked by {} after the change, then quality, effort and risk)", a.metric.label));
-    Table t({"#", w.md ? "rule" : "RULE", metric_header, w.md ? "gain" : "GAIN", w.md ? "memory per device" : "MEMORY/DEVICE", w.md ? "effort" : "EFFORT",
-             w.md ? "risk" : "RISK"},
+    Table t({"#", w.md ? "rule" : "RULE", metric_header, w.md ? "gain" : "GAIN", w.md ? "memory per device" : "MEMORY/DEVICE",
+             w.md ? "effort" : "EFFORT", w.md ? "risk" : "RISK"},
             {A::kRight, A::kLeft, A::kLeft, A::kRight, A::kLeft, A::kLeft, A::kLeft});
     for (const auto& r : a.recommendations)
-      t.add_row({std::to_string(r.rank), r.rule->id, metric_text(a.goal, a.base) + " -> " + metric_text(a.goal, r.after), gain_text(r.gain, r.gain_basis),
-                 gb_pair(a.base.memory_bytes, r.after.memory_bytes), r.rule->effort, r.rule->risk_level});
+      t.add_row({std::to_string(r.rank), r.rule->id, metric_text(a.goal, a.base) + " -> " + metric_text(a.goal, r.after),
+                 gain_text(r.gain, r.gain_basis), gb_pair(a.base.memory_bytes, r.after.memory_bytes), r.rule->effort, r.rule->risk_level});
     out += w.md ? t.to_markdown() : indent_table(t.to_text());
     for (const auto& r : a.recommendations) out += recommendation_text(a, r, book, w);
   }
@@ -412,8 +458,8 @@ std::string plan_text(const Advice& a, const AdviceWriter& w, const std::string&
   std::string out;
   if (!a.plan.empty()) {
     out += w.heading("Stacked plan (the best combination of the top recommendations, each re-checked; gains do not simply multiply)");
-    Table t({w.md ? "step" : "STEP", w.md ? "apply" : "APPLY", metric_header, w.md ? "step gain" : "STEP GAIN", w.md ? "total gain" : "TOTAL GAIN",
-             w.md ? "memory per device" : "MEMORY/DEVICE"},
+    Table t({w.md ? "step" : "STEP", w.md ? "apply" : "APPLY", metric_header, w.md ? "step gain" : "STEP GAIN",
+             w.md ? "total gain" : "TOTAL GAIN", w.md ? "memory per device" : "MEMORY/DEVICE"},
             {A::kRight, A::kLeft, A::kLeft, A::kRight, A::kRight, A::kLeft});
     t.add_row({"0", "baseline", metric_text(a.goal, a.base), "", "", format_gb(a.base.memory_bytes)});
     for (std::size_t i = 0; i < a.plan.size(); ++i) {
@@ -421,7 +467,8 @@ std::string plan_text(const Advice& a, const AdviceWriter& w, const std::string&
       // When the baseline does not run, later steps are compared with the first (which makes it run).
       // When the baseline does not fit: memory progress, then "runs", then the gain since the step that made it run.
       std::string total = gain_text(s.cumulative_gain);
-      if (!a.base.runs && !s.result.runs) total = gain_text(s.cumulative_gain, "memory");
+      if (!a.base.runs && !s.result.runs)
+        total = gain_text(s.cumulative_gain, "memory");
       else if (!a.base.runs && s.first_running_step != static_cast<int>(i + 1))
         total = fmt::format("{:.2f}x vs {}", s.gain_over_first, s.first_running_step);
       t.add_row({std::to_string(i + 1), "+ " + s.rule->id, metric_text(a.goal, s.result), gain_text(s.step_gain, s.gain_basis), total,
@@ -429,8 +476,10 @@ std::string plan_text(const Advice& a, const AdviceWriter& w, const std::string&
     }
     out += w.md ? t.to_markdown() + "\n" : indent_table(t.to_text());
     const Evaluation& last = a.plan.back().result;
-    out += w.line(last.is_training() ? "result: " + workload_line(last)
-                              : fmt::format("result: {}; {}", workload_line(last), last.inference().prepared.scenario.engine.id() + " with " + last.inference().prepared.quant->id));
+    out += w.line(last.is_training()
+                      ? "result: " + workload_line(last)
+                      : fmt::format("result: {}; {}", workload_line(last),
+                                    last.inference().prepared.scenario.engine.id() + " with " + last.inference().prepared.quant->id));
     for (const auto& s : a.plan_skipped) out += w.line(fmt::format("not stacked: {}: {}", s.rule->id, s.reason));
   }
   return out;
@@ -442,12 +491,13 @@ std::string alternatives_text(const Advice& a, const AdviceWriter& w) {
   if (!a.alternatives.empty()) {
     out += w.heading("Alternatives (a different model; not ranked among the techniques)");
     for (const auto& r : a.alternatives) {
-      const std::string impact = fmt::format("{} {} -> {} ({}); memory {}", a.metric.label, metric_text(a.goal, a.base), metric_text(a.goal, r.after),
-                                             std::isinf(r.gain) ? "now it runs" : gain_text(r.gain, r.gain_basis),
-                                             gb_pair(a.base.memory_bytes, r.after.memory_bytes));
+      const std::string impact = fmt::format(
+          "{} {} -> {} ({}); memory {}", a.metric.label, metric_text(a.goal, a.base), metric_text(a.goal, r.after),
+          std::isinf(r.gain) ? "now it runs" : gain_text(r.gain, r.gain_basis), gb_pair(a.base.memory_bytes, r.after.memory_bytes));
       const std::string risk = fmt::format("{}: {}", r.rule->risk_level, fill_template(r.rule->risk, a.base.facts, a.assumption_values));
       if (w.md) {
-        out += fmt::format("- **{}** (`{}`): {}; {}. Changes: {}. Risk: {}\n", r.rule->title, r.rule->id, join(r.why, "; "), impact, join(r.notes, "; "), risk);
+        out += fmt::format("- **{}** (`{}`): {}; {}. Changes: {}. Risk: {}\n", r.rule->title, r.rule->id, join(r.why, "; "), impact,
+                           join(r.notes, "; "), risk);
       } else {
         out += "\n" + w.style.bold(r.rule->title) + fmt::format("  [{}]\n", r.rule->id);
         out += field("why", join(r.why, "; "));
@@ -491,14 +541,17 @@ std::string left_out_text(const Advice& a, const AdviceView& view, const AdviceW
     out += w.heading(fmt::format("Left out ({} rules)", left_out));
     for (const auto& n : a.not_applicable) {
       if (n.stage == "goal") continue;
-      if (w.md) out += fmt::format("- `{}` ({}): {}\n", n.rule->id, stage_label(n.stage), n.reason);
+      if (w.md)
+        out += fmt::format("- `{}` ({}): {}\n", n.rule->id, stage_label(n.stage), n.reason);
       else {
         const std::string head = fmt::format("  {} ({}): ", n.rule->id, stage_label(n.stage));
         out += head + wrap(n.reason, 6, head.size());
       }
     }
   } else if (left_out > 0) {
-    out += "\n" + wrap(fmt::format("{} more rule(s) do not apply here; --all lists them with the reason, --why-not RULE explains one.", left_out), 0, 0);
+    out += "\n" +
+           wrap(fmt::format("{} more rule(s) do not apply here; --all lists them with the reason, --why-not RULE explains one.", left_out),
+                0, 0);
   }
   return out;
 }
@@ -572,17 +625,19 @@ std::string render_why_not(const Advice& a, const Rule& rule, OutputFormat forma
   if (format == OutputFormat::kJson) return j.dump(2) + "\n";
   const std::string where =
       a.base.is_training() ? fmt::format("{} on {} ({}, training goal)", a.base.training().prepared.model.spec.id,
-                                    a.base.training().prepared.scenario.hardware->id, a.base.training().prepared.scenario.engine->id)
-                      : fmt::format("{} on {} ({}, {} goal)", a.base.inference().prepared.scenario.model.id, a.base.inference().prepared.scenario.hardware->id,
-                                    a.base.inference().prepared.scenario.engine.id(), to_string(a.goal));
+                                         a.base.training().prepared.scenario.hardware->id, a.base.training().prepared.scenario.engine->id)
+                           : fmt::format("{} on {} ({}, {} goal)", a.base.inference().prepared.scenario.model.id,
+                                         a.base.inference().prepared.scenario.hardware->id,
+                                         a.base.inference().prepared.scenario.engine.id(), to_string(a.goal));
   std::string text;
   if (j.value("applies", false) && j.contains("rank"))
-    text = fmt::format("{} applies to {}: ranked #{} of {}, gain {}; because {}", rule.id, where, j.at("rank").get<int>(), a.recommendations.size(),
-                       j.at("gain").is_null() ? "now it runs" : fmt::format("{:.2f}x", j.at("gain").get<double>()),
-                       join(j.at("why").get<std::vector<std::string>>(), "; "));
+    text =
+        fmt::format("{} applies to {}: ranked #{} of {}, gain {}; because {}", rule.id, where, j.at("rank").get<int>(),
+                    a.recommendations.size(), j.at("gain").is_null() ? "now it runs" : fmt::format("{:.2f}x", j.at("gain").get<double>()),
+                    join(j.at("why").get<std::vector<std::string>>(), "; "));
   else if (j.value("alternative", false))
-    text = fmt::format("{} applies to {} as an alternative (a different model, not ranked among the techniques): gain {}; because {}", rule.id, where,
-                       j.at("gain").is_null() ? "now it runs" : fmt::format("{:.2f}x", j.at("gain").get<double>()),
+    text = fmt::format("{} applies to {} as an alternative (a different model, not ranked among the techniques): gain {}; because {}",
+                       rule.id, where, j.at("gain").is_null() ? "now it runs" : fmt::format("{:.2f}x", j.at("gain").get<double>()),
                        join(j.at("why").get<std::vector<std::string>>(), "; "));
   else if (j.value("applies", false))
     text = fmt::format("{} applies to {} but its effect is not computed: {}", rule.id, where, rule.not_quantified);
@@ -598,13 +653,26 @@ nlohmann::json rules_list_json(const RuleBook& book, std::optional<Goal> goal) {
     std::vector<std::string> goals, transforms;
     for (Goal g : r.goals) goals.push_back(std::string(to_string(g)));
     for (const auto& t : r.transform) transforms.push_back(t.name);
-    rules.push_back({{"id", r.id}, {"title", r.title}, {"goals", goals}, {"transform", transforms}, {"quantified", r.quantified()},
-                     {"effort", r.effort}, {"risk", r.risk_level}, {"file", r.origin}});
+    rules.push_back({{"id", r.id},
+                     {"title", r.title},
+                     {"goals", goals},
+                     {"transform", transforms},
+                     {"quantified", r.quantified()},
+                     {"effort", r.effort},
+                     {"risk", r.risk_level},
+                     {"file", r.origin}});
   }
   nlohmann::json assumptions = nlohmann::json::array();
   for (const auto& [id, a] : book.assumptions())
-    assumptions.push_back({{"id", id}, {"value", a.value}, {"min", a.min}, {"max", a.max}, {"unit", a.unit}, {"description", a.description},
-                           {"derivation", a.derivation}, {"effects", a.effects}, {"sources", a.sources}});
+    assumptions.push_back({{"id", id},
+                           {"value", a.value},
+                           {"min", a.min},
+                           {"max", a.max},
+                           {"unit", a.unit},
+                           {"description", a.description},
+                           {"derivation", a.derivation},
+                           {"effects", a.effects},
+                           {"sources", a.sources}});
   return {{"schema_version", kSchemaVersion}, {"rules", rules}, {"assumptions", assumptions}};
 }
 
@@ -622,10 +690,14 @@ std::string render_rules_list(const RuleBook& book, std::optional<Goal> goal, Ou
   }
   std::string out = md ? t.to_markdown() : t.to_text();
   out += "\n" + wrap(fmt::format("{} rules. Goals: lat = latency, thr = throughput, mem = memory, tra = training. * = effect not "
-                                 "computed (listed, never ranked). optadvisor explain RULE shows one in full.", n), 0, 0);
+                                 "computed (listed, never ranked). optadvisor explain RULE shows one in full.",
+                                 n),
+                     0, 0);
   out += md ? "\n## Assumptions\n\n"
-            : "\n" + wrap("Assumptions: numbers about the world the rules use, each with its source; override one with "
-                          "--assume NAME=VALUE.", 0, 0);
+            : "\n" + wrap(
+                         "Assumptions: numbers about the world the rules use, each with its source; override one with "
+                         "--assume NAME=VALUE.",
+                         0, 0);
   for (const auto& [id, a] : book.assumptions()) {
     const std::string text = fmt::format("{} = {} {}: {}", id, number_text(a.value), a.unit, a.description);
     out += md ? "- " + text + "\n" : "  " + wrap(text, 4, 2);
@@ -659,15 +731,31 @@ nlohmann::json rule_json(const Rule& r, const RuleBook& book) {
   nlohmann::json assumptions = nlohmann::json::array();
   for (const auto& id : r.assumptions) {
     const Assumption& a = book.assumptions().at(id);
-    assumptions.push_back({{"id", id}, {"value", a.value}, {"unit", a.unit}, {"description", a.description}, {"derivation", a.derivation},
-                           {"effects", a.effects}, {"sources", a.sources}});
+    assumptions.push_back({{"id", id},
+                           {"value", a.value},
+                           {"unit", a.unit},
+                           {"description", a.description},
+                           {"derivation", a.derivation},
+                           {"effects", a.effects},
+                           {"sources", a.sources}});
   }
   nlohmann::json how = nlohmann::json::object();
   for (const auto& [k, v] : r.how) how[k] = v;
-  nlohmann::json out = {{"schema_version", kSchemaVersion}, {"id", r.id}, {"title", r.title}, {"summary", r.summary}, {"goals", goals},
-                        {"when", conditions(r.when)}, {"requires", conditions(r.requires_)}, {"transform", transform},
-                        {"effort", r.effort}, {"risk", {{"level", r.risk_level}, {"text", r.risk}}}, {"how", how},
-                        {"assumptions", assumptions}, {"effects", r.effects}, {"sources", r.sources}, {"file", r.origin}};
+  nlohmann::json out = {{"schema_version", kSchemaVersion},
+                        {"id", r.id},
+                        {"title", r.title},
+                        {"summary", r.summary},
+                        {"goals", goals},
+                        {"when", conditions(r.when)},
+                        {"requires", conditions(r.requires_)},
+                        {"transform", transform},
+                        {"effort", r.effort},
+                        {"risk", {{"level", r.risk_level}, {"text", r.risk}}},
+                        {"how", how},
+                        {"assumptions", assumptions},
+                        {"effects", r.effects},
+                        {"sources", r.sources},
+                        {"file", r.origin}};
   if (!r.quantified()) out["not_quantified"] = r.not_quantified;
   return out;
 }
@@ -730,7 +818,8 @@ std::string render_rule(const Rule& r, const RuleBook& book, OutputFormat format
 std::string render_facts(OutputFormat format) {
   if (format == OutputFormat::kJson) {
     nlohmann::json list = nlohmann::json::array();
-    for (const auto& f : fact_catalog()) list.push_back({{"name", f.name}, {"type", std::string(to_string(f.type))}, {"description", f.description}});
+    for (const auto& f : fact_catalog())
+      list.push_back({{"name", f.name}, {"type", std::string(to_string(f.type))}, {"description", f.description}});
     return nlohmann::json{{"schema_version", kSchemaVersion}, {"facts", list}}.dump(2) + "\n";
   }
   Table t({"FACT", "TYPE", "WHAT"});

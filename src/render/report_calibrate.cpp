@@ -43,27 +43,28 @@ nlohmann::json calibration_report_json(const CalibrationFit& fit, const std::str
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& row : fit.rows) {
     const Measurement& m = row.measurement;
-    rows.push_back({{"file", base_name(m.file)},
-                    {"index", m.index},
-                    {"label", m.label},
-                    {"model", row.prepared.scenario.model.id},
-                    {"quant", row.prepared.quant->id},
-                    {"mapping", row.mapping},
-                    {"metric", std::string(to_string(m.metric))},
-                    {"unit", std::string(unit_of(m.metric))},
-                    {"workload", {{"batch", m.batch}, {"prompt_tokens", m.prompt_tokens}, {"gen_tokens", m.gen_tokens},
-                                  {"depth_tokens", m.depth_tokens}}},
-                    {"measured", m.value},
-                    {"predicted_before", row.predicted_before},
-                    {"predicted_after", row.predicted_after},
-                    {"error_before", row.error_before()},
-                    {"error_after", row.error_after()},
-                    {"notes", row.notes}});
+    rows.push_back(
+        {{"file", base_name(m.file)},
+         {"index", m.index},
+         {"label", m.label},
+         {"model", row.prepared.scenario.model.id},
+         {"quant", row.prepared.quant->id},
+         {"mapping", row.mapping},
+         {"metric", std::string(to_string(m.metric))},
+         {"unit", std::string(unit_of(m.metric))},
+         {"workload",
+          {{"batch", m.batch}, {"prompt_tokens", m.prompt_tokens}, {"gen_tokens", m.gen_tokens}, {"depth_tokens", m.depth_tokens}}},
+         {"measured", m.value},
+         {"predicted_before", row.predicted_before},
+         {"predicted_after", row.predicted_after},
+         {"error_before", row.error_before()},
+         {"error_after", row.error_after()},
+         {"notes", row.notes}});
   }
   nlohmann::json skipped = nlohmann::json::array();
   for (const auto& s : fit.skipped)
-    skipped.push_back({{"file", base_name(s.measurement.file)}, {"index", s.measurement.index}, {"label", s.measurement.label},
-                       {"reason", s.reason}});
+    skipped.push_back(
+        {{"file", base_name(s.measurement.file)}, {"index", s.measurement.index}, {"label", s.measurement.label}, {"reason", s.reason}});
   nlohmann::json factors = nlohmann::json::array();
   for (const auto& f : fit.factors)
     factors.push_back({{"name", f.name},

@@ -26,7 +26,9 @@ nlohmann::json capacity_json(const CapacityRequest& q, const CapacityPlan& plan)
     nlohmann::json j = {{"engine", c.engine},
                         {"quant", c.quant},
                         {"layout",
-                         {{"tp", c.layout.layout.tp}, {"ep", c.layout.layout.ep}, {"dp_attention", c.layout.layout.dp_attention},
+                         {{"tp", c.layout.layout.tp},
+                          {"ep", c.layout.layout.ep},
+                          {"dp_attention", c.layout.layout.dp_attention},
                           {"gpus_per_replica", c.layout.layout.gpus()}}},
                         {"replica_rate_per_s", c.replica_rate_per_s},
                         {"replicas", c.replicas},
@@ -43,9 +45,15 @@ nlohmann::json capacity_json(const CapacityRequest& q, const CapacityPlan& plan)
   }
   return {{"schema_version", kSchemaVersion},
           {"request",
-           {{"hardware", q.scenario.hardware}, {"model", q.scenario.model.preset}, {"rate_per_s", q.rate_per_s},
-            {"prompt_tokens", q.prompt_tokens}, {"gen_tokens", q.gen_tokens}, {"slo_ttft_s", q.slo_ttft_s}, {"slo_tpot_s", q.slo_tpot_s},
-            {"slo_attainment", q.slo_attainment}, {"max_gpus", q.max_gpus},
+           {{"hardware", q.scenario.hardware},
+            {"model", q.scenario.model.preset},
+            {"rate_per_s", q.rate_per_s},
+            {"prompt_tokens", q.prompt_tokens},
+            {"gen_tokens", q.gen_tokens},
+            {"slo_ttft_s", q.slo_ttft_s},
+            {"slo_tpot_s", q.slo_tpot_s},
+            {"slo_attainment", q.slo_attainment},
+            {"max_gpus", q.max_gpus},
             {"gpu_hour_usd", q.gpu_hour_usd > 0 ? nlohmann::json(q.gpu_hour_usd) : nlohmann::json(nullptr)}}},
           {"best", plan.candidates.empty() ? nlohmann::json(nullptr) : list.front()},
           {"candidates", list},
@@ -57,23 +65,32 @@ nlohmann::json capacity_json(const CapacityRequest& q, const CapacityPlan& plan)
 std::string render_capacity(const CapacityRequest& q, const CapacityPlan& plan, OutputFormat format, const Style& style) {
   if (format == OutputFormat::kJson) return capacity_json(q, plan).dump(2) + "\n";
   const bool markdown = format == OutputFormat::kMarkdown;
-  std::string out = style.bold(fmt::format("plan: {} requests/s of {} + {} tokens on {}, TTFT <= {:.0f} ms and TPOT <= {:.0f} ms for {:.0f}% of requests",
-                                           q.rate_per_s, q.prompt_tokens, q.gen_tokens, q.scenario.hardware, q.slo_ttft_s * 1e3,
-                                           q.slo_tpot_s * 1e3, 100 * q.slo_attainment)) +
-                    "\n\n";
+  std::string out =
+      style.bold(fmt::format("plan: {} requests/s of {} + {} tokens on {}, TTFT <= {:.0f} ms and TPOT <= {:.0f} ms for {:.0f}% of requests",
+                             q.rate_per_s, q.prompt_tokens, q.gen_tokens, q.scenario.hardware, q.slo_ttft_s * 1e3, q.slo_tpot_s * 1e3,
+                             100 * q.slo_attainment)) +
+      "\n\n";
   if (plan.candidates.empty()) {
     out += fmt::format("no layout of at most {} GPUs meets the SLOs ({} layouts evaluated)\n", q.max_gpus, plan.layouts_evaluated);
   } else {
-    std::vector<std::string> head = {"#", "GPUs", "replicas", "layout", "engine", "format", "req/s per replica", "TTFT p90 ms", "TPOT p90 ms", "bound"};
+    std::vector<std::string> head = {"#",           "GPUs",        "replicas", "layout", "engine", "format", "req/s per replica",
+                                     "TTFT p90 ms", "TPOT p90 ms", "bound"};
     if (q.gpu_hour_usd > 0) head.push_back("USD per M tokens");
     std::vector<Table::Align> align(head.size(), Table::Align::kRight);
     align[3] = align[4] = align[5] = align[9] = Table::Align::kLeft;
     Table t(head, align);
     for (std::size_t i = 0; i < plan.candidates.size() && i < kShown; ++i) {
       const auto& c = plan.candidates[i];
-      std::vector<std::string> row = {std::to_string(i + 1), std::to_string(c.gpus), std::to_string(c.replicas), layout_text(c.layout), c.engine,
-                                      c.quant, fmt::format("{:.3g}", c.replica_rate_per_s), fmt::format("{:.1f}", c.at_load.ttft_s.p90 * 1e3),
-                                      fmt::format("{:.1f}", c.at_load.tpot_s.p90 * 1e3), std::string(to_string(c.at_load.bound))};
+      std::vector<std::string> row = {std::to_string(i + 1),
+                                      std::to_string(c.gpus),
+                                      std::to_string(c.replicas),
+                                      layout_text(c.layout),
+                                      c.engine,
+                                      c.quant,
+                                      fmt::format("{:.3g}", c.replica_rate_per_s),
+                                      fmt::format("{:.1f}", c.at_load.ttft_s.p90 * 1e3),
+                                      fmt::format("{:.1f}", c.at_load.tpot_s.p90 * 1e3),
+                                      std::string(to_string(c.at_load.bound))};
       if (q.gpu_hour_usd > 0) row.push_back(fmt::format("{:.3f}", c.cost_per_million_output_tokens_usd));
       t.add_row(row);
     }

@@ -29,9 +29,14 @@ std::string render_model_list(const std::vector<ModelSummary>& models, OutputFor
     nlohmann::json list = nlohmann::json::array();
     for (const auto& s : models) {
       const ModelSpec& m = *s.spec;
-      list.push_back({{"id", m.id}, {"name", m.name}, {"model_type", m.model_type}, {"params", s.params},
-                      {"active_params", s.active_params}, {"layers", m.num_hidden_layers},
-                      {"max_context_tokens", m.max_position_embeddings}, {"aliases", m.aliases}});
+      list.push_back({{"id", m.id},
+                      {"name", m.name},
+                      {"model_type", m.model_type},
+                      {"params", s.params},
+                      {"active_params", s.active_params},
+                      {"layers", m.num_hidden_layers},
+                      {"max_context_tokens", m.max_position_embeddings},
+                      {"aliases", m.aliases}});
     }
     return document("models", list);
   }
@@ -46,8 +51,8 @@ std::string render_model_list(const std::vector<ModelSummary>& models, OutputFor
                format_sig3(static_cast<double>(s.active_params) / 1e9), std::to_string(m.num_hidden_layers),
                std::to_string(m.max_position_embeddings), fmt::format("{:.0f}", s.kv_bytes_per_token)});
   }
-  return table_with_footer(
-      t, format, fmt::format("{} presets. Bring your own with --model-config config.json or --gguf file.gguf.", models.size()));
+  return table_with_footer(t, format,
+                           fmt::format("{} presets. Bring your own with --model-config config.json or --gguf file.gguf.", models.size()));
 }
 
 std::string render_engine_list(const std::vector<EngineProfile>& engines, OutputFormat format) {
@@ -58,9 +63,14 @@ std::string render_engine_list(const std::vector<EngineProfile>& engines, Output
       for (const auto& [name, b] : e.backends)
         backends[name] = {{"decode_bandwidth_efficiency", b.decode_bandwidth_efficiency},
                           {"prefill_compute_efficiency", b.prefill_compute_efficiency},
-                          {"layer_overhead_s", b.layer_overhead_s}, {"step_overhead_s", b.step_overhead_s},
+                          {"layer_overhead_s", b.layer_overhead_s},
+                          {"step_overhead_s", b.step_overhead_s},
                           {"calibrated_on", b.calibrated_on.size()}};
-      list.push_back({{"id", e.id}, {"name", e.name}, {"kind", e.kind}, {"backends", backends}, {"quants", e.quants},
+      list.push_back({{"id", e.id},
+                      {"name", e.name},
+                      {"kind", e.kind},
+                      {"backends", backends},
+                      {"quants", e.quants},
                       {"default_for_classes", e.default_for_classes}});
     }
     return document("engines", list);

@@ -28,12 +28,16 @@ nlohmann::json row_json(const CompareRow& row) {
   const Analysis& a = row.analysis;
   const MemoryBreakdown& m = a.memory;
   j["scenario"] = scenario_json(ps, a);
-  j["memory"] = {{"total_bytes", m.total_bytes},       {"capacity_bytes", m.capacity_bytes},
-                 {"limit_bytes", m.limit_bytes},       {"headroom_bytes", m.limit_bytes - m.total_bytes},
-                 {"fits", m.fits},                     {"offloaded_layers", m.offloaded_layers},
+  j["memory"] = {{"total_bytes", m.total_bytes},
+                 {"capacity_bytes", m.capacity_bytes},
+                 {"limit_bytes", m.limit_bytes},
+                 {"headroom_bytes", m.limit_bytes - m.total_bytes},
+                 {"fits", m.fits},
+                 {"offloaded_layers", m.offloaded_layers},
                  {"per_device", true}};
   if (!row.runs()) return j;
-  j["prefill"] = {{"ttft_s", a.prefill.time_s}, {"tokens_per_s", a.prefill.tokens_per_s}, {"bound", std::string(to_string(a.prefill.bound))}};
+  j["prefill"] = {
+      {"ttft_s", a.prefill.time_s}, {"tokens_per_s", a.prefill.tokens_per_s}, {"bound", std::string(to_string(a.prefill.bound))}};
   j["decode"] = {{"time_per_token_s", a.decode.time_s},
                  {"tokens_per_s", a.decode.tokens_per_s},
                  {"tokens_per_s_per_sequence", a.decode.tokens_per_s_per_sequence},
@@ -95,8 +99,8 @@ std::string table(const Comparison& c, bool md) {
         cell(row, CompareColumn::kDecode, tokens_text(a.decode.tokens_per_s), md),
         cell(row, CompareColumn::kThroughput, tokens_text(row.serving_tokens_per_s), md),
         cell(row, CompareColumn::kPerJoule, row.efficiency.tokens_per_joule ? format_sig3(*row.efficiency.tokens_per_joule) : "", md),
-        cell(row, CompareColumn::kPerDollar,
-             row.efficiency.tokens_per_s_per_kusd ? format_sig3(*row.efficiency.tokens_per_s_per_kusd) : "", md),
+        cell(row, CompareColumn::kPerDollar, row.efficiency.tokens_per_s_per_kusd ? format_sig3(*row.efficiency.tokens_per_s_per_kusd) : "",
+             md),
         row.runs() ? fmt::format("{} / {}", to_string(a.prefill.bound), to_string(a.decode.bound)) : "memory-capacity"};
     t.add_row(std::move(cells));
   }

@@ -17,8 +17,10 @@ nlohmann::json or_null(const std::optional<T>& value) {
 std::vector<std::string> collapsed(const std::vector<std::string>& lines) {
   std::vector<std::pair<std::string, int>> counted;
   for (const auto& l : lines) {
-    if (!counted.empty() && counted.back().first == l) ++counted.back().second;
-    else counted.emplace_back(l, 1);
+    if (!counted.empty() && counted.back().first == l)
+      ++counted.back().second;
+    else
+      counted.emplace_back(l, 1);
   }
   std::vector<std::string> out;
   for (const auto& [line, n] : counted) out.push_back(n > 1 ? fmt::format("{} (x{})", line, n) : line);

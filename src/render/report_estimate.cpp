@@ -8,7 +8,6 @@
 namespace optadvisor {
 namespace {
 
-
 std::string memory_text(const MemoryBreakdown& m, bool md) {
   using A = Table::Align;
   Table t({"MEMORY (per device)", "GB", "GiB"}, {A::kLeft, A::kRight, A::kRight});
@@ -27,8 +26,6 @@ std::string memory_text(const MemoryBreakdown& m, bool md) {
 
 }  // namespace
 
-
-
 std::string render_estimate(const PreparedScenario& ps, const Analysis& a, OutputFormat format, const Style& style) {
   if (format == OutputFormat::kJson) return estimate_json(ps, a).dump(2) + "\n";
   const bool md = format == OutputFormat::kMarkdown;
@@ -40,13 +37,12 @@ std::string render_estimate(const PreparedScenario& ps, const Analysis& a, Outpu
     return md ? fmt::format("- **{}**: {}\n", k, v) : fmt::format("  {:<13}{}\n", k, v);
   };
   std::string out;
-  const std::string title = fmt::format("{} ({}, {}) on {} with {}", s.model.name, ps.quant->id,
-                                        format_gb(s.weights.total_bytes), s.hardware->name, s.engine.id());
+  const std::string title = fmt::format("{} ({}, {}) on {} with {}", s.model.name, ps.quant->id, format_gb(s.weights.total_bytes),
+                                        s.hardware->name, s.engine.id());
   out += md ? "# " + title + "\n\n" : style.bold(title) + "\n";
   out += fmt::format("workload: batch {}, prompt {} tokens, generate {} tokens, context {}, KV cache {}{}\n",
-                     w.batch_max ? fmt::format("max ({})", a.throughput_batch) : std::to_string(w.batch), w.prompt_tokens,
-                     w.gen_tokens, w.context(), w.kv_dtype,
-                     w.gpus > 1 ? fmt::format(", {} GPUs (tp {}, pp {})", w.gpus, w.tp, w.pp) : std::string());
+                     w.batch_max ? fmt::format("max ({})", a.throughput_batch) : std::to_string(w.batch), w.prompt_tokens, w.gen_tokens,
+                     w.context(), w.kv_dtype, w.gpus > 1 ? fmt::format(", {} GPUs (tp {}, pp {})", w.gpus, w.tp, w.pp) : std::string());
   for (const auto& n : ps.notes) out += n + "\n";
 
   out += heading("Memory");
@@ -63,19 +59,19 @@ std::string render_estimate(const PreparedScenario& ps, const Analysis& a, Outpu
   if (w.gen_tokens > 0) {
     out += heading(fmt::format("Decode (averaged over {} generated tokens)", w.gen_tokens));
     out += item("per token", format_seconds(a.decode.time_s));
-    out += item("throughput", fmt::format("{:.1f} tokens/s ({:.1f} per sequence)", a.decode.tokens_per_s,
-                                          a.decode.tokens_per_s_per_sequence));
+    out +=
+        item("throughput", fmt::format("{:.1f} tokens/s ({:.1f} per sequence)", a.decode.tokens_per_s, a.decode.tokens_per_s_per_sequence));
     out += item("bound", a.decode.explanation);
   }
   if (a.has_throughput) {
     out += heading("Serving throughput");
-    out += item("output", fmt::format("{:.0f} tokens/s at batch {} (prefill + decode of every sequence)", a.output_tokens_per_s,
-                                      a.throughput_batch));
+    out += item("output",
+                fmt::format("{:.0f} tokens/s at batch {} (prefill + decode of every sequence)", a.output_tokens_per_s, a.throughput_batch));
   }
   if (a.sustained_factor < 1.0) {
     out += heading("Sustained (thermal)");
-    out += item("decode", fmt::format("{:.1f} tokens/s after minutes of load ({:.0f}% of burst)", a.decode.tokens_per_s * a.sustained_factor,
-                                      a.sustained_factor * 100));
+    out += item("decode", fmt::format("{:.1f} tokens/s after minutes of load ({:.0f}% of burst)",
+                                      a.decode.tokens_per_s * a.sustained_factor, a.sustained_factor * 100));
   }
   out += heading("How this was estimated");
   out += item("bandwidth", fmt::format("{} peak x {:.2f} efficiency = {}", format_bandwidth(f.peak_bandwidth_bytes_per_s),
@@ -89,10 +85,12 @@ std::string render_estimate(const PreparedScenario& ps, const Analysis& a, Outpu
   if (ps.calibration)
     out += item("source", fmt::format("{} efficiencies calibrated on your {} measurements ({}, {})", s.engine.id(), ps.calibration->rows,
                                       ps.calibration->source_file, ps.calibration->date));
-  else out += item("source", calibrated.empty()
-                            ? fmt::format("{} efficiencies set by analogy with calibrated engines; no published measurement fitted yet", s.engine.id())
-                            : fmt::format("{} efficiencies fitted on {} published measurements (docs/accuracy.md)", s.engine.id(),
-                                          calibrated.size()));
+  else
+    out +=
+        item("source",
+             calibrated.empty()
+                 ? fmt::format("{} efficiencies set by analogy with calibrated engines; no published measurement fitted yet", s.engine.id())
+                 : fmt::format("{} efficiencies fitted on {} published measurements (docs/accuracy.md)", s.engine.id(), calibrated.size()));
   if (!a.warnings.empty()) {
     out += heading("Warnings");
     for (const auto& warning : a.warnings) out += (md ? "- " : "  ! ") + warning + "\n";
@@ -102,7 +100,6 @@ std::string render_estimate(const PreparedScenario& ps, const Analysis& a, Outpu
   if (!cmd.empty()) out += heading("Measure it") + (md ? "\n```\n" + cmd + "\n```\n" : "  " + cmd + "\n");
   return out;
 }
-
 
 std::string render_fit(const PreparedScenario& ps, const Analysis& a, OutputFormat format, const Style& style) {
   if (format == OutputFormat::kJson) return fit_json(ps, a).dump(2) + "\n";
@@ -117,8 +114,10 @@ std::string render_fit(const PreparedScenario& ps, const Analysis& a, OutputForm
                      s.workload.context(), s.workload.kv_dtype);
   for (const auto& n : ps.notes) out += n + "\n";
   out += "\n" + memory_text(m, md);
-  if (m.fits) out += fmt::format("headroom: {}\n", format_bytes(m.limit_bytes - m.total_bytes));
-  else out += fmt::format("over by: {}\n", format_bytes(m.total_bytes - m.limit_bytes));
+  if (m.fits)
+    out += fmt::format("headroom: {}\n", format_bytes(m.limit_bytes - m.total_bytes));
+  else
+    out += fmt::format("over by: {}\n", format_bytes(m.total_bytes - m.limit_bytes));
   out += fmt::format("largest batch at {} tokens of context: {}\n", s.workload.context(), m.max_batch);
   out += fmt::format("largest context at batch {}: {} tokens{}\n", s.workload.batch_max ? a.throughput_batch : s.workload.batch,
                      m.max_context, m.max_context == s.model.max_position_embeddings ? " (the model's maximum)" : "");

@@ -21,9 +21,7 @@ std::optional<double> sixteen_bit_flops(const HardwareProfile& hw) {
   return std::nullopt;
 }
 
-std::string tflops_cell(std::optional<double> flops) {
-  return flops ? format_sig3(*flops / 1e12) : std::string("-");
-}
+std::string tflops_cell(std::optional<double> flops) { return flops ? format_sig3(*flops / 1e12) : std::string("-"); }
 
 /// The best 4-bit float rate (fp4 covers NVFP4/MXFP4 tensor paths).
 std::optional<double> fp4_flops(const HardwareProfile& hw) { return hw.peak_flops_per_s("fp4"); }
@@ -41,7 +39,6 @@ std::string scale_up_text(const Link& link) {
 }
 
 }  // namespace
-
 
 nlohmann::json hardware_list_json(const std::vector<const HardwareProfile*>& devices) {
   nlohmann::json list = nlohmann::json::array();
@@ -68,9 +65,8 @@ std::string render_hardware_list(const std::vector<const HardwareProfile*>& devi
               {A::kLeft, A::kLeft, A::kLeft, A::kRight, A::kRight, A::kRight, A::kRight, A::kRight});
   for (const auto* hw : devices) {
     table.add_row({hw->id, hw->name + (hw->announced ? " (announced)" : ""), std::string(to_string(hw->device_class)),
-                   format_sig3(hw->memory_capacity_bytes / kBytesPerGB),
-                   format_sig3(hw->memory_bandwidth_bytes_per_s / 1e9), tflops_cell(sixteen_bit_flops(*hw)),
-                   tflops_cell(hw->peak_flops_per_s("fp8")), tflops_cell(fp4_flops(*hw))});
+                   format_sig3(hw->memory_capacity_bytes / kBytesPerGB), format_sig3(hw->memory_bandwidth_bytes_per_s / 1e9),
+                   tflops_cell(sixteen_bit_flops(*hw)), tflops_cell(hw->peak_flops_per_s("fp8")), tflops_cell(fp4_flops(*hw))});
   }
   std::string footer =
       "Dense peak rates (no 2:4 sparsity); BF16 falls back to FP16 where a device has no BF16 figure. GeForce rates "
@@ -79,14 +75,11 @@ std::string render_hardware_list(const std::vector<const HardwareProfile*>& devi
   return table.to_text() + fmt::format("\n{} devices. ", devices.size()) + footer;
 }
 
-std::string render_hardware_show(const HardwareProfile& hw, const Resolution& how, const std::string& origin,
-                                 OutputFormat format, const Style& style) {
+std::string render_hardware_show(const HardwareProfile& hw, const Resolution& how, const std::string& origin, OutputFormat format,
+                                 const Style& style) {
   if (format == OutputFormat::kJson) {
-    nlohmann::json out = {{"schema_version", kSchemaVersion},
-                          {"query", how.query},
-                          {"resolved_via", how.via},
-                          {"origin", origin},
-                          {"hardware", hw.document}};
+    nlohmann::json out = {
+        {"schema_version", kSchemaVersion}, {"query", how.query}, {"resolved_via", how.via}, {"origin", origin}, {"hardware", hw.document}};
     return out.dump(2) + "\n";
   }
   const bool md = format == OutputFormat::kMarkdown;
@@ -163,11 +156,16 @@ std::string render_hardware_show(const HardwareProfile& hw, const Resolution& ho
 
   out += heading("Capabilities");
   const auto& c = hw.capabilities;
-  const std::vector<std::pair<std::string, bool>> caps = {
-      {"fp8", c.fp8}, {"nvfp4", c.nvfp4}, {"mxfp4", c.mxfp4}, {"int4", c.int4},
-      {"flash-attention-2", c.flash_attention_2}, {"flash-attention-3", c.flash_attention_3},
-      {"cuda-graphs", c.cuda_graphs}, {"unified-memory", c.unified_memory}, {"npu", c.npu},
-      {"multi-gpu-link", c.multi_gpu_link}};
+  const std::vector<std::pair<std::string, bool>> caps = {{"fp8", c.fp8},
+                                                          {"nvfp4", c.nvfp4},
+                                                          {"mxfp4", c.mxfp4},
+                                                          {"int4", c.int4},
+                                                          {"flash-attention-2", c.flash_attention_2},
+                                                          {"flash-attention-3", c.flash_attention_3},
+                                                          {"cuda-graphs", c.cuda_graphs},
+                                                          {"unified-memory", c.unified_memory},
+                                                          {"npu", c.npu},
+                                                          {"multi-gpu-link", c.multi_gpu_link}};
   std::string yes, no;
   for (const auto& [name, has] : caps) {
     std::string& target = has ? yes : no;

@@ -68,16 +68,18 @@ std::string gain_value(double gain, const std::string& basis) {
 std::string workload_text(const Evaluation& e) {
   if (e.is_training()) {
     const TrainingWorkload& t = e.training().prepared.scenario.workload;
-    return fmt::format("{} GPU{} (data parallel {}, tensor {}, pipeline {}, context {}); sequence {} tokens, micro-batch {}, global batch {}; {}, "
-                       "recompute {}, {}, {}{}",
-                       t.gpus, t.gpus == 1 ? "" : "s", t.dp, t.tp, t.pp, t.cp, t.seq, t.micro_batch, t.global_batch, to_string(t.precision),
-                       to_string(t.recompute), t.sharding.name, t.optimizer,
-                       t.lora_rank ? fmt::format(", LoRA rank {}{}", t.lora_rank, t.lora_base_quant.empty() ? "" : " on " + t.lora_base_quant) : "");
+    return fmt::format(
+        "{} GPU{} (data parallel {}, tensor {}, pipeline {}, context {}); sequence {} tokens, micro-batch {}, global batch {}; {}, "
+        "recompute {}, {}, {}{}",
+        t.gpus, t.gpus == 1 ? "" : "s", t.dp, t.tp, t.pp, t.cp, t.seq, t.micro_batch, t.global_batch, to_string(t.precision),
+        to_string(t.recompute), t.sharding.name, t.optimizer,
+        t.lora_rank ? fmt::format(", LoRA rank {}{}", t.lora_rank, t.lora_base_quant.empty() ? "" : " on " + t.lora_base_quant) : "");
   }
   const Workload& w = e.inference().prepared.scenario.workload;
   return fmt::format("batch {}, prompt {} tokens, generate {} tokens, context {} tokens, KV cache {}{}",
-                     w.batch_max ? fmt::format("max ({})", e.inference().analysis.batch) : std::to_string(w.batch), w.prompt_tokens, w.gen_tokens,
-                     w.context(), w.kv_dtype, w.gpus > 1 ? fmt::format(", {} GPUs (tensor parallel {}, pipeline {})", w.gpus, w.tp, w.pp) : "");
+                     w.batch_max ? fmt::format("max ({})", e.inference().analysis.batch) : std::to_string(w.batch), w.prompt_tokens,
+                     w.gen_tokens, w.context(), w.kv_dtype,
+                     w.gpus > 1 ? fmt::format(", {} GPUs (tensor parallel {}, pipeline {})", w.gpus, w.tp, w.pp) : "");
 }
 
 std::string goal_text(Goal goal, const Evaluation& base) {
@@ -154,7 +156,8 @@ std::string page_start(const std::string& title) {
 std::string page_end(const HtmlReportInfo& info) {
   return fmt::format(
       "<footer>Made by optadvisor {} (data {}). Every figure is an estimate from an analytic model: per-operator rooflines with "
-      "efficiencies fitted on published measurements. Check the numbers that matter on the real system.</footer>\n</main>\n</body>\n</html>\n",
+      "efficiencies fitted on published measurements. Check the numbers that matter on the real "
+      "system.</footer>\n</main>\n</body>\n</html>\n",
       h(info.program_version), h(info.data_version));
 }
 
@@ -169,13 +172,15 @@ std::vector<std::pair<std::string, std::string>> inference_facts(const PreparedS
   const Scenario& s = ps.scenario;
   const HardwareProfile& hw = *s.hardware;
   const std::string gpus = s.workload.gpus > 1 ? fmt::format("{} x ", s.workload.gpus) : "";
-  return {{"device", fmt::format("{}{} <span class=\"small\">({}, {}; {} {}, {})</span>", h(gpus), h(hw.name), h(hw.id), h(to_string(hw.device_class)),
-                                 h(format_gb(hw.memory_capacity_bytes)), h(hw.memory_type), h(format_bandwidth(hw.memory_bandwidth_bytes_per_s)))},
-          {"model", fmt::format("{} <span class=\"small\">({}; {} parameters{})</span>", h(s.model.name), h(s.model.id),
-                                h(si_label(s.weights.params, "")),
-                                s.weights.active_params < s.weights.params * 0.99 ? ", " + h(si_label(s.weights.active_params, "")) + " active" : "")},
-          {"quant", fmt::format("{} <span class=\"small\">({}; {:.2f} bits per weight, weights {})</span>", h(ps.quant->id), h(ps.quant->name),
-                                s.weights.bits_per_weight, h(format_bytes(s.weights.total_bytes)))},
+  return {{"device", fmt::format("{}{} <span class=\"small\">({}, {}; {} {}, {})</span>", h(gpus), h(hw.name), h(hw.id),
+                                 h(to_string(hw.device_class)), h(format_gb(hw.memory_capacity_bytes)), h(hw.memory_type),
+                                 h(format_bandwidth(hw.memory_bandwidth_bytes_per_s)))},
+          {"model",
+           fmt::format(
+               "{} <span class=\"small\">({}; {} parameters{})</span>", h(s.model.name), h(s.model.id), h(si_label(s.weights.params, "")),
+               s.weights.active_params < s.weights.params * 0.99 ? ", " + h(si_label(s.weights.active_params, "")) + " active" : "")},
+          {"quant", fmt::format("{} <span class=\"small\">({}; {:.2f} bits per weight, weights {})</span>", h(ps.quant->id),
+                                h(ps.quant->name), s.weights.bits_per_weight, h(format_bytes(s.weights.total_bytes)))},
           {"engine", h(s.engine.id()) + (s.engine.defaulted ? " <span class=\"small\">(the device class's default)</span>" : "")}};
 }
 
@@ -204,7 +209,9 @@ std::string figure_value(const std::string& key, const nlohmann::json& v) {
   if (v.is_boolean()) return v.get<bool>() ? "yes" : "no";
   if (!v.is_number()) return v.dump();
   const double x = v.get<double>();
-  auto ends = [&](std::string_view suffix) { return key.size() >= suffix.size() && key.compare(key.size() - suffix.size(), suffix.size(), suffix) == 0; };
+  auto ends = [&](std::string_view suffix) {
+    return key.size() >= suffix.size() && key.compare(key.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
   if (ends("_bytes") || key.find("bytes_per") != std::string::npos) return format_bytes(x);
   if (ends("_s") && !ends("per_s")) return format_seconds(x);
   if (ends("tokens_per_s") || ends("tokens_per_s_per_gpu")) return format_sig3(x) + " tokens/s";
@@ -216,35 +223,35 @@ std::string figure_value(const std::string& key, const nlohmann::json& v) {
 
 /// What a diagnosis figure is, in words (its key's unit suffix is shown by the value).
 std::string figure_label(std::string key) {
-  static const std::map<std::string, std::string> kLabels = {
-      {"ttft_s", "time to first token"},
-      {"time_per_token_s", "time per token"},
-      {"decode_tokens_per_s", "decode per sequence"},
-      {"request_latency_s", "request latency"},
-      {"decode_share", "decode share of a request"},
-      {"max_batch", "largest batch that fits"},
-      {"output_tokens_per_s", "serving output"},
-      {"decode_bytes_per_token", "decode traffic per token"},
-      {"arithmetic_intensity", "arithmetic intensity (dominant phase)"},
-      {"ridge_point", "ridge point (reachable rates)"},
-      {"memory_total_bytes", "memory needed"},
-      {"memory_limit_bytes", "memory it may use"},
-      {"memory_fits", "fits"},
-      {"sustained_fraction", "sustained under heat"},
-      {"sustained_decode_tokens_per_s", "sustained decode"},
-      {"step_time_s", "step time"},
-      {"tokens_per_s_per_gpu", "tokens/s per GPU"},
-      {"tokens_per_s", "tokens/s of the job"},
-      {"mfu", "MFU"},
-      {"model_state_bytes", "model states"},
-      {"activation_bytes", "activations"},
-      {"compute_s", "compute per step"},
-      {"communication_s", "exposed communication"},
-      {"pipeline_bubble_s", "pipeline bubble"}};
+  static const std::map<std::string, std::string> kLabels = {{"ttft_s", "time to first token"},
+                                                             {"time_per_token_s", "time per token"},
+                                                             {"decode_tokens_per_s", "decode per sequence"},
+                                                             {"request_latency_s", "request latency"},
+                                                             {"decode_share", "decode share of a request"},
+                                                             {"max_batch", "largest batch that fits"},
+                                                             {"output_tokens_per_s", "serving output"},
+                                                             {"decode_bytes_per_token", "decode traffic per token"},
+                                                             {"arithmetic_intensity", "arithmetic intensity (dominant phase)"},
+                                                             {"ridge_point", "ridge point (reachable rates)"},
+                                                             {"memory_total_bytes", "memory needed"},
+                                                             {"memory_limit_bytes", "memory it may use"},
+                                                             {"memory_fits", "fits"},
+                                                             {"sustained_fraction", "sustained under heat"},
+                                                             {"sustained_decode_tokens_per_s", "sustained decode"},
+                                                             {"step_time_s", "step time"},
+                                                             {"tokens_per_s_per_gpu", "tokens/s per GPU"},
+                                                             {"tokens_per_s", "tokens/s of the job"},
+                                                             {"mfu", "MFU"},
+                                                             {"model_state_bytes", "model states"},
+                                                             {"activation_bytes", "activations"},
+                                                             {"compute_s", "compute per step"},
+                                                             {"communication_s", "exposed communication"},
+                                                             {"pipeline_bubble_s", "pipeline bubble"}};
   const auto it = kLabels.find(key);
   if (it != kLabels.end()) return it->second;
   for (std::string_view suffix : {"_bytes", "_s"})
-    if (key.size() > suffix.size() && key.compare(key.size() - suffix.size(), suffix.size(), suffix) == 0) key.resize(key.size() - suffix.size());
+    if (key.size() > suffix.size() && key.compare(key.size() - suffix.size(), suffix.size(), suffix) == 0)
+      key.resize(key.size() - suffix.size());
   std::replace(key.begin(), key.end(), '_', ' ');
   return key;
 }
@@ -259,7 +266,8 @@ std::string figures_grid(const nlohmann::json& figures) {
 
 std::string phases_table(const Analysis& a) {
   std::string out =
-      "<table class=\"phases\">\n<thead><tr><th>phase</th><th class=\"num\">time</th><th class=\"num\">tokens/s</th><th class=\"num\">FLOPs</th>"
+      "<table class=\"phases\">\n<thead><tr><th>phase</th><th class=\"num\">time</th><th class=\"num\">tokens/s</th><th "
+      "class=\"num\">FLOPs</th>"
       "<th class=\"num\">bytes moved</th><th class=\"num\">FLOP/byte</th><th class=\"num\">achieved FLOP/s</th><th class=\"num\">ridge</th>"
       "<th>bound</th></tr></thead>\n<tbody>\n";
   auto row = [&](const char* name, const char* time_label, const PhaseEstimate& p) {
@@ -267,9 +275,9 @@ std::string phases_table(const Analysis& a) {
     out += fmt::format(
         "<tr><td>{} <span class=\"small\">({})</span></td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
         "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>\n",
-        name, time_label, h(format_seconds(p.time_s)), h(format_sig3(p.tokens_per_s)), h(si_label(p.flops, "FLOP")), h(format_bytes(p.bytes)),
-        h(flop_per_byte_text(p.arithmetic_intensity)), h(si_label(p.achieved_flops_per_s(), "FLOP/s")), h(flop_per_byte_text(p.ridge_point)),
-        h(p.explanation));
+        name, time_label, h(format_seconds(p.time_s)), h(format_sig3(p.tokens_per_s)), h(si_label(p.flops, "FLOP")),
+        h(format_bytes(p.bytes)), h(flop_per_byte_text(p.arithmetic_intensity)), h(si_label(p.achieved_flops_per_s(), "FLOP/s")),
+        h(flop_per_byte_text(p.ridge_point)), h(p.explanation));
   };
   row("prefill", "time to first token", a.prefill);
   row("decode", "per step", a.decode);
@@ -281,8 +289,10 @@ std::string roofline_section(const RooflineChart& chart, const Analysis& base, c
   const Factors& f = base.factors;
   out += fmt::format(
       "<figcaption>How to read it: both axes are logarithmic. A kernel moving B bytes and doing F FLOPs has arithmetic intensity F/B "
-      "(x axis). The sloped line is what memory bandwidth allows ({} x intensity); each horizontal roof is the device's dense peak for some "
-      "data types. A phase under the slope is memory-bandwidth bound, a phase under a roof to the right of its ridge point is compute bound; "
+      "(x axis). The sloped line is what memory bandwidth allows ({} x intensity); each horizontal roof is the device's dense peak for "
+      "some "
+      "data types. A phase under the slope is memory-bandwidth bound, a phase under a roof to the right of its ridge point is compute "
+      "bound; "
       "a point far below both spends its time on something else (kernel launches, synchronisation, interconnect). The dashed line is "
       "what this estimate can reach: {} of the {} peak and {} of the memory bandwidth (the engine's fitted efficiencies). Points are "
       "FLOPs of a phase over its modelled time on one device{}.{}</figcaption>\n</figure>\n",
@@ -290,13 +300,15 @@ std::string roofline_section(const RooflineChart& chart, const Analysis& base, c
       percent(f.decode_bandwidth_efficiency), s.workload.tp > 1 ? fmt::format(" (tensor parallel {})", s.workload.tp) : "",
       runs ? "" : " As given it does not fit: its points show the times it would have if it did.");
   // The same points as numbers, for readers who want to check them.
-  out += "<table class=\"points\">\n<thead><tr><th>point</th><th class=\"num\">FLOP/byte</th><th class=\"num\">achieved FLOP/s</th>"
-         "<th class=\"num\">of the peak roofline there</th></tr></thead>\n<tbody>\n";
+  out +=
+      "<table class=\"points\">\n<thead><tr><th>point</th><th class=\"num\">FLOP/byte</th><th class=\"num\">achieved FLOP/s</th>"
+      "<th class=\"num\">of the peak roofline there</th></tr></thead>\n<tbody>\n";
   for (const auto& p : chart.points) {
     const double roof = attainable_flops_per_s(p.flop_per_byte, p.peak_flops_per_s, s.hardware->memory_bandwidth_bytes_per_s);
-    out += fmt::format("<tr class=\"point-row\"><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>\n",
-                       h(p.title.substr(0, p.title.find(':'))), h(flop_per_byte_text(p.flop_per_byte)), h(si_label(p.flops_per_s, "FLOP/s")),
-                       roof > 0 ? percent(p.flops_per_s / roof) : "-");
+    out +=
+        fmt::format("<tr class=\"point-row\"><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>\n",
+                    h(p.title.substr(0, p.title.find(':'))), h(flop_per_byte_text(p.flop_per_byte)), h(si_label(p.flops_per_s, "FLOP/s")),
+                    roof > 0 ? percent(p.flops_per_s / roof) : "-");
   }
   return out + "</tbody>\n</table>\n</section>\n";
 }
@@ -355,31 +367,35 @@ std::string risk_badge(const std::string& level) {
 
 std::string playbook_section(const Advice& a, const RuleBook& book) {
   std::string out = "<section id=\"playbook\">\n";
-  out += fmt::format("<h2>Playbook <span class=\"small\">(ranked by {} after the change, then quality, effort and risk)</span></h2>\n", h(a.metric.label));
+  out += fmt::format("<h2>Playbook <span class=\"small\">(ranked by {} after the change, then quality, effort and risk)</span></h2>\n",
+                     h(a.metric.label));
   if (a.recommendations.empty()) return out + "<p>No recommendation improves this scenario's " + h(a.metric.label) + ".</p>\n</section>\n";
   out += fmt::format(
-      "<table class=\"playbook\">\n<thead><tr><th class=\"num\">#</th><th>technique</th><th>{} before &rarr; after</th><th class=\"num\">gain</th>"
+      "<table class=\"playbook\">\n<thead><tr><th class=\"num\">#</th><th>technique</th><th>{} before &rarr; after</th><th "
+      "class=\"num\">gain</th>"
       "<th>memory per device</th><th>{}</th><th>effort / risk</th></tr></thead>\n<tbody>\n",
       h(a.metric.label), a.base.is_training() ? "step time / MFU" : "decode traffic per token");
   for (const auto& r : a.recommendations) {
-    const std::string effects =
-        a.base.is_training()
-            ? fmt::format("{} &rarr; {}<br><span class=\"small\">MFU {} &rarr; {}</span>", h(format_seconds(a.base.training().analysis.time.step_time_s)),
-                          h(format_seconds(r.after.training().analysis.time.step_time_s)), percent(a.base.training().analysis.mfu),
-                          percent(r.after.training().analysis.mfu))
-            : bytes_pair(a.base.bytes_per_token, r.after.bytes_per_token);
+    const std::string effects = a.base.is_training()
+                                    ? fmt::format("{} &rarr; {}<br><span class=\"small\">MFU {} &rarr; {}</span>",
+                                                  h(format_seconds(a.base.training().analysis.time.step_time_s)),
+                                                  h(format_seconds(r.after.training().analysis.time.step_time_s)),
+                                                  percent(a.base.training().analysis.mfu), percent(r.after.training().analysis.mfu))
+                                    : bytes_pair(a.base.bytes_per_token, r.after.bytes_per_token);
     std::string phases;
     if (!a.base.is_training() && a.goal != Goal::kMemory)
-      phases = fmt::format("<br><span class=\"small\">first token {} &rarr; {}; per token {} &rarr; {}</span>",
-                           h(format_seconds(a.base.inference().analysis.prefill.time_s)), h(format_seconds(r.after.inference().analysis.prefill.time_s)),
-                           h(format_seconds(a.base.inference().analysis.decode.time_s)), h(format_seconds(r.after.inference().analysis.decode.time_s)));
+      phases = fmt::format(
+          "<br><span class=\"small\">first token {} &rarr; {}; per token {} &rarr; {}</span>",
+          h(format_seconds(a.base.inference().analysis.prefill.time_s)), h(format_seconds(r.after.inference().analysis.prefill.time_s)),
+          h(format_seconds(a.base.inference().analysis.decode.time_s)), h(format_seconds(r.after.inference().analysis.decode.time_s)));
     const bool fits_after = r.after.is_training() ? r.after.training().analysis.memory.fits : r.after.inference().analysis.memory.fits;
     out += fmt::format(
         "<tr class=\"rec\" data-rule=\"{}\"><td class=\"num\">{}</td><td><strong>{}</strong><br><code>{}</code></td><td>{} &rarr; {}{}</td>"
         "<td class=\"num\">{}</td><td>{}{}</td><td>{}</td><td>effort {}<br>risk {}</td></tr>\n",
-        h(r.rule->id), r.rank, h(r.rule->title), h(r.rule->id), h(metric_value(a.goal, a.base.metric)), h(metric_value(a.goal, r.after.metric)), phases,
-        h(gain_value(r.gain, r.gain_basis)), bytes_pair(a.base.memory_bytes, r.after.memory_bytes),
-        fits_after ? "" : " <span class=\"small\">(does not fit)</span>", effects, risk_badge(r.rule->effort), risk_badge(r.rule->risk_level));
+        h(r.rule->id), r.rank, h(r.rule->title), h(r.rule->id), h(metric_value(a.goal, a.base.metric)),
+        h(metric_value(a.goal, r.after.metric)), phases, h(gain_value(r.gain, r.gain_basis)),
+        bytes_pair(a.base.memory_bytes, r.after.memory_bytes), fits_after ? "" : " <span class=\"small\">(does not fit)</span>", effects,
+        risk_badge(r.rule->effort), risk_badge(r.rule->risk_level));
     std::string detail;
     if (!r.why.empty()) detail += "<p><strong>why:</strong> " + h(join(r.why, "; ")) + "</p>";
     if (!r.notes.empty()) detail += "<p><strong>changes:</strong> " + h(join(r.notes, "; ")) + "</p>";
@@ -395,15 +411,19 @@ std::string playbook_section(const Advice& a, const RuleBook& book) {
         const std::string unit = it == book.assumptions().end() ? "" : " " + it->second.unit;
         used.push_back(fmt::format("{} = {}{}{}", u.id, format_sig3(u.value), unit, u.overridden ? " (your --assume)" : ""));
       }
-      detail += "<p><strong>assumes:</strong> " + h(join(used, "; ")) + " <span class=\"small\">(override with --assume NAME=VALUE)</span></p>";
+      detail +=
+          "<p><strong>assumes:</strong> " + h(join(used, "; ")) + " <span class=\"small\">(override with --assume NAME=VALUE)</span></p>";
     }
-    if (r.rule->sources.is_array() && !r.rule->sources.empty()) detail += "<p><strong>sources:</strong></p>" + sources_html(r.rule->sources);
+    if (r.rule->sources.is_array() && !r.rule->sources.empty())
+      detail += "<p><strong>sources:</strong></p>" + sources_html(r.rule->sources);
     out += "<tr class=\"detail\"><td></td><td colspan=\"6\">" + detail + "</td></tr>\n";
   }
   out += "</tbody>\n</table>\n";
 
   if (!a.plan.empty()) {
-    out += "<h3>Stacked plan <span class=\"small\">(the best combination of the top recommendations, each re-checked; gains do not simply multiply)</span></h3>\n";
+    out +=
+        "<h3>Stacked plan <span class=\"small\">(the best combination of the top recommendations, each re-checked; gains do not simply "
+        "multiply)</span></h3>\n";
     out += fmt::format(
         "<table class=\"plan\">\n<thead><tr><th class=\"num\">step</th><th>apply</th><th>{}</th><th class=\"num\">step gain</th>"
         "<th class=\"num\">total gain</th><th>memory per device</th></tr></thead>\n<tbody>\n",
@@ -413,28 +433,38 @@ std::string playbook_section(const Advice& a, const RuleBook& book) {
     for (std::size_t i = 0; i < a.plan.size(); ++i) {
       const PlanStep& s = a.plan[i];
       std::string total = gain_value(s.cumulative_gain, "metric");
-      if (!a.base.runs && !s.result.runs) total = gain_value(s.cumulative_gain, "memory");
+      if (!a.base.runs && !s.result.runs)
+        total = gain_value(s.cumulative_gain, "memory");
       else if (!a.base.runs && s.first_running_step != static_cast<int>(i + 1))
         total = fmt::format("{:.2f}x over step {}", s.gain_over_first, s.first_running_step);
       out += fmt::format(
-          "<tr class=\"plan-step\"><td class=\"num\">{}</td><td>+ <code>{}</code>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
+          "<tr class=\"plan-step\"><td class=\"num\">{}</td><td>+ <code>{}</code>{}</td><td>{}</td><td class=\"num\">{}</td><td "
+          "class=\"num\">{}</td>"
           "<td>{}</td></tr>\n",
           i + 1, h(s.rule->id), s.notes.empty() ? "" : "<br><span class=\"small\">" + h(join(s.notes, "; ")) + "</span>",
-          h(metric_value(a.goal, s.result.metric)), h(gain_value(s.step_gain, s.gain_basis)), h(total), h(format_bytes(s.result.memory_bytes)));
+          h(metric_value(a.goal, s.result.metric)), h(gain_value(s.step_gain, s.gain_basis)), h(total),
+          h(format_bytes(s.result.memory_bytes)));
     }
     out += "</tbody>\n</table>\n";
     const Evaluation& last = a.plan.back().result;
     out += "<p>result: " + h(workload_text(last)) +
-           (last.is_training() ? "" : "; " + h(last.inference().prepared.scenario.engine.id()) + " with " + h(last.inference().prepared.quant->id)) + "</p>\n";
-    for (const auto& s : a.plan_skipped) out += "<p class=\"small\">not stacked: <code>" + h(s.rule->id) + "</code>: " + h(s.reason) + "</p>\n";
+           (last.is_training()
+                ? ""
+                : "; " + h(last.inference().prepared.scenario.engine.id()) + " with " + h(last.inference().prepared.quant->id)) +
+           "</p>\n";
+    for (const auto& s : a.plan_skipped)
+      out += "<p class=\"small\">not stacked: <code>" + h(s.rule->id) + "</code>: " + h(s.reason) + "</p>\n";
   }
 
   if (!a.alternatives.empty()) {
-    out += "<h3>Alternatives <span class=\"small\">(a different model; not ranked among the techniques)</span></h3>\n<ul class=\"alternatives\">\n";
+    out +=
+        "<h3>Alternatives <span class=\"small\">(a different model; not ranked among the techniques)</span></h3>\n<ul "
+        "class=\"alternatives\">\n";
     for (const auto& r : a.alternatives)
-      out += fmt::format("<li><strong>{}</strong> <code>{}</code>: {}; {} {} -&gt; {} ({}){}</li>\n", h(r.rule->title), h(r.rule->id), h(join(r.why, "; ")),
-                         h(a.metric.label), h(metric_value(a.goal, a.base.metric)), h(metric_value(a.goal, r.after.metric)),
-                         h(gain_value(r.gain, r.gain_basis)), r.notes.empty() ? "" : "; " + h(join(r.notes, "; ")));
+      out += fmt::format("<li><strong>{}</strong> <code>{}</code>: {}; {} {} -&gt; {} ({}){}</li>\n", h(r.rule->title), h(r.rule->id),
+                         h(join(r.why, "; ")), h(a.metric.label), h(metric_value(a.goal, a.base.metric)),
+                         h(metric_value(a.goal, r.after.metric)), h(gain_value(r.gain, r.gain_basis)),
+                         r.notes.empty() ? "" : "; " + h(join(r.notes, "; ")));
     out += "</ul>\n";
   }
 
@@ -465,11 +495,13 @@ std::string verdict_html(const Advice& a) {
   } else if (!a.base.runs) {
     text = "Memory-capacity bound: " + a.diagnosis.explanation + "; nothing else matters until it fits.";
   } else if (a.diagnosis.phase == "decode") {
-    text = fmt::format("Decode dominates: {} of a request ({} tokens x {} per token; first token after {}). Decode is {}: {}", percent(decode_share),
-                       w.gen_tokens, format_seconds(an.decode.time_s), format_seconds(an.prefill.time_s), a.diagnosis.bound, a.diagnosis.explanation);
+    text = fmt::format("Decode dominates: {} of a request ({} tokens x {} per token; first token after {}). Decode is {}: {}",
+                       percent(decode_share), w.gen_tokens, format_seconds(an.decode.time_s), format_seconds(an.prefill.time_s),
+                       a.diagnosis.bound, a.diagnosis.explanation);
   } else {
-    text = fmt::format("Prefill dominates: {} of a request (first token after {}; then {} tokens x {}). Prefill is {}: {}", percent(1 - decode_share),
-                       format_seconds(an.prefill.time_s), w.gen_tokens, format_seconds(an.decode.time_s), a.diagnosis.bound, a.diagnosis.explanation);
+    text = fmt::format("Prefill dominates: {} of a request (first token after {}; then {} tokens x {}). Prefill is {}: {}",
+                       percent(1 - decode_share), format_seconds(an.prefill.time_s), w.gen_tokens, format_seconds(an.decode.time_s),
+                       a.diagnosis.bound, a.diagnosis.explanation);
   }
   std::string out = fmt::format("<p class=\"verdict{}\">{}</p>\n", a.base.runs ? " fits" : "", h(text));
   out += fmt::format("<p>{}: <strong>{}</strong></p>\n", h(a.metric.label), h(metric_value(a.goal, a.base.metric)));
@@ -492,16 +524,17 @@ std::string assumptions_section(const std::vector<std::string>& notes, const Ana
       for (const auto& u : r.assumptions)
         if (std::find(ids.begin(), ids.end(), u.id) == ids.end()) ids.push_back(u.id);
     if (!ids.empty()) {
-      out += "<h3>Numbers the playbook assumes</h3>\n<table class=\"assumptions\">\n<thead><tr><th>assumption</th><th class=\"num\">value</th>"
-             "<th>what it is</th><th>sources</th></tr></thead>\n<tbody>\n";
+      out +=
+          "<h3>Numbers the playbook assumes</h3>\n<table class=\"assumptions\">\n<thead><tr><th>assumption</th><th class=\"num\">value</th>"
+          "<th>what it is</th><th>sources</th></tr></thead>\n<tbody>\n";
       for (const auto& id : ids) {
         const auto it = book->assumptions().find(id);
         if (it == book->assumptions().end()) continue;
         const Assumption& as = it->second;
         const auto value = advice->assumption_values.find(id);
         out += fmt::format("<tr><td><code>{}</code></td><td class=\"num\">{} {}</td><td>{}</td><td>{}</td></tr>\n", h(id),
-                           h(format_sig3(value == advice->assumption_values.end() ? as.value : value->second)), h(as.unit), h(as.description),
-                           sources_html(as.sources));
+                           h(format_sig3(value == advice->assumption_values.end() ? as.value : value->second)), h(as.unit),
+                           h(as.description), sources_html(as.sources));
       }
       out += "</tbody>\n</table>\n<p class=\"small\">Override any of them with <code>--assume NAME=VALUE</code>.</p>\n";
     }
@@ -514,16 +547,17 @@ std::string assumptions_section(const std::vector<std::string>& notes, const Ana
         if (n.stage != "goal") out += fmt::format("<li><code>{}</code> ({}): {}</li>\n", h(n.rule->id), h(n.stage), h(n.reason));
       out += "</ul>\n";
     } else if (left_out > 0) {
-      out += fmt::format("<p class=\"small\">{} more rule(s) do not apply here; --all lists them with the reason, --why-not RULE explains one.</p>\n",
-                         left_out);
+      out += fmt::format(
+          "<p class=\"small\">{} more rule(s) do not apply here; --all lists them with the reason, --why-not RULE explains one.</p>\n",
+          left_out);
     }
   }
   return out + "</section>\n";
 }
 
 std::string segment_color(std::size_t i) {
-  static const std::vector<std::string> kColors = {"#1d4ed8", "#0891b2", "#65a30d", "#a855f7", "#d97706", "#db2777", "#92400e", "#64748b",
-                                                   "#111827", "#94a3b8"};
+  static const std::vector<std::string> kColors = {"#1d4ed8", "#0891b2", "#65a30d", "#a855f7", "#d97706",
+                                                   "#db2777", "#92400e", "#64748b", "#111827", "#94a3b8"};
   return kColors[i % kColors.size()];
 }
 
@@ -557,13 +591,15 @@ std::vector<Roof> device_roofs(const HardwareProfile& hw, const Factors& factors
     // "fp16 (FP16 accumulate)" (GeForce), "npu", "cpu:fp32": a roof of its own, or a name on an equal one.
     std::string label = factors.compute_dtype;
     if (const auto at = label.find(" (FP16 accumulate)"); at != std::string::npos) label.replace(at, std::string::npos, " (FP16 acc.)");
-    const auto same = std::find_if(roofs.begin(), roofs.end(), [&](const Roof& r) { return r.flops_per_s == factors.peak_compute_flops_per_s; });
+    const auto same =
+        std::find_if(roofs.begin(), roofs.end(), [&](const Roof& r) { return r.flops_per_s == factors.peak_compute_flops_per_s; });
     if (same != roofs.end()) {
       same->label += ", " + label;
       same->used = true;
     } else {
       Roof r{label, factors.peak_compute_flops_per_s, true};
-      roofs.insert(std::upper_bound(roofs.begin(), roofs.end(), r, [](const Roof& x, const Roof& y) { return x.flops_per_s > y.flops_per_s; }), r);
+      roofs.insert(
+          std::upper_bound(roofs.begin(), roofs.end(), r, [](const Roof& x, const Roof& y) { return x.flops_per_s > y.flops_per_s; }), r);
     }
   }
   return roofs;
@@ -580,8 +616,8 @@ std::vector<RooflinePoint> phase_points(const Analysis& a, PointSeries series, c
     pt.flop_per_byte = p.arithmetic_intensity;
     pt.flops_per_s = p.achieved_flops_per_s();
     pt.peak_flops_per_s = a.factors.peak_compute_flops_per_s;
-    pt.title = fmt::format("{} {}: {} FLOP/byte, {} ({})", phase, what, flop_per_byte_text(pt.flop_per_byte), si_label(pt.flops_per_s, "FLOP/s"),
-                           to_string(p.bound));
+    pt.title = fmt::format("{} {}: {} FLOP/byte, {} ({})", phase, what, flop_per_byte_text(pt.flop_per_byte),
+                           si_label(pt.flops_per_s, "FLOP/s"), to_string(p.bound));
     points.push_back(pt);
   };
   add("prefill", a.prefill);
@@ -615,7 +651,8 @@ RooflineChart advice_roofline(const Advice& advice, std::size_t recommendations)
     connect(phase_points(advice.plan.back().result.inference().analysis, PointSeries::kPlan, "plan", "after the stacked plan"));
   for (const auto& r : advice.recommendations) {
     if (static_cast<std::size_t>(r.rank) > recommendations || r.after.is_training()) continue;
-    connect(phase_points(r.after.inference().analysis, PointSeries::kRecommendation, fmt::format("#{}", r.rank), fmt::format("after #{} {}", r.rank, r.rule->id)));
+    connect(phase_points(r.after.inference().analysis, PointSeries::kRecommendation, fmt::format("#{}", r.rank),
+                         fmt::format("after #{} {}", r.rank, r.rule->id)));
   }
   return c;
 }
@@ -623,7 +660,10 @@ RooflineChart advice_roofline(const Advice& advice, std::size_t recommendations)
 MemoryBar memory_bar(const std::string& label, const MemoryBreakdown& m) {
   MemoryBar b;
   b.label = label;
-  b.segments = {{"weights", m.weights_bytes}, {"KV cache", m.kv_cache_bytes}, {"activations", m.activation_bytes}, {"runtime overhead", m.overhead_bytes}};
+  b.segments = {{"weights", m.weights_bytes},
+                {"KV cache", m.kv_cache_bytes},
+                {"activations", m.activation_bytes},
+                {"runtime overhead", m.overhead_bytes}};
   const double parts = m.weights_bytes + m.kv_cache_bytes + m.activation_bytes + m.overhead_bytes;
   if (m.total_bytes > parts * 1.005) b.segments.push_back({"other", m.total_bytes - parts});
   b.total_bytes = m.total_bytes;
@@ -692,61 +732,80 @@ std::string render_memory_bars_svg(const std::vector<MemoryBar>& bars) {
       fmt::arg("w", px(kWidth)), fmt::arg("h", px(height)));
   svg += "<g class=\"legend\">\n";
   for (std::size_t i = 0; i < names.size(); ++i)
-    svg += fmt::format(R"(<rect x="{}" y="{}" width="12" height="12" fill="{}"/><text x="{}" y="{}">{}</text>)" "\n", px(legend_at[i].first),
-                       px(legend_at[i].second - 10), segment_color(i), px(legend_at[i].first + 16), px(legend_at[i].second), h(names[i]));
+    svg += fmt::format(R"(<rect x="{}" y="{}" width="12" height="12" fill="{}"/><text x="{}" y="{}">{}</text>)"
+                       "\n",
+                       px(legend_at[i].first), px(legend_at[i].second - 10), segment_color(i), px(legend_at[i].first + 16),
+                       px(legend_at[i].second), h(names[i]));
   svg += "</g>\n";
   if (scale_max <= 0) return svg + "</svg>\n";
   for (std::size_t row = 0; row < bars.size(); ++row) {
     const MemoryBar& b = bars[row];
     const double y = kTop + kRow * static_cast<double>(row);
     svg += fmt::format("<g class=\"bar\" data-label=\"{}\">\n", h(b.label));
-    svg += fmt::format(R"(<text x="{}" y="{}" text-anchor="end" font-weight="bold">{}</text>)" "\n", px(kLabel), px(y + 16), h(b.label));
-    svg += fmt::format(R"(<rect x="{}" y="{}" width="{}" height="{}" fill="#f8fafc" stroke="#e2e8f0"/>)" "\n", px(kBarLeft), px(y),
-                       px(kBarRight - kBarLeft), px(kBarHeight));
+    svg += fmt::format(R"(<text x="{}" y="{}" text-anchor="end" font-weight="bold">{}</text>)"
+                       "\n",
+                       px(kLabel), px(y + 16), h(b.label));
+    svg += fmt::format(R"(<rect x="{}" y="{}" width="{}" height="{}" fill="#f8fafc" stroke="#e2e8f0"/>)"
+                       "\n",
+                       px(kBarLeft), px(y), px(kBarRight - kBarLeft), px(kBarHeight));
     double at = 0;
     for (const auto& [name, bytes] : b.segments) {
       if (!(bytes > 0)) continue;
       const std::size_t color = static_cast<std::size_t>(std::find(names.begin(), names.end(), name) - names.begin());
       const double x0 = X(at), x1 = X(at + bytes);
-      svg += fmt::format(R"(<rect class="segment" data-part="{}" x="{}" y="{}" width="{}" height="{}" fill="{}"><title>{}: {}</title></rect>)" "\n", h(name),
-                         px(x0), px(y), px(std::max(x1 - x0, 0.5)), px(kBarHeight), segment_color(color), h(name), h(format_bytes(bytes)));
+      svg += fmt::format(
+          R"(<rect class="segment" data-part="{}" x="{}" y="{}" width="{}" height="{}" fill="{}"><title>{}: {}</title></rect>)"
+          "\n",
+          h(name), px(x0), px(y), px(std::max(x1 - x0, 0.5)), px(kBarHeight), segment_color(color), h(name), h(format_bytes(bytes)));
       const std::string inside = fmt::format("{} {}", name, format_gb(bytes));
       if (x1 - x0 > 6.6 * static_cast<double>(inside.size()) + 8)
-        svg += fmt::format(R"(<text x="{}" y="{}" fill="#ffffff">{}</text>)" "\n", px(x0 + 5), px(y + 16), h(inside));
+        svg += fmt::format(R"(<text x="{}" y="{}" fill="#ffffff">{}</text>)"
+                           "\n",
+                           px(x0 + 5), px(y + 16), h(inside));
       at += bytes;
     }
-    const std::string allowed = b.limit_bytes < b.capacity_bytes * 0.999
-                                    ? fmt::format("the engine may use {} of {} usable", format_bytes(b.limit_bytes), format_bytes(b.capacity_bytes))
-                                    : format_bytes(b.capacity_bytes) + " usable";
-    svg += fmt::format(R"(<text class="bar-total" x="{}" y="{}">{} needed; {}: {}{}</text>)" "\n", px(kBarLeft), px(y + kBarHeight + 16),
-                       h(format_bytes(b.total_bytes)), h(allowed), b.fits ? "fits" : "does not fit", b.note.empty() ? "" : " (" + h(b.note) + ")");
+    const std::string allowed =
+        b.limit_bytes < b.capacity_bytes * 0.999
+            ? fmt::format("the engine may use {} of {} usable", format_bytes(b.limit_bytes), format_bytes(b.capacity_bytes))
+            : format_bytes(b.capacity_bytes) + " usable";
+    svg += fmt::format(R"(<text class="bar-total" x="{}" y="{}">{} needed; {}: {}{}</text>)"
+                       "\n",
+                       px(kBarLeft), px(y + kBarHeight + 16), h(format_bytes(b.total_bytes)), h(allowed), b.fits ? "fits" : "does not fit",
+                       b.note.empty() ? "" : " (" + h(b.note) + ")");
     // What the device (and the engine) allow, across this bar.
-    svg += fmt::format(R"(<line class="capacity" x1="{x}" y1="{}" x2="{x}" y2="{}" stroke="#b91c1c" stroke-width="2" stroke-dasharray="5 3"><title>usable capacity {}</title></line>)" "\n",
-                       px(y - 5), px(y + kBarHeight + 5), h(format_bytes(b.capacity_bytes)), fmt::arg("x", px(X(b.capacity_bytes))));
+    svg += fmt::format(
+        R"(<line class="capacity" x1="{x}" y1="{}" x2="{x}" y2="{}" stroke="#b91c1c" stroke-width="2" stroke-dasharray="5 3"><title>usable capacity {}</title></line>)"
+        "\n",
+        px(y - 5), px(y + kBarHeight + 5), h(format_bytes(b.capacity_bytes)), fmt::arg("x", px(X(b.capacity_bytes))));
     if (b.limit_bytes < b.capacity_bytes * 0.999)
-      svg += fmt::format(R"(<line class="engine-limit" x1="{x}" y1="{}" x2="{x}" y2="{}" stroke="#d97706" stroke-width="2" stroke-dasharray="2 2"><title>the engine may use {}</title></line>)" "\n",
-                         px(y - 5), px(y + kBarHeight + 5), h(format_bytes(b.limit_bytes)), fmt::arg("x", px(X(b.limit_bytes))));
+      svg += fmt::format(
+          R"(<line class="engine-limit" x1="{x}" y1="{}" x2="{x}" y2="{}" stroke="#d97706" stroke-width="2" stroke-dasharray="2 2"><title>the engine may use {}</title></line>)"
+          "\n",
+          px(y - 5), px(y + kBarHeight + 5), h(format_bytes(b.limit_bytes)), fmt::arg("x", px(X(b.limit_bytes))));
     svg += "</g>\n";
   }
   // One label for the capacity line, above the first bar.
   const double cap_x = X(bars.front().capacity_bytes);
   const bool right_half = cap_x > (kBarLeft + kBarRight) / 2;
-  svg += fmt::format(R"(<text class="capacity-label" x="{}" y="{}" text-anchor="{}" fill="#b91c1c">usable {}</text>)" "\n", px(cap_x + (right_half ? -4 : 4)),
-                     px(kTop - 10), right_half ? "end" : "start", h(format_bytes(bars.front().capacity_bytes)));
+  svg += fmt::format(R"(<text class="capacity-label" x="{}" y="{}" text-anchor="{}" fill="#b91c1c">usable {}</text>)"
+                     "\n",
+                     px(cap_x + (right_half ? -4 : 4)), px(kTop - 10), right_half ? "end" : "start",
+                     h(format_bytes(bars.front().capacity_bytes)));
   return svg + "</svg>\n";
 }
 
 std::string render_advice_html(const Advice& a, const RuleBook& book, const AdviceView& view, const HtmlReportInfo& info) {
   std::string title;
   if (a.base.is_training())
-    title = fmt::format("{} training on {} x {}", a.base.training().prepared.model.spec.name, a.base.training().prepared.scenario.workload.gpus,
-                        a.base.training().prepared.scenario.hardware->name);
+    title = fmt::format("{} training on {} x {}", a.base.training().prepared.model.spec.name,
+                        a.base.training().prepared.scenario.workload.gpus, a.base.training().prepared.scenario.hardware->name);
   else
-    title = fmt::format("{} ({}) on {} with {}", a.base.inference().prepared.scenario.model.name, a.base.inference().prepared.quant->id, a.base.inference().prepared.scenario.hardware->name,
-                        a.base.inference().prepared.scenario.engine.id());
+    title = fmt::format("{} ({}) on {} with {}", a.base.inference().prepared.scenario.model.name, a.base.inference().prepared.quant->id,
+                        a.base.inference().prepared.scenario.hardware->name, a.base.inference().prepared.scenario.engine.id());
   std::string out = page_start(fmt::format("optadvisor: {} ({})", title, to_string(a.goal)));
   out += "<header>\n<h1>" + h(title) + "</h1>\n";
-  out += fmt::format("<p class=\"lead\">What limits it for {}, and a ranked, quantified playbook.</p>\n", h(std::string(to_string(a.goal))));
+  out +=
+      fmt::format("<p class=\"lead\">What limits it for {}, and a ranked, quantified playbook.</p>\n", h(std::string(to_string(a.goal))));
   out += facts_list(advice_facts(a, info)) + "</header>\n";
 
   out += "<section id=\"diagnosis\">\n<h2>Diagnosis</h2>\n" + verdict_html(a);
@@ -758,16 +817,20 @@ std::string render_advice_html(const Advice& a, const RuleBook& book, const Advi
   if (a.base.is_training()) {
     bars.push_back(memory_bar("as given", a.base.training().analysis.memory));
     if (has_plan) bars.push_back(memory_bar("after the plan", a.plan.back().result.training().analysis.memory));
-    out += "<section id=\"roofline\">\n<h2>Roofline</h2>\n<p>The roofline chart covers inference phases (prefill and decode); a training step's "
-           "compute, communication and bubble are in the diagnosis above.</p>\n</section>\n";
+    out +=
+        "<section id=\"roofline\">\n<h2>Roofline</h2>\n<p>The roofline chart covers inference phases (prefill and decode); a training "
+        "step's "
+        "compute, communication and bubble are in the diagnosis above.</p>\n</section>\n";
   } else {
     const RooflineChart chart = advice_roofline(a);
     out += roofline_section(chart, a.base.inference().analysis, a.base.inference().prepared.scenario, a.base.runs);
     if (!a.recommendations.empty() && chart.arrows.empty())
-      out.insert(out.rfind("</section>"), "<p class=\"unmoved\">Neither the stacked plan nor the top recommendations move prefill or decode "
-                                          "by 1% or more on this chart.</p>\n");
+      out.insert(out.rfind("</section>"),
+                 "<p class=\"unmoved\">Neither the stacked plan nor the top recommendations move prefill or decode "
+                 "by 1% or more on this chart.</p>\n");
     bars.push_back(memory_bar("as given", a.base.inference().analysis.memory));
-    if (has_plan && !a.plan.back().result.is_training()) bars.push_back(memory_bar("after the plan", a.plan.back().result.inference().analysis.memory));
+    if (has_plan && !a.plan.back().result.is_training())
+      bars.push_back(memory_bar("after the plan", a.plan.back().result.inference().analysis.memory));
   }
   out += memory_section(bars);
   out += playbook_section(a, book);
@@ -793,26 +856,32 @@ std::string render_serve_html(const std::string& title, const std::vector<std::p
                               const std::vector<ServingSeries>& series, double slo_ttft_s, double slo_tpot_s,
                               const std::vector<std::string>& notes, const HtmlReportInfo& info) {
   std::string out = page_start("optadvisor serve: " + title);
-  out += "<header>\n<h1>" + h(title) + "</h1>\n<p class=\"lead\">Serving under load: latency percentiles and throughput per GPU as the load grows.</p>\n";
+  out += "<header>\n<h1>" + h(title) +
+         "</h1>\n<p class=\"lead\">Serving under load: latency percentiles and throughput per GPU as the load grows.</p>\n";
   std::vector<std::pair<std::string, std::string>> rows;
   for (const auto& [k, v] : facts) rows.push_back({k, h(v)});
   rows.push_back({"versions", fmt::format("optadvisor {}, data {}", h(info.program_version), h(info.data_version))});
   out += facts_list(rows) + "</header>\n";
-  out += "<section>\n<h2>TPOT and TTFT against throughput</h2>\n<figure>\n" + render_serving_svg(series, slo_ttft_s, slo_tpot_s) +
-         "<figcaption>Each point is one load of the sweep (its label: concurrency or rate); the ring marks the knee, the dashed line the SLO."
-         "</figcaption>\n</figure>\n</section>\n";
+  out +=
+      "<section>\n<h2>TPOT and TTFT against throughput</h2>\n<figure>\n" + render_serving_svg(series, slo_ttft_s, slo_tpot_s) +
+      "<figcaption>Each point is one load of the sweep (its label: concurrency or rate); the ring marks the knee, the dashed line the SLO."
+      "</figcaption>\n</figure>\n</section>\n";
   for (const auto& s : series) {
-    out += "<section>\n<h2>" + h(s.label) + "</h2>\n<table>\n<thead><tr><th>load</th><th>TTFT mean ms</th><th>TTFT p99 ms</th>"
-           "<th>TPOT mean ms</th><th>TPOT p99 ms</th><th>tok/s</th><th>tok/s/GPU</th><th>goodput req/s</th><th>bound</th></tr></thead>\n<tbody>\n";
+    out += "<section>\n<h2>" + h(s.label) +
+           "</h2>\n<table>\n<thead><tr><th>load</th><th>TTFT mean ms</th><th>TTFT p99 ms</th>"
+           "<th>TPOT mean ms</th><th>TPOT p99 ms</th><th>tok/s</th><th>tok/s/GPU</th><th>goodput "
+           "req/s</th><th>bound</th></tr></thead>\n<tbody>\n";
     for (std::size_t i = 0; i < s.points.size(); ++i) {
       const ServingResult& p = s.points[i];
       if (!p.fits) {
         out += fmt::format("<tr><td>{}</td><td colspan=\"8\">does not fit</td></tr>\n", h(s.loads[i]));
         continue;
       }
-      out += fmt::format("<tr><td>{}</td><td>{:.1f}</td><td>{:.1f}</td><td>{:.1f}</td><td>{:.1f}</td><td>{:.0f}</td><td>{:.0f}</td><td>{:.3g}</td><td>{}</td></tr>\n",
-                         h(s.loads[i]), p.ttft_s.mean * 1e3, p.ttft_s.p99 * 1e3, p.tpot_s.mean * 1e3, p.tpot_s.p99 * 1e3, p.output_tokens_per_s,
-                         p.output_tokens_per_s_per_gpu, p.goodput_requests_per_s, h(to_string(p.bound)));
+      out += fmt::format(
+          "<tr><td>{}</td><td>{:.1f}</td><td>{:.1f}</td><td>{:.1f}</td><td>{:.1f}</td><td>{:.0f}</td><td>{:.0f}</td><td>{:.3g}</td><td>{}</"
+          "td></tr>\n",
+          h(s.loads[i]), p.ttft_s.mean * 1e3, p.ttft_s.p99 * 1e3, p.tpot_s.mean * 1e3, p.tpot_s.p99 * 1e3, p.output_tokens_per_s,
+          p.output_tokens_per_s_per_gpu, p.goodput_requests_per_s, h(to_string(p.bound)));
     }
     out += "</tbody>\n</table>\n</section>\n";
   }
@@ -828,7 +897,8 @@ std::string render_estimate_html(const PreparedScenario& ps, const Analysis& a, 
   const Scenario& s = ps.scenario;
   const std::string title = fmt::format("{} ({}) on {} with {}", s.model.name, ps.quant->id, s.hardware->name, s.engine.id());
   std::string out = page_start("optadvisor estimate: " + title);
-  out += "<header>\n<h1>" + h(title) + "</h1>\n<p class=\"lead\">Memory, time to first token, decode speed and what binds each phase.</p>\n";
+  out +=
+      "<header>\n<h1>" + h(title) + "</h1>\n<p class=\"lead\">Memory, time to first token, decode speed and what binds each phase.</p>\n";
   auto rows = inference_facts(ps);
   InferenceRun run;
   run.prepared = ps;
@@ -840,13 +910,16 @@ std::string render_estimate_html(const PreparedScenario& ps, const Analysis& a, 
   out += facts_list(rows) + "</header>\n";
 
   out += "<section id=\"estimate\">\n<h2>Estimate</h2>\n";
-  out += fmt::format("<p class=\"verdict{}\">{}</p>\n", a.memory.fits ? " fits" : "",
-                     h(a.memory.fits || a.memory.offloaded_layers > 0 ? a.decode.explanation : "does not fit: the times below assume it did"));
+  out +=
+      fmt::format("<p class=\"verdict{}\">{}</p>\n", a.memory.fits ? " fits" : "",
+                  h(a.memory.fits || a.memory.offloaded_layers > 0 ? a.decode.explanation : "does not fit: the times below assume it did"));
   out += phases_table(a);
   std::vector<std::pair<std::string, std::string>> figures = {
       {"time to first token", format_seconds(a.prefill.time_s)},
       {"decode per sequence", format_sig3(a.decode.tokens_per_s_per_sequence) + " tokens/s"}};
-  if (a.has_throughput) figures.push_back({"serving throughput", fmt::format("{} tokens/s at batch {}", format_sig3(a.output_tokens_per_s), a.throughput_batch)});
+  if (a.has_throughput)
+    figures.push_back(
+        {"serving throughput", fmt::format("{} tokens/s at batch {}", format_sig3(a.output_tokens_per_s), a.throughput_batch)});
   if (a.sustained_factor < 1.0) figures.push_back({"sustained (thermal)", percent(a.sustained_factor) + " of the burst figures"});
   std::vector<std::pair<std::string, std::string>> escaped;
   for (const auto& [k, v] : figures) escaped.push_back({k, h(v)});

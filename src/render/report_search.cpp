@@ -77,12 +77,16 @@ nlohmann::json candidate_json(const SearchResult& result, const SearchCandidate&
           {"decode_tokens_per_s_per_sequence", c.decode_tokens_per_s_per_sequence},
           {"decode_tokens_per_s", c.decode_tokens_per_s},
           {"serving_tokens_per_s", c.serving_tokens_per_s},
-          {"memory", {{"total_bytes", c.memory_bytes}, {"limit_bytes", c.memory_limit_bytes}, {"headroom_bytes", c.headroom_bytes()},
-                      {"per_device", true}}},
+          {"memory",
+           {{"total_bytes", c.memory_bytes},
+            {"limit_bytes", c.memory_limit_bytes},
+            {"headroom_bytes", c.headroom_bytes()},
+            {"per_device", true}}},
           {"bound", {{"prefill", std::string(to_string(c.prefill_bound))}, {"decode", std::string(to_string(c.decode_bound))}}},
-          {"cost", {{"price_usd", optional_number(e.price_usd)},
-                    {"price_known", e.price_usd.has_value()},
-                    {"tokens_per_s_per_kusd", optional_number(e.tokens_per_s_per_kusd)}}},
+          {"cost",
+           {{"price_usd", optional_number(e.price_usd)},
+            {"price_known", e.price_usd.has_value()},
+            {"tokens_per_s_per_kusd", optional_number(e.tokens_per_s_per_kusd)}}},
           {"energy", {{"power_watts", optional_number(e.power_watts)}, {"tokens_per_joule", optional_number(e.tokens_per_joule)}}},
           {"command", estimate_command(candidate_request(result.request, c))}};
 }
@@ -109,14 +113,14 @@ std::string search_summary(const SearchStats& s) {
 nlohmann::json search_json(const SearchResult& result, std::size_t top) {
   const SearchRequest& r = result.request;
   const MetricInfo& metric = metric_for(result.goal);
-  nlohmann::json space = {{"hardware", r.space.hardware},
-                          {"device_class", r.space.device_class ? nlohmann::json(std::string(to_string(*r.space.device_class)))
-                                                                : nlohmann::json(nullptr)},
-                          {"quants", r.space.all_quants ? nlohmann::json("all")
-                                                        : r.space.quants.empty() ? nlohmann::json(default_search_quants())
-                                                                                 : nlohmann::json(r.space.quants)},
-                          {"engines", r.space.engines},
-                          {"max_gpus", r.space.max_gpus}};
+  nlohmann::json space = {
+      {"hardware", r.space.hardware},
+      {"device_class", r.space.device_class ? nlohmann::json(std::string(to_string(*r.space.device_class))) : nlohmann::json(nullptr)},
+      {"quants", r.space.all_quants       ? nlohmann::json("all")
+                 : r.space.quants.empty() ? nlohmann::json(default_search_quants())
+                                          : nlohmann::json(r.space.quants)},
+      {"engines", r.space.engines},
+      {"max_gpus", r.space.max_gpus}};
   nlohmann::json requirements = nlohmann::json::array();
   for (const auto& q : r.requirements) requirements.push_back(q.text);
   nlohmann::json results = nlohmann::json::array();
@@ -159,7 +163,8 @@ std::string render_search(const SearchResult& result, std::size_t top, OutputFor
   out += "workload: " + workload_text(r) + "\n";
   std::string summary = search_summary(result.stats);
   if (r.budget_usd)
-    summary += fmt::format("; {} more combinations of device, GPUs, format and engine cost over the budget of {} USD", result.stats.over_budget, *r.budget_usd);
+    summary += fmt::format("; {} more combinations of device, GPUs, format and engine cost over the budget of {} USD",
+                           result.stats.over_budget, *r.budget_usd);
   out += summary + "\n";
   for (const auto& q : r.requirements) out += "requires: " + q.text + "\n";
   const auto rows = shown_rows(result, top);
@@ -177,7 +182,8 @@ std::string render_search(const SearchResult& result, std::size_t top, OutputFor
         if (c.efficiency.price_usd.has_value() != priced) continue;
         const Efficiency& e = c.efficiency;
         t.add_row({std::to_string(k + 1), c.rank ? std::to_string(c.rank) : "-", c.hardware->id, gpus_text(c), c.quant, c.engine,
-                   std::to_string(c.batch), metric_text(result.goal, c.metric), e.price_usd ? fmt::format("${:.0f}", *e.price_usd) : "price unknown",
+                   std::to_string(c.batch), metric_text(result.goal, c.metric),
+                   e.price_usd ? fmt::format("${:.0f}", *e.price_usd) : "price unknown",
                    e.tokens_per_joule ? format_sig3(*e.tokens_per_joule) : "-", format_gb(c.headroom_bytes())});
       }
       if (t.rows() == 0) return;

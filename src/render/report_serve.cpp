@@ -37,7 +37,8 @@ std::string slo_text(const ServeRequest& r) {
 std::string header(const PreparedServing& p, const ServeRequest& r, const Style& style) {
   const Scenario& s = p.base.scenario;
   std::string out = style.bold(fmt::format("serve: {} ({}) on {}, {}{}", s.model.name, s.weights.quant_id, s.hardware->name,
-                                           s.engine.engine->name, r.engine_version.empty() ? "" : " " + r.engine_version)) + "\n";
+                                           s.engine.engine->name, r.engine_version.empty() ? "" : " " + r.engine_version)) +
+                    "\n";
   if (r.disaggregated)
     out += fmt::format("disaggregated: prefill {}; decode {}\n", layout_text(r.prefill), layout_text(r.decode));
   else
@@ -52,8 +53,8 @@ std::string point_text(const ServeRequest& r, const ServingResult& x, bool markd
     for (const auto& n : x.notes) out += "does not fit: " + n + "\n";
     return out;
   }
-  Table t({"", "mean", "p50", "p90", "p99"}, {Table::Align::kLeft, Table::Align::kRight, Table::Align::kRight, Table::Align::kRight,
-                                             Table::Align::kRight});
+  Table t({"", "mean", "p50", "p90", "p99"},
+          {Table::Align::kLeft, Table::Align::kRight, Table::Align::kRight, Table::Align::kRight, Table::Align::kRight});
   t.add_row({"TTFT (ms)", ms(x.ttft_s.mean), ms(x.ttft_s.p50), ms(x.ttft_s.p90), ms(x.ttft_s.p99)});
   t.add_row({"TPOT (ms)", ms(x.tpot_s.mean), ms(x.tpot_s.p50), ms(x.tpot_s.p90), ms(x.tpot_s.p99)});
   t.add_row({"E2E (s)", fmt::format("{:.2f}", x.e2e_s.mean), fmt::format("{:.2f}", x.e2e_s.p50), fmt::format("{:.2f}", x.e2e_s.p90),
@@ -65,12 +66,12 @@ std::string point_text(const ServeRequest& r, const ServingResult& x, bool markd
   if (!slo.empty())
     out += fmt::format("goodput: {:.3g} requests/s meet {} ({:.0f}% of requests)\n", x.goodput_requests_per_s, slo, 100 * x.slo_attained);
   out += fmt::format("KV pool: {} tokens per attention rank, {} requests of {} tokens; mean decode batch {:.1f}; {} preemptions\n",
-                     x.kv_pool_tokens, x.max_batch_in_pool, r.load.prompt_tokens + r.load.gen_tokens, x.mean_decode_batch,
-                     x.preemptions);
-  out += fmt::format("bound: {} (busy time: memory reads {:.0f}%, compute {:.0f}%, overhead {:.0f}%, communication {:.0f}%; "
-                     "waiting for KV blocks {:.0f}%)\n",
-                     to_string(x.bound), 100 * x.bandwidth_share, 100 * x.compute_share, 100 * x.overhead_share,
-                     100 * x.communication_share, 100 * x.kv_wait_share);
+                     x.kv_pool_tokens, x.max_batch_in_pool, r.load.prompt_tokens + r.load.gen_tokens, x.mean_decode_batch, x.preemptions);
+  out += fmt::format(
+      "bound: {} (busy time: memory reads {:.0f}%, compute {:.0f}%, overhead {:.0f}%, communication {:.0f}%; "
+      "waiting for KV blocks {:.0f}%)\n",
+      to_string(x.bound), 100 * x.bandwidth_share, 100 * x.compute_share, 100 * x.overhead_share, 100 * x.communication_share,
+      100 * x.kv_wait_share);
   for (const auto& n : x.notes) out += "note: " + n + "\n";
   return out;
 }

@@ -84,7 +84,8 @@ std::string render_size(const SizeResult& r, OutputFormat format, bool verbose, 
   std::string out;
   const auto& spec = r.model.spec;
   out += md ? fmt::format("# {} (`{}`)\n\n", spec.name, spec.id) : style.bold(fmt::format("{} ({})", spec.name, spec.id)) + "\n";
-  if (r.model.how && r.model.how->via != "id") out += fmt::format("'{}' resolved to {} ({})\n", r.model.how->query, spec.id, r.model.how->via);
+  if (r.model.how && r.model.how->via != "id")
+    out += fmt::format("'{}' resolved to {} ({})\n", r.model.how->query, spec.id, r.model.how->via);
   out += fmt::format("parameters: {}", param_text(r.params));
   if (r.active_params != r.params) out += fmt::format(", {} active per token", param_text(r.active_params));
   out += "\n";
@@ -125,7 +126,8 @@ std::string render_size(const SizeResult& r, OutputFormat format, bool verbose, 
                          format_bytes(static_cast<double>(w.file_bytes)), format_bytes(static_cast<double>(w.header_bytes)));
     if (verbose || md) {
       using A = Table::Align;
-      Table table({"GROUP", "TENSORS", "PARAMS", "BYTES", "GB", "BITS/WEIGHT"}, {A::kLeft, A::kRight, A::kRight, A::kRight, A::kRight, A::kRight});
+      Table table({"GROUP", "TENSORS", "PARAMS", "BYTES", "GB", "BITS/WEIGHT"},
+                  {A::kLeft, A::kRight, A::kRight, A::kRight, A::kRight, A::kRight});
       for (const auto& g : w.groups)
         table.add_row({g.group, std::to_string(g.tensors), with_commas(g.elements), with_commas(g.bytes),
                        fmt::format("{:.3f}", static_cast<double>(g.bytes) / kBytesPerGB),
@@ -148,16 +150,16 @@ std::string render_size(const SizeResult& r, OutputFormat format, bool verbose, 
     for (const auto& n : w.notes) out += "note: " + n + "\n";
     if (row.kv) {
       const auto& kv = *row.kv;
-      out += fmt::format("\nKV cache: {} for {} x {} tokens at {} ({} per token, all layers{})\n", format_bytes(kv.bytes),
-                         r.kv_request.batch, with_commas(r.kv_request.context_tokens), r.kv_request.kv_dtype,
-                         format_bytes(kv.bytes_per_token_full),
-                         kv.shape.sliding_layers ? fmt::format("; {} of {} layers keep only a {}-token window", kv.shape.sliding_layers,
-                                                               kv.shape.sliding_layers + kv.shape.full_layers, kv.shape.window_tokens)
-                                                 : std::string());
+      out +=
+          fmt::format("\nKV cache: {} for {} x {} tokens at {} ({} per token, all layers{})\n", format_bytes(kv.bytes), r.kv_request.batch,
+                      with_commas(r.kv_request.context_tokens), r.kv_request.kv_dtype, format_bytes(kv.bytes_per_token_full),
+                      kv.shape.sliding_layers ? fmt::format("; {} of {} layers keep only a {}-token window", kv.shape.sliding_layers,
+                                                            kv.shape.sliding_layers + kv.shape.full_layers, kv.shape.window_tokens)
+                                              : std::string());
       if (kv.shape.linear_layers > 0)
-        out += fmt::format("  of which {} is the fixed state of the {} recurrent layers (linear attention or Mamba-2; {} per sequence, any context)\n",
-                           format_bytes(kv.state_bytes), kv.shape.linear_layers,
-                           format_bytes(kv.state_bytes_per_sequence));
+        out += fmt::format(
+            "  of which {} is the fixed state of the {} recurrent layers (linear attention or Mamba-2; {} per sequence, any context)\n",
+            format_bytes(kv.state_bytes), kv.shape.linear_layers, format_bytes(kv.state_bytes_per_sequence));
       if (kv.shape.sparse_topk > 0)
         out += fmt::format("  (sparse attention: each token reads the indexer keys of the whole context but only {} selected entries)\n",
                            with_commas(kv.shape.sparse_topk));

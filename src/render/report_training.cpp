@@ -172,12 +172,12 @@ std::string header(const PreparedTraining& p, bool md, const Style& style, const
   std::string title = fmt::format("{}{} on {} x {} with {}", verdict, s.model.name, w.gpus, s.hardware->name, s.engine->id);
   if (w.lora_rank) title += fmt::format(" ({}LoRA rank {})", w.lora_base_quant.empty() ? "" : "Q", w.lora_rank);
   out += md ? "# Training " + title + "\n\n" : style.bold("Training " + title) + "\n";
-  out += fmt::format("parallelism: {} GPU{} = tp {} x pp {} x cp {} x dp {}; sharding {}", w.gpus, w.gpus == 1 ? "" : "s", w.tp, w.pp,
-                     w.cp, w.dp, sharding_text(w.sharding));
+  out += fmt::format("parallelism: {} GPU{} = tp {} x pp {} x cp {} x dp {}; sharding {}", w.gpus, w.gpus == 1 ? "" : "s", w.tp, w.pp, w.cp,
+                     w.dp, sharding_text(w.sharding));
   if (w.tp > 1) out += w.sequence_parallel ? "; sequence parallel" : "; no sequence parallelism";
   if (w.pp > 1)
     out += w.schedule == PipelineSchedule::kInterleaved ? fmt::format("; interleaved 1F1B, {} virtual stages", w.virtual_stages)
-                                                         : std::string("; 1F1B schedule");
+                                                        : std::string("; 1F1B schedule");
   out += "\n";
   out += fmt::format("batch: seq {} x micro-batch {} x dp {} x {} accumulation step{} = global batch {} ({} tokens per step)\n", w.seq,
                      w.micro_batch, w.dp, w.microbatches, w.microbatches == 1 ? "" : "s", w.global_batch,
@@ -213,7 +213,8 @@ nlohmann::json training_estimate_json(const PreparedTraining& p, const TrainingA
   out["step_time"] = time_json(a.time);
   out["factors"] = factors_json(p, a.factors);
   if (deepspeed)
-    out["deepspeed_estimator"] = {{"gpu_bytes", deepspeed->gpu_bytes}, {"cpu_bytes", deepspeed->cpu_bytes},
+    out["deepspeed_estimator"] = {{"gpu_bytes", deepspeed->gpu_bytes},
+                                  {"cpu_bytes", deepspeed->cpu_bytes},
                                   {"what", "model states only, no offload (estimate_zero2/zero3_model_states_mem_needs)"}};
   out["warnings"] = a.warnings;
   std::vector<std::string> notes = p.notes;
@@ -240,31 +241,30 @@ std::string render_training_estimate(const PreparedTraining& p, const TrainingAn
   out += a.memory.fits ? fmt::format("fits, {} headroom\n", format_bytes(a.memory.capacity_bytes - a.memory.total_bytes))
                        : style.bold(fmt::format("does not fit: {} over (optadvisor fit --goal training suggests changes)\n",
                                                 format_bytes(a.memory.total_bytes - a.memory.capacity_bytes)));
-  if (deepspeed)
-    out += fmt::format("DeepSpeed's own estimator (model states only): {} per GPU\n", format_bytes(deepspeed->gpu_bytes));
+  if (deepspeed) out += fmt::format("DeepSpeed's own estimator (model states only): {} per GPU\n", format_bytes(deepspeed->gpu_bytes));
 
   out += heading("Step");
   out += item("step time", format_seconds(a.time.step_time_s));
-  out += item("throughput", fmt::format("{} tokens/s per GPU, {} tokens/s in total", with_commas(a.tokens_per_s_per_gpu),
-                                        with_commas(a.tokens_per_s)));
-  out += item("MFU", fmt::format("{:.1f}% of {} {} (HFU {:.1f}%)", 100 * a.mfu, format_flops(f.peak_flops_per_s), f.compute_dtype,
-                                 100 * a.hfu));
+  out += item("throughput",
+              fmt::format("{} tokens/s per GPU, {} tokens/s in total", with_commas(a.tokens_per_s_per_gpu), with_commas(a.tokens_per_s)));
+  out += item("MFU",
+              fmt::format("{:.1f}% of {} {} (HFU {:.1f}%)", 100 * a.mfu, format_flops(f.peak_flops_per_s), f.compute_dtype, 100 * a.hfu));
   out += item("bound", a.explanation);
   out += "\n" + time_table(a.time, md);
 
   out += heading("How this was estimated");
-  out += item("GEMMs", fmt::format("{} {} peak x {:.3f} matmul ceiling x {:.2f} engine = {}", f.compute_dtype,
-                                   format_flops(f.peak_flops_per_s), f.matmul_ceiling, f.gemm_efficiency,
-                                   format_flops(f.achievable_gemm_flops_per_s)));
+  out += item("GEMMs",
+              fmt::format("{} {} peak x {:.3f} matmul ceiling x {:.2f} engine = {}", f.compute_dtype, format_flops(f.peak_flops_per_s),
+                          f.matmul_ceiling, f.gemm_efficiency, format_flops(f.achievable_gemm_flops_per_s)));
   out += item("attention", fmt::format("{:.0f}% of the 16-bit peak at {} tokens", 100 * f.attention_efficiency, s.workload.seq));
   out += item("memory", fmt::format("{} achievable for elementwise kernels", format_bandwidth(f.memory_bandwidth_bytes_per_s)));
   out += item("links", fmt::format("{} per direction in a node, {} per GPU between nodes", format_bandwidth(f.intra_node_bytes_per_s),
                                    format_bandwidth(f.inter_node_bytes_per_s)));
   const auto& calibrated = s.engine->calibrated_on;
-  out += item("source", calibrated.empty()
-                            ? fmt::format("{} efficiencies set by analogy; no published run fitted yet (docs/training.md)", s.engine->id)
-                            : fmt::format("{} efficiencies fitted on {} published runs (docs/training.md)", s.engine->id,
-                                          calibrated.size()));
+  out +=
+      item("source", calibrated.empty()
+                         ? fmt::format("{} efficiencies set by analogy; no published run fitted yet (docs/training.md)", s.engine->id)
+                         : fmt::format("{} efficiencies fitted on {} published runs (docs/training.md)", s.engine->id, calibrated.size()));
   if (!a.warnings.empty()) {
     out += heading("Warnings");
     for (const auto& w : a.warnings) out += (md ? "- " : "  ! ") + w + "\n";
@@ -306,15 +306,17 @@ std::string render_training_fit(const PreparedTraining& p, const TrainingAnalysi
   const TrainingMemory& m = a.memory;
   std::string out = header(p, md, style, m.fits ? "FITS: " : "DOES NOT FIT: ");
   out += "\n" + memory_table(m, p.scenario.workload, md) + (md ? "\n" : "");
-  if (m.fits) out += fmt::format("headroom: {}\n", format_bytes(m.capacity_bytes - m.total_bytes));
-  else out += fmt::format("over by: {}\n", format_bytes(m.total_bytes - m.capacity_bytes));
+  if (m.fits)
+    out += fmt::format("headroom: {}\n", format_bytes(m.capacity_bytes - m.total_bytes));
+  else
+    out += fmt::format("over by: {}\n", format_bytes(m.total_bytes - m.capacity_bytes));
   if (!m.fits) {
     if (changes.empty()) {
       out += "\nno change within reach makes it fit\n";
     } else if (changes.front().fits) {
-      out += fmt::format("\nsmallest change that fits: {} ({}): {} per GPU, {} tokens/s\n", changes.front().description,
-                         changes.front().kind, format_bytes(changes.front().memory_per_gpu_bytes),
-                         with_commas(changes.front().tokens_per_s));
+      out +=
+          fmt::format("\nsmallest change that fits: {} ({}): {} per GPU, {} tokens/s\n", changes.front().description, changes.front().kind,
+                      format_bytes(changes.front().memory_per_gpu_bytes), with_commas(changes.front().tokens_per_s));
       using A = Table::Align;
       Table t({"CHANGE", "KIND", "GB/GPU", "FITS", "TOKENS/S"}, {A::kLeft, A::kLeft, A::kRight, A::kLeft, A::kRight});
       for (const auto& c : changes)
@@ -323,8 +325,7 @@ std::string render_training_fit(const PreparedTraining& p, const TrainingAnalysi
       out += "\n" + (md ? t.to_markdown() : t.to_text());
     } else {
       out += "\nno change within reach makes it fit; the closest:\n";
-      for (const auto& c : changes)
-        out += fmt::format("  {}: {} per GPU\n", c.description, format_bytes(c.memory_per_gpu_bytes));
+      for (const auto& c : changes) out += fmt::format("  {}: {} per GPU\n", c.description, format_bytes(c.memory_per_gpu_bytes));
     }
   }
   for (const auto& w : a.warnings) out += "warning: " + w + "\n";

@@ -180,7 +180,8 @@ namespace {
 struct Plot {
   RooflineAxes axes;
   double left = 0, right = 0, bottom = 0, top = 0;
-  explicit Plot(RooflineAxes a) : axes(std::move(a)), left(axes.x.min_px), right(axes.x.max_px), bottom(axes.y.min_px), top(axes.y.max_px) {}
+  explicit Plot(RooflineAxes a)
+      : axes(std::move(a)), left(axes.x.min_px), right(axes.x.max_px), bottom(axes.y.min_px), top(axes.y.max_px) {}
   double X(double v) const { return std::clamp(axes.x.to_px(v), left, right); }
   double Y(double v) const { return std::clamp(axes.y.to_px(v), top, bottom); }
 };
@@ -212,18 +213,24 @@ std::string svg_grid(const Plot& plot) {
   svg += "<g class=\"grid\">\n";
   for (std::size_t i = 0; i + 1 < axes.x_ticks.size(); ++i)
     for (int k = 2; k <= 9; ++k)
-      svg += fmt::format(R"(<line x1="{x}" y1="{a}" x2="{x}" y2="{b}" stroke="{c}"/>)" "\n", fmt::arg("x", px(X(axes.x_ticks[i] * k))),
-                         fmt::arg("a", px(top)), fmt::arg("b", px(bottom)), fmt::arg("c", kMinorGridColor));
+      svg += fmt::format(R"(<line x1="{x}" y1="{a}" x2="{x}" y2="{b}" stroke="{c}"/>)"
+                         "\n",
+                         fmt::arg("x", px(X(axes.x_ticks[i] * k))), fmt::arg("a", px(top)), fmt::arg("b", px(bottom)),
+                         fmt::arg("c", kMinorGridColor));
   for (std::size_t i = 0; i + 1 < axes.y_ticks.size(); ++i)
     for (int k = 2; k <= 9; ++k)
-      svg += fmt::format(R"(<line x1="{a}" y1="{y}" x2="{b}" y2="{y}" stroke="{c}"/>)" "\n", fmt::arg("y", px(Y(axes.y_ticks[i] * k))),
-                         fmt::arg("a", px(left)), fmt::arg("b", px(right)), fmt::arg("c", kMinorGridColor));
+      svg += fmt::format(R"(<line x1="{a}" y1="{y}" x2="{b}" y2="{y}" stroke="{c}"/>)"
+                         "\n",
+                         fmt::arg("y", px(Y(axes.y_ticks[i] * k))), fmt::arg("a", px(left)), fmt::arg("b", px(right)),
+                         fmt::arg("c", kMinorGridColor));
   for (double t : axes.x_ticks)
-    svg += fmt::format(R"(<line x1="{x}" y1="{a}" x2="{x}" y2="{b}" stroke="{c}"/>)" "\n", fmt::arg("x", px(X(t))), fmt::arg("a", px(top)),
-                       fmt::arg("b", px(bottom)), fmt::arg("c", kGridColor));
+    svg += fmt::format(R"(<line x1="{x}" y1="{a}" x2="{x}" y2="{b}" stroke="{c}"/>)"
+                       "\n",
+                       fmt::arg("x", px(X(t))), fmt::arg("a", px(top)), fmt::arg("b", px(bottom)), fmt::arg("c", kGridColor));
   for (double t : axes.y_ticks)
-    svg += fmt::format(R"(<line x1="{a}" y1="{y}" x2="{b}" y2="{y}" stroke="{c}"/>)" "\n", fmt::arg("y", px(Y(t))), fmt::arg("a", px(left)),
-                       fmt::arg("b", px(right)), fmt::arg("c", kGridColor));
+    svg += fmt::format(R"(<line x1="{a}" y1="{y}" x2="{b}" y2="{y}" stroke="{c}"/>)"
+                       "\n",
+                       fmt::arg("y", px(Y(t))), fmt::arg("a", px(left)), fmt::arg("b", px(right)), fmt::arg("c", kGridColor));
   svg += "</g>\n";
   return svg;
 }
@@ -237,18 +244,25 @@ std::string svg_axes(const Plot& plot) {
   auto Y = [&](double v) { return plot.Y(v); };
   // Axes with labelled ticks.
   svg += "<g class=\"axes\" fill=\"#0f172a\">\n";
-  svg += fmt::format(R"(<rect x="{}" y="{}" width="{}" height="{}" fill="none" stroke="#94a3b8"/>)" "\n", px(left), px(top), px(right - left),
-                     px(bottom - top));
+  svg += fmt::format(R"(<rect x="{}" y="{}" width="{}" height="{}" fill="none" stroke="#94a3b8"/>)"
+                     "\n",
+                     px(left), px(top), px(right - left), px(bottom - top));
   for (double t : axes.x_ticks)
-    svg += fmt::format(R"(<text class="tick x" x="{}" y="{}" text-anchor="middle">{}</text>)" "\n", px(X(t)), px(bottom + 16),
-                       escape_markup(si_label(t, "")));
+    svg += fmt::format(R"(<text class="tick x" x="{}" y="{}" text-anchor="middle">{}</text>)"
+                       "\n",
+                       px(X(t)), px(bottom + 16), escape_markup(si_label(t, "")));
   for (double t : axes.y_ticks)
-    svg += fmt::format(R"(<text class="tick y" x="{}" y="{}" text-anchor="end">{}</text>)" "\n", px(left - 6), px(Y(t) + 4),
-                       escape_markup(si_label(t, "FLOP/s")));
-  svg += fmt::format(R"(<text class="axis-title" x="{}" y="{}" text-anchor="middle">arithmetic intensity (FLOP per byte of memory traffic, log scale)</text>)" "\n",
-                     px((left + right) / 2), px(bottom + 36));
-  svg += fmt::format(R"~(<text class="axis-title" transform="translate({} {}) rotate(-90)" text-anchor="middle">attainable FLOP/s per device (log scale)</text>)~" "\n",
-                     px(18), px((top + bottom) / 2));
+    svg += fmt::format(R"(<text class="tick y" x="{}" y="{}" text-anchor="end">{}</text>)"
+                       "\n",
+                       px(left - 6), px(Y(t) + 4), escape_markup(si_label(t, "FLOP/s")));
+  svg += fmt::format(
+      R"(<text class="axis-title" x="{}" y="{}" text-anchor="middle">arithmetic intensity (FLOP per byte of memory traffic, log scale)</text>)"
+      "\n",
+      px((left + right) / 2), px(bottom + 36));
+  svg += fmt::format(
+      R"~(<text class="axis-title" transform="translate({} {}) rotate(-90)" text-anchor="middle">attainable FLOP/s per device (log scale)</text>)~"
+      "\n",
+      px(18), px((top + bottom) / 2));
   svg += "</g>\n";
   return svg;
 }
@@ -264,50 +278,63 @@ std::string svg_roofs(const RooflineChart& c, const Plot& plot) {
   double top_peak = 0;
   for (const auto& r : c.roofs) top_peak = std::max(top_peak, r.flops_per_s);
   if (bw <= 0 || top_peak <= 0) {
-    svg += fmt::format(R"(<text x="{}" y="{}" text-anchor="middle">no peak rates known for this device</text>)" "\n", px((left + right) / 2),
-                       px((top + bottom) / 2));
+    svg += fmt::format(R"(<text x="{}" y="{}" text-anchor="middle">no peak rates known for this device</text>)"
+                       "\n",
+                       px((left + right) / 2), px((top + bottom) / 2));
   } else {
     // The bandwidth slope: from where it enters the plot to the highest ridge.
     const double x_start = std::max(axes.x.min_value, axes.y.min_value / bw);
     const double x_end = ridge_point_flop_per_byte(top_peak, bw);
     svg += "<g class=\"roofs\">\n";
-    svg += fmt::format(R"(<line class="bandwidth-slope" x1="{}" y1="{}" x2="{}" y2="{}" stroke="{}" stroke-width="2"/>)" "\n", px(X(x_start)),
-                       px(Y(bw * x_start)), px(X(x_end)), px(Y(top_peak)), kRoofColor);
+    svg += fmt::format(R"(<line class="bandwidth-slope" x1="{}" y1="{}" x2="{}" y2="{}" stroke="{}" stroke-width="2"/>)"
+                       "\n",
+                       px(X(x_start)), px(Y(bw * x_start)), px(X(x_end)), px(Y(top_peak)), kRoofColor);
     // Its label, along the slope where it is inside the plot.
     {
       const double xm = std::sqrt(x_start * x_end);
       const double angle = std::atan2(Y(top_peak) - Y(bw * x_start), X(x_end) - X(x_start)) * 180.0 / std::numbers::pi;
-      svg += fmt::format(R"~(<text class="bandwidth-label" transform="translate({} {}) rotate({:.1f})" text-anchor="middle" fill="{}">memory bandwidth {}</text>)~" "\n",
-                         px(X(xm) - 6), px(Y(bw * xm) - 6), angle, kRoofColor, escape_markup(si_label(bw, "B/s")));
+      svg += fmt::format(
+          R"~(<text class="bandwidth-label" transform="translate({} {}) rotate({:.1f})" text-anchor="middle" fill="{}">memory bandwidth {}</text>)~"
+          "\n",
+          px(X(xm) - 6), px(Y(bw * xm) - 6), angle, kRoofColor, escape_markup(si_label(bw, "B/s")));
     }
     std::vector<PlacedLabel> labels;
     for (std::size_t i = 0; i < c.roofs.size(); ++i) {
       const Roof& r = c.roofs[i];
       const double ridge = ridge_point_flop_per_byte(r.flops_per_s, bw);
-      svg += fmt::format(R"(<line class="roof" data-dtype="{}" x1="{}" y1="{y}" x2="{}" y2="{y}" stroke="{}" stroke-width="{}"/>)" "\n",
-                         escape_markup(r.label), px(X(ridge)), px(right), kRoofColor, r.used ? "2.5" : "1.2", fmt::arg("y", px(Y(r.flops_per_s))));
-      svg += fmt::format(R"(<circle class="ridge" cx="{}" cy="{}" r="3" fill="{}"><title>{} ridge point: {} FLOP/byte</title></circle>)" "\n",
+      svg += fmt::format(R"(<line class="roof" data-dtype="{}" x1="{}" y1="{y}" x2="{}" y2="{y}" stroke="{}" stroke-width="{}"/>)"
+                         "\n",
+                         escape_markup(r.label), px(X(ridge)), px(right), kRoofColor, r.used ? "2.5" : "1.2",
+                         fmt::arg("y", px(Y(r.flops_per_s))));
+      svg += fmt::format(R"(<circle class="ridge" cx="{}" cy="{}" r="3" fill="{}"><title>{} ridge point: {} FLOP/byte</title></circle>)"
+                         "\n",
                          px(X(ridge)), px(Y(r.flops_per_s)), kRoofColor, escape_markup(r.label), ridge_text(ridge));
       if (r.used)
-        svg += fmt::format(R"(<line class="ridge-guide" x1="{x}" y1="{}" x2="{x}" y2="{}" stroke="{}" stroke-dasharray="2 3"/>)" "\n", px(Y(r.flops_per_s)),
-                           px(bottom), kRoofColor, fmt::arg("x", px(X(ridge))));
+        svg += fmt::format(R"(<line class="ridge-guide" x1="{x}" y1="{}" x2="{x}" y2="{}" stroke="{}" stroke-dasharray="2 3"/>)"
+                           "\n",
+                           px(Y(r.flops_per_s)), px(bottom), kRoofColor, fmt::arg("x", px(X(ridge))));
       labels.push_back({Y(r.flops_per_s), 0, i});
     }
     for (const auto& pl : spread_labels(labels, 26)) {
       const Roof& r = c.roofs[pl.index];
-      svg += fmt::format(R"(<text class="roof-label" x="{}" y="{}" fill="{}"{}>{}</text>)" "\n", px(right + 6), px(pl.at_px + 4), kRoofColor,
-                         r.used ? R"( font-weight="bold")" : "", escape_markup(r.label));
-      svg += fmt::format(R"(<text class="ridge-label" x="{}" y="{}" fill="#64748b" font-size="11">{}, ridge {} FLOP/B</text>)" "\n", px(right + 6),
-                         px(pl.at_px + 17), escape_markup(si_label(r.flops_per_s, "FLOP/s")), ridge_text(ridge_point_flop_per_byte(r.flops_per_s, bw)));
+      svg += fmt::format(R"(<text class="roof-label" x="{}" y="{}" fill="{}"{}>{}</text>)"
+                         "\n",
+                         px(right + 6), px(pl.at_px + 4), kRoofColor, r.used ? R"( font-weight="bold")" : "", escape_markup(r.label));
+      svg += fmt::format(R"(<text class="ridge-label" x="{}" y="{}" fill="#64748b" font-size="11">{}, ridge {} FLOP/B</text>)"
+                         "\n",
+                         px(right + 6), px(pl.at_px + 17), escape_markup(si_label(r.flops_per_s, "FLOP/s")),
+                         ridge_text(ridge_point_flop_per_byte(r.flops_per_s, bw)));
     }
     // What the estimate could reach: the engine's efficiencies applied to the peaks.
     if (c.achievable_flops_per_s > 0 && c.achievable_bandwidth_bytes_per_s > 0) {
       const double abw = c.achievable_bandwidth_bytes_per_s;
       const double a_start = std::max(axes.x.min_value, axes.y.min_value / abw);
       const double a_ridge = ridge_point_flop_per_byte(c.achievable_flops_per_s, abw);
-      svg += fmt::format(R"(<polyline class="achievable" points="{},{} {},{} {},{}" fill="none" stroke="#64748b" stroke-width="1.5" stroke-dasharray="6 4"/>)" "\n",
-                         px(X(a_start)), px(Y(abw * a_start)), px(X(a_ridge)), px(Y(c.achievable_flops_per_s)), px(right),
-                         px(Y(c.achievable_flops_per_s)));
+      svg += fmt::format(
+          R"(<polyline class="achievable" points="{},{} {},{} {},{}" fill="none" stroke="#64748b" stroke-width="1.5" stroke-dasharray="6 4"/>)"
+          "\n",
+          px(X(a_start)), px(Y(abw * a_start)), px(X(a_ridge)), px(Y(c.achievable_flops_per_s)), px(right),
+          px(Y(c.achievable_flops_per_s)));
     }
     svg += "</g>\n";
   }
@@ -330,10 +357,12 @@ std::string svg_arrows(const RooflineChart& c, const Plot& plot) {
     if (length < 18) continue;  // the change is too small to draw
     const double ux = (x2 - x1) / length, uy = (y2 - y1) / length;
     const bool plan = q.series == PointSeries::kPlan;
-    svg += fmt::format(R"~(<line class="arrow" data-phase="{}" data-to="{}" x1="{}" y1="{}" x2="{}" y2="{}" stroke="{}" stroke-width="{}"{} marker-end="url(#rl-arrow-{})"/>)~" "\n",
-                       escape_markup(q.phase), series_id(q.series), px(x1 + 8 * ux), px(y1 + 8 * uy), px(x2 - 9 * ux), px(y2 - 9 * uy),
-                       phase_color(q.phase), plan ? "1.8" : "1", plan ? "" : R"( stroke-dasharray="4 3" opacity="0.7")",
-                       q.phase == "prefill" ? "prefill" : "decode");
+    svg += fmt::format(
+        R"~(<line class="arrow" data-phase="{}" data-to="{}" x1="{}" y1="{}" x2="{}" y2="{}" stroke="{}" stroke-width="{}"{} marker-end="url(#rl-arrow-{})"/>)~"
+        "\n",
+        escape_markup(q.phase), series_id(q.series), px(x1 + 8 * ux), px(y1 + 8 * uy), px(x2 - 9 * ux), px(y2 - 9 * uy),
+        phase_color(q.phase), plan ? "1.8" : "1", plan ? "" : R"( stroke-dasharray="4 3" opacity="0.7")",
+        q.phase == "prefill" ? "prefill" : "decode");
   }
   svg += "</g>\n";
   return svg;
@@ -354,7 +383,8 @@ std::string svg_points(const RooflineChart& c, const Plot& plot) {
     const std::array<std::pair<double, double>, 4> corners = {{{x + 7, y - 6}, {x + 7, y + 15}, {x - 7 - w, y - 6}, {x - 7 - w, y + 15}}};
     for (const auto& [tx, ty] : corners) {
       const Box b{tx, ty - hgt, tx + w, ty};
-      const bool clear = std::none_of(taken.begin(), taken.end(), [&](const Box& o) { return b.x0 < o.x1 && o.x0 < b.x1 && b.y0 < o.y1 && o.y0 < b.y1; });
+      const bool clear =
+          std::none_of(taken.begin(), taken.end(), [&](const Box& o) { return b.x0 < o.x1 && o.x0 < b.x1 && b.y0 < o.y1 && o.y0 < b.y1; });
       if (clear) {
         taken.push_back(b);
         return std::pair<double, double>{tx, ty};
@@ -366,11 +396,12 @@ std::string svg_points(const RooflineChart& c, const Plot& plot) {
   for (const auto& p : c.points) {
     if (!(p.flop_per_byte > 0) || !(p.flops_per_s > 0)) continue;
     const double x = X(p.flop_per_byte), y = Y(p.flops_per_s);
-    svg += fmt::format(R"(<g class="point" data-phase="{}" data-series="{}"><title>{}</title>{})", escape_markup(p.phase), series_id(p.series),
-                       escape_markup(p.title), marker_shape(p, x, y));
+    svg += fmt::format(R"(<g class="point" data-phase="{}" data-series="{}"><title>{}</title>{})", escape_markup(p.phase),
+                       series_id(p.series), escape_markup(p.title), marker_shape(p, x, y));
     if (!p.tag.empty()) {
       const auto [tx, ty] = place_tag(x, y, p.tag);
-      svg += fmt::format(R"(<text x="{}" y="{}" font-size="11" fill="{}">{}</text>)", px(tx), px(ty), phase_color(p.phase), escape_markup(p.tag));
+      svg += fmt::format(R"(<text x="{}" y="{}" font-size="11" fill="{}">{}</text>)", px(tx), px(ty), phase_color(p.phase),
+                         escape_markup(p.tag));
     }
     svg += "</g>\n";
   }
@@ -419,14 +450,17 @@ std::string svg_legend(const RooflineChart& c, const RooflineLayout& l, const Pl
     else if (k == "recommendation")
       glyph = fmt::format(R"(<circle cx="{}" cy="{}" r="4" fill="#ffffff" stroke="#475569" stroke-width="1.8"/>)", px(sx), px(cy));
     else if (k == "roof")
-      glyph = fmt::format(R"(<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{}" stroke-width="1.2"/>)", px(sx - 9), px(cy), px(sx + 9), px(cy), kRoofColor);
+      glyph = fmt::format(R"(<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{}" stroke-width="1.2"/>)", px(sx - 9), px(cy), px(sx + 9),
+                          px(cy), kRoofColor);
     else if (k == "used")
-      glyph = fmt::format(R"(<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{}" stroke-width="3"/>)", px(sx - 9), px(cy), px(sx + 9), px(cy), kRoofColor);
+      glyph = fmt::format(R"(<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{}" stroke-width="3"/>)", px(sx - 9), px(cy), px(sx + 9), px(cy),
+                          kRoofColor);
     else
-      glyph = fmt::format(R"(<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="#64748b" stroke-width="1.5" stroke-dasharray="6 4"/>)", px(sx - 9), px(cy),
-                          px(sx + 9), px(cy));
-    svg += fmt::format(R"(<g class="legend-entry" data-kind="{}">{}<text x="{}" y="{}">{}</text></g>)" "\n", k, glyph, px(sx + 16), px(cy + 4),
-                       escape_markup(entries[i].text));
+      glyph = fmt::format(R"(<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="#64748b" stroke-width="1.5" stroke-dasharray="6 4"/>)",
+                          px(sx - 9), px(cy), px(sx + 9), px(cy));
+    svg += fmt::format(R"(<g class="legend-entry" data-kind="{}">{}<text x="{}" y="{}">{}</text></g>)"
+                       "\n",
+                       k, glyph, px(sx + 16), px(cy + 4), escape_markup(entries[i].text));
     sx += width;
   }
   svg += "</g>\n";

@@ -44,18 +44,21 @@ std::string panel(const std::vector<ServingSeries>& series, bool tpot, double sl
   std::string out = fmt::format("<text x=\"{}\" y=\"{}\" font-weight=\"600\">{} (ms, mean) vs output tokens/s per GPU</text>\n", left,
                                 y0 + 20, tpot ? "TPOT" : "TTFT");
   for (double v = 0; v <= y.max + 1e-9; v += y.step)
-    out += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#e2e8f0\"/><text x=\"{:.1f}\" y=\"{:.1f}\" "
-                       "text-anchor=\"end\" fill=\"#475569\">{:g}</text>\n",
-                       left, py(v), right, py(v), left - 6, py(v) + 4, v);
+    out += fmt::format(
+        "<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#e2e8f0\"/><text x=\"{:.1f}\" y=\"{:.1f}\" "
+        "text-anchor=\"end\" fill=\"#475569\">{:g}</text>\n",
+        left, py(v), right, py(v), left - 6, py(v) + 4, v);
   for (double v = 0; v <= x.max + 1e-9; v += x.step)
     out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\" fill=\"#475569\">{:g}</text>\n", px(v), bottom + 16, v);
-  out += fmt::format("<line x1=\"{0}\" y1=\"{1:.1f}\" x2=\"{2}\" y2=\"{1:.1f}\" stroke=\"#334155\"/>"
-                     "<line x1=\"{0}\" y1=\"{3:.1f}\" x2=\"{0}\" y2=\"{1:.1f}\" stroke=\"#334155\"/>\n",
-                     left, bottom, right, top);
+  out += fmt::format(
+      "<line x1=\"{0}\" y1=\"{1:.1f}\" x2=\"{2}\" y2=\"{1:.1f}\" stroke=\"#334155\"/>"
+      "<line x1=\"{0}\" y1=\"{3:.1f}\" x2=\"{0}\" y2=\"{1:.1f}\" stroke=\"#334155\"/>\n",
+      left, bottom, right, top);
   if (slo_s > 0)
-    out += fmt::format("<line class=\"slo\" x1=\"{0}\" y1=\"{1:.1f}\" x2=\"{2}\" y2=\"{1:.1f}\" stroke=\"#dc2626\" stroke-dasharray=\"6 4\"/>"
-                       "<text x=\"{3}\" y=\"{4:.1f}\" text-anchor=\"end\" fill=\"#dc2626\">SLO {5:g} ms</text>\n",
-                       left, py(slo_s * 1e3), right, right - 4, py(slo_s * 1e3) - 4, slo_s * 1e3);
+    out += fmt::format(
+        "<line class=\"slo\" x1=\"{0}\" y1=\"{1:.1f}\" x2=\"{2}\" y2=\"{1:.1f}\" stroke=\"#dc2626\" stroke-dasharray=\"6 4\"/>"
+        "<text x=\"{3}\" y=\"{4:.1f}\" text-anchor=\"end\" fill=\"#dc2626\">SLO {5:g} ms</text>\n",
+        left, py(slo_s * 1e3), right, right - 4, py(slo_s * 1e3) - 4, slo_s * 1e3);
   for (std::size_t k = 0; k < series.size(); ++k) {
     const ServingSeries& s = series[k];
     const char* color = kColors[k % 4];
@@ -65,12 +68,14 @@ std::string panel(const std::vector<ServingSeries>& series, bool tpot, double sl
       if (!p.fits) continue;
       const double cx = px(p.output_tokens_per_s_per_gpu), cy = py((tpot ? p.tpot_s.mean : p.ttft_s.mean) * 1e3);
       line += fmt::format("{}{:.1f},{:.1f}", line.empty() ? "" : " ", cx, cy);
-      out += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3.5\" fill=\"{}\"><title>{}: {} -> {:.0f} tok/s/GPU</title></circle>"
-                         "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"10\" fill=\"#475569\">{}</text>\n",
-                         cx, cy, color, escape_markup(s.label), escape_markup(s.loads[i]), p.output_tokens_per_s_per_gpu, cx + 5, cy - 5,
-                         escape_markup(s.loads[i]));
+      out += fmt::format(
+          "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3.5\" fill=\"{}\"><title>{}: {} -> {:.0f} tok/s/GPU</title></circle>"
+          "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"10\" fill=\"#475569\">{}</text>\n",
+          cx, cy, color, escape_markup(s.label), escape_markup(s.loads[i]), p.output_tokens_per_s_per_gpu, cx + 5, cy - 5,
+          escape_markup(s.loads[i]));
       if (i == s.knee)
-        out += fmt::format("<circle class=\"knee\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"8\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"/>\n", cx, cy, color);
+        out += fmt::format("<circle class=\"knee\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"8\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"/>\n",
+                           cx, cy, color);
     }
     out += fmt::format("<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"/>\n", line, color);
   }
@@ -95,8 +100,9 @@ std::string render_serving_svg(const std::vector<ServingSeries>& series, double 
   out += panel(series, false, slo_ttft_s, kPanel, x);
   for (std::size_t k = 0; k < series.size(); ++k) {
     const double y = 2 * kPanel + 16 + 24.0 * static_cast<double>(k);
-    out += fmt::format("<rect x=\"{}\" y=\"{:.1f}\" width=\"14\" height=\"4\" fill=\"{}\"/><text x=\"{}\" y=\"{:.1f}\">{} (ring: the knee)</text>\n",
-                       kLeft, y - 4, kColors[k % 4], kLeft + 20, y, escape_markup(series[k].label));
+    out += fmt::format(
+        "<rect x=\"{}\" y=\"{:.1f}\" width=\"14\" height=\"4\" fill=\"{}\"/><text x=\"{}\" y=\"{:.1f}\">{} (ring: the knee)</text>\n",
+        kLeft, y - 4, kColors[k % 4], kLeft + 20, y, escape_markup(series[k].label));
   }
   return out + "</svg>\n";
 }

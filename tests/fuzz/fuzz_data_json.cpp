@@ -30,7 +30,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       }
       if (std::string_view(schema) == "engine") (void)optadvisor::engine_from_json(json, problems);
     }
-  } catch (const optadvisor::Error&) {
-  }
+  } catch (const optadvisor::Error&) {}
   return 0;
 }

@@ -11,9 +11,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const optadvisor::Catalog catalog = optadvisor::Catalog::load({});
   try {
-    (void)optadvisor::parse_gguf_model(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz.gguf",
-                                       catalog.quant());
-  } catch (const optadvisor::Error&) {
-  }
+    (void)optadvisor::parse_gguf_model(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz.gguf", catalog.quant());
+  } catch (const optadvisor::Error&) {}
   return 0;
 }

@@ -16,7 +16,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     (void)optadvisor::parameter_count(spec);
     (void)optadvisor::active_parameter_count(spec);
     (void)optadvisor::kv_cache_elements(spec, 4096, 2);
-  } catch (const optadvisor::Error&) {
-  }
+  } catch (const optadvisor::Error&) {}
   return 0;
 }

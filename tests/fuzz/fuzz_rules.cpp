@@ -33,7 +33,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     documents.emplace_back("overlay/rules/fuzz.json", json);
     problems.clear();
     (void)optadvisor::RuleBook::parse(documents, catalog(), problems);
-  } catch (const optadvisor::Error&) {
-  }
+  } catch (const optadvisor::Error&) {}
   return 0;
 }

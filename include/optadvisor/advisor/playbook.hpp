@@ -82,7 +82,7 @@ struct Recommendation {
   std::vector<std::string> prerequisites;  ///< what it needs (all met here)
   std::vector<std::string> notes;          ///< what the transform chose
   std::vector<UsedAssumption> assumptions;
-  std::string how_engine;                  ///< the engine the how-to is for
+  std::string how_engine;  ///< the engine the how-to is for
   std::string how;
   Evaluation after;
   double gain = 1;  ///< improvement factor (> 1 is better): see gain_basis
@@ -104,7 +104,7 @@ struct Unquantified {
 /// `rule` points into the RuleBook; the RuleBook must outlive it.
 struct NotApplicable {
   const Rule* rule = nullptr;
-  std::string stage;   ///< "goal", "prerequisite", "trigger", "transform", "does not fit", "no gain"
+  std::string stage;  ///< "goal", "prerequisite", "trigger", "transform", "does not fit", "no gain"
   std::string reason;
 };
 
@@ -113,9 +113,9 @@ struct PlanStep {
   const Rule* rule = nullptr;
   Evaluation result;
   double step_gain = 1;
-  double cumulative_gain = 1;  ///< over the baseline (infinite when the baseline does not run)
-  double gain_over_first = 1;  ///< over the first step that runs (the baseline's gain when the baseline runs)
-  int first_running_step = 0;  ///< 1-based step that made a baseline that does not fit run; 0 when the baseline runs
+  double cumulative_gain = 1;         ///< over the baseline (infinite when the baseline does not run)
+  double gain_over_first = 1;         ///< over the first step that runs (the baseline's gain when the baseline runs)
+  int first_running_step = 0;         ///< 1-based step that made a baseline that does not fit run; 0 when the baseline runs
   std::string gain_basis = "metric";  ///< of step_gain, as Recommendation::gain_basis
   std::vector<std::string> notes;
 };
@@ -127,10 +127,10 @@ struct PlanSkip {
 };
 
 struct Diagnosis {
-  std::string phase;        ///< "decode", "prefill", "memory"
-  std::string bound;        ///< compute, memory-bandwidth, memory-capacity, overhead, interconnect, none
-  std::string explanation;  ///< the analysis's sentence for that phase
-  bool thermal = false;     ///< the device throttles under sustained load (phones)
+  std::string phase;                                  ///< "decode", "prefill", "memory"
+  std::string bound;                                  ///< compute, memory-bandwidth, memory-capacity, overhead, interconnect, none
+  std::string explanation;                            ///< the analysis's sentence for that phase
+  bool thermal = false;                               ///< the device throttles under sustained load (phones)
   nlohmann::json figures = nlohmann::json::object();  ///< numbers in base units
 };
 
@@ -165,7 +165,7 @@ struct Advice {
   std::vector<NotApplicable> not_applicable;
   std::vector<PlanStep> plan;
   std::vector<PlanSkip> plan_skipped;
-  std::vector<std::string> notes;          ///< defaults the advisor chose
+  std::vector<std::string> notes;                   ///< defaults the advisor chose
   std::map<std::string, double> assumption_values;  ///< every assumption, overrides applied
 };
 

@@ -49,12 +49,12 @@ using Facts = std::map<std::string, nlohmann::json>;
 /// A comparison of one fact with a value, or `any` of several conditions.
 struct Condition {
   std::string fact;
-  std::string op;       ///< equals, not_equals, in, not_in, contains, not_contains, gt, ge, lt, le
+  std::string op;  ///< equals, not_equals, in, not_in, contains, not_contains, gt, ge, lt, le
   nlohmann::json value;
   std::vector<Condition> any;  ///< non-empty: holds when one of these holds
-  std::string text;     ///< the requirement as a statement ("FP8 tensor cores")
-  std::string reason;   ///< why not, when it does not hold (a template: "{hardware.name} has none")
-  std::string because;  ///< why the rule applies, when it holds (a template)
+  std::string text;            ///< the requirement as a statement ("FP8 tensor cores")
+  std::string reason;          ///< why not, when it does not hold (a template: "{hardware.name} has none")
+  std::string because;         ///< why the rule applies, when it holds (a template)
 
   /// Evaluates against `facts`; a fact missing from the map never holds.
   bool holds(const Facts& facts) const;
@@ -69,10 +69,10 @@ struct Assumption {
   double max = 0;
   std::string unit;
   std::string description;
-  std::string derivation;            ///< how the value follows from the sources
-  std::vector<std::string> effects;  ///< rows of bench/data/effects.csv
+  std::string derivation;                            ///< how the value follows from the sources
+  std::vector<std::string> effects;                  ///< rows of bench/data/effects.csv
   nlohmann::json sources = nlohmann::json::array();  ///< [{title, url, read}]
-  std::string origin;                ///< file it came from
+  std::string origin;                                ///< file it came from
 };
 
 /// One step of a rule's transform: a named function (transforms.hpp) and its
@@ -85,17 +85,17 @@ struct TransformStep {
 struct Rule {
   std::string id;
   std::string title;
-  std::string summary;              ///< one paragraph: what the technique does
+  std::string summary;  ///< one paragraph: what the technique does
   std::vector<Goal> goals;
-  std::vector<Condition> when;      ///< triggers: the facts that make it worth doing here
-  std::vector<Condition> requires_; ///< prerequisites: hardware, engine, model
+  std::vector<Condition> when;           ///< triggers: the facts that make it worth doing here
+  std::vector<Condition> requires_;      ///< prerequisites: hardware, engine, model
   std::vector<TransformStep> transform;  ///< empty: the effect is not quantified
-  std::string not_quantified;       ///< why the model does not compute its effect
-  std::string effort;               ///< "low", "medium", "high"
+  std::string not_quantified;            ///< why the model does not compute its effect
+  std::string effort;                    ///< "low", "medium", "high"
   /// What the change does to the output: "lossless", "near-lossless", "lossy", or
   /// "different-model" (another model: an alternative, never ranked).
   std::string quality;
-  std::string risk_level;           ///< "low", "medium", "high"
+  std::string risk_level;  ///< "low", "medium", "high"
   std::string risk;
   std::map<std::string, std::string> how;  ///< by engine id ("vllm", "llama.cpp", ...) or "*"
   nlohmann::json sources = nlohmann::json::array();
@@ -117,8 +117,8 @@ struct Rule {
 struct AdvisorDefaults {
   std::map<std::string, std::string> models;        ///< device class -> model preset
   std::map<std::string, nlohmann::json> workloads;  ///< goal -> {batch, prompt_tokens, gen_tokens, context_tokens}
-  int plan_steps = 4;      ///< recommendations the stacked plan tries
-  double min_gain = 1.01;  ///< below this a change is "no gain"
+  int plan_steps = 4;                               ///< recommendations the stacked plan tries
+  double min_gain = 1.01;                           ///< below this a change is "no gain"
 };
 
 class RuleBook {

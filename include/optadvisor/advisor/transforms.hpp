@@ -56,10 +56,10 @@ struct TransformInput {
 };
 
 struct TransformResult {
-  std::optional<ScenarioRequest> request;  ///< empty (and no training_request): the transform does not apply here
+  std::optional<ScenarioRequest> request;           ///< empty (and no training_request): the transform does not apply here
   std::optional<TrainingRequest> training_request;  ///< the changed training request (training transforms)
-  std::string not_applicable;              ///< why, when request is empty
-  std::vector<std::string> notes;          ///< what it chose ("draft model: llama-3.2-1b")
+  std::string not_applicable;                       ///< why, when request is empty
+  std::vector<std::string> notes;                   ///< what it chose ("draft model: llama-3.2-1b")
 };
 
 /// Applies one step. Parameters must be resolved: "@id" replaced by the
@@ -75,6 +75,5 @@ double expected_accepted_tokens(double rate, uint32_t drafts);
 /// The precision class of a weight format for switch_engine: "4" (up to 7
 /// bits per weight, 16-bit embeddings included), "8" (up to 11), else "16".
 std::string precision_class(double bits_per_weight);
-
 
 }  // namespace optadvisor

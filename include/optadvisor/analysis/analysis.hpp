@@ -20,32 +20,32 @@ struct MemoryBreakdown {
   double activation_bytes = 0;  ///< activation / compute buffers per device
   double overhead_bytes = 0;    ///< runtime context and engine reservations per device
   double total_bytes = 0;
-  double capacity_bytes = 0;    ///< usable by the program per device
-  double reserved_bytes = 0;    ///< what the engine claims up front (vLLM), else total
-  double limit_bytes = 0;       ///< what the engine may use: capacity, or capacity x its reserve fraction
+  double capacity_bytes = 0;  ///< usable by the program per device
+  double reserved_bytes = 0;  ///< what the engine claims up front (vLLM), else total
+  double limit_bytes = 0;     ///< what the engine may use: capacity, or capacity x its reserve fraction
   bool fits = false;
-  double kv_bytes_per_token = 0;   ///< per sequence, all layers, at the window-capped full context average
-  uint64_t max_batch = 0;          ///< sequences of this context that fit
-  uint64_t max_context = 0;        ///< tokens per sequence that fit at this batch
-  uint64_t offloaded_layers = 0;   ///< llama.cpp layers kept in host memory
-  double offloaded_bytes = 0;      ///< weights of those layers, per device
+  double kv_bytes_per_token = 0;  ///< per sequence, all layers, at the window-capped full context average
+  uint64_t max_batch = 0;         ///< sequences of this context that fit
+  uint64_t max_context = 0;       ///< tokens per sequence that fit at this batch
+  uint64_t offloaded_layers = 0;  ///< llama.cpp layers kept in host memory
+  double offloaded_bytes = 0;     ///< weights of those layers, per device
   uint64_t total_layers = 0;
 };
 
 /// The cost of one phase, split so the binding resource is visible.
 struct PhaseEstimate {
-  double time_s = 0;             ///< wall time of the phase (prefill: TTFT; decode: per token)
-  double tokens_per_s = 0;       ///< aggregate over the batch
+  double time_s = 0;        ///< wall time of the phase (prefill: TTFT; decode: per token)
+  double tokens_per_s = 0;  ///< aggregate over the batch
   double tokens_per_s_per_sequence = 0;
-  double flops = 0;              ///< per phase (prefill) or per step (decode)
-  double bytes = 0;              ///< memory traffic, same basis
+  double flops = 0;  ///< per phase (prefill) or per step (decode)
+  double bytes = 0;  ///< memory traffic, same basis
   double compute_time_s = 0;
   double attention_compute_time_s = 0;  ///< the attention part of compute_time_s
   double weights_time_s = 0;
   double kv_time_s = 0;
   double overhead_time_s = 0;
   double interconnect_time_s = 0;
-  double offload_time_s = 0;     ///< reading host-resident layers
+  double offload_time_s = 0;  ///< reading host-resident layers
   /// The part of each component the phase's time shows: of a weight read and its matrix math (or a
   /// KV read and its attention math), which overlap, only the longer; overhead and interconnect
   /// in full. They sum to time_s, so shares of them describe the phase's time.
@@ -56,7 +56,7 @@ struct PhaseEstimate {
   double arithmetic_intensity = 0;  ///< FLOP per byte
   double ridge_point = 0;           ///< achievable FLOP/s over achievable bytes/s
   Bound bound = Bound::kNone;
-  std::string explanation;       ///< "memory-bandwidth bound: weight reads are 94% of step time; ..."
+  std::string explanation;  ///< "memory-bandwidth bound: weight reads are 94% of step time; ..."
   /// FLOP/s the phase achieves (its FLOPs over its time; a roofline chart's y), 0 without time.
   double achieved_flops_per_s() const { return time_s > 0 ? flops / time_s : 0; }
 };
@@ -80,8 +80,8 @@ struct Factors {
 struct Analysis {
   MemoryBreakdown memory;
   PhaseEstimate prefill;
-  PhaseEstimate decode;          ///< averaged over the generated tokens
-  uint64_t batch = 1;            ///< sequences the estimate ran (the resolved --batch)
+  PhaseEstimate decode;  ///< averaged over the generated tokens
+  uint64_t batch = 1;    ///< sequences the estimate ran (the resolved --batch)
   bool has_throughput = false;
   uint64_t throughput_batch = 0;
   double output_tokens_per_s = 0;  ///< serving: batch x gen / (prefill + decode time)
@@ -90,7 +90,7 @@ struct Analysis {
   /// Tokens the batch produces per second over a request's whole cycle: batch x gen (batch x
   /// prompt when nothing is generated) / request_latency_s. Defined at batch 1 too.
   double serving_tokens_per_s = 0;
-  double sustained_factor = 1.0;   ///< thermal: sustained / burst (phones)
+  double sustained_factor = 1.0;  ///< thermal: sustained / burst (phones)
   Factors factors;
   std::vector<std::string> warnings;
   std::vector<std::string> assumptions;

@@ -16,30 +16,30 @@
 namespace optadvisor {
 
 struct ScenarioRequest {
-  std::string hardware;         ///< a profile id or name
+  std::string hardware;  ///< a profile id or name
   /// How the command line found `hardware` when the user said --hw auto
   /// ("detected: ..."); printed as a note. Empty when the user named the device.
   std::string hardware_detected;
-  std::string memory;           ///< --memory "64GB" (GB, GiB, TB, TiB): one of the sizes the device is sold in; "" = the profile's
-  std::string link;             ///< --link: "" = the device's default, "pcie", or "nvlink" (where it has the connector)
+  std::string memory;  ///< --memory "64GB" (GB, GiB, TB, TiB): one of the sizes the device is sold in; "" = the profile's
+  std::string link;    ///< --link: "" = the device's default, "pcie", or "nvlink" (where it has the connector)
   ModelRequest model;
-  std::string quant;            ///< "" = the engine's default, or the GGUF file's own type
-  std::string engine;           ///< "" = the device class default
+  std::string quant;   ///< "" = the engine's default, or the GGUF file's own type
+  std::string engine;  ///< "" = the device class default
   // The workload: unset means the user left it out (the advisor then takes its goal's
   // default); the *_or_default() accessors below hold the defaults, the one place they are stated.
-  std::optional<std::string> batch;      ///< a number or "max"; unset = 1
-  std::optional<int64_t> prompt_tokens;  ///< unset = 512
-  std::optional<int64_t> gen_tokens;     ///< unset = 128
-  std::optional<int64_t> context_tokens; ///< unset or 0 = prompt + gen
-  std::string kv_dtype;         ///< "" = f16 (or the engine's first)
-  int64_t gpus = 0;             ///< 0 = tp x pp
+  std::optional<std::string> batch;       ///< a number or "max"; unset = 1
+  std::optional<int64_t> prompt_tokens;   ///< unset = 512
+  std::optional<int64_t> gen_tokens;      ///< unset = 128
+  std::optional<int64_t> context_tokens;  ///< unset or 0 = prompt + gen
+  std::string kv_dtype;                   ///< "" = f16 (or the engine's first)
+  int64_t gpus = 0;                       ///< 0 = tp x pp
   int64_t tp = 1;
   int64_t pp = 1;
   std::optional<bool> flash_attention;
   std::optional<bool> graphs;
   std::optional<double> host_bandwidth_bytes_per_s;
-  std::string host;             ///< --host: a cpu-class profile whose memory offloaded layers use; "" = the engine's default
-  int64_t ubatch_tokens = 0;    ///< 0 = the engine's (llama.cpp -ub, vLLM max_num_batched_tokens)
+  std::string host;           ///< --host: a cpu-class profile whose memory offloaded layers use; "" = the engine's default
+  int64_t ubatch_tokens = 0;  ///< 0 = the engine's (llama.cpp -ub, vLLM max_num_batched_tokens)
   // Serving techniques the advisor's transforms switch on (see Workload).
   Speculation speculation;
   double prefix_cached_fraction = 0;
@@ -71,7 +71,7 @@ struct PreparedScenario {
   WeightsBreakdown weights;
   const QuantFormat* quant = nullptr;
   Resolution hardware_how;
-  std::vector<std::string> notes;  ///< defaults chosen and why
+  std::vector<std::string> notes;            ///< defaults chosen and why
   const Calibration* calibration = nullptr;  ///< the user's calibration now in scenario.engine.backend, if any
 };
 
@@ -116,8 +116,7 @@ void check_layout(const ModelSpec& model, const HardwareProfile& hw, const Engin
 
 /// The host-memory bandwidth offloaded layers run at: the user's figure, else
 /// the engine's own where it keeps layers in host memory on a discrete device.
-std::optional<double> host_bandwidth_for(const HardwareProfile& hw, const EngineProfile& engine,
-                                         const std::optional<double>& requested);
+std::optional<double> host_bandwidth_for(const HardwareProfile& hw, const EngineProfile& engine, const std::optional<double>& requested);
 
 /// The notes the device adds about the KV cache dtype (FP8 KV without native FP8).
 std::vector<std::string> kv_dtype_notes(const HardwareProfile& hw, const std::string& kv_dtype);

@@ -18,15 +18,15 @@ namespace optadvisor {
 /// The weight sizes analyze() needs, from the per-tensor quantization.
 struct WeightsSummary {
   std::string quant_id;
-  double total_bytes = 0;               ///< every weight tensor as stored
-  double token_embedding_bytes = 0;     ///< token_embd (decode reads only the rows it needs, unless tied)
-  bool tied_embeddings = false;         ///< the output head reads token_embd in full every step
-  double routed_expert_bytes = 0;       ///< all routed experts of all MoE layers
-  double per_layer_bytes = 0;           ///< average bytes of one block (for layer offload and pipeline split)
-  double params = 0;                    ///< parameters (elements) in the tensors
-  double active_params = 0;             ///< parameters touched per token (MoE: routed subset)
-  double bits_per_weight = 0;           ///< 8 x total_bytes / params
-  bool quantized = false;               ///< most weight bytes are in a sub-16-bit storage type
+  double total_bytes = 0;            ///< every weight tensor as stored
+  double token_embedding_bytes = 0;  ///< token_embd (decode reads only the rows it needs, unless tied)
+  bool tied_embeddings = false;      ///< the output head reads token_embd in full every step
+  double routed_expert_bytes = 0;    ///< all routed experts of all MoE layers
+  double per_layer_bytes = 0;        ///< average bytes of one block (for layer offload and pipeline split)
+  double params = 0;                 ///< parameters (elements) in the tensors
+  double active_params = 0;          ///< parameters touched per token (MoE: routed subset)
+  double bits_per_weight = 0;        ///< 8 x total_bytes / params
+  bool quantized = false;            ///< most weight bytes are in a sub-16-bit storage type
   /// Data type the matrix units run on for this format when the device has
   /// native_capability ("fp8", "fp4"; formats.json native_compute), "" for weight-only formats.
   std::string native_compute_dtype;
@@ -37,38 +37,38 @@ struct WeightsSummary {
 /// tokens at once and keeps `accepted_tokens` of them on average (the
 /// acceptance length, counting the token the target adds itself).
 struct Speculation {
-  std::string method;              ///< "eagle", "medusa", "draft-model", "ngram"; "" = off
-  double accepted_tokens = 1.0;    ///< mean tokens produced per target step, >= 1
-  uint32_t draft_tokens = 0;       ///< tokens proposed and verified per step (0 = off)
-  double draft_overhead = 0;       ///< drafting cost per step, as a fraction of one plain decode step
-  double draft_memory_bytes = 0;   ///< weights and cache the drafter holds, whole model (divided like the target's)
+  std::string method;             ///< "eagle", "medusa", "draft-model", "ngram"; "" = off
+  double accepted_tokens = 1.0;   ///< mean tokens produced per target step, >= 1
+  uint32_t draft_tokens = 0;      ///< tokens proposed and verified per step (0 = off)
+  double draft_overhead = 0;      ///< drafting cost per step, as a fraction of one plain decode step
+  double draft_memory_bytes = 0;  ///< weights and cache the drafter holds, whole model (divided like the target's)
   bool enabled() const { return draft_tokens > 0; }
 };
 
 /// What the user asked to run.
 struct Workload {
-  uint64_t batch = 1;                ///< concurrent sequences
-  bool batch_max = false;            ///< as many sequences as fit
-  uint64_t prompt_tokens = 512;      ///< tokens prefilled per sequence
-  uint64_t gen_tokens = 128;         ///< tokens generated per sequence
-  uint64_t context_tokens = 0;       ///< KV reservation per sequence; 0 = prompt + gen
+  uint64_t batch = 1;            ///< concurrent sequences
+  bool batch_max = false;        ///< as many sequences as fit
+  uint64_t prompt_tokens = 512;  ///< tokens prefilled per sequence
+  uint64_t gen_tokens = 128;     ///< tokens generated per sequence
+  uint64_t context_tokens = 0;   ///< KV reservation per sequence; 0 = prompt + gen
   std::string kv_dtype = "f16";
-  double kv_bytes_per_element = 2.0; ///< from the quant data for kv_dtype
+  double kv_bytes_per_element = 2.0;  ///< from the quant data for kv_dtype
   uint32_t gpus = 1;
-  uint32_t tp = 1;                   ///< tensor parallel degree
-  uint32_t pp = 1;                   ///< pipeline / layer-split degree
-  std::optional<bool> flash_attention;  ///< unset: the engine's default
-  std::optional<bool> graphs;           ///< unset: the backend's default
+  uint32_t tp = 1;                                   ///< tensor parallel degree
+  uint32_t pp = 1;                                   ///< pipeline / layer-split degree
+  std::optional<bool> flash_attention;               ///< unset: the engine's default
+  std::optional<bool> graphs;                        ///< unset: the backend's default
   std::optional<double> host_bandwidth_bytes_per_s;  ///< system RAM for offloaded layers
-  std::string host_id;               ///< the cpu-class profile host_bandwidth_bytes_per_s came from (--host); "" when none
-  uint64_t ubatch_tokens = 0;        ///< tokens per forward pass in prefill (llama.cpp -ub); 0 = the engine's
-  Speculation speculation;           ///< off unless draft_tokens > 0
-  double prefix_cached_fraction = 0; ///< share of each prompt already in the prefix cache (a shared system prompt)
-  std::string attention_kernel;      ///< "" = the engine's; "fa2", "fa3" when chosen explicitly
-  double attention_speedup = 1.0;    ///< attention kernels' rate relative to the engine's calibrated one
-  std::optional<double> usable_memory_fraction;  ///< overrides the device's (a raised macOS wired limit)
-  bool entitled_memory_limit = false;  ///< phones: the increased-memory-limit entitlement applies
-  bool weights_mmap = false;         ///< phones: weights mapped read-only from the file, outside the app's footprint
+  std::string host_id;                               ///< the cpu-class profile host_bandwidth_bytes_per_s came from (--host); "" when none
+  uint64_t ubatch_tokens = 0;                        ///< tokens per forward pass in prefill (llama.cpp -ub); 0 = the engine's
+  Speculation speculation;                           ///< off unless draft_tokens > 0
+  double prefix_cached_fraction = 0;                 ///< share of each prompt already in the prefix cache (a shared system prompt)
+  std::string attention_kernel;                      ///< "" = the engine's; "fa2", "fa3" when chosen explicitly
+  double attention_speedup = 1.0;                    ///< attention kernels' rate relative to the engine's calibrated one
+  std::optional<double> usable_memory_fraction;      ///< overrides the device's (a raised macOS wired limit)
+  bool entitled_memory_limit = false;                ///< phones: the increased-memory-limit entitlement applies
+  bool weights_mmap = false;                         ///< phones: weights mapped read-only from the file, outside the app's footprint
 
   uint64_t context() const { return context_tokens ? context_tokens : prompt_tokens + gen_tokens; }
 };

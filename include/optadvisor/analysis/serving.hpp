@@ -20,12 +20,12 @@ namespace optadvisor {
 
 /// What the clients do.
 struct ServingLoad {
-  uint64_t concurrency = 0;       ///< closed loop: C clients, each sends its next request when the last completes
-  double rate_per_s = 0;          ///< open loop: Poisson arrivals at this rate (used when concurrency is 0)
+  uint64_t concurrency = 0;  ///< closed loop: C clients, each sends its next request when the last completes
+  double rate_per_s = 0;     ///< open loop: Poisson arrivals at this rate (used when concurrency is 0)
   uint64_t prompt_tokens = 1024;
   uint64_t gen_tokens = 1024;
-  double prefix_hit = 0;          ///< share of each prompt already in the prefix cache
-  uint64_t requests = 0;          ///< requests to measure; 0 = sized from the load (simulated_requests())
+  double prefix_hit = 0;  ///< share of each prompt already in the prefix cache
+  uint64_t requests = 0;  ///< requests to measure; 0 = sized from the load (simulated_requests())
   uint64_t seed = 1;
 };
 
@@ -33,15 +33,15 @@ struct ServingLoad {
 struct ServingPool {
   ServingRole role = ServingRole::kMixed;
   uint32_t workers = 1;
-  StepModel step;                 ///< the cost model of one rank of one worker
+  StepModel step;  ///< the cost model of one rank of one worker
 };
 
 struct ServingSetup {
-  std::vector<ServingPool> pools;   ///< one mixed pool (aggregated) or a prefill and a decode pool
+  std::vector<ServingPool> pools;       ///< one mixed pool (aggregated) or a prefill and a decode pool
   double kv_link_peak_bytes_per_s = 0;  ///< per direction, the link prefill -> decode KV moves over (disaggregated)
   double kv_transfer_bytes_per_s = 0;   ///< achieved on it (apply_era)
   double kv_transfer_latency_s = 0;     ///< per transfer: one scheduler step to hand the blocks over
-  double slo_ttft_s = 0;            ///< 0 = none
+  double slo_ttft_s = 0;                ///< 0 = none
   double slo_tpot_s = 0;
 };
 
@@ -58,20 +58,20 @@ struct ServingResult {
   double output_tokens_per_s = 0;
   double output_tokens_per_s_per_gpu = 0;
   double requests_per_s = 0;
-  double goodput_requests_per_s = 0;   ///< completed requests/s meeting both SLOs (all requests when no SLO)
-  double slo_attained = 1.0;           ///< share of measured requests meeting both SLOs
+  double goodput_requests_per_s = 0;  ///< completed requests/s meeting both SLOs (all requests when no SLO)
+  double slo_attained = 1.0;          ///< share of measured requests meeting both SLOs
   uint64_t gpus = 0;
-  uint64_t kv_pool_tokens = 0;         ///< per rank (one attention replica), at the prompt+gen average
-  uint64_t max_batch_in_pool = 0;      ///< sequences of prompt+gen tokens the pool holds per rank
-  double mean_decode_batch = 0;        ///< sequences per decode iteration, per rank
-  double kv_wait_share = 0;            ///< share of time some request waited for KV blocks
+  uint64_t kv_pool_tokens = 0;     ///< per rank (one attention replica), at the prompt+gen average
+  uint64_t max_batch_in_pool = 0;  ///< sequences of prompt+gen tokens the pool holds per rank
+  double mean_decode_batch = 0;    ///< sequences per decode iteration, per rank
+  double kv_wait_share = 0;        ///< share of time some request waited for KV blocks
   uint64_t preemptions = 0;
   ServingBound bound = ServingBound::kBandwidth;
   /// Shares of busy iteration time by resource, for the explanation.
   double compute_share = 0, bandwidth_share = 0, overhead_share = 0, communication_share = 0;
   uint64_t simulated_requests = 0;
   uint64_t iterations = 0;
-  bool fits = true;                    ///< the weights leave room for at least one sequence on every rank
+  bool fits = true;  ///< the weights leave room for at least one sequence on every rank
   std::vector<std::string> notes;
 };
 

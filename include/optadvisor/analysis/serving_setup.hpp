@@ -19,8 +19,8 @@ struct ServePoolRequest {
 };
 
 struct ServeRequest {
-  ScenarioRequest scenario;      ///< hardware, model, quant, engine id, kv dtype (tp/pp come from the pools)
-  std::string engine_version;    ///< "" = the newest era
+  ScenarioRequest scenario;    ///< hardware, model, quant, engine id, kv dtype (tp/pp come from the pools)
+  std::string engine_version;  ///< "" = the newest era
   ServePoolRequest aggregated;
   bool disaggregated = false;
   ServePoolRequest prefill, decode;
@@ -30,7 +30,7 @@ struct ServeRequest {
 };
 
 struct PreparedServing {
-  PreparedScenario base;         ///< the scenario at the (decode or aggregated) pool's tp
+  PreparedScenario base;  ///< the scenario at the (decode or aggregated) pool's tp
   ServingSetup setup;
   const ServingEra* era = nullptr;
   std::vector<std::string> notes;

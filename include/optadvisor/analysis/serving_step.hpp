@@ -54,12 +54,12 @@ struct StepModel {
   double decode_attention_scale = 1;   ///< decode's pair FLOPs over prefill's (absorbed MLA scores the latent)
   // DSA sparse attention (DeepSeek-V3.2, GLM-5): every token's latent and indexer key are stored;
   // a decode query reads every indexer key but attends to (and reads the latents of) top-k tokens.
-  uint64_t sparse_topk = 0;                 ///< 0 = dense attention
-  double sparse_latent_bytes_per_token = 0; ///< of kv_bytes_per_token_full, read for top-k tokens only
-  double indexer_flops_per_pair = 0;        ///< the indexer's scoring of one cached key, all layers, this GPU
+  uint64_t sparse_topk = 0;                  ///< 0 = dense attention
+  double sparse_latent_bytes_per_token = 0;  ///< of kv_bytes_per_token_full, read for top-k tokens only
+  double indexer_flops_per_pair = 0;         ///< the indexer's scoring of one cached key, all layers, this GPU
   // Linear-attention layers (Gated DeltaNet, Mamba-2): a fixed state per sequence, read and written every step.
-  double state_bytes_per_sequence = 0;      ///< this GPU
-  double kv_pool_bytes = 0;            ///< this GPU's KV pool
+  double state_bytes_per_sequence = 0;     ///< this GPU
+  double kv_pool_bytes = 0;                ///< this GPU's KV pool
   double kv_transfer_bytes_per_token = 0;  ///< the whole rank's KV per token (what disaggregation moves)
 
   // Peaks, and the rates achieved on them (set_era).
@@ -67,7 +67,7 @@ struct StepModel {
   double peak_gemm_flops_per_s = 0;
   double peak_attention_flops_per_s = 0;
   double peak_link_bytes_per_s = 0;
-  double bandwidth_bytes_per_s = 0;    ///< achievable (peak x era efficiency)
+  double bandwidth_bytes_per_s = 0;  ///< achievable (peak x era efficiency)
   double gemm_flops_per_s = 0;
   double attention_flops_per_s = 0;
   double step_overhead_s = 0;
@@ -80,7 +80,7 @@ struct StepModel {
   double allreduce_latency_s = 0;        ///< per step (all layers)
   double alltoall_bytes_per_token = 0;   ///< expert dispatch + combine per token, per step
   double alltoall_latency_s = 0;
-  double link_bytes_per_s = 0;           ///< achievable per direction
+  double link_bytes_per_s = 0;  ///< achievable per direction
 };
 
 /// What one iteration of one rank runs.
@@ -90,16 +90,16 @@ struct StepMix {
   double decode_context_sliding = 0;  ///< sum of min(context, window)
   double decode_context_sparse = 0;   ///< sum of min(context, sparse_topk) (DSA)
   double prefill_tokens = 0;
-  double prefill_attention_full = 0;     ///< sum over prefill tokens of the context each attends to
+  double prefill_attention_full = 0;  ///< sum over prefill tokens of the context each attends to
   double prefill_attention_sliding = 0;
-  double prefill_kv_tokens_full = 0;     ///< context tokens the prefill chunks read or write
+  double prefill_kv_tokens_full = 0;  ///< context tokens the prefill chunks read or write
   double prefill_kv_tokens_sliding = 0;
-  double worker_tokens = 0;              ///< tokens of every rank of the worker this iteration (MoE routing)
+  double worker_tokens = 0;  ///< tokens of every rank of the worker this iteration (MoE routing)
 };
 
 struct StepCost {
   double time_s = 0;
-  double compute_s = 0;        ///< the compute part of the max() terms that bound
+  double compute_s = 0;  ///< the compute part of the max() terms that bound
   double bandwidth_s = 0;
   double overhead_s = 0;
   double communication_s = 0;

@@ -23,11 +23,11 @@ struct KvRequest {
 };
 
 struct KvFigures {
-  uint64_t elements = 0;            ///< whole cache
-  double bytes = 0;                 ///< whole cache, with the linear-attention state
-  double state_bytes = 0;           ///< of which the fixed per-sequence state of linear-attention layers (at its own dtype)
+  uint64_t elements = 0;                ///< whole cache
+  double bytes = 0;                     ///< whole cache, with the linear-attention state
+  double state_bytes = 0;               ///< of which the fixed per-sequence state of linear-attention layers (at its own dtype)
   double state_bytes_per_sequence = 0;  ///< that state for one sequence
-  double bytes_per_token_full = 0;  ///< one token, every layer, no window
+  double bytes_per_token_full = 0;      ///< one token, every layer, no window
   KvShape shape;
 };
 

@@ -20,8 +20,7 @@ enum class ExitCode : int {
 /// The one exception type the library throws for user-facing failures.
 class Error : public std::runtime_error {
  public:
-  Error(ExitCode code, std::string message, std::string hint = {})
-      : std::runtime_error(message), code_(code), hint_(std::move(hint)) {}
+  Error(ExitCode code, std::string message, std::string hint = {}) : std::runtime_error(message), code_(code), hint_(std::move(hint)) {}
   ExitCode code() const { return code_; }
   const std::string& hint() const { return hint_; }
 

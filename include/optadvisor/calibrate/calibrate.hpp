@@ -21,22 +21,22 @@ namespace optadvisor {
 
 /// What the user said beside the results files.
 struct CalibrationRequest {
-  std::string hardware;         ///< --hw (required; passed to Catalog::resolve_hardware)
-  std::string model;            ///< --model: the preset every row ran ("" = read from the file)
-  std::string quant;            ///< --quant: the weight format every row ran ("" = read from the file)
-  std::string engine;           ///< --engine: overrides the file's engine backend
-  std::optional<int64_t> tp;    ///< --tp for vLLM runs (default: the file's metadata, else 1)
-  std::string today;            ///< YYYY-MM-DD, the date when no row records one
+  std::string hardware;       ///< --hw (required; passed to Catalog::resolve_hardware)
+  std::string model;          ///< --model: the preset every row ran ("" = read from the file)
+  std::string quant;          ///< --quant: the weight format every row ran ("" = read from the file)
+  std::string engine;         ///< --engine: overrides the file's engine backend
+  std::optional<int64_t> tp;  ///< --tp for vLLM runs (default: the file's metadata, else 1)
+  std::string today;          ///< YYYY-MM-DD, the date when no row records one
 };
 
 /// One measurement with the scenario it maps to and its predictions.
 struct CalibrationRow {
   Measurement measurement;
   PreparedScenario prepared;
-  std::string mapping;            ///< "llama-3-8b q4_k_m (file name; 8,030,261,248 parameters match)"
-  std::vector<std::string> notes; ///< assumptions made mapping it
-  double predicted_before = 0;    ///< with the engine profile's factors, in the metric's unit
-  double predicted_after = 0;     ///< with the fitted factors
+  std::string mapping;             ///< "llama-3-8b q4_k_m (file name; 8,030,261,248 parameters match)"
+  std::vector<std::string> notes;  ///< assumptions made mapping it
+  double predicted_before = 0;     ///< with the engine profile's factors, in the metric's unit
+  double predicted_after = 0;      ///< with the fitted factors
   double error_before() const { return predicted_before / measurement.value - 1.0; }
   double error_after() const { return predicted_after / measurement.value - 1.0; }
 };
@@ -66,14 +66,14 @@ double predict_measurement(const Measurement& m, const Scenario& scenario);
 
 /// One efficiency factor before and after the fit.
 struct FactorChange {
-  std::string name;      ///< "decode_bandwidth_efficiency", ...
+  std::string name;  ///< "decode_bandwidth_efficiency", ...
   double before = 0;
   double after = 0;
-  double lower = 0;      ///< physical bounds the fit kept it in
+  double lower = 0;  ///< physical bounds the fit kept it in
   double upper = 0;
   bool fitted = false;
-  std::string bound;     ///< "lower" or "upper" when the fit ended on a bound, else ""
-  std::string why;       ///< "fitted on 4 decode rows", "kept: no row depends on it"
+  std::string bound;  ///< "lower" or "upper" when the fit ended on a bound, else ""
+  std::string why;    ///< "fitted on 4 decode rows", "kept: no row depends on it"
 };
 
 /// `hardware` and `replaces` point into the Catalog; the Catalog must outlive it.
@@ -85,10 +85,10 @@ struct CalibrationFit {
   std::vector<FactorChange> factors;
   double median_abs_error_before = 0;
   double median_abs_error_after = 0;
-  double max_abs_error_after = 0;          ///< the largest |error after| of a row
-  std::size_t max_error_row = 0;           ///< that row's index in `rows`
-  Calibration calibration;                 ///< the overlay to write (fitted factors, provenance)
-  const Calibration* replaces = nullptr;   ///< an earlier calibration of the same device and backend, if loaded
+  double max_abs_error_after = 0;         ///< the largest |error after| of a row
+  std::size_t max_error_row = 0;          ///< that row's index in `rows`
+  Calibration calibration;                ///< the overlay to write (fitted factors, provenance)
+  const Calibration* replaces = nullptr;  ///< an earlier calibration of the same device and backend, if loaded
   std::vector<std::string> notes;
 };
 
@@ -103,6 +103,5 @@ CalibrationFit fit_calibration(const Catalog& catalog, MappedMeasurements mapped
 
 /// Median of |x| (0 for an empty list).
 double median_abs(std::vector<double> values);
-
 
 }  // namespace optadvisor

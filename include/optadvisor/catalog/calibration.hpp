@@ -44,18 +44,18 @@ struct Calibration {
   std::string backend;   ///< backend name, "cuda"; "default" for single-backend engines
   CalibrationFactors factors;
   // fitted_on: where the factors come from.
-  std::string source_file;     ///< results file name (no directory)
-  std::string date;            ///< YYYY-MM-DD the measurements were taken
-  uint64_t rows = 0;           ///< measurements fitted
+  std::string source_file;  ///< results file name (no directory)
+  std::string date;         ///< YYYY-MM-DD the measurements were taken
+  uint64_t rows = 0;        ///< measurements fitted
   std::vector<CalibrationTool> tools;
-  std::string device_info;     ///< what the tool reported ("NVIDIA GeForce RTX 4090"), "" if nothing
-  double median_abs_error_before = 0;  ///< |predicted / measured - 1|, median over the rows, shipped factors
-  double median_abs_error_after = 0;   ///< the same with the fitted factors
-  std::vector<std::string> bounds_hit; ///< "decode_bandwidth_efficiency at its upper bound 1"
+  std::string device_info;              ///< what the tool reported ("NVIDIA GeForce RTX 4090"), "" if nothing
+  double median_abs_error_before = 0;   ///< |predicted / measured - 1|, median over the rows, shipped factors
+  double median_abs_error_after = 0;    ///< the same with the fitted factors
+  std::vector<std::string> bounds_hit;  ///< "decode_bandwidth_efficiency at its upper bound 1"
   std::vector<std::string> notes;
 
-  std::string origin;                 ///< the file it was loaded from (set by the catalog)
-  BackendProfile backend_profile;     ///< the engine backend with the factors applied (set by the catalog)
+  std::string origin;              ///< the file it was loaded from (set by the catalog)
+  BackendProfile backend_profile;  ///< the engine backend with the factors applied (set by the catalog)
 
   /// "llama.cpp:cuda", or "vllm" for a "default" backend, as EngineChoice::id() prints it.
   std::string engine_id() const;

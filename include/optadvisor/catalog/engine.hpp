@@ -24,14 +24,14 @@ struct QuantEfficiency {
 
 /// Efficiency factors of one engine backend (llama.cpp's cuda, metal, ...).
 struct BackendProfile {
-  std::string name;                          ///< "cuda", "metal", "default", ...
-  double decode_bandwidth_efficiency = 0.7;  ///< achieved / peak memory bandwidth in decode
-  double prefill_compute_efficiency = 0.5;   ///< achieved / peak matrix FLOP/s in prefill
-  std::string compute_dtype = "fp16";        ///< the peak prefill efficiency refers to, for 16/32-bit weights
-  std::string quantized_compute_dtype;       ///< the same for quantized weights ("int8": llama.cpp's MMQ kernels); "" = compute_dtype
-  double layer_overhead_s = 0;               ///< per decode step and layer (launches, syncs)
-  double step_overhead_s = 0;                ///< per decode step (sampling, scheduling)
-  bool graphs = false;                       ///< decode step captured as a graph
+  std::string name;                             ///< "cuda", "metal", "default", ...
+  double decode_bandwidth_efficiency = 0.7;     ///< achieved / peak memory bandwidth in decode
+  double prefill_compute_efficiency = 0.5;      ///< achieved / peak matrix FLOP/s in prefill
+  std::string compute_dtype = "fp16";           ///< the peak prefill efficiency refers to, for 16/32-bit weights
+  std::string quantized_compute_dtype;          ///< the same for quantized weights ("int8": llama.cpp's MMQ kernels); "" = compute_dtype
+  double layer_overhead_s = 0;                  ///< per decode step and layer (launches, syncs)
+  double step_overhead_s = 0;                   ///< per decode step (sampling, scheduling)
+  bool graphs = false;                          ///< decode step captured as a graph
   std::vector<std::string> applies_to_classes;  ///< device classes this backend suits (empty: all)
   std::vector<std::string> calibrated_on;       ///< measurement ids the efficiencies were fitted on (empty: set by analogy)
   std::map<std::string, QuantEfficiency> quant_efficiency;  ///< per weight format, relative to the backend's values
@@ -61,18 +61,16 @@ struct EngineMemory {
   /// Without flash attention the score matrix is materialized: bytes moved per score element
   /// (element size x passes over it). 0: the engine's unfused attention is not modelled.
   double unfused_score_bytes = 0;
-  uint64_t kv_block_tokens = 0;                ///< paged KV block size (0 = contiguous)
+  uint64_t kv_block_tokens = 0;  ///< paged KV block size (0 = contiguous)
   ActivationModel activation_model = ActivationModel::kBatchedTokens;
 
   /// The tokens of one forward pass in prefill: n_ubatch for ggml, max_batched_tokens otherwise.
-  uint64_t prefill_chunk_tokens() const {
-    return activation_model == ActivationModel::kGgmlUbatch ? ubatch_tokens : max_batched_tokens;
-  }
+  uint64_t prefill_chunk_tokens() const { return activation_model == ActivationModel::kGgmlUbatch ? ubatch_tokens : max_batched_tokens; }
 };
 
 /// How a server forms an iteration (serving.scheduler).
 enum class ServingScheduler {
-  kMixed,         ///< every step decodes all running sequences and fills the rest of the token budget with prefill chunks (vLLM, TensorRT-LLM)
+  kMixed,  ///< every step decodes all running sequences and fills the rest of the token budget with prefill chunks (vLLM, TensorRT-LLM)
   kPrefillFirst,  ///< a waiting prompt runs as a prefill-only step, decode pauses meanwhile (SGLang without --enable-mixed-chunk)
 };
 
@@ -85,13 +83,13 @@ enum class KvAdmission {
 /// Efficiencies of one engine version range, fitted on measured serving runs
 /// (bench/data/serving.csv): physical rates, never per run or per device.
 struct ServingEra {
-  std::string from_version;           ///< first version this era covers ("0.0" = every older one)
-  double bandwidth_efficiency = 0.8;  ///< memory-bound kernels: achieved / peak memory bandwidth
-  double gemm_efficiency = 0.6;       ///< weight GEMMs: achieved / peak matrix rate of the compute dtype
-  double attention_efficiency = 0.4;  ///< attention kernels: achieved / peak bf16 matrix rate
-  double step_overhead_s = 0.001;     ///< scheduling, sampling and detokenization per iteration
-  double layer_overhead_s = 0;        ///< kernel launches per layer per iteration not hidden by graphs
-  double communication_efficiency = 0.7;  ///< achieved / per-direction link bandwidth in all-reduce and all-to-all
+  std::string from_version;                ///< first version this era covers ("0.0" = every older one)
+  double bandwidth_efficiency = 0.8;       ///< memory-bound kernels: achieved / peak memory bandwidth
+  double gemm_efficiency = 0.6;            ///< weight GEMMs: achieved / peak matrix rate of the compute dtype
+  double attention_efficiency = 0.4;       ///< attention kernels: achieved / peak bf16 matrix rate
+  double step_overhead_s = 0.001;          ///< scheduling, sampling and detokenization per iteration
+  double layer_overhead_s = 0;             ///< kernel launches per layer per iteration not hidden by graphs
+  double communication_efficiency = 0.7;   ///< achieved / per-direction link bandwidth in all-reduce and all-to-all
   std::vector<std::string> calibrated_on;  ///< what the fit used (a summary of the rows)
 };
 
@@ -116,14 +114,14 @@ int compare_versions(const std::string& a, const std::string& b);
 /// What a decode step costs on the host when it is not captured as a graph: every kernel of
 /// every layer is launched one by one (docs/advisor.md, CUDA graphs).
 struct EagerLaunches {
-  double launch_s = 0;                ///< host cost of one kernel launch in eager mode; 0 = use layer_overhead_s
-  double kernels_per_layer = 0;       ///< kernels of a dense decoder layer
+  double launch_s = 0;                     ///< host cost of one kernel launch in eager mode; 0 = use layer_overhead_s
+  double kernels_per_layer = 0;            ///< kernels of a dense decoder layer
   double extra_kernels_per_moe_layer = 0;  ///< routing, permutation and grouped expert GEMMs beyond a dense MLP's
-  double kernels_per_expert = 0;      ///< per routed expert a step runs (engines that loop over experts)
+  double kernels_per_expert = 0;           ///< per routed expert a step runs (engines that loop over experts)
 };
 
 struct EngineProfile {
-  std::string id;    ///< "llama.cpp", "vllm", ...
+  std::string id;  ///< "llama.cpp", "vllm", ...
   std::string name;
   std::string kind;  ///< "inference" or "training"
   std::vector<std::string> aliases;
@@ -132,13 +130,13 @@ struct EngineProfile {
   bool offloads_to_host = false;     ///< keeps layers that do not fit in host memory (llama.cpp -ngl)
   bool own_flash_attention = false;  ///< ships fused attention kernels for every backend, needs no FlashAttention-2
   std::map<std::string, BackendProfile> backends;
-  double graph_overhead_factor = 0.3;  ///< layer overhead kept when the step is a graph
-  EagerLaunches eager;                 ///< the decode step's launches without a graph
-  double allreduce_latency_s = 0;      ///< fixed cost of one tensor-parallel all-reduce
-  double host_bandwidth_bytes_per_s = 0;  ///< achievable host-memory bandwidth for offloaded layers (peak x efficiency)
-  double host_bandwidth_efficiency = 1.0; ///< the share of a host's peak memory bandwidth offloaded layers reach (--host)
+  double graph_overhead_factor = 0.3;            ///< layer overhead kept when the step is a graph
+  EagerLaunches eager;                           ///< the decode step's launches without a graph
+  double allreduce_latency_s = 0;                ///< fixed cost of one tensor-parallel all-reduce
+  double host_bandwidth_bytes_per_s = 0;         ///< achievable host-memory bandwidth for offloaded layers (peak x efficiency)
+  double host_bandwidth_efficiency = 1.0;        ///< the share of a host's peak memory bandwidth offloaded layers reach (--host)
   std::vector<std::string> default_for_classes;  ///< device classes where this is the default engine
-  std::vector<std::string> quants;     ///< quant ids; "*gguf" stands for every GGUF file type
+  std::vector<std::string> quants;               ///< quant ids; "*gguf" stands for every GGUF file type
   std::string default_quant;
   /// Loads whatever weight format each model file holds (llama.cpp's GGUF): a benchmark
   /// result that does not record its format has none to assume (calibrate skips it).
@@ -149,7 +147,7 @@ struct EngineProfile {
   std::vector<std::string> kv_dtypes;
   uint64_t max_batch = 256;
   std::string measure_command;
-  EngineServing serving;           ///< continuous-batching behaviour; empty for engines that are not servers
+  EngineServing serving;  ///< continuous-batching behaviour; empty for engines that are not servers
   std::vector<std::string> notes;
   nlohmann::json sources;
 

@@ -29,10 +29,10 @@ const std::vector<std::string>& hardware_vendors();
 
 /// A point-to-point link (NVLink, xGMI, ICI, PCIe).
 struct Link {
-  std::string kind;                   ///< "nvlink4", "xgmi", "pcie5 x16", ...
-  double bandwidth_bytes_per_s = 0;   ///< as stated by `bidirectional`
-  bool bidirectional = true;          ///< true: the figure sums both directions
-  bool accessory = false;             ///< needs a part sold separately (GeForce NVLink bridge): not assumed
+  std::string kind;                  ///< "nvlink4", "xgmi", "pcie5 x16", ...
+  double bandwidth_bytes_per_s = 0;  ///< as stated by `bidirectional`
+  bool bidirectional = true;         ///< true: the figure sums both directions
+  bool accessory = false;            ///< needs a part sold separately (GeForce NVLink bridge): not assumed
   /// Bandwidth in one direction, the figure collectives are limited by.
   double per_direction_bytes_per_s() const { return bidirectional ? bandwidth_bytes_per_s / 2 : bandwidth_bytes_per_s; }
 };
@@ -71,13 +71,13 @@ struct HardwareProfile {
   std::vector<std::string> aliases;
   std::vector<std::string> default_for;  ///< short names that resolve to this bin
   int launch_year = 0;
-  bool announced = false;                ///< pre-release figures
+  bool announced = false;  ///< pre-release figures
   std::optional<double> price_usd;
 
   std::string memory_type;
   double memory_capacity_bytes = 0;
   double memory_bandwidth_bytes_per_s = 0;
-  std::optional<double> memory_visible_bytes;     ///< what the driver reports, when measured
+  std::optional<double> memory_visible_bytes;    ///< what the driver reports, when measured
   std::optional<double> memory_usable_fraction;  ///< of capacity a program may allocate
   /// The capacity is sold in "GB" that are binary GiB (Apple: a "128GB" Mac has
   /// hw.memsize = 128 x 2^30 bytes), so the physical bytes are GB / 10^9 x 2^30.
@@ -105,11 +105,11 @@ struct HardwareProfile {
   std::optional<Link> scale_up;
   std::optional<Link> pcie;
   Capabilities capabilities;
-  std::vector<std::string> engines;  ///< engine ids, "llama.cpp:cuda", "vllm", ...
+  std::vector<std::string> engines;    ///< engine ids, "llama.cpp:cuda", "vllm", ...
   std::vector<std::string> estimated;  ///< JSON pointers of estimated values
   std::vector<std::string> notes;
-  nlohmann::json sources;  ///< array of {title, url, read, covers}
-  nlohmann::json document; ///< the profile as loaded, for `hw show --json`
+  nlohmann::json sources;   ///< array of {title, url, read, covers}
+  nlohmann::json document;  ///< the profile as loaded, for `hw show --json`
 
   /// Peak dense rate for a data type, if the hardware accelerates it.
   std::optional<double> peak_flops_per_s(const std::string& dtype) const;

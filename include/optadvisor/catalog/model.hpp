@@ -104,27 +104,28 @@ struct ModelSpec {
   uint64_t max_position_embeddings = 0;  ///< longest context the config allows, tokens (0 = unknown)
   double rope_theta = 0.0;               ///< RoPE base (0 = unknown); informational
 
-  bool attention_bias = false;  ///< bias on q, k, v and o projections (HF attention_bias)
-  bool qkv_bias = false;        ///< bias on q, k, v only (Qwen2 hardcodes it)
-  bool mlp_bias = false;        ///< bias on FFN / expert projections (HF mlp_bias; gpt-oss experts)
-  bool router_bias = false;     ///< bias on the MoE router (gpt-oss)
+  bool attention_bias = false;                ///< bias on q, k, v and o projections (HF attention_bias)
+  bool qkv_bias = false;                      ///< bias on q, k, v only (Qwen2 hardcodes it)
+  bool mlp_bias = false;                      ///< bias on FFN / expert projections (HF mlp_bias; gpt-oss experts)
+  bool router_bias = false;                   ///< bias on the MoE router (gpt-oss)
   bool router_score_correction_bias = false;  ///< DeepSeek-V3 e_score_correction_bias (GGUF exp_probs_b)
-  bool qk_norm = false;         ///< RMSNorm on q and k (Qwen3, Gemma-3, MiniMax-M2)
+  bool qk_norm = false;                       ///< RMSNorm on q and k (Qwen3, Gemma-3, MiniMax-M2)
   /// Width of the q/k norms (HF qk_norm_type): "per_head" (default: one head_dim-wide weight each,
   /// shared by the heads) or "per_layer" (MiniMax-M2: q_norm over heads x head_dim, k_norm over
   /// kv_heads x head_dim).
   std::string qk_norm_type = "per_head";
   bool attn_output_gate = false;  ///< q_proj also produces a per-channel output gate (Qwen3-Next, Qwen3.5): 2 x heads x head_dim wide
-  bool sandwich_norm = false;   ///< extra post-attention and post-FFN norms (Gemma-2/3)
-  bool attention_sinks = false; ///< one learned sink logit per head per layer (gpt-oss)
+  bool sandwich_norm = false;     ///< extra post-attention and post-FFN norms (Gemma-2/3)
+  bool attention_sinks = false;   ///< one learned sink logit per head per layer (gpt-oss)
 
-  uint64_t num_experts = 0;                      ///< routed experts per MoE layer (HF num_local_experts / num_experts / n_routed_experts)
-  uint64_t num_experts_per_tok = 0;              ///< routed experts used per token
-  uint64_t moe_intermediate_size = 0;            ///< width of one routed expert
-  uint64_t shared_expert_intermediate_size = 0;  ///< total width of the always-on shared expert(s) (DeepSeek: n_shared_experts x moe_intermediate_size)
-  uint64_t first_k_dense_replace = 0;            ///< the first k layers use a dense FFN (DeepSeek)
-  bool shared_expert_gate = false;               ///< sigmoid gate (Linear H -> 1) on the shared expert (Qwen2-MoE, Qwen3-Next, Qwen3.5)
-  std::vector<uint64_t> mlp_only_layers;         ///< further layers with a dense FFN (Qwen-MoE)
+  uint64_t num_experts = 0;            ///< routed experts per MoE layer (HF num_local_experts / num_experts / n_routed_experts)
+  uint64_t num_experts_per_tok = 0;    ///< routed experts used per token
+  uint64_t moe_intermediate_size = 0;  ///< width of one routed expert
+  uint64_t shared_expert_intermediate_size =
+      0;  ///< total width of the always-on shared expert(s) (DeepSeek: n_shared_experts x moe_intermediate_size)
+  uint64_t first_k_dense_replace = 0;     ///< the first k layers use a dense FFN (DeepSeek)
+  bool shared_expert_gate = false;        ///< sigmoid gate (Linear H -> 1) on the shared expert (Qwen2-MoE, Qwen3-Next, Qwen3.5)
+  std::vector<uint64_t> mlp_only_layers;  ///< further layers with a dense FFN (Qwen-MoE)
 
   uint64_t q_lora_rank = 0;       ///< MLA query compression rank (0 = plain q projection)
   uint64_t kv_lora_rank = 0;      ///< MLA latent width (0 = not MLA)
@@ -172,10 +173,11 @@ struct ModelSpec {
 
   uint64_t sliding_window = 0;          ///< window of sliding-attention layers, tokens (0 = none)
   uint64_t sliding_window_pattern = 0;  ///< N: layer i is full attention iff (i+1) mod N == 0 (Gemma-2: 2, Gemma-3: 6)
-  std::vector<std::string> layer_types; ///< explicit per-layer "sliding_attention" / "full_attention" / "linear_attention" (HF layer_types)
+  std::vector<std::string>
+      layer_types;  ///< explicit per-layer "sliding_attention" / "full_attention" / "linear_attention" (HF layer_types)
 
-  uint64_t num_nextn_predict_layers = 0;  ///< multi-token-prediction blocks in the checkpoint (not in GGUF)
-  std::optional<VisionTowerSpec> vision_config;       ///< vision tower of a multimodal checkpoint
+  uint64_t num_nextn_predict_layers = 0;                      ///< multi-token-prediction blocks in the checkpoint (not in GGUF)
+  std::optional<VisionTowerSpec> vision_config;               ///< vision tower of a multimodal checkpoint
   std::optional<CheckpointQuantization> quantization_config;  ///< checkpoint quantization
   /// Quant format id the official checkpoint ships in ("mxfp4", "fp8-block"); it is the
   /// default weight format on engines that run it. "" = a 16-bit checkpoint.
@@ -189,7 +191,7 @@ struct ModelSpec {
   /// Elements of params_exact no modelled term explains (a tensor the published checkpoint has and
   /// the architecture does not say); the notes say what is known of it. 0 for an exact preset.
   uint64_t params_unexplained = 0;
-  std::string params_source;  ///< where params_exact was read
+  std::string params_source;                         ///< where params_exact was read
   nlohmann::json sources = nlohmann::json::array();  ///< [{title, url, read, covers}]
   std::vector<std::string> notes;                    ///< modelling notes and assumptions
 };
@@ -269,16 +271,17 @@ enum class KvWindowPolicy {
 
 /// The per-token cache layout of one model.
 struct KvShape {
-  uint64_t full_layers = 0;                   ///< layers caching every token
-  uint64_t sliding_layers = 0;                ///< layers caching at most window_tokens
-  uint64_t window_tokens = 0;                 ///< sliding_window, 0 when no layer slides
-  uint64_t elements_per_token_per_layer = 0;  ///< 2 x kv_heads x head_dim, or kv_lora_rank + qk_rope_head_dim for MLA, plus the DSA indexer key
-  bool latent = false;                        ///< MLA: one shared latent, no separate V
+  uint64_t full_layers = 0;     ///< layers caching every token
+  uint64_t sliding_layers = 0;  ///< layers caching at most window_tokens
+  uint64_t window_tokens = 0;   ///< sliding_window, 0 when no layer slides
+  uint64_t elements_per_token_per_layer =
+      0;                ///< 2 x kv_heads x head_dim, or kv_lora_rank + qk_rope_head_dim for MLA, plus the DSA indexer key
+  bool latent = false;  ///< MLA: one shared latent, no separate V
   uint64_t indexer_elements_per_token_per_layer = 0;  ///< DSA indexer key (index_head_dim), included above
-  uint64_t sparse_topk = 0;                   ///< DSA: tokens each query attends to (index_topk), 0 = all
-  uint64_t linear_layers = 0;                 ///< Gated DeltaNet or Mamba-2 layers: no per-token cache, a fixed state
-  uint64_t state_elements_per_layer = 0;      ///< per sequence: recurrent state + convolution state
-  double state_bytes_per_layer = 0;           ///< the same in bytes (recurrent state at mamba_ssm_dtype, conv state at 16 bits)
+  uint64_t sparse_topk = 0;                           ///< DSA: tokens each query attends to (index_topk), 0 = all
+  uint64_t linear_layers = 0;                         ///< Gated DeltaNet or Mamba-2 layers: no per-token cache, a fixed state
+  uint64_t state_elements_per_layer = 0;              ///< per sequence: recurrent state + convolution state
+  double state_bytes_per_layer = 0;                   ///< the same in bytes (recurrent state at mamba_ssm_dtype, conv state at 16 bits)
 };
 
 /// Cache layout: MHA/GQA cache K and V (2 x kv_heads x head_dim per layer per
@@ -317,12 +320,12 @@ struct ParamsShape {
   std::string id;
   std::string model_type;
   uint64_t vocab_size = 0;
-  std::string vocab_source;          ///< "Llama-3 tokenizer"
+  std::string vocab_source;  ///< "Llama-3 tokenizer"
   uint64_t head_dim = 0;
   uint64_t max_kv_heads = 0;
-  double ffn_ratio = 0;              ///< FFN / hidden of the base shape
+  double ffn_ratio = 0;  ///< FFN / hidden of the base shape
   uint64_t ffn_multiple = 0;
-  double hidden_per_layer = 0;       ///< layers ~ hidden / hidden_per_layer
+  double hidden_per_layer = 0;  ///< layers ~ hidden / hidden_per_layer
   double tie_embeddings_below_params = 0;
   std::string tied_note, untied_note;
   uint64_t max_position_embeddings = 0;

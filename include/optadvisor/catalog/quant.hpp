@@ -27,9 +27,9 @@ struct GgmlType {
   uint32_t block_elements = 1;   ///< weights per block (QK): 1, 32 or 256
   uint32_t bytes_per_block = 0;  ///< sizeof(block_*)
   bool quantized = false;
-  bool removed = false;          ///< retired id, still found in old files
-  std::string fallback;          ///< tensor_type_fallback target, "" when llama.cpp has none
-  std::string layout;            ///< what one block holds, in words
+  bool removed = false;  ///< retired id, still found in old files
+  std::string fallback;  ///< tensor_type_fallback target, "" when llama.cpp has none
+  std::string layout;    ///< what one block holds, in words
 
   /// bytes_per_block x 8 / block_elements, e.g. 4.5 for Q4_K.
   double bits_per_weight() const { return 8.0 * bytes_per_block / block_elements; }
@@ -43,17 +43,17 @@ struct GgmlType {
 struct StorageLayout {
   std::string id;  ///< "awq-g128", "nvfp4", "bf16", ...
   std::string description;
-  uint32_t weight_bits = 16;            ///< bits per weight code
-  uint32_t group_elements = 0;          ///< weights sharing a scale along a row; 0: no groups
-  uint32_t block_rows = 0;              ///< rows one group spans (2-D tiles, edge tiles counted); 0: one row
-  bool groups_over_tensor = false;      ///< groups run over the flattened tensor (bitsandbytes)
-  uint32_t group_bits = 0;              ///< scale + zero point bits per group
-  uint32_t nested_groups = 0;           ///< groups per second-level scale (double quantization); 0: none
-  uint32_t nested_bits = 0;             ///< bits per second-level scale
-  uint32_t bits_per_input_channel = 0;  ///< per position along a row (GPTQ g_idx)
-  uint32_t bits_per_output_channel = 0; ///< per row (per-channel scales)
-  uint64_t bits_per_tensor = 0;         ///< once per tensor (per-tensor scales, code books)
-  uint32_t stored_tensors = 1;          ///< checkpoint tensors per weight (qweight, scales, ...)
+  uint32_t weight_bits = 16;             ///< bits per weight code
+  uint32_t group_elements = 0;           ///< weights sharing a scale along a row; 0: no groups
+  uint32_t block_rows = 0;               ///< rows one group spans (2-D tiles, edge tiles counted); 0: one row
+  bool groups_over_tensor = false;       ///< groups run over the flattened tensor (bitsandbytes)
+  uint32_t group_bits = 0;               ///< scale + zero point bits per group
+  uint32_t nested_groups = 0;            ///< groups per second-level scale (double quantization); 0: none
+  uint32_t nested_bits = 0;              ///< bits per second-level scale
+  uint32_t bits_per_input_channel = 0;   ///< per position along a row (GPTQ g_idx)
+  uint32_t bits_per_output_channel = 0;  ///< per row (per-channel scales)
+  uint64_t bits_per_tensor = 0;          ///< once per tensor (per-tensor scales, code books)
+  uint32_t stored_tensors = 1;           ///< checkpoint tensors per weight (qweight, scales, ...)
 
   /// Exact bytes of `t` in this layout (bits rounded up to whole bytes).
   uint64_t bytes_for(const Tensor& t) const;
@@ -69,47 +69,47 @@ std::string_view to_string(Container c);
 /// condition it sets holds; it then replaces the storage chosen so far, so
 /// later rules win. Conditions mirror llama_tensor_get_type_impl.
 struct QuantRule {
-  std::vector<std::string> tensors;  ///< categories ("attn_v", "ffn_down", ...); empty: any
-  std::vector<std::string> arch;     ///< model arch is one of these
-  std::vector<std::string> not_arch; ///< model arch is none of these
-  std::optional<uint32_t> n_gqa_min;     ///< n_head / n_head_kv >= this
-  std::optional<uint32_t> n_expert;      ///< exactly this many experts
-  std::optional<uint32_t> n_expert_min;  ///< at least this many experts
-  std::string size_class;                ///< llama.cpp model type, e.g. "70B"; "" any
-  std::optional<bool> imatrix;           ///< made with an importance matrix
-  std::optional<bool> expert_stack;      ///< 3-D tensor of stacked experts
-  std::optional<bool> row_fits_default_block;  ///< ne[0] is a multiple of the default type's block
-  std::optional<uint32_t> layer_below;           ///< position < k
-  std::optional<uint32_t> layer_below_fraction;  ///< position < n / d
-  std::optional<uint32_t> layer_middle_fraction; ///< n / d <= position < (d - 1) * n / d
-  std::optional<bool> use_more_bits;             ///< llama.cpp use_more_bits(position, n)
-  bool position_from_counter = false;  ///< "layer_from": "counter"
-  std::vector<std::string> if_storage; ///< storage chosen so far is one of these
-  std::string storage;                 ///< ggml type id (GGUF), layout id, or "keep"
-  std::string pointer;                 ///< JSON pointer of the rule, for messages
+  std::vector<std::string> tensors;               ///< categories ("attn_v", "ffn_down", ...); empty: any
+  std::vector<std::string> arch;                  ///< model arch is one of these
+  std::vector<std::string> not_arch;              ///< model arch is none of these
+  std::optional<uint32_t> n_gqa_min;              ///< n_head / n_head_kv >= this
+  std::optional<uint32_t> n_expert;               ///< exactly this many experts
+  std::optional<uint32_t> n_expert_min;           ///< at least this many experts
+  std::string size_class;                         ///< llama.cpp model type, e.g. "70B"; "" any
+  std::optional<bool> imatrix;                    ///< made with an importance matrix
+  std::optional<bool> expert_stack;               ///< 3-D tensor of stacked experts
+  std::optional<bool> row_fits_default_block;     ///< ne[0] is a multiple of the default type's block
+  std::optional<uint32_t> layer_below;            ///< position < k
+  std::optional<uint32_t> layer_below_fraction;   ///< position < n / d
+  std::optional<uint32_t> layer_middle_fraction;  ///< n / d <= position < (d - 1) * n / d
+  std::optional<bool> use_more_bits;              ///< llama.cpp use_more_bits(position, n)
+  bool position_from_counter = false;             ///< "layer_from": "counter"
+  std::vector<std::string> if_storage;            ///< storage chosen so far is one of these
+  std::string storage;                            ///< ggml type id (GGUF), layout id, or "keep"
+  std::string pointer;                            ///< JSON pointer of the rule, for messages
 };
 
 /// A quantization format: a GGUF file type or a checkpoint format.
 /// The low-precision matrix path a format is made for (formats.json native_compute).
 struct NativeCompute {
-  std::string dtype;       ///< "fp8", "fp4": the peak in the hardware's flops_per_s
-  std::string capability;  ///< the Capabilities flag that provides it: "fp8", "nvfp4", "mxfp4"
+  std::string dtype;                  ///< "fp8", "fp4": the peak in the hardware's flops_per_s
+  std::string capability;             ///< the Capabilities flag that provides it: "fp8", "nvfp4", "mxfp4"
   bool weight_only_fallback = false;  ///< engines run it weight-only where the capability is missing
 };
 
 struct QuantFormat {
-  std::string id;           ///< lowercase id: "q4_k_m", "awq-int4", "mlx-4bit"
-  std::string name;         ///< display name
+  std::string id;    ///< lowercase id: "q4_k_m", "awq-int4", "mlx-4bit"
+  std::string name;  ///< display name
   std::string description;
   Container container = Container::kGguf;
-  std::string llama_ftype;  ///< "LLAMA_FTYPE_MOSTLY_Q4_K_M" for GGUF types
+  std::string llama_ftype;      ///< "LLAMA_FTYPE_MOSTLY_Q4_K_M" for GGUF types
   std::string default_storage;  ///< storage of every quantizable tensor before the rules
   std::string keep_storage;     ///< storage of tensors that are not quantized
   bool imatrix = false;         ///< assumed importance-matrix use (QuantOptions overrides)
   std::vector<QuantRule> rules;
-  std::string pointer;          ///< JSON pointer of the format in its document
+  std::string pointer;                          ///< JSON pointer of the format in its document
   std::optional<NativeCompute> native_compute;  ///< FP8/FP4 checkpoints; none for weight-only formats
-  std::vector<std::string> equivalents;  ///< the same weights in another container, in preference order
+  std::vector<std::string> equivalents;         ///< the same weights in another container, in preference order
 };
 
 /// Whether a device runs a format on its native path: always for formats
@@ -124,11 +124,11 @@ bool runs_checkpoint(const QuantFormat& format, const Capabilities& capabilities
 
 /// Model facts the rules read. The caller fills it from a ModelSpec.
 struct QuantModelFacts {
-  std::string arch;          ///< llama.cpp arch or HF model_type: "llama", "qwen2", "falcon" are what rules test
-  uint32_t n_layers = 0;     ///< transformer blocks
+  std::string arch;       ///< llama.cpp arch or HF model_type: "llama", "qwen2", "falcon" are what rules test
+  uint32_t n_layers = 0;  ///< transformer blocks
   uint32_t n_head = 0;
   uint32_t n_head_kv = 0;
-  uint32_t n_expert = 0;     ///< routed experts; 0 or 1 for dense models
+  uint32_t n_expert = 0;  ///< routed experts; 0 or 1 for dense models
   bool tied_embeddings = false;
 };
 
@@ -139,15 +139,15 @@ struct QuantOptions {
 
 /// What one tensor became.
 struct TensorAssignment {
-  std::string name;      ///< GGUF name
+  std::string name;  ///< GGUF name
   std::string kind;
-  std::string category;  ///< rule category ("output" also for a tied token_embd)
-  std::string group;     ///< summary group: embeddings, attention, ffn, experts, norms, output, other
-  std::string storage;   ///< ggml type id or layout id actually used
+  std::string category;    ///< rule category ("output" also for a tied token_embd)
+  std::string group;       ///< summary group: embeddings, attention, ffn, experts, norms, output, other
+  std::string storage;     ///< ggml type id or layout id actually used
   bool quantized = false;  ///< stored in a quantized ggml type or a layout other than keep_storage
   uint64_t elements = 0;
   uint64_t bytes = 0;
-  std::string note;      ///< e.g. why a fallback type was used
+  std::string note;  ///< e.g. why a fallback type was used
 };
 
 /// Totals over one summary group.
@@ -284,7 +284,7 @@ class QuantDb {
 /// file_bytes adds the GGUF header (tensor infos, tokenizer metadata,
 /// 32-byte alignment) or the safetensors JSON header. Precondition: `format`
 /// comes from `db`.
-WeightsBreakdown quantize(const std::vector<Tensor>& tensors, const QuantModelFacts& facts, const QuantFormat& format,
-                          const QuantDb& db, const QuantOptions& options = {});
+WeightsBreakdown quantize(const std::vector<Tensor>& tensors, const QuantModelFacts& facts, const QuantFormat& format, const QuantDb& db,
+                          const QuantOptions& options = {});
 
 }  // namespace optadvisor

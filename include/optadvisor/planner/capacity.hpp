@@ -15,16 +15,16 @@
 namespace optadvisor {
 
 struct CapacityRequest {
-  ScenarioRequest scenario;       ///< hardware and model; quant and engine "" = try every one that runs
-  double rate_per_s = 1;          ///< requests per second to serve
+  ScenarioRequest scenario;  ///< hardware and model; quant and engine "" = try every one that runs
+  double rate_per_s = 1;     ///< requests per second to serve
   uint64_t prompt_tokens = 1024;
   uint64_t gen_tokens = 256;
   double prefix_hit = 0;
-  double slo_ttft_s = 0;          ///< required (> 0)
-  double slo_tpot_s = 0;          ///< required (> 0)
-  double slo_attainment = 0.9;    ///< share of requests that must meet both SLOs
+  double slo_ttft_s = 0;        ///< required (> 0)
+  double slo_tpot_s = 0;        ///< required (> 0)
+  double slo_attainment = 0.9;  ///< share of requests that must meet both SLOs
   uint32_t max_gpus = 64;
-  double gpu_hour_usd = 0;        ///< 0 = no cost
+  double gpu_hour_usd = 0;  ///< 0 = no cost
 };
 
 struct CapacityCandidate {
@@ -34,7 +34,7 @@ struct CapacityCandidate {
   double replica_rate_per_s = 0;  ///< the most one replica serves within the SLOs
   uint32_t replicas = 0;
   uint32_t gpus = 0;
-  ServingResult at_load;          ///< one replica at its share of the rate
+  ServingResult at_load;  ///< one replica at its share of the rate
   double cost_per_hour_usd = 0;
   double cost_per_million_output_tokens_usd = 0;
 };

@@ -17,10 +17,10 @@ namespace optadvisor {
 /// power and list price; each figure is absent when the profile lacks it.
 /// Prices are never invented: no profile price, no per-dollar figure.
 struct Efficiency {
-  std::optional<double> power_watts;             ///< board power (TDP) x GPUs
-  std::optional<double> tokens_per_joule;        ///< tokens/s over power_watts
-  std::optional<double> price_usd;               ///< list price x GPUs
-  std::optional<double> tokens_per_s_per_kusd;   ///< tokens/s per 1000 USD of price_usd
+  std::optional<double> power_watts;            ///< board power (TDP) x GPUs
+  std::optional<double> tokens_per_joule;       ///< tokens/s over power_watts
+  std::optional<double> price_usd;              ///< list price x GPUs
+  std::optional<double> tokens_per_s_per_kusd;  ///< tokens/s per 1000 USD of price_usd
 };
 
 /// tokens_per_joule = tokens_per_s / (power_watts x gpus);
@@ -38,7 +38,7 @@ std::string_view to_string(CompareSort sort);
 std::optional<CompareSort> compare_sort_from_string(std::string_view s);
 
 struct CompareRequest {
-  ScenarioRequest base;             ///< the model, the workload and the axes that do not vary
+  ScenarioRequest base;  ///< the model, the workload and the axes that do not vary
   CompareAxis axis = CompareAxis::kHardware;
   std::vector<std::string> values;  ///< the varying axis, in the order given (at least one)
   CompareSort sort = CompareSort::kGiven;
@@ -60,10 +60,10 @@ std::string_view column_key(CompareColumn column);
 const std::vector<CompareColumn>& all_compare_columns();
 
 struct CompareRow {
-  std::string value;    ///< the axis value as given
+  std::string value;  ///< the axis value as given
   ScenarioRequest request;
   CandidateStatus status = CandidateStatus::kUnavailable;
-  std::string reason;   ///< why it does not fit or cannot run; empty when it fits
+  std::string reason;                        ///< why it does not fit or cannot run; empty when it fits
   std::optional<PreparedScenario> prepared;  ///< set unless unavailable
   Analysis analysis;
   double serving_tokens_per_s = 0;  ///< batch x gen / (TTFT + gen x time per token)

@@ -24,14 +24,14 @@
 namespace optadvisor {
 
 struct PathPart {
-  std::string key;          ///< object key; empty for an index part
-  long long index = -1;     ///< array index when key is empty
+  std::string key;       ///< object key; empty for an index part
+  long long index = -1;  ///< array index when key is empty
 };
 
 enum class CompareOp { kTruthy, kFalsy, kGe, kLe, kGt, kLt, kEq, kNe };
 
 struct Requirement {
-  std::string text;                 ///< as the user wrote it
+  std::string text;  ///< as the user wrote it
   std::vector<PathPart> path;
   CompareOp op = CompareOp::kTruthy;
   std::variant<std::monostate, double, bool, std::string> value;  ///< right-hand side
@@ -41,17 +41,16 @@ struct Requirement {
 Requirement parse_requirement(std::string_view text);
 
 struct RequirementResult {
-  std::string text;    ///< the expression
+  std::string text;  ///< the expression
   bool passed = false;
-  std::string actual;  ///< the value found, as JSON text ("missing" when the path is absent)
+  std::string actual;    ///< the value found, as JSON text ("missing" when the path is absent)
   bool missing = false;  ///< the path is not in the document: a mistake in the expression, not a failed check
-  std::string reason;  ///< why it failed, empty when it passed
+  std::string reason;    ///< why it failed, empty when it passed
 };
 
 /// Evaluates every requirement against a JSON document (a command's --json output).
 /// A path that is absent, or a value of the wrong type, fails with a reason.
-std::vector<RequirementResult> check_requirements(const std::vector<Requirement>& requirements,
-                                                  const nlohmann::json& document);
+std::vector<RequirementResult> check_requirements(const std::vector<Requirement>& requirements, const nlohmann::json& document);
 
 /// "path.to[0].value" as written back from parsed parts.
 std::string path_to_string(const std::vector<PathPart>& path);

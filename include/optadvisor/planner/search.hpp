@@ -60,9 +60,9 @@ struct SearchCandidate {
   uint32_t gpus = 1;
   uint32_t tp = 1;
   uint32_t pp = 1;
-  uint64_t batch = 1;       ///< sequences run (resolved when the batch was "max")
-  std::string batch_text;   ///< as the estimate command line takes it: "8" or "max"
-  double metric = 0;        ///< the goal's metric (metric_for(goal))
+  uint64_t batch = 1;      ///< sequences run (resolved when the batch was "max")
+  std::string batch_text;  ///< as the estimate command line takes it: "8" or "max"
+  double metric = 0;       ///< the goal's metric (metric_for(goal))
   double ttft_s = 0;
   double decode_tokens_per_s_per_sequence = 0;
   double decode_tokens_per_s = 0;
@@ -84,10 +84,10 @@ struct SearchCandidate {
 
 /// How many scenarios each stage kept.
 struct SearchStats {
-  uint64_t combinations = 0;    ///< device x GPU count x format x engine prepared (each runs at one or more batches)
-  uint64_t over_budget = 0;     ///< combinations dropped by budget_usd before they ran
-  uint64_t searched = 0;        ///< configurations analyzed: combinations x their batches
-  uint64_t fit = 0;             ///< of those, that fit in device memory
+  uint64_t combinations = 0;  ///< device x GPU count x format x engine prepared (each runs at one or more batches)
+  uint64_t over_budget = 0;   ///< combinations dropped by budget_usd before they ran
+  uint64_t searched = 0;      ///< configurations analyzed: combinations x their batches
+  uint64_t fit = 0;           ///< of those, that fit in device memory
   uint64_t meet_requirements = 0;
 };
 
@@ -104,14 +104,12 @@ struct SearchResult {
   std::vector<std::string> skipped;
 };
 
-
 /// Called after each combination of device, GPU count, format and engine: (done, total).
 using SearchProgress = std::function<void(uint64_t done, uint64_t total)>;
 
 /// Runs the search. Throws bad_input for unknown names, an empty space, or a
 /// workload no configuration accepts (the first reason).
-SearchResult search(const Catalog& catalog, const ResolvedModel& model, const SearchRequest& request,
-                    const SearchProgress& progress = {});
+SearchResult search(const Catalog& catalog, const ResolvedModel& model, const SearchRequest& request, const SearchProgress& progress = {});
 
 /// Non-dominated sorting of points whose two coordinates are both minimized:
 /// front 1 holds the points no other point dominates (no worse in both, better
@@ -138,11 +136,11 @@ class ScenarioCache {
 
   /// Engine and quant must be named (empty ones fall back to prepare_scenario).
   /// Throws what prepare_scenario would.
-  PreparedScenario prepare(const HardwareProfile& hardware, const std::string& engine, const std::string& quant, uint32_t gpus,
-                           uint32_t tp, uint32_t pp);
+  PreparedScenario prepare(const HardwareProfile& hardware, const std::string& engine, const std::string& quant, uint32_t gpus, uint32_t tp,
+                           uint32_t pp);
   /// The request prepare() answers, for prepare_scenario and for command lines.
-  ScenarioRequest request(const HardwareProfile& hardware, const std::string& engine, const std::string& quant, uint32_t gpus,
-                          uint32_t tp, uint32_t pp) const;
+  ScenarioRequest request(const HardwareProfile& hardware, const std::string& engine, const std::string& quant, uint32_t gpus, uint32_t tp,
+                          uint32_t pp) const;
 
  private:
   /// A cached result of prepare_scenario or choose_engine, or the error it threw.

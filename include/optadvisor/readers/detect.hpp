@@ -17,9 +17,9 @@ namespace optadvisor {
 
 /// One device as the local tools report it.
 struct DetectedDevice {
-  std::string kind;    ///< "gpu", "apple-silicon" or "cpu" (no accelerator found)
-  std::string vendor;  ///< "nvidia", "amd", "apple", "intel", or "" when unknown
-  std::string name;    ///< as reported: "NVIDIA H100 80GB HBM3", "Apple M4 Max"
+  std::string kind;                    ///< "gpu", "apple-silicon" or "cpu" (no accelerator found)
+  std::string vendor;                  ///< "nvidia", "amd", "apple", "intel", or "" when unknown
+  std::string name;                    ///< as reported: "NVIDIA H100 80GB HBM3", "Apple M4 Max"
   std::optional<double> memory_bytes;  ///< per device: VRAM, or unified memory on Apple silicon
   int count = 1;                       ///< devices with this name
   std::optional<int> gpu_cores;        ///< Apple silicon GPU cores
@@ -40,10 +40,10 @@ struct ProbeRun {
 
 /// One thing detection may run or read. A runner gets these, nothing else.
 struct Probe {
-  std::string tool;                ///< "nvidia-smi", "/proc/cpuinfo", ...
-  std::vector<std::string> argv;   ///< the command line; empty for a file
-  std::string path;                ///< the file to read; empty for a command
-  std::string fixture;             ///< file name of a recorded output: "nvidia-smi.txt"
+  std::string tool;               ///< "nvidia-smi", "/proc/cpuinfo", ...
+  std::vector<std::string> argv;  ///< the command line; empty for a file
+  std::string path;               ///< the file to read; empty for a command
+  std::string fixture;            ///< file name of a recorded output: "nvidia-smi.txt"
 };
 
 /// Runs one probe: executes the command (or reads the file) with a timeout.
@@ -82,10 +82,10 @@ DetectedHardware detect_hardware(const ProbeRunner& run);
 /// A detected device mapped to a profile, or why not.
 struct ProfileMatch {
   std::optional<std::string> id;
-  std::string how;                  ///< "the reported name is an alias of h100-sxm", ...
-  std::vector<std::string> notes;   ///< memory that differs from the profile, GPU count, ...
-  std::string problem;              ///< when no id: what was found and why nothing matched
-  std::string hint;                 ///< when no id: how to add a profile
+  std::string how;                 ///< "the reported name is an alias of h100-sxm", ...
+  std::vector<std::string> notes;  ///< memory that differs from the profile, GPU count, ...
+  std::string problem;             ///< when no id: what was found and why nothing matched
+  std::string hint;                ///< when no id: how to add a profile
 };
 
 /// Maps a device to one profile. A profile matches when the reported name,

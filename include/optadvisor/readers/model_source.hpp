@@ -15,20 +15,20 @@
 namespace optadvisor {
 
 struct ModelRequest {
-  std::string preset;        ///< --model
-  std::string config_path;   ///< --model-config
-  std::string gguf_path;     ///< --gguf
-  std::string params;        ///< --params "70B", "7e9"
+  std::string preset;       ///< --model
+  std::string config_path;  ///< --model-config
+  std::string gguf_path;    ///< --gguf
+  std::string params;       ///< --params "70B", "7e9"
   bool any() const { return !preset.empty() || !config_path.empty() || !gguf_path.empty() || !params.empty(); }
 };
 
 struct ResolvedModel {
   ModelSpec spec;
-  std::string origin;                 ///< "preset", "config.json path", "GGUF path", "--params"
-  std::optional<Resolution> how;      ///< for presets
+  std::string origin;             ///< "preset", "config.json path", "GGUF path", "--params"
+  std::optional<Resolution> how;  ///< for presets
   /// For GGUF files: the weights exactly as the file stores them.
   std::optional<WeightsBreakdown> gguf_weights;
-  std::string gguf_quant_id;          ///< file type recorded in the GGUF, mapped to a quant id when known
+  std::string gguf_quant_id;  ///< file type recorded in the GGUF, mapped to a quant id when known
   std::vector<std::string> assumptions;
 };
 

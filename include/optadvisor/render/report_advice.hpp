@@ -16,13 +16,12 @@ namespace optadvisor {
 
 /// What to show besides the ranked playbook.
 struct AdviceView {
-  bool all = false;     ///< list every rule left out, with its reason
+  bool all = false;  ///< list every rule left out, with its reason
 };
 
 /// `optadvisor --hw H --goal G`: diagnosis, ranked playbook, stacked plan.
 nlohmann::json advice_json(const Advice& advice, const RuleBook& book);
-std::string render_advice(const Advice& advice, const RuleBook& book, const AdviceView& view, OutputFormat format,
-                          const Style& style);
+std::string render_advice(const Advice& advice, const RuleBook& book, const AdviceView& view, OutputFormat format, const Style& style);
 
 /// `--why-not RULE`: whether one rule applies here, and why (not).
 nlohmann::json why_not_json(const Advice& advice, const Rule& rule);

@@ -18,7 +18,7 @@ std::string render_hardware_list(const std::vector<const HardwareProfile*>& devi
 nlohmann::json hardware_list_json(const std::vector<const HardwareProfile*>& devices);
 
 /// `hw show`: the whole profile with sources.
-std::string render_hardware_show(const HardwareProfile& hw, const Resolution& how, const std::string& origin,
-                                 OutputFormat format, const Style& style);
+std::string render_hardware_show(const HardwareProfile& hw, const Resolution& how, const std::string& origin, OutputFormat format,
+                                 const Style& style);
 
 }  // namespace optadvisor

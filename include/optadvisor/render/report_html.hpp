@@ -53,13 +53,13 @@ RooflineChart advice_roofline(const Advice& advice, std::size_t recommendations 
 
 /// One horizontal memory bar: named parts against what the device allows.
 struct MemoryBar {
-  std::string label;                                    ///< "as given", "after the plan"
-  std::vector<std::pair<std::string, double>> segments; ///< {"weights", bytes}, ...
-  double total_bytes = 0;                               ///< needed per device
-  double capacity_bytes = 0;                            ///< usable per device
-  double limit_bytes = 0;                               ///< what the engine may use (<= capacity)
+  std::string label;                                     ///< "as given", "after the plan"
+  std::vector<std::pair<std::string, double>> segments;  ///< {"weights", bytes}, ...
+  double total_bytes = 0;                                ///< needed per device
+  double capacity_bytes = 0;                             ///< usable per device
+  double limit_bytes = 0;                                ///< what the engine may use (<= capacity)
   bool fits = false;
-  std::string note;                                     ///< "12 layers in host memory"
+  std::string note;  ///< "12 layers in host memory"
 };
 
 /// The bar of an inference analysis (weights, KV cache, activations, runtime).

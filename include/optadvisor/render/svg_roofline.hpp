@@ -42,21 +42,21 @@ double attainable_flops_per_s(double flop_per_byte, double peak_flops_per_s, dou
 
 /// One compute roof: the device's dense peak for some data types (equal peaks share a roof).
 struct Roof {
-  std::string label;         ///< "fp16, bf16"
+  std::string label;  ///< "fp16, bf16"
   double flops_per_s = 0;
-  bool used = false;         ///< the data type the estimate's matrix math ran on
+  bool used = false;  ///< the data type the estimate's matrix math ran on
 };
 
 /// What a point shows: the scenario as given, after the stacked plan, or after one recommendation.
 enum class PointSeries { kBefore, kPlan, kRecommendation };
 
 struct RooflinePoint {
-  std::string phase;         ///< "prefill" or "decode" (sets the colour)
+  std::string phase;  ///< "prefill" or "decode" (sets the colour)
   PointSeries series = PointSeries::kBefore;
-  std::string tag;           ///< short label drawn beside the point ("#2"); "" for none
-  std::string title;         ///< tooltip text
+  std::string tag;    ///< short label drawn beside the point ("#2"); "" for none
+  std::string title;  ///< tooltip text
   double flop_per_byte = 0;
-  double flops_per_s = 0;    ///< achieved: FLOPs of the phase over its time
+  double flops_per_s = 0;       ///< achieved: FLOPs of the phase over its time
   double peak_flops_per_s = 0;  ///< the peak of the data type its matrix math ran on (its roof)
 };
 
@@ -67,9 +67,9 @@ struct RooflineArrow {
 };
 
 struct RooflineChart {
-  std::string title;                       ///< accessible name of the figure
-  double bandwidth_bytes_per_s = 0;        ///< peak memory bandwidth of one device
-  std::vector<Roof> roofs;                 ///< peak compute per data type
+  std::string title;                 ///< accessible name of the figure
+  double bandwidth_bytes_per_s = 0;  ///< peak memory bandwidth of one device
+  std::vector<Roof> roofs;           ///< peak compute per data type
   /// The rates the estimate could reach (peak x engine efficiency); 0 = not drawn.
   double achievable_flops_per_s = 0;
   double achievable_bandwidth_bytes_per_s = 0;
@@ -81,8 +81,8 @@ struct RooflineChart {
 struct RooflineLayout {
   double width_px = 1040;
   double height_px = 600;
-  double left_px = 104;    ///< y tick labels and the axis title
-  double right_px = 200;   ///< roof labels
+  double left_px = 104;   ///< y tick labels and the axis title
+  double right_px = 200;  ///< roof labels
   double top_px = 20;
   double bottom_px = 100;  ///< x tick labels, axis title and the legend
 };

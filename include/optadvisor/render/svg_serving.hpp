@@ -11,10 +11,10 @@
 namespace optadvisor {
 
 struct ServingSeries {
-  std::string label;                  ///< "tp 2", "disaggregated 1P x tp 8 + 1D x tp 8"
-  std::vector<std::string> loads;     ///< a point's label: its concurrency or rate
+  std::string label;               ///< "tp 2", "disaggregated 1P x tp 8 + 1D x tp 8"
+  std::vector<std::string> loads;  ///< a point's label: its concurrency or rate
   std::vector<ServingResult> points;
-  std::size_t knee = 0;               ///< index of the knee point (serving_knee)
+  std::size_t knee = 0;  ///< index of the knee point (serving_knee)
 };
 
 /// Two panels (TPOT, TTFT) as one inline <svg>; slo_* = 0 draws no SLO line.

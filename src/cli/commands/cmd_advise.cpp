@@ -37,7 +37,6 @@ struct AdviseOptions {
   CLI::Option* context = nullptr;
 };
 
-
 std::shared_ptr<AdviseOptions> add_advise_options(CLI::App* cmd, bool html_report) {
   auto o = std::make_shared<AdviseOptions>();
   auto& r = o->request;
@@ -57,14 +56,20 @@ std::shared_ptr<AdviseOptions> add_advise_options(CLI::App* cmd, bool html_repor
   o->batch = add(cmd->add_option("--batch,-b", r.batch, "Concurrent sequences, or 'max' (default 1; 16 for throughput)"));
   o->prompt = add(cmd->add_option("--prompt,-p", r.prompt_tokens,
                                   fmt::format("Prompt tokens per sequence (default {})", ScenarioRequest::kDefaultPromptTokens)));
-  o->gen = add(cmd->add_option("--gen,-n", r.gen_tokens, fmt::format("Generated tokens per sequence (default {})", ScenarioRequest::kDefaultGenTokens)));
-  o->context = add(cmd->add_option("--context,-c", r.context_tokens, "KV reservation per sequence (default prompt + gen; 8192 for memory)"));
-  o->inference_only = {o->batch, o->prompt, o->gen, o->context,
-                       add(cmd->add_option("--ubatch", r.ubatch_tokens, "Prompt tokens per forward pass (llama.cpp -ub)")),
-                       add(cmd->add_option("--kv-dtype", r.kv_dtype, "KV-cache element type: f16, bf16, fp8, q8_0, q4_0")),
-                       add(cmd->add_option("--cuda-graphs", o->cuda_graphs, "on or off (default: the backend's)")->check(CLI::IsMember({"on", "off"}))),
-                       add(cmd->add_option("--host-bandwidth", o->host_bandwidth, "Host memory bandwidth in bytes/s for offloaded layers (e.g. 60e9)")),
-                       add(cmd->add_option("--host", r.host, "The CPU whose memory holds offloaded layers (optadvisor hw list --class cpu)"))};
+  o->gen = add(cmd->add_option("--gen,-n", r.gen_tokens,
+                               fmt::format("Generated tokens per sequence (default {})", ScenarioRequest::kDefaultGenTokens)));
+  o->context =
+      add(cmd->add_option("--context,-c", r.context_tokens, "KV reservation per sequence (default prompt + gen; 8192 for memory)"));
+  o->inference_only = {
+      o->batch,
+      o->prompt,
+      o->gen,
+      o->context,
+      add(cmd->add_option("--ubatch", r.ubatch_tokens, "Prompt tokens per forward pass (llama.cpp -ub)")),
+      add(cmd->add_option("--kv-dtype", r.kv_dtype, "KV-cache element type: f16, bf16, fp8, q8_0, q4_0")),
+      add(cmd->add_option("--cuda-graphs", o->cuda_graphs, "on or off (default: the backend's)")->check(CLI::IsMember({"on", "off"}))),
+      add(cmd->add_option("--host-bandwidth", o->host_bandwidth, "Host memory bandwidth in bytes/s for offloaded layers (e.g. 60e9)")),
+      add(cmd->add_option("--host", r.host, "The CPU whose memory holds offloaded layers (optadvisor hw list --class cpu)"))};
   for (CLI::Option* opt : add_device_options(cmd, r)) o->inference_only.push_back(add(opt));
   add(add_gpus_option(cmd, r.gpus, "GPU count (default tp x pp; training: tp x pp x cp)"));
   add(cmd->add_option("--tp", r.tp, "Tensor-parallel degree"));
@@ -72,11 +77,14 @@ std::shared_ptr<AdviseOptions> add_advise_options(CLI::App* cmd, bool html_repor
   add(cmd->add_option("--flash-attention", o->flash_attention, "on or off (default: the engine's)")->check(CLI::IsMember({"on", "off"})));
   o->training_only = add_training_options(cmd, o->training);
   for (CLI::Option* opt : o->training_only) add(opt);
-  add(cmd->add_option("--assume", o->assume, "Override an assumption: NAME=VALUE (repeatable; optadvisor rules list)")->type_name("NAME=VALUE"));
+  add(cmd->add_option("--assume", o->assume, "Override an assumption: NAME=VALUE (repeatable; optadvisor rules list)")
+          ->type_name("NAME=VALUE"));
   add(cmd->add_flag("--all", o->all, "Also list every rule that does not apply, with the reason"));
   add(cmd->add_option("--why-not", o->why_not, "Say whether one rule applies here, and why (not)")->type_name("RULE"));
-  if (html_report) o->format.format = "html";
-  else o->format.attach(cmd, true, true);
+  if (html_report)
+    o->format.format = "html";
+  else
+    o->format.attach(cmd, true, true);
   o->require.attach(cmd);
   for (const char* name : {"--format", "--json", "--require"})
     if (auto* opt = cmd->get_option_no_throw(name)) o->options.push_back(opt);
@@ -93,10 +101,10 @@ void run_advise(const AdviseOptions& o, const GlobalOptions& global, const std::
   if (o.request.hardware.empty())
     throw bad_input("no hardware given", "pass --hw NAME, e.g. optadvisor --hw rtx5090 --goal latency (optadvisor hw list)");
   const std::vector<Requirement> requirements = o.require.parse();
-  if (!requirements.empty() && !o.why_not.empty())
-    throw bad_input("--require does not apply to --why-not", "drop one of them");
+  if (!requirements.empty() && !o.why_not.empty()) throw bad_input("--require does not apply to --why-not", "drop one of them");
   const bool html = o.format.get() == OutputFormat::kHtml;
-  if (html && !o.why_not.empty()) throw bad_input("--why-not has no html output", "drop --format html (text, json or markdown), or drop --why-not");
+  if (html && !o.why_not.empty())
+    throw bad_input("--why-not has no html output", "drop --format html (text, json or markdown), or drop --why-not");
   const Catalog& catalog = load_catalog(global);
   const RuleBook book = RuleBook::load(catalog);
   AdviceRequest request;
@@ -112,9 +120,10 @@ void run_advise(const AdviseOptions& o, const GlobalOptions& global, const std::
   for (const CLI::Option* opt : training ? o.inference_only : o.training_only) {
     if (opt->count() == 0) continue;
     const std::string name = "--" + opt->get_lnames().front();
-    throw bad_input(fmt::format("{} applies to {}", name, training ? "the inference goals (latency, throughput, memory)" : "--goal training"),
-                    training ? "training takes --seq, --micro-batch, --global-batch, --precision, --recompute, --sharding, --cp"
-                             : "add --goal training");
+    throw bad_input(
+        fmt::format("{} applies to {}", name, training ? "the inference goals (latency, throughput, memory)" : "--goal training"),
+        training ? "training takes --seq, --micro-batch, --global-batch, --precision, --recompute, --sharding, --cp"
+                 : "add --goal training");
   }
   request.training = training_request(o.training);
   for (const auto& a : o.assume) {
@@ -133,8 +142,8 @@ void run_advise(const AdviseOptions& o, const GlobalOptions& global, const std::
   view.all = o.all;
   HtmlReportInfo info{program_version(), data_version(), {}};
   if (o.goal.empty()) info.notes.push_back("no --goal given: advising on latency; --goal throughput|memory|training for the others");
-  const std::string output = html ? render_advice_html(advice, book, view, info)
-                                  : render_advice(advice, book, view, o.format.get(), stdout_style(global));
+  const std::string output =
+      html ? render_advice_html(advice, book, view, info) : render_advice(advice, book, view, o.format.get(), stdout_style(global));
   if (requirements.empty()) {
     write_result(output, out_path);
     return;
@@ -146,7 +155,8 @@ void run_advise(const AdviseOptions& o, const GlobalOptions& global, const std::
 }
 
 void register_advise(CLI::App& app, const GlobalOptions& global) {
-  auto* cmd = app.add_subcommand("advise", "What limits the model for a goal, and a ranked, quantified playbook (also: optadvisor --hw H --goal G)");
+  auto* cmd = app.add_subcommand("advise",
+                                 "What limits the model for a goal, and a ranked, quantified playbook (also: optadvisor --hw H --goal G)");
   auto options = add_advise_options(cmd);
   cmd->callback([options, &global] { run_advise(*options, global); });
 }

@@ -46,8 +46,7 @@ std::string today() {
 
 void run(const CalibrateOptions& o, const GlobalOptions& global) {
   const std::vector<Requirement> requirements = o.require.parse();
-  if (o.batch < 0 || o.prompt < -1 || o.gen < -1 || o.tp < 0)
-    throw bad_input("--batch, --prompt, --gen and --tp must not be negative");
+  if (o.batch < 0 || o.prompt < -1 || o.gen < -1 || o.tp < 0) throw bad_input("--batch, --prompt, --gen and --tp must not be negative");
   const Catalog& catalog = load_catalog(global);
   CalibrationRequest request = o.request;
   request.hardware = resolve_hw_auto(request.hardware, catalog);
@@ -87,7 +86,8 @@ void run(const CalibrateOptions& o, const GlobalOptions& global) {
   const nlohmann::ordered_json doc = to_json(fit.calibration);
   std::vector<Problem> problems;
   check_against_schema("calibration", nlohmann::json::parse(doc.dump()), target.string(), problems);
-  if (!problems.empty()) throw Error(ExitCode::kRuntime, "internal: the calibration does not match its schema: " + to_string(problems.front()));
+  if (!problems.empty())
+    throw Error(ExitCode::kRuntime, "internal: the calibration does not match its schema: " + to_string(problems.front()));
   const bool written = !o.dry_run && !to_stdout;
   RequireOption::check_paths(requirements, calibration_report_json(fit, target.string(), written));
   if (written) write_calibration_file(target, doc);
@@ -106,7 +106,8 @@ void run(const CalibrateOptions& o, const GlobalOptions& global) {
 void register_calibrate(CLI::App& app, const GlobalOptions& global) {
   auto o = std::make_shared<CalibrateOptions>();
   auto* cmd = app.add_subcommand(
-      "calibrate", "Fit an engine's efficiency factors to your own llama-bench or vLLM benchmark results and save them for later estimates");
+      "calibrate",
+      "Fit an engine's efficiency factors to your own llama-bench or vLLM benchmark results and save them for later estimates");
   cmd->add_option("--from", o->files,
                   "Results file: llama-bench -o json/jsonl, vllm bench serve --save-result, vllm bench latency --output-json (repeatable)")
       ->required()
@@ -119,7 +120,10 @@ void register_calibrate(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--batch,-b", o->batch, "vllm bench latency: its --batch-size (default 8)");
   cmd->add_option("--prompt,-p", o->prompt, "vllm bench latency: its --input-len (default 32)");
   cmd->add_option("--gen,-n", o->gen, "vllm bench latency: its --output-len (default 128)");
-  cmd->add_option("--out,-o", o->out, "Write the calibration here instead of $XDG_DATA_HOME/optadvisor/calibrations/ (- prints it on stdout, the report on stderr)")->type_name("FILE");
+  cmd->add_option(
+         "--out,-o", o->out,
+         "Write the calibration here instead of $XDG_DATA_HOME/optadvisor/calibrations/ (- prints it on stdout, the report on stderr)")
+      ->type_name("FILE");
   cmd->add_flag("--dry-run", o->dry_run, "Fit and print, write nothing");
   o->format.attach(cmd);
   o->require.attach(cmd);

@@ -36,9 +36,9 @@ CompareRequest build_request(const CompareOptions& o) {
   for (const auto& a : axes)
     if (a.values.size() > 1) lists.push_back(&a);
   if (lists.size() > 1)
-    throw bad_input(fmt::format("compare varies one thing at a time, but {} and {} both list several values", lists[0]->option,
-                                lists[1]->option),
-                    "list several values for one of --hw, --quant or --engine and give the others one value each");
+    throw bad_input(
+        fmt::format("compare varies one thing at a time, but {} and {} both list several values", lists[0]->option, lists[1]->option),
+        "list several values for one of --hw, --quant or --engine and give the others one value each");
   CompareRequest request;
   request.base = o.request;
   if (!o.flash_attention.empty()) request.base.flash_attention = o.flash_attention == "on";
@@ -49,9 +49,9 @@ CompareRequest build_request(const CompareOptions& o) {
   request.values = varied.values;
   if (request.values.empty()) throw bad_input("no hardware given", "pass --hw NAME, or several to compare: --hw rtx4090,h100");
   if (axes[0].values.size() > 1 && (!o.request.memory.empty() || !o.request.link.empty()))
-    throw bad_input(fmt::format("{} describes one device, but --hw lists {}", o.request.memory.empty() ? "--link" : "--memory",
-                                axes[0].values.size()),
-                    "compare one device's weight formats or engines, or drop the option");
+    throw bad_input(
+        fmt::format("{} describes one device, but --hw lists {}", o.request.memory.empty() ? "--link" : "--memory", axes[0].values.size()),
+        "compare one device's weight formats or engines, or drop the option");
   request.base.hardware = axes[0].values.size() == 1 ? axes[0].values.front() : std::string();
   request.base.quant = axes[1].values.size() == 1 ? axes[1].values.front() : std::string();
   request.base.engine = axes[2].values.size() == 1 ? axes[2].values.front() : std::string();

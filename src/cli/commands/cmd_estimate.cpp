@@ -38,8 +38,9 @@ void add_scenario_options(CLI::App* cmd, EstimateOptions& o, bool allow_html = f
   cmd->add_option("--hw", r.hardware, "Device id or name (optadvisor hw list)")->required();
   add_model_options(cmd, r.model);
   cmd->add_option("--quant,-q", r.quant, "Weight format (default: the engine's); training: the frozen 4-bit base of QLoRA");
-  cmd->add_option("--engine,-e", r.engine,
-                  "Engine, optionally with a backend: vllm, llama.cpp:metal (default: per device class); training: pytorch, megatron, deepspeed");
+  cmd->add_option(
+      "--engine,-e", r.engine,
+      "Engine, optionally with a backend: vllm, llama.cpp:metal (default: per device class); training: pytorch, megatron, deepspeed");
   o.inference_only = add_workload_options(cmd, r, o.host_bandwidth);
   for (CLI::Option* opt : add_device_options(cmd, r)) o.inference_only.push_back(opt);
   add_gpus_option(cmd, r.gpus, "GPU count (inference: default tp x pp; training: default tp x pp x cp)");
@@ -113,7 +114,8 @@ TrainingRequest training_request(const EstimateOptions& o) {
 void register_estimate(CLI::App& app, const GlobalOptions& global) {
   auto est = std::make_shared<EstimateOptions>();
   auto* estimate = app.add_subcommand(
-      "estimate", "Memory, time to first token, decode speed and throughput (--goal training: step time, tokens/s, MFU), with what binds each");
+      "estimate",
+      "Memory, time to first token, decode speed and throughput (--goal training: step time, tokens/s, MFU), with what binds each");
   add_scenario_options(estimate, *est, /*allow_html=*/true);
   estimate->callback([est, &global] {
     reject_other_goal(*est);
@@ -128,17 +130,20 @@ void register_estimate(CLI::App& app, const GlobalOptions& global) {
       const PreparedTraining prepared = prepare_training(catalog, request);
       const TrainingAnalysis analysis = analyze_training(prepared.scenario);
       const auto deepspeed = deepspeed_estimate_for(prepared.scenario);
-      print_and_enforce(*est, requirements, [&](OutputFormat f, const Style& s) {
-        return render_training_estimate(prepared, analysis, f, s, deepspeed);
-      }, [&] { return training_estimate_json(prepared, analysis, deepspeed); }, global);
+      print_and_enforce(
+          *est, requirements, [&](OutputFormat f, const Style& s) { return render_training_estimate(prepared, analysis, f, s, deepspeed); },
+          [&] { return training_estimate_json(prepared, analysis, deepspeed); }, global);
       return;
     }
     const PreparedScenario prepared = prepare_scenario(catalog, finish(*est, catalog));
     const Analysis analysis = analyze(prepared.scenario);
-    print_and_enforce(*est, requirements, [&](OutputFormat f, const Style& s) {
-      return f == OutputFormat::kHtml ? render_estimate_html(prepared, analysis, HtmlReportInfo{program_version(), data_version(), {}})
-                                      : render_estimate(prepared, analysis, f, s);
-    }, [&] { return estimate_json(prepared, analysis); }, global);
+    print_and_enforce(
+        *est, requirements,
+        [&](OutputFormat f, const Style& s) {
+          return f == OutputFormat::kHtml ? render_estimate_html(prepared, analysis, HtmlReportInfo{program_version(), data_version(), {}})
+                                          : render_estimate(prepared, analysis, f, s);
+        },
+        [&] { return estimate_json(prepared, analysis); }, global);
   });
 
   auto fit_options = std::make_shared<EstimateOptions>();
@@ -155,9 +160,10 @@ void register_estimate(CLI::App& app, const GlobalOptions& global) {
       const TrainingAnalysis analysis = analyze_training(prepared.scenario);
       std::vector<TrainingChange> changes;
       if (!analysis.memory.fits) changes = suggest_training_fixes(catalog, prepared, request);
-      print_and_enforce(*fit_options, requirements, [&](OutputFormat f, const Style& s) {
-        return render_training_fit(prepared, analysis, changes, f, s);
-      }, [&] { return training_fit_json(prepared, analysis, changes); }, global);
+      print_and_enforce(
+          *fit_options, requirements,
+          [&](OutputFormat f, const Style& s) { return render_training_fit(prepared, analysis, changes, f, s); },
+          [&] { return training_fit_json(prepared, analysis, changes); }, global);
       if (!analysis.memory.fits)
         throw Error(ExitCode::kCheckFailed, "does not fit",
                     changes.empty() || !changes.front().fits ? "see the breakdown above"
@@ -166,9 +172,11 @@ void register_estimate(CLI::App& app, const GlobalOptions& global) {
     }
     const PreparedScenario prepared = prepare_scenario(catalog, finish(*fit_options, catalog));
     const Analysis analysis = analyze(prepared.scenario);
-    print_and_enforce(*fit_options, requirements, [&](OutputFormat f, const Style& s) { return render_fit(prepared, analysis, f, s); },
-                      [&] { return fit_json(prepared, analysis); }, global);
-    if (!analysis.memory.fits) throw Error(ExitCode::kCheckFailed, "does not fit", "see the breakdown above; try a smaller --quant, --context or --batch");
+    print_and_enforce(
+        *fit_options, requirements, [&](OutputFormat f, const Style& s) { return render_fit(prepared, analysis, f, s); },
+        [&] { return fit_json(prepared, analysis); }, global);
+    if (!analysis.memory.fits)
+      throw Error(ExitCode::kCheckFailed, "does not fit", "see the breakdown above; try a smaller --quant, --context or --batch");
   });
 }
 

@@ -30,9 +30,8 @@ void register_hw(CLI::App& app, const GlobalOptions& global) {
       std::vector<const HardwareProfile*> of_class;
       for (const auto& h : catalog.hardware())
         if (h.device_class == c) of_class.push_back(&h);
-      std::sort(of_class.begin(), of_class.end(), [](const auto* a, const auto* b) {
-        return a->vendor != b->vendor ? a->vendor < b->vendor : a->id < b->id;
-      });
+      std::sort(of_class.begin(), of_class.end(),
+                [](const auto* a, const auto* b) { return a->vendor != b->vendor ? a->vendor < b->vendor : a->id < b->id; });
       devices.insert(devices.end(), of_class.begin(), of_class.end());
     }
     fmt::print("{}", render_hardware_list(devices, list_options->format.get()));
@@ -53,8 +52,8 @@ void register_hw(CLI::App& app, const GlobalOptions& global) {
     Resolution how;
     const auto& device = catalog.resolve_hardware(name, &how);
     if (!detected_via.empty()) how = {"auto", device.id, detected_via};
-    fmt::print("{}", render_hardware_show(device, how, catalog.hardware_origin(device.id), show_options->format.get(),
-                                          stdout_style(global)));
+    fmt::print("{}",
+               render_hardware_show(device, how, catalog.hardware_origin(device.id), show_options->format.get(), stdout_style(global)));
   });
 
   register_hw_detect(hw, global);  // detect_tools.cpp

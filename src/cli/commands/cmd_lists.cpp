@@ -19,16 +19,14 @@ void register_catalog_lists(CLI::App& app, const GlobalOptions& global) {
   auto engines_format = std::make_shared<FormatOption>();
   auto* engines = app.add_subcommand("engines", "List the inference engines, their backends and calibration");
   engines_format->attach(engines);
-  engines->callback([engines_format, &global] {
-    fmt::print("{}", render_engine_list(load_catalog(global).engines(), engines_format->get()));
-  });
+  engines->callback(
+      [engines_format, &global] { fmt::print("{}", render_engine_list(load_catalog(global).engines(), engines_format->get())); });
 
   auto quants_format = std::make_shared<FormatOption>();
   auto* quants = app.add_subcommand("quants", "List the quantization formats");
   quants_format->attach(quants);
-  quants->callback([quants_format, &global] {
-    fmt::print("{}", render_quant_list(load_catalog(global).quant().formats(), quants_format->get()));
-  });
+  quants->callback(
+      [quants_format, &global] { fmt::print("{}", render_quant_list(load_catalog(global).quant().formats(), quants_format->get())); });
 }
 
 }  // namespace optadvisor::cli

@@ -17,20 +17,28 @@ namespace optadvisor::cli {
 void register_plan(CLI::App& app, const GlobalOptions& global) {
   auto q = std::make_shared<CapacityRequest>();
   auto format = std::make_shared<FormatOption>();
-  auto* cmd = app.add_subcommand("plan", "Capacity planning: the fewest GPUs and the cheapest layout that serve a request rate within TTFT/TPOT SLOs");
+  auto* cmd = app.add_subcommand(
+      "plan", "Capacity planning: the fewest GPUs and the cheapest layout that serve a request rate within TTFT/TPOT SLOs");
   cmd->add_option("--hw", q->scenario.hardware, "Device id or name (optadvisor hw list)")->required();
   add_model_options(cmd, q->scenario.model);
   cmd->add_option("--quant,-q", q->scenario.quant, "Weight format (default: try the engine's, fp8 and nvfp4 where the device runs them)");
   cmd->add_option("--engine,-e", q->scenario.engine, "Engine (default: try vllm, sglang and tensorrt-llm)");
   cmd->add_option("--rate", q->rate_per_s, "Requests per second to serve")->required()->check(CLI::Range(1e-6, 1e6));
-  cmd->add_option("--prompt", q->prompt_tokens, "Prompt tokens per request")->check(CLI::Range(uint64_t{1}, uint64_t{1} << 22))->capture_default_str();
-  cmd->add_option("--gen", q->gen_tokens, "Generated tokens per request")->check(CLI::Range(uint64_t{1}, uint64_t{1} << 22))->capture_default_str();
+  cmd->add_option("--prompt", q->prompt_tokens, "Prompt tokens per request")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 22))
+      ->capture_default_str();
+  cmd->add_option("--gen", q->gen_tokens, "Generated tokens per request")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 22))
+      ->capture_default_str();
   cmd->add_option("--prefix-hit", q->prefix_hit, "Share of each prompt already in the prefix cache (0-1)")->check(CLI::Range(0.0, 0.99));
   cmd->add_option("--slo-ttft", q->slo_ttft_s, "Time-to-first-token SLO, seconds")->required()->check(CLI::Range(1e-6, 3600.0));
   cmd->add_option("--slo-tpot", q->slo_tpot_s, "Time-per-output-token SLO, seconds")->required()->check(CLI::Range(1e-6, 60.0));
-  cmd->add_option("--slo-attainment", q->slo_attainment, "Share of requests that must meet both SLOs")->check(CLI::Range(0.5, 1.0))->capture_default_str();
+  cmd->add_option("--slo-attainment", q->slo_attainment, "Share of requests that must meet both SLOs")
+      ->check(CLI::Range(0.5, 1.0))
+      ->capture_default_str();
   cmd->add_option("--max-gpus", q->max_gpus, "Most GPUs a plan may use")->check(CLI::Range(1u, 4096u))->capture_default_str();
-  cmd->add_option("--gpu-hour-usd", q->gpu_hour_usd, "Price of one GPU-hour, for cost per million output tokens")->check(CLI::Range(0.0, 1000.0));
+  cmd->add_option("--gpu-hour-usd", q->gpu_hour_usd, "Price of one GPU-hour, for cost per million output tokens")
+      ->check(CLI::Range(0.0, 1000.0));
   format->attach(cmd, true, false);
   cmd->callback([q, format, &global] {
     const Catalog& catalog = load_catalog(global);
@@ -45,7 +53,8 @@ void register_plan(CLI::App& app, const GlobalOptions& global) {
     });
     fmt::print("{}", render_capacity(request, plan, format->get(), stdout_style(global)));
     if (plan.candidates.empty())
-      throw Error(ExitCode::kCheckFailed, "no layout meets the SLOs", "relax --slo-ttft / --slo-tpot, allow more --max-gpus, or try a smaller --quant");
+      throw Error(ExitCode::kCheckFailed, "no layout meets the SLOs",
+                  "relax --slo-ttft / --slo-tpot, allow more --max-gpus, or try a smaller --quant");
   });
 }
 

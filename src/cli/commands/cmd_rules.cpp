@@ -19,7 +19,8 @@ void register_rules(CLI::App& app, const GlobalOptions& global) {
   };
   auto list_options = std::make_shared<ListOptions>();
   auto* list = rules->add_subcommand("list", "Every rule with its goals and transform, and every assumption");
-  list->add_option("--goal", list_options->goal, "Only the rules of one goal")->check(CLI::IsMember({"latency", "throughput", "memory", "training"}));
+  list->add_option("--goal", list_options->goal, "Only the rules of one goal")
+      ->check(CLI::IsMember({"latency", "throughput", "memory", "training"}));
   list_options->format.attach(list);
   list->callback([list_options, &global] {
     const Catalog& catalog = load_catalog(global);
@@ -39,7 +40,8 @@ void register_rules(CLI::App& app, const GlobalOptions& global) {
     FormatOption format;
   };
   auto explain_options = std::make_shared<ExplainOptions>();
-  auto* explain = app.add_subcommand("explain", "Everything about one rule: triggers, prerequisites, transform, how-to, assumptions, sources");
+  auto* explain =
+      app.add_subcommand("explain", "Everything about one rule: triggers, prerequisites, transform, how-to, assumptions, sources");
   explain->add_option("rule", explain_options->rule, "Rule id (optadvisor rules list)")->required();
   explain_options->format.attach(explain);
   explain->callback([explain_options, &global] {

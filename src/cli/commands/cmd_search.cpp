@@ -52,7 +52,8 @@ SearchRequest build_request(const SearchOptions& o) {
     throw bad_input("search does not take --host", "give the host's bandwidth for offloaded layers with --host-bandwidth BYTES/S");
   r.space.hardware = split_list(o.hardware, "--hw");
   if ((!o.request.memory.empty() || !o.request.link.empty()) && r.space.hardware.size() != 1)
-    throw bad_input(fmt::format("{} describes one device; give exactly one --hw with it", o.request.memory.empty() ? "--link" : "--memory"));
+    throw bad_input(
+        fmt::format("{} describes one device; give exactly one --hw with it", o.request.memory.empty() ? "--link" : "--memory"));
   if (!o.device_class.empty()) {
     r.space.device_class = device_class_from_string(o.device_class);
     if (!r.space.device_class) {
@@ -61,8 +62,10 @@ SearchRequest build_request(const SearchOptions& o) {
       throw bad_input(fmt::format("unknown device class '{}'", o.device_class), "classes: " + classes);
     }
   }
-  if (o.quant == "all") r.space.all_quants = true;
-  else r.space.quants = split_list(o.quant, "--quant");
+  if (o.quant == "all")
+    r.space.all_quants = true;
+  else
+    r.space.quants = split_list(o.quant, "--quant");
   r.space.engines = split_list(o.engine, "--engine");
   if (o.max_gpus < 1 || o.max_gpus > 1024) throw bad_input(fmt::format("--max-gpus must be between 1 and 1024 (got {})", o.max_gpus));
   r.space.max_gpus = static_cast<uint32_t>(o.max_gpus);
@@ -122,7 +125,8 @@ void register_search(CLI::App& app, const GlobalOptions& global) {
   auto* hw = cmd->add_option("--hw", o->hardware, "Devices to consider, comma-separated (default: every profile)");
   auto* cls = cmd->add_option("--class", o->device_class, "Only devices of this class: datacenter-gpu, consumer-gpu, apple-silicon, ...");
   hw->excludes(cls);
-  cmd->add_option("--budget-usd", o->budget_usd, "Drop configurations whose list price x GPUs is above this (USD); those without a price stay");
+  cmd->add_option("--budget-usd", o->budget_usd,
+                  "Drop configurations whose list price x GPUs is above this (USD); those without a price stay");
   cmd->add_option("--max-gpus", o->max_gpus, "GPU counts tried: 1, 2, 4, ... up to this")->capture_default_str();
   cmd->add_option("--quant,-q", o->quant, "Weight formats, comma-separated, or 'all' (default: the common 4-bit and wider formats)");
   cmd->add_option("--engine,-e", o->engine, "Engines, comma-separated, optionally with a backend (default: every engine on each device)");

@@ -18,7 +18,7 @@ namespace {
 
 struct ServeOptions {
   ServeRequest request;
-  std::string engine;   ///< E or E@VERSION
+  std::string engine;  ///< E or E@VERSION
   uint64_t concurrency = 0;
   double rate = 0;
   uint64_t prompt = 1024, gen = 1024;
@@ -30,13 +30,12 @@ struct ServeOptions {
 
 void add_pool_options(CLI::App* cmd, ServePoolRequest& p, const std::string& prefix, const std::string& what,
                       std::vector<CLI::Option*>& group) {
-  if (!prefix.empty())
-    group.push_back(cmd->add_option("--" + prefix + "workers", p.workers, what + " workers")->capture_default_str());
+  if (!prefix.empty()) group.push_back(cmd->add_option("--" + prefix + "workers", p.workers, what + " workers")->capture_default_str());
   group.push_back(cmd->add_option("--" + prefix + "tp", p.layout.tp, what + " tensor-parallel degree")->capture_default_str());
   if (prefix.empty()) group.push_back(cmd->add_option("--pp", p.layout.pp, "Pipeline-parallel degree")->capture_default_str());
   group.push_back(cmd->add_option("--" + prefix + "ep", p.layout.ep, what + " expert-parallel degree (MoE)")->capture_default_str());
-  group.push_back(
-      cmd->add_option("--" + prefix + "dp-attention", p.layout.dp_attention, what + " data-parallel attention ranks (MoE)")->capture_default_str());
+  group.push_back(cmd->add_option("--" + prefix + "dp-attention", p.layout.dp_attention, what + " data-parallel attention ranks (MoE)")
+                      ->capture_default_str());
   group.push_back(cmd->add_option("--" + prefix + "max-batch", p.max_batch,
                                   what + " running sequences per attention rank (default: the engine's max_num_seqs / max_batch_size)"));
 }
@@ -106,7 +105,8 @@ ServeRequest finish(const ServeOptions& o, const Catalog& catalog) {
   r.scenario.engine = o.engine.substr(0, at);
   if (at != std::string::npos) {
     r.engine_version = o.engine.substr(at + 1);
-    if (r.engine_version.empty() || r.engine_version.size() > 64 || r.engine_version.find_first_not_of("0123456789.abcdefghijklmnopqrstuvwxyz-_+") != std::string::npos)
+    if (r.engine_version.empty() || r.engine_version.size() > 64 ||
+        r.engine_version.find_first_not_of("0123456789.abcdefghijklmnopqrstuvwxyz-_+") != std::string::npos)
       throw bad_input(fmt::format("--engine '{}': expected ENGINE@VERSION such as vllm@0.19.0", o.engine));
   }
   r.load.concurrency = o.concurrency;
@@ -136,7 +136,8 @@ ServeRequest finish(const ServeOptions& o, const Catalog& catalog) {
 
 void register_serve(CLI::App& app, const GlobalOptions& global) {
   auto o = std::make_shared<ServeOptions>();
-  auto* cmd = app.add_subcommand("serve", "Serving under load: TTFT, TPOT and end-to-end latency percentiles, throughput and goodput under SLOs");
+  auto* cmd =
+      app.add_subcommand("serve", "Serving under load: TTFT, TPOT and end-to-end latency percentiles, throughput and goodput under SLOs");
   auto& s = o->request.scenario;
   cmd->add_option("--hw", s.hardware, "Device id or name (optadvisor hw list)")->required();
   add_model_options(cmd, s.model);
@@ -148,8 +149,12 @@ void register_serve(CLI::App& app, const GlobalOptions& global) {
                    ->check(CLI::Range(uint64_t{1}, kMaxServeConcurrency));
   auto* rate = cmd->add_option("--rate", o->rate, "Open loop: Poisson arrivals, requests per second")->check(CLI::Range(1e-6, 1e6));
   conc->excludes(rate);
-  cmd->add_option("--prompt", o->prompt, "Prompt tokens per request")->check(CLI::Range(uint64_t{1}, uint64_t{1} << 22))->capture_default_str();
-  cmd->add_option("--gen", o->gen, "Generated tokens per request")->check(CLI::Range(uint64_t{1}, uint64_t{1} << 22))->capture_default_str();
+  cmd->add_option("--prompt", o->prompt, "Prompt tokens per request")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 22))
+      ->capture_default_str();
+  cmd->add_option("--gen", o->gen, "Generated tokens per request")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 22))
+      ->capture_default_str();
   cmd->add_option("--prefix-hit", o->request.load.prefix_hit, "Share of each prompt already in the prefix cache (0-1)")
       ->check(CLI::Range(0.0, 0.99));
   cmd->add_flag("--disaggregated", o->request.disaggregated, "Prefill and decode on separate worker pools");
@@ -162,7 +167,8 @@ void register_serve(CLI::App& app, const GlobalOptions& global) {
   o->require.attach(cmd);
   cmd->callback([o, &global] {
     const std::vector<Requirement> requirements = o->require.parse();
-    if (o->sweep && !requirements.empty()) throw bad_input("--require checks one load point, not a --sweep", "drop --sweep to gate on a point");
+    if (o->sweep && !requirements.empty())
+      throw bad_input("--require checks one load point, not a --sweep", "drop --sweep to gate on a point");
     const Catalog& catalog = load_catalog(global);
     const ServeRequest request = finish(*o, catalog);
     const PreparedServing prepared = prepare_serving(catalog, request);
@@ -185,7 +191,8 @@ void register_serve(CLI::App& app, const GlobalOptions& global) {
         }
       }
       const Scenario& sc = prepared.base.scenario;
-      const std::string title = fmt::format("{} ({}) on {} with {}", sc.model.name, sc.weights.quant_id, sc.hardware->name, sc.engine.engine->name);
+      const std::string title =
+          fmt::format("{} ({}) on {} with {}", sc.model.name, sc.weights.quant_id, sc.hardware->name, sc.engine.engine->name);
       std::vector<std::pair<std::string, std::string>> facts = {
           {"layout", layout_label(request)},
           {"load", fmt::format("{} + {} tokens per request, {}", request.load.prompt_tokens, request.load.gen_tokens,
@@ -197,8 +204,9 @@ void register_serve(CLI::App& app, const GlobalOptions& global) {
       return;
     }
     auto document = [&] { return serve_json(prepared, request, points, results, o->sweep); };
-    const std::string text = format == OutputFormat::kJson ? document().dump(2) + "\n"
-                                                           : render_serve(prepared, request, points, results, o->sweep, format, stdout_style(global));
+    const std::string text = format == OutputFormat::kJson
+                                 ? document().dump(2) + "\n"
+                                 : render_serve(prepared, request, points, results, o->sweep, format, stdout_style(global));
     if (!requirements.empty()) {
       const nlohmann::json doc = document();
       RequireOption::check_paths(requirements, doc);
@@ -208,7 +216,8 @@ void register_serve(CLI::App& app, const GlobalOptions& global) {
     }
     fmt::print("{}", text);
     if (!o->sweep && !results.front().fits)
-      throw Error(ExitCode::kCheckFailed, "does not fit", "the weights leave no KV pool for one request; add GPUs (--tp) or a smaller --quant");
+      throw Error(ExitCode::kCheckFailed, "does not fit",
+                  "the weights leave no KV pool for one request; add GPUs (--tp) or a smaller --quant");
   });
 }
 

@@ -40,8 +40,7 @@ void register_validate_data(CLI::App& app, const GlobalOptions& global) {
     } else {
       for (const auto& p : problems) fmt::print(stderr, "{}\n", to_string(p));
     }
-    if (!problems.empty())
-      throw Error(ExitCode::kBadInput, fmt::format("{} problem(s) found in the data", problems.size()));
+    if (!problems.empty()) throw Error(ExitCode::kBadInput, fmt::format("{} problem(s) found in the data", problems.size()));
   });
 }
 

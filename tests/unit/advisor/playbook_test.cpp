@@ -79,7 +79,8 @@ const Recommendation* recommended(const Advice& a, const std::string& id) {
 
 /// "h100-sxm latency", for messages.
 std::string where(const Advice& a) {
-  const HardwareProfile* hw = a.base.is_training() ? a.base.training().prepared.scenario.hardware : a.base.inference().prepared.scenario.hardware;
+  const HardwareProfile* hw =
+      a.base.is_training() ? a.base.training().prepared.scenario.hardware : a.base.inference().prepared.scenario.hardware;
   return hw->id + " " + std::string(to_string(a.goal));
 }
 
@@ -433,14 +434,19 @@ TEST_CASE("the stacked plan is never worse than its first step", "[advisor][plan
     const Evaluation& result = a.plan.back().result;
     int quality = 0;
     for (const auto& s : a.plan) quality = std::max(quality, s.rule->quality_class());
-    auto feasible = [](const Evaluation& e) { return e.is_training() ? (e.runs ? 0 : 2) : e.inference().analysis.memory.fits ? 0 : e.runs ? 1 : 2; };
+    auto feasible = [](const Evaluation& e) {
+      return e.is_training() ? (e.runs ? 0 : 2) : e.inference().analysis.memory.fits ? 0 : e.runs ? 1 : 2;
+    };
     CHECK(feasible(result) <= feasible(top.after));
     if (feasible(result) == feasible(top.after) && result.runs) {
-      if (a.goal == Goal::kMemory) CHECK(quality <= top.rule->quality_class());
+      if (a.goal == Goal::kMemory)
+        CHECK(quality <= top.rule->quality_class());
       else {
         const double margin = std::pow(book().assumptions().at("quality_step_margin").value, quality - top.rule->quality_class());
-        if (a.metric.lower_is_better) CHECK(result.metric * margin <= top.after.metric * (1 + 1e-9));
-        else CHECK(result.metric / margin >= top.after.metric * (1 - 1e-9));
+        if (a.metric.lower_is_better)
+          CHECK(result.metric * margin <= top.after.metric * (1 + 1e-9));
+        else
+          CHECK(result.metric / margin >= top.after.metric * (1 - 1e-9));
       }
     }
     for (std::size_t i = 1; i < a.plan.size(); ++i) {
@@ -449,8 +455,10 @@ TEST_CASE("the stacked plan is never worse than its first step", "[advisor][plan
       const Evaluation& after = a.plan[i].result;
       CHECK((after.runs || !before.runs));  // a step never breaks a scenario that runs
       if (after.runs && before.runs) {
-        if (a.metric.lower_is_better) CHECK(after.metric < before.metric);
-        else CHECK(after.metric > before.metric);
+        if (a.metric.lower_is_better)
+          CHECK(after.metric < before.metric);
+        else
+          CHECK(after.metric > before.metric);
       } else if (!after.runs && !before.runs && a.goal != Goal::kMemory) {
         CHECK(after.memory_bytes < before.memory_bytes);
       }
@@ -537,7 +545,8 @@ TEST_CASE("training: the same machinery over the training model", "[advisor][tra
   SECTION("no FP8 training on an A100") {
     AdviceRequest ampere = request("a100-sxm-80gb", Goal::kTraining);
     ampere.scenario.gpus = 8;
-    CHECK_THAT(why_not(advise(catalog(), book(), ampere), "train-fp8", "prerequisite"), Catch::StartsWith("no FP8 training on NVIDIA A100"));
+    CHECK_THAT(why_not(advise(catalog(), book(), ampere), "train-fp8", "prerequisite"),
+               Catch::StartsWith("no FP8 training on NVIDIA A100"));
   }
   SECTION("a full fine-tune that does not fit one consumer card: memory first, then the plan makes it run") {
     const Advice consumer = advise(catalog(), book(), request("rtx4090", Goal::kTraining));

@@ -204,7 +204,9 @@ TEST_CASE("the rule schema rejects unknown fields and bad enums", "[rules][schem
 }
 
 TEST_CASE("conditions", "[rules]") {
-  const Facts facts = {{"decode.bound", "memory-bandwidth"}, {"workload.batch", 4}, {"memory.fits", true},
+  const Facts facts = {{"decode.bound", "memory-bandwidth"},
+                       {"workload.batch", 4},
+                       {"memory.fits", true},
                        {"hardware.engines", json::array({"vllm", "llama.cpp"})}};
   auto make = [](const std::string& fact, const std::string& op, json value) {
     Condition c;
@@ -230,13 +232,14 @@ TEST_CASE("conditions", "[rules]") {
 
 TEST_CASE("templates fill facts and assumptions and leave JSON alone", "[rules]") {
   const Facts facts = {{"memory.kv_share", 0.256}, {"memory.total_bytes", 4.2e9}, {"decode.time_s", 0.0071},
-                       {"workload.batch", 16}, {"hardware.name", "RTX 5090"}, {"memory.fits", false}};
+                       {"workload.batch", 16},     {"hardware.name", "RTX 5090"}, {"memory.fits", false}};
   const std::map<std::string, double> assumptions = {{"spec_accept_eagle", 5.71}};
   CHECK(fill_template("KV {memory.kv_share:%}, {memory.total_bytes:gb}, {decode.time_s:s}, batch {workload.batch}", facts, assumptions) ==
         "KV 26%, 4.20 GB, 7.10 ms, batch 16");
   CHECK(fill_template("{hardware.name} fits: {memory.fits}; accepts {@spec_accept_eagle}", facts, assumptions) ==
         "RTX 5090 fits: no; accepts 5.71");
-  CHECK(fill_template("--speculative-config '{\"method\": \"eagle3\"}'", facts, assumptions) == "--speculative-config '{\"method\": \"eagle3\"}'");
+  CHECK(fill_template("--speculative-config '{\"method\": \"eagle3\"}'", facts, assumptions) ==
+        "--speculative-config '{\"method\": \"eagle3\"}'");
   CHECK(is_placeholder("decode.bound"));
   CHECK(is_placeholder("@fa2_speedup"));
   CHECK(is_placeholder("memory.kv_share:%"));
@@ -301,7 +304,8 @@ TEST_CASE("every shipped rule states its quality class; model switches are diffe
   for (const auto& r : book.rules()) {
     INFO(r.id);
     CHECK(r.quality_class() >= 0);
-    const bool switches = std::any_of(r.transform.begin(), r.transform.end(), [](const TransformStep& s) { return s.name == "switch_model"; });
+    const bool switches =
+        std::any_of(r.transform.begin(), r.transform.end(), [](const TransformStep& s) { return s.name == "switch_model"; });
     CHECK(switches == r.switches_model());
   }
   // 8-bit steps are near-lossless, 4-bit ones lossy (the classes the ranking's margin compares).

@@ -41,7 +41,7 @@ TEST_CASE("a --memory size the part is sold in sets the capacity; the usable sha
   CHECK(catalog().resolve_hardware("m4-max-40c").memory_capacity_bytes == Approx(128e9));
   const Analysis a = analyze(p.scenario);
   // macOS's wired limit is a share of hw.memsize: a "64GB" Mac has 64 GiB, so 48 GiB usable.
-  CHECK(a.memory.capacity_bytes == Approx(48.0 * 1073741824));  // 51.5e9
+  CHECK(a.memory.capacity_bytes == Approx(48.0 * 1073741824));                       // 51.5e9
   CHECK(analyze(full.scenario).memory.capacity_bytes == Approx(96.0 * 1073741824));  // 128 GiB x 0.75 = 103.08e9
   // A copy of the scenario keeps the variant alive.
   Scenario copy = p.scenario;

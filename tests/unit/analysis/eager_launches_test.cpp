@@ -32,8 +32,7 @@ TEST_CASE("without graphs every kernel of every layer is launched", "[analysis][
   // Llama-3.1-8B, dense: 32 layers x kernels_per_layer launches.
   CHECK(overhead("llama-3.1-8b", false) - step == Approx(32 * vllm.eager.kernels_per_layer * vllm.eager.launch_s));
   // With a graph: 32 layers x layer_overhead_s x graph_overhead_factor.
-  CHECK(overhead("llama-3.1-8b", true) - step ==
-        Approx(32 * vllm.backends.at("default").layer_overhead_s * vllm.graph_overhead_factor));
+  CHECK(overhead("llama-3.1-8b", true) - step == Approx(32 * vllm.backends.at("default").layer_overhead_s * vllm.graph_overhead_factor));
   // Qwen3-30B-A3B: 48 MoE layers, each with the fused MoE path's extra kernels.
   CHECK(overhead("qwen3-30b-a3b", false) - step ==
         Approx(48 * (vllm.eager.kernels_per_layer + vllm.eager.extra_kernels_per_moe_layer) * vllm.eager.launch_s));

@@ -61,10 +61,8 @@ TEST_CASE("check_layout: KV heads are sharded, or replicated when tp is a multip
   // tp 24 is a multiple of 8: each KV head replicated on 3 ranks (and 24 / 24 = 1 query head a rank).
   CHECK(refusal(m, "h100", "vllm", layout(24, 1)).empty());
   // tp 12: 8 % 12 = 8 and 12 % 8 = 4, neither whole.
-  CHECK(refusal(m, "h100", "vllm", layout(12, 1)) ==
-        "--tp 12 neither divides the model's 8 key-value heads nor is a multiple of them");
-  CHECK(refusal(m, "h100", "vllm", layout(3, 1)) ==
-        "--tp 3 neither divides the model's 8 key-value heads nor is a multiple of them");
+  CHECK(refusal(m, "h100", "vllm", layout(12, 1)) == "--tp 12 neither divides the model's 8 key-value heads nor is a multiple of them");
+  CHECK(refusal(m, "h100", "vllm", layout(3, 1)) == "--tp 3 neither divides the model's 8 key-value heads nor is a multiple of them");
   // MLA caches one latent per token, not per head: no KV-head constraint.
   ModelSpec mla = m;
   mla.kv_lora_rank = 512;
@@ -105,7 +103,7 @@ TEST_CASE("host_bandwidth_for: offloaded layers read host memory on discrete GPU
   // llama.cpp's figure: 89.6 GB/s (dual-channel DDR5-5600) x its host efficiency.
   REQUIRE(llama.host_bandwidth_bytes_per_s > 0);
   CHECK(host_bandwidth_for(rtx, llama, std::nullopt) == llama.host_bandwidth_bytes_per_s);
-  CHECK(host_bandwidth_for(rtx, llama, 50e9) == 50e9);  // the user's figure wins
+  CHECK(host_bandwidth_for(rtx, llama, 50e9) == 50e9);        // the user's figure wins
   CHECK_FALSE(host_bandwidth_for(mac, llama, std::nullopt));  // unified memory: no host link
   CHECK_FALSE(host_bandwidth_for(rtx, vllm, std::nullopt));   // vLLM keeps every layer on the GPU
   CHECK(host_bandwidth_for(rtx, vllm, 50e9) == 50e9);

@@ -13,8 +13,8 @@ namespace {
 
 using fixtures::catalog;
 
-PreparedScenario prepare(const std::string& hw, const std::string& model, const std::string& engine,
-                         const std::string& quant = "", int64_t gpus = 1) {
+PreparedScenario prepare(const std::string& hw, const std::string& model, const std::string& engine, const std::string& quant = "",
+                         int64_t gpus = 1) {
   ScenarioRequest r;
   r.hardware = hw;
   r.model.preset = model;

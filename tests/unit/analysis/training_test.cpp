@@ -318,8 +318,7 @@ TEST_CASE("MFU and throughput agree with the FLOP count", "[training][mfu]") {
   s.model = g;
   s.workload.seq = 2048;
   const TrainingAnalysis b = analyze_training(s);
-  CHECK(b.model_flops_per_token ==
-        Approx(6 * (32 * g.layer_active_params + g.head_params) + 12.0 * 32 * 4096 * 2048).epsilon(1e-12));
+  CHECK(b.model_flops_per_token == Approx(6 * (32 * g.layer_active_params + g.head_params) + 12.0 * 32 * 4096 * 2048).epsilon(1e-12));
 }
 
 TEST_CASE("logits: large vocabularies cost memory, a fused loss saves most of it", "[training][memory]") {

@@ -261,12 +261,16 @@ TEST_CASE("calibrate: files that are not benchmark results are refused, naming t
   CHECK_THAT(bad_input_message([] { load_bench_results(data("bad")); }), Contains("is a directory"));
   CHECK_THAT(bad_input_message([] { load_bench_results(data("bad/missing.json")); }), Contains("missing.json' does not exist"));
   CHECK_THAT(bad_input_message([] { parse_bench_results("[]", "x.json"); }), Contains("x.json: an empty list"));
-  CHECK_THAT(bad_input_message([] { parse_bench_results(R"([{"model_type": "llama 8B F16", "n_prompt": 512, "n_gen": 0, "avg_ts": "fast"}])", "x.json"); }),
+  CHECK_THAT(bad_input_message([] {
+               parse_bench_results(R"([{"model_type": "llama 8B F16", "n_prompt": 512, "n_gen": 0, "avg_ts": "fast"}])", "x.json");
+             }),
              Contains("x.json: item 1: 'avg_ts' is not a number"));
-  CHECK_THAT(bad_input_message([] { parse_bench_results(R"([{"model_type": "llama 8B F16", "n_prompt": 512, "avg_ts": 1.0}, 3])", "x.json"); }),
-             Contains("x.json: item 1"));
-  CHECK_THAT(bad_input_message([] { parse_bench_results(R"({"elapsed_time": 10, "num_requests": 100, "tokens_per_second": 5000})", "t.json"); }),
-             Contains("'vllm bench throughput' result"));
+  CHECK_THAT(
+      bad_input_message([] { parse_bench_results(R"([{"model_type": "llama 8B F16", "n_prompt": 512, "avg_ts": 1.0}, 3])", "x.json"); }),
+      Contains("x.json: item 1"));
+  CHECK_THAT(
+      bad_input_message([] { parse_bench_results(R"({"elapsed_time": 10, "num_requests": 100, "tokens_per_second": 5000})", "t.json"); }),
+      Contains("'vllm bench throughput' result"));
   CHECK_THAT(bad_input_message([] { parse_bench_results("[1, 2, 3]", "n.json"); }), Contains("item 1 is not a llama-bench result"));
 }
 
@@ -319,7 +323,9 @@ TEST_CASE("calibrate: rows map onto presets, formats and engines; unmappable row
   CHECK_THAT(both.skipped[0].reason, Contains("could be any of qwen2.5-7b, qwen2.5-coder-7b; pass --model"));
 
   CHECK_THAT(bad_input_message([&] { map_measurements(catalog(), ms, on("rtx9999")); }), Contains("unknown hardware 'rtx9999'"));
-  CHECK_THAT(bad_input_message([&] { map_measurements(catalog(), {ms[3], ms[4]}, on("rtx4090")); }),
+  CHECK_THAT(bad_input_message([&] {
+               map_measurements(catalog(), {ms[3], ms[4]}, on("rtx4090"));
+             }),
              Contains("none of the 2 measurements can be used on rtx4090"));
   // A device that does not run the file's backend: every row skipped, the reason in the hint.
   try {
@@ -384,7 +390,8 @@ TEST_CASE("calibrate: over two weight formats the fit recovers each format's mul
   bool listed = false;
   // Two tg rows and the pp4096 row: without flash attention (these llama-bench runs) its score matrix
   // traffic makes it depend on the bandwidth too.
-  for (const auto& c : fit.factors) listed = listed || (c.name == "quant_efficiency.f16.decode" && c.fitted && c.why == "fitted on 3 decode rows");
+  for (const auto& c : fit.factors)
+    listed = listed || (c.name == "quant_efficiency.f16.decode" && c.fitted && c.why == "fitted on 3 decode rows");
   CHECK(listed);
   CHECK(fit.calibration.rows == 8);
   CHECK(fit.calibration.date == "2024-05-10");
@@ -415,8 +422,7 @@ TEST_CASE("calibrate: over two model sizes in one format the fit recovers the la
   for (auto& row : map_measurements(catalog(), q4, small).rows) mapped.rows.push_back(row);
   REQUIRE(mapped.rows.size() == 8);
   const BackendProfile& shipped = *mapped.rows[0].prepared.scenario.engine.backend;
-  const double decode = 0.9 * shipped.decode_bandwidth_efficiency, prefill = 1.2 * shipped.prefill_compute_efficiency,
-               layer = 60e-6;
+  const double decode = 0.9 * shipped.decode_bandwidth_efficiency, prefill = 1.2 * shipped.prefill_compute_efficiency, layer = 60e-6;
   make_synthetic(mapped, [&](BackendProfile& b) {
     b.decode_bandwidth_efficiency = decode;
     b.prefill_compute_efficiency = prefill;

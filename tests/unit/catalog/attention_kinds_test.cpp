@@ -179,12 +179,16 @@ TEST_CASE("config.json of each new family imports to its preset's count", "[mode
     return model_from_hf_config(nlohmann::json::parse(in), file);
   };
   const std::vector<std::pair<std::string, std::string>> pairs = {
-      {"minimax-m2.5.json", "minimax-m2.5"},   {"kimi-k2-instruct.json", "kimi-k2"},
-      {"deepseek-v3.2.json", "deepseek-v3.2"}, {"glm-5.json", "glm-5"},
-      {"qwen3.5-397b-a17b.json", "qwen3.5-397b-a17b"}, {"qwen3.5-27b.json", "qwen3.5-27b"},
+      {"minimax-m2.5.json", "minimax-m2.5"},
+      {"kimi-k2-instruct.json", "kimi-k2"},
+      {"deepseek-v3.2.json", "deepseek-v3.2"},
+      {"glm-5.json", "glm-5"},
+      {"qwen3.5-397b-a17b.json", "qwen3.5-397b-a17b"},
+      {"qwen3.5-27b.json", "qwen3.5-27b"},
       {"nemotron-3-nano-30b-a3b.json", "nemotron-3-nano-30b-a3b"},
       // Trimmed configs (the HF keys that shape the model) from debaditc/kvfit @bd4ccab models.json.
-      {"granite-4.0-h-small.json", "granite-4.0-h-small"}, {"nemotron-nano-9b-v2.json", "nemotron-nano-9b-v2"}};
+      {"granite-4.0-h-small.json", "granite-4.0-h-small"},
+      {"nemotron-nano-9b-v2.json", "nemotron-nano-9b-v2"}};
   for (const auto& [file, id] : pairs) {
     INFO(file);
     const ModelSpec imported = import(file);
@@ -277,9 +281,9 @@ TEST_CASE("Llama 4: chunked layers, interleaved MoE, its vision tower", "[model]
   cfg["text_config"]["no_rope_layers"] = nlohmann::json::array();
   for (int i = 0; i < 48; ++i) cfg["text_config"]["no_rope_layers"].push_back((i + 1) % 4 == 0 ? 0 : 1);
   CHECK(kv_cache_elements(model_from_hf_config(cfg, "scout.json"), 32768, 1) == 1409286144ULL);
-  cfg["vision_config"] = {{"hidden_size", 1408}, {"image_size", 336}, {"intermediate_size", 5632},
-                          {"num_hidden_layers", 34}, {"patch_size", 14}, {"num_channels", 3},
-                          {"pixel_shuffle_ratio", 0.5}, {"projector_input_dim", 4096}, {"vision_output_dim", 4096}};
+  cfg["vision_config"] = {{"hidden_size", 1408},      {"image_size", 336}, {"intermediate_size", 5632},  {"num_hidden_layers", 34},
+                          {"patch_size", 14},         {"num_channels", 3}, {"pixel_shuffle_ratio", 0.5}, {"projector_input_dim", 4096},
+                          {"vision_output_dim", 4096}};
   CHECK(checkpoint_parameter_count(model_from_hf_config(cfg, "scout.json")) == scout.params_exact);
   cfg["vision_config"].erase("pixel_shuffle_ratio");
   CHECK_THROWS_WITH(model_from_hf_config(cfg, "scout.json"), Catch::Contains("vision_config.pixel_shuffle_ratio"));

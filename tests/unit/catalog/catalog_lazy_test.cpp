@@ -44,5 +44,5 @@ TEST_CASE("the lazily loaded catalog holds the same entries as the fully checked
     CHECK(hw.document.value("default_for", std::vector<std::string>{}) == hw.default_for);
   }
   CHECK(lazy.resolve_hardware("5090").id == "rtx5090");  // an alias resolves before the profile is parsed
-  CHECK(Catalog::validate({}).empty());  // duplicate ids and name clashes: checked with every file parsed
+  CHECK(Catalog::validate({}).empty());                  // duplicate ids and name clashes: checked with every file parsed
 }

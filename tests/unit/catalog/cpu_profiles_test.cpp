@@ -47,7 +47,7 @@ TEST_CASE("cpu profiles: one socket's memory and cores, llama.cpp:cpu listed fir
   CHECK(epyc.device_class == DeviceClass::kCpu);
   CHECK(epyc.compute_units.value_or(0) == 96);
   CHECK(epyc.memory_capacity_bytes == 768.0 * 1024 * 1024 * 1024);  // 12 x 64 GiB RDIMMs
-  CHECK(epyc.unified_memory);  // the CPU computes in its own memory: nothing is offloaded
+  CHECK(epyc.unified_memory);                                       // the CPU computes in its own memory: nothing is offloaded
   REQUIRE_FALSE(epyc.engines.empty());
   CHECK(epyc.engines.front() == "llama.cpp:cpu");
 }

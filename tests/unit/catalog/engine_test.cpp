@@ -13,14 +13,16 @@ namespace {
 using fixtures::catalog;
 
 nlohmann::json minimal_engine() {
-  return {{"id", "x"},
-          {"name", "X"},
-          {"kind", "inference"},
-          {"backends",
-           {{"default", {{"decode_bandwidth_efficiency", 0.7}, {"prefill_compute_efficiency", 0.5}, {"layer_overhead_s", 0}, {"step_overhead_s", 0}}}}},
-          {"quants", {"hf-bf16"}},
-          {"memory", {{"runtime_overhead_bytes", 0}}},
-          {"sources", nlohmann::json::object()}};
+  return {
+      {"id", "x"},
+      {"name", "X"},
+      {"kind", "inference"},
+      {"backends",
+       {{"default",
+         {{"decode_bandwidth_efficiency", 0.7}, {"prefill_compute_efficiency", 0.5}, {"layer_overhead_s", 0}, {"step_overhead_s", 0}}}}},
+      {"quants", {"hf-bf16"}},
+      {"memory", {{"runtime_overhead_bytes", 0}}},
+      {"sources", nlohmann::json::object()}};
 }
 
 }  // namespace
@@ -32,7 +34,8 @@ TEST_CASE("engine behaviour comes from the engine files", "[catalog][engine]") {
   CHECK(llama.multi_device == MultiDevice::kLayers);
   CHECK(llama.multi_device_setting == "-sm layer");
   CHECK(vllm.multi_device == MultiDevice::kTensor);
-  for (const char* one_device : {"mlx", "executorch", "qnn"}) CHECK(catalog().resolve_engine(one_device).multi_device == MultiDevice::kNone);
+  for (const char* one_device : {"mlx", "executorch", "qnn"})
+    CHECK(catalog().resolve_engine(one_device).multi_device == MultiDevice::kNone);
   CHECK(llama.offloads_to_host);
   CHECK_FALSE(vllm.offloads_to_host);
   CHECK(llama.own_flash_attention);

@@ -49,8 +49,7 @@ TEST_CASE("a schema keyword the checker does not implement is refused, not ignor
   const json schema = {{"type", "object"}, {"properties", {{"x", {{"multipleOf", 2}}}}}};
   CHECK(unsupported_schema_keywords(schema) == Lines{"/properties/x/multipleOf: multipleOf"});
   CHECK_THROWS_WITH(JsonSchema(schema), Catch::Contains("multipleOf"));
-  CHECK(unsupported_schema_keywords({{"items", json::array({json::object()})}}) ==
-        Lines{"/items: items (the array form)"});
+  CHECK(unsupported_schema_keywords({{"items", json::array({json::object()})}}) == Lines{"/items: items (the array form)"});
   CHECK(unsupported_schema_keywords({{"$ref", "other.json#/x"}}).size() == 1);
   CHECK(unsupported_schema_keywords({{"$ref", "#/definitions/missing"}}).size() == 1);
   CHECK(unsupported_schema_keywords({{"type", "float"}}) == Lines{"/type: type \"float\""});
@@ -90,15 +89,13 @@ TEST_CASE("properties, required and additionalProperties", "[schema]") {
   CHECK(problems_of(schema, {{"id", "a"}, {"size", 1}}).empty());
   CHECK(problems_of(schema, {{"id", 1}, {"size", 1}}) == Lines{"/id: expected a string"});
   CHECK(problems_of(schema, {{"id", "a"}}) == Lines{": missing required field 'size'"});
-  CHECK(problems_of(schema, {{"id", "a"}, {"size", 1}, {"colour", "red"}}) ==
-        Lines{"/colour: unknown field (not in the schema)"});
+  CHECK(problems_of(schema, {{"id", "a"}, {"size", 1}, {"colour", "red"}}) == Lines{"/colour: unknown field (not in the schema)"});
   // Properties in key order, then the missing fields in the schema's order.
-  CHECK(problems_of(schema, {{"zz", 1}, {"aa", 1}}) ==
-        Lines{"/aa: unknown field (not in the schema)", "/zz: unknown field (not in the schema)",
-              ": missing required field 'id'", ": missing required field 'size'"});
+  CHECK(problems_of(schema, {{"zz", 1}, {"aa", 1}}) == Lines{"/aa: unknown field (not in the schema)",
+                                                             "/zz: unknown field (not in the schema)", ": missing required field 'id'",
+                                                             ": missing required field 'size'"});
   // Pointer tokens are escaped (RFC 6901).
-  CHECK(problems_of(schema, {{"id", "a"}, {"size", 1}, {"a/b~c", 0}}) ==
-        Lines{"/a~1b~0c: unknown field (not in the schema)"});
+  CHECK(problems_of(schema, {{"id", "a"}, {"size", 1}, {"a/b~c", 0}}) == Lines{"/a~1b~0c: unknown field (not in the schema)"});
   // additionalProperties as a schema: every other field must match it.
   const json map = {{"type", "object"}, {"additionalProperties", {{"type", "number"}}}};
   CHECK(problems_of(map, {{"fp8", 1}, {"bf16", 2}}).empty());
@@ -106,8 +103,7 @@ TEST_CASE("properties, required and additionalProperties", "[schema]") {
 }
 
 TEST_CASE("items, minItems, maxItems, uniqueItems", "[schema]") {
-  const json schema = {{"type", "array"}, {"items", {{"type", "string"}}}, {"minItems", 1}, {"maxItems", 3},
-                       {"uniqueItems", true}};
+  const json schema = {{"type", "array"}, {"items", {{"type", "string"}}}, {"minItems", 1}, {"maxItems", 3}, {"uniqueItems", true}};
   CHECK(problems_of(schema, {"a", "b"}).empty());
   CHECK(problems_of(schema, {"a", 2}) == Lines{"/1: expected a string"});
   CHECK(problems_of(schema, json::array()) == Lines{": expected a non-empty array"});
@@ -168,10 +164,10 @@ TEST_CASE("minProperties", "[schema]") {
 }
 
 TEST_CASE("$ref to definitions in the same schema", "[schema]") {
-  const json schema = {{"definitions", {{"positive", {{"type", "number"}, {"exclusiveMinimum", 0}}},
-                                        {"alias", {{"$ref", "#/definitions/positive"}}}}},
-                       {"type", "object"},
-                       {"properties", {{"bw", {{"$ref", "#/definitions/alias"}, {"description", "bytes/s"}}}}}};
+  const json schema = {
+      {"definitions", {{"positive", {{"type", "number"}, {"exclusiveMinimum", 0}}}, {"alias", {{"$ref", "#/definitions/positive"}}}}},
+      {"type", "object"},
+      {"properties", {{"bw", {{"$ref", "#/definitions/alias"}, {"description", "bytes/s"}}}}}};
   CHECK(problems_of(schema, {{"bw", 1e12}}).empty());
   CHECK(problems_of(schema, {{"bw", -5}}) == Lines{"/bw: expected a positive number"});
   CHECK(problems_of(schema, {{"bw", "1 TB/s"}}) == Lines{"/bw: expected a positive number"});

@@ -70,8 +70,7 @@ bool has_tensor(const std::vector<Tensor>& tensors, const std::string& name) {
   return std::any_of(tensors.begin(), tensors.end(), [&](const Tensor& t) { return t.name == name; });
 }
 
-void check_shape(const std::vector<Tensor>& tensors, const std::string& name, uint64_t ne0, uint64_t ne1 = 1,
-                 uint64_t ne2 = 1) {
+void check_shape(const std::vector<Tensor>& tensors, const std::string& name, uint64_t ne0, uint64_t ne1 = 1, uint64_t ne2 = 1) {
   const Tensor& t = find_tensor(tensors, name);
   INFO(name);
   CHECK(t.row_elements == ne0);
@@ -101,14 +100,12 @@ uint64_t input_embedding(const ModelSpec& s) { return s.vocab_size * s.hidden_si
 
 TEST_CASE("every preset reproduces its published parameter count exactly", "[model]") {
   const std::vector<std::string> required = {
-      "llama-2-7b",      "llama-2-13b",     "llama-2-70b",   "llama-3-8b",      "llama-3-70b",
-      "llama-3.1-8b",    "llama-3.1-70b",   "llama-3.1-405b", "llama-3.2-1b",   "llama-3.2-3b",
-      "llama-3.3-70b",   "mistral-7b-v0.1", "mistral-7b-v0.3", "mixtral-8x7b",  "qwen2.5-0.5b",
-      "qwen2.5-1.5b",    "qwen2.5-3b",      "qwen2.5-7b",    "qwen2.5-14b",     "qwen2.5-32b",
-      "qwen2.5-72b",     "qwen2.5-coder-7b", "qwen3-0.6b",   "qwen3-4b",        "qwen3-8b",
-      "qwen3-32b",       "qwen3-30b-a3b",   "qwen3-235b-a22b", "gemma-2-2b",    "gemma-2-9b",
-      "gemma-2-27b",     "gemma-3-4b",      "gemma-3-27b",   "phi-3-mini",      "phi-3.5-mini",
-      "deepseek-v3",     "gpt-oss-20b",     "gpt-oss-120b",  "tinyllama-1.1b"};
+      "llama-2-7b",       "llama-2-13b",  "llama-2-70b",  "llama-3-8b",    "llama-3-70b",     "llama-3.1-8b",    "llama-3.1-70b",
+      "llama-3.1-405b",   "llama-3.2-1b", "llama-3.2-3b", "llama-3.3-70b", "mistral-7b-v0.1", "mistral-7b-v0.3", "mixtral-8x7b",
+      "qwen2.5-0.5b",     "qwen2.5-1.5b", "qwen2.5-3b",   "qwen2.5-7b",    "qwen2.5-14b",     "qwen2.5-32b",     "qwen2.5-72b",
+      "qwen2.5-coder-7b", "qwen3-0.6b",   "qwen3-4b",     "qwen3-8b",      "qwen3-32b",       "qwen3-30b-a3b",   "qwen3-235b-a22b",
+      "gemma-2-2b",       "gemma-2-9b",   "gemma-2-27b",  "gemma-3-4b",    "gemma-3-27b",     "phi-3-mini",      "phi-3.5-mini",
+      "deepseek-v3",      "gpt-oss-20b",  "gpt-oss-120b", "tinyllama-1.1b"};
   for (const std::string& id : required) CHECK(presets().count(id) == 1);
 
   for (const auto& [id, spec] : presets()) {
@@ -223,8 +220,8 @@ TEST_CASE("tensor names and ggml shapes follow convert_hf_to_gguf", "[model]") {
   }
   SECTION("gemma: sandwich norms") {
     const auto t = model_tensors(preset("gemma-3-27b"));
-    for (const char* n : {"blk.0.attn_norm.weight", "blk.0.post_attention_norm.weight", "blk.0.ffn_norm.weight",
-                          "blk.0.post_ffw_norm.weight"}) {
+    for (const char* n :
+         {"blk.0.attn_norm.weight", "blk.0.post_attention_norm.weight", "blk.0.ffn_norm.weight", "blk.0.post_ffw_norm.weight"}) {
       check_shape(t, n, 5376);
     }
     check_shape(t, "blk.0.attn_q_norm.weight", 128);
@@ -407,11 +404,11 @@ TEST_CASE("active parameters per token against published figures", "[model]") {
 
 TEST_CASE("Hugging Face config.json import matches the presets", "[model]") {
   const std::vector<std::pair<std::string, std::string>> pairs = {
-      {"llama-3.1-8b.json", "llama-3.1-8b"},     {"qwen3-30b-a3b.json", "qwen3-30b-a3b"},
-      {"gemma-3-27b-it.json", "gemma-3-27b"},    {"gemma-3-4b-it.json", "gemma-3-4b"},
-      {"deepseek-v3.json", "deepseek-v3"},       {"gpt-oss-20b.json", "gpt-oss-20b"},
+      {"llama-3.1-8b.json", "llama-3.1-8b"},         {"qwen3-30b-a3b.json", "qwen3-30b-a3b"},
+      {"gemma-3-27b-it.json", "gemma-3-27b"},        {"gemma-3-4b-it.json", "gemma-3-4b"},
+      {"deepseek-v3.json", "deepseek-v3"},           {"gpt-oss-20b.json", "gpt-oss-20b"},
       {"phi-3-mini-4k-instruct.json", "phi-3-mini"}, {"qwen2.5-7b.json", "qwen2.5-7b"},
-      {"gemma-2-9b-it.json", "gemma-2-9b"},      {"mistral-7b-instruct-v0.1.json", "mistral-7b-v0.1"},
+      {"gemma-2-9b-it.json", "gemma-2-9b"},          {"mistral-7b-instruct-v0.1.json", "mistral-7b-v0.1"},
       {"mixtral-8x7b-v0.1.json", "mixtral-8x7b"}};
   for (const auto& [file, id] : pairs) {
     INFO(file);
@@ -450,9 +447,8 @@ TEST_CASE("Hugging Face config.json import matches the presets", "[model]") {
     CHECK(g4.vocab_size == 262208);
     CHECK(g4.tie_word_embeddings);
     CHECK(g4.sliding_window_pattern == 6);
-    const bool noted = std::any_of(g4.notes.begin(), g4.notes.end(), [](const std::string& n) {
-      return n.find("text_config.vocab_size=262208") != std::string::npos;
-    });
+    const bool noted = std::any_of(g4.notes.begin(), g4.notes.end(),
+                                   [](const std::string& n) { return n.find("text_config.vocab_size=262208") != std::string::npos; });
     CHECK(noted);
     // Qwen2.5 states sliding_window but use_sliding_window is false.
     CHECK(import_fixture("qwen2.5-7b.json").sliding_window == 0);
@@ -539,8 +535,7 @@ TEST_CASE("model_from_json reports semantic problems with pointers", "[model]") 
 
   json heads = base;
   heads["num_key_value_heads"] = 5;
-  CHECK(has(problems_of(heads), "/num_key_value_heads",
-            "num_attention_heads (32) must be a multiple of num_key_value_heads (5)"));
+  CHECK(has(problems_of(heads), "/num_key_value_heads", "num_attention_heads (32) must be a multiple of num_key_value_heads (5)"));
 
   json pattern = to_json(preset("gpt-oss-20b"));
   pattern["layer_types"].erase(0);
@@ -584,8 +579,7 @@ TEST_CASE("model_from_json reports semantic problems with pointers", "[model]") 
 
   json mla = to_json(preset("deepseek-v3"));
   mla.erase("v_head_dim");
-  CHECK(has(problems_of(mla), "/kv_lora_rank",
-            "MLA needs qk_rope_head_dim, qk_nope_head_dim and v_head_dim as well"));
+  CHECK(has(problems_of(mla), "/kv_lora_rank", "MLA needs qk_rope_head_dim, qk_nope_head_dim and v_head_dim as well"));
 
   json includes = to_json(preset("llama-3.1-8b"));
   includes["checkpoint_includes"] = {"vision_tower"};

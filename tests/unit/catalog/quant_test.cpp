@@ -82,8 +82,7 @@ const QuantModelFacts kLlama32_1BFacts{"llama", 16, 32, 8, 0, true};
 // Mistral-7B-v0.3: as Llama-3.1-8B but vocab 32768.
 const DenseShape kMistral7B{32, 4096, 32, 8, 128, 14336, 32768, false};
 
-WeightsBreakdown run(const std::vector<Tensor>& tensors, const QuantModelFacts& facts, std::string_view format,
-                     QuantOptions options = {}) {
+WeightsBreakdown run(const std::vector<Tensor>& tensors, const QuantModelFacts& facts, std::string_view format, QuantOptions options = {}) {
   return quantize(tensors, facts, db().resolve(format), db(), options);
 }
 
@@ -130,15 +129,33 @@ TEST_CASE("ggml block layouts match ggml-common.h", "[quant]") {
     double bpw;
   };
   const Expected expected[] = {
-      {"F32", 0, 1, 4, 32},          {"F16", 1, 1, 2, 16},         {"BF16", 30, 1, 2, 16},
-      {"Q4_0", 2, 32, 18, 4.5},      {"Q4_1", 3, 32, 20, 5.0},     {"Q5_0", 6, 32, 22, 5.5},
-      {"Q5_1", 7, 32, 24, 6.0},      {"Q8_0", 8, 32, 34, 8.5},     {"Q8_1", 9, 32, 36, 9.0},
-      {"Q2_K", 10, 256, 84, 2.625},  {"Q3_K", 11, 256, 110, 3.4375}, {"Q4_K", 12, 256, 144, 4.5},
-      {"Q5_K", 13, 256, 176, 5.5},   {"Q6_K", 14, 256, 210, 6.5625}, {"Q8_K", 15, 256, 292, 9.125},
-      {"IQ2_XXS", 16, 256, 66, 2.0625}, {"IQ2_XS", 17, 256, 74, 2.3125}, {"IQ3_XXS", 18, 256, 98, 3.0625},
-      {"IQ1_S", 19, 256, 50, 1.5625}, {"IQ4_NL", 20, 32, 18, 4.5},  {"IQ3_S", 21, 256, 110, 3.4375},
-      {"IQ2_S", 22, 256, 82, 2.5625}, {"IQ4_XS", 23, 256, 136, 4.25}, {"IQ1_M", 29, 256, 56, 1.75},
-      {"TQ1_0", 34, 256, 54, 1.6875}, {"TQ2_0", 35, 256, 66, 2.0625}, {"MXFP4", 39, 32, 17, 4.25},
+      {"F32", 0, 1, 4, 32},
+      {"F16", 1, 1, 2, 16},
+      {"BF16", 30, 1, 2, 16},
+      {"Q4_0", 2, 32, 18, 4.5},
+      {"Q4_1", 3, 32, 20, 5.0},
+      {"Q5_0", 6, 32, 22, 5.5},
+      {"Q5_1", 7, 32, 24, 6.0},
+      {"Q8_0", 8, 32, 34, 8.5},
+      {"Q8_1", 9, 32, 36, 9.0},
+      {"Q2_K", 10, 256, 84, 2.625},
+      {"Q3_K", 11, 256, 110, 3.4375},
+      {"Q4_K", 12, 256, 144, 4.5},
+      {"Q5_K", 13, 256, 176, 5.5},
+      {"Q6_K", 14, 256, 210, 6.5625},
+      {"Q8_K", 15, 256, 292, 9.125},
+      {"IQ2_XXS", 16, 256, 66, 2.0625},
+      {"IQ2_XS", 17, 256, 74, 2.3125},
+      {"IQ3_XXS", 18, 256, 98, 3.0625},
+      {"IQ1_S", 19, 256, 50, 1.5625},
+      {"IQ4_NL", 20, 32, 18, 4.5},
+      {"IQ3_S", 21, 256, 110, 3.4375},
+      {"IQ2_S", 22, 256, 82, 2.5625},
+      {"IQ4_XS", 23, 256, 136, 4.25},
+      {"IQ1_M", 29, 256, 56, 1.75},
+      {"TQ1_0", 34, 256, 54, 1.6875},
+      {"TQ2_0", 35, 256, 66, 2.0625},
+      {"MXFP4", 39, 32, 17, 4.25},
   };
   for (const auto& e : expected) {
     INFO(e.id);
@@ -253,11 +270,9 @@ TEST_CASE("rows that do not hold whole blocks fall back", "[quant]") {
   // Qwen2.5-72B's ffn_down rows are 29,568 long: 29,568 / 256 = 115.5, so Q4_K -> Q5_0
   // (29,568 / 32 = 924 blocks of 22 B per row) and Q6_K -> Q8_0. Five such layers of a
   // 16-layer model: use_more_bits(i, 16) holds for 0, 1 and 4 (and 14, 15), not for 2 and 3.
-  std::vector<Tensor> t = {make("token_embd.weight", "token_embd", -1, 8192, 152064),
-                           make("output.weight", "output", -1, 8192, 152064),
+  std::vector<Tensor> t = {make("token_embd.weight", "token_embd", -1, 8192, 152064), make("output.weight", "output", -1, 8192, 152064),
                            make("blk.4.attn_q.weight", "attn_q", 4, 8200, 8)};
-  for (int i = 0; i < 5; ++i)
-    t.push_back(make("blk." + std::to_string(i) + ".ffn_down.weight", "ffn_down", i, 29568, 8192));
+  for (int i = 0; i < 5; ++i) t.push_back(make("blk." + std::to_string(i) + ".ffn_down.weight", "ffn_down", i, 29568, 8192));
   const QuantModelFacts facts{"qwen2", 16, 64, 8, 0, false};
   const auto b = run(t, facts, "q4_k_m");
   const auto& more_bits = find_tensor(b, "blk.0.ffn_down.weight");  // Q6_K -> Q8_0
@@ -293,8 +308,7 @@ TEST_CASE("tied embeddings: token_embd takes the output rule", "[quant]") {
 
 TEST_CASE("MoE expert rules", "[quant]") {
   // A Mixtral-like model: 8 experts, merged expert stacks (ne[2] = 8), router ffn_gate_inp.
-  std::vector<Tensor> t = {make("token_embd.weight", "token_embd", -1, 4096, 32000),
-                           make("output.weight", "output", -1, 4096, 32000)};
+  std::vector<Tensor> t = {make("token_embd.weight", "token_embd", -1, 4096, 32000), make("output.weight", "output", -1, 4096, 32000)};
   for (int i = 0; i < 32; ++i) {
     const std::string p = "blk." + std::to_string(i) + ".";
     t.push_back(make(p + "attn_k.weight", "attn_k", i, 4096, 1024));

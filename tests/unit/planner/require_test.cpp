@@ -25,9 +25,7 @@ const nlohmann::json kDoc = nlohmann::json::parse(R"({
   "plan": [{"gain": 1.8}, {"gain": 1.1}]
 })");
 
-bool passes(std::string_view text) {
-  return check_requirements({parse_requirement(text)}, kDoc).front().passed;
-}
+bool passes(std::string_view text) { return check_requirements({parse_requirement(text)}, kDoc).front().passed; }
 
 }  // namespace
 

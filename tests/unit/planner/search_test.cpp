@@ -97,8 +97,7 @@ TEST_CASE("search: --require keeps the candidates whose estimate JSON meets it",
   r.requirements = {parse_requirement("decode.tokens_per_s_per_sequence>=100"), parse_requirement("scenario.engine.id!=vllm")};
   const SearchResult kept = search(catalog(), model("llama-3.1-8b"), r);
   std::size_t expected = 0;
-  for (const auto& c : all.candidates)
-    expected += c.decode_tokens_per_s_per_sequence >= 100 && c.engine != "vllm" ? 1 : 0;
+  for (const auto& c : all.candidates) expected += c.decode_tokens_per_s_per_sequence >= 100 && c.engine != "vllm" ? 1 : 0;
   REQUIRE(expected > 0);
   CHECK(kept.candidates.size() == expected);
   CHECK(kept.stats.fit == all.stats.fit);

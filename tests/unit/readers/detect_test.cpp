@@ -126,8 +126,8 @@ TEST_CASE("rocm-smi: JSON cards, key spellings, warnings, missing keys", "[detec
   CHECK(mapped(*d) == "mi300x");  // via the profile's detect list
 
   // Older rocm-smi spells "Card series"; a warning may precede the document.
-  d = parse_rocm_smi("WARNING: something\n{\"card0\": {\"Card series\": \"Radeon RX 7900 XTX\", \"VRAM Total Memory (B)\": \"25753026560\"}}",
-                     notes);
+  d = parse_rocm_smi(
+      "WARNING: something\n{\"card0\": {\"Card series\": \"Radeon RX 7900 XTX\", \"VRAM Total Memory (B)\": \"25753026560\"}}", notes);
   REQUIRE(d);
   CHECK(d->name == "Radeon RX 7900 XTX");
   CHECK(mapped(*d) == "rx7900xtx");
@@ -230,7 +230,7 @@ TEST_CASE("reported names map to profiles", "[detect]") {
   CHECK(mapped(gpu("NVIDIA H100 80GB HBM3", 81559)) == "h100-sxm");  // an alias
   CHECK(mapped(gpu("NVIDIA H100 PCIe", 81559)) == "h100-pcie");      // the id, vendor word dropped
   CHECK(mapped(gpu("NVIDIA H100 NVL", 95830)) == "h100-nvl");
-  CHECK(mapped(gpu("NVIDIA H200", 143771)) == "h200-sxm");           // default bin over h200-nvl, same memory
+  CHECK(mapped(gpu("NVIDIA H200", 143771)) == "h200-sxm");  // default bin over h200-nvl, same memory
   CHECK(mapped(gpu("NVIDIA H200 NVL", 143771)) == "h200-nvl");
   CHECK(mapped(gpu("NVIDIA GeForce RTX 4090", 24564)) == "rtx4090");
   CHECK(mapped(gpu("NVIDIA GeForce RTX 4080 SUPER", 16376)) == "rtx4080super");
@@ -238,7 +238,7 @@ TEST_CASE("reported names map to profiles", "[detect]") {
   CHECK(mapped(gpu("NVIDIA A100-SXM4-80GB", 81920)) == "a100-sxm-80gb");
   CHECK(mapped(gpu("NVIDIA A100-PCIE-40GB", 40960)) == "a100-pcie-40gb");
   CHECK(mapped(gpu("NVIDIA A100 80GB PCIe", 81920)) == "a100-pcie-80gb");
-  CHECK(mapped(gpu("Tesla T4", 15360)) == "t4");                     // every word is in "NVIDIA Tesla T4 16GB"
+  CHECK(mapped(gpu("Tesla T4", 15360)) == "t4");  // every word is in "NVIDIA Tesla T4 16GB"
   CHECK(mapped(gpu("NVIDIA L4", 23034)) == "l4");
   CHECK(mapped(gpu("NVIDIA L40S", 46068)) == "l40s");
   CHECK(mapped(gpu("NVIDIA A10", 23028)) == "a10");

@@ -64,12 +64,9 @@ struct Bytes {
 /// F32 4 per weight, Q4_0 18 per 32 (fp16 scale + 16 nibble bytes), Q8_0 34 per 32 (fp16 scale + 32 int8).
 uint64_t tensor_bytes(uint32_t type, uint64_t elements) {
   switch (type) {
-    case kTypeF32:
-      return 4 * elements;
-    case kTypeQ4_0:
-      return elements / 32 * 18;
-    case kTypeQ8_0:
-      return elements / 32 * 34;
+    case kTypeF32: return 4 * elements;
+    case kTypeQ4_0: return elements / 32 * 18;
+    case kTypeQ8_0: return elements / 32 * 34;
     default: {
       const GgmlType* t = db().ggml_type_by_id(type);
       REQUIRE(t != nullptr);
@@ -357,9 +354,9 @@ TEST_CASE("general.alignment moves the data section", "[gguf]") {
 }
 
 TEST_CASE("general.file_type maps to quant ids", "[gguf]") {
-  const std::map<uint32_t, std::string> expected = {
-      {0, "fp32"},  {1, "f16"},      {2, "q4_0"},    {7, "q8_0"},    {10, "q2_k"},  {15, "q4_k_m"}, {17, "q5_k_m"},
-      {18, "q6_k"}, {19, "iq2_xxs"}, {21, "q2_k_s"}, {30, "iq4_xs"}, {31, "iq1_m"}, {32, "bf16"},   {38, "mxfp4_moe"}};
+  const std::map<uint32_t, std::string> expected = {{0, "fp32"},    {1, "f16"},     {2, "q4_0"},  {7, "q8_0"},      {10, "q2_k"},
+                                                    {15, "q4_k_m"}, {17, "q5_k_m"}, {18, "q6_k"}, {19, "iq2_xxs"},  {21, "q2_k_s"},
+                                                    {30, "iq4_xs"}, {31, "iq1_m"},  {32, "bf16"}, {38, "mxfp4_moe"}};
   for (const auto& [ftype, id] : expected) {
     INFO("general.file_type " << ftype);
     REQUIRE(db().find(id) != nullptr);
@@ -688,12 +685,8 @@ TEST_CASE("broken GGUF headers are bad input with a clear message", "[gguf]") {
     b.str("a").u32(kU32).u32(1).str("a").u32(kU32).u32(2);
     check_bad(b.out, {"duplicate metadata key 'a'"});
   }
-  SECTION("tensor count 2^40") {
-    check_bad(header(3, uint64_t{1} << 40, 0).out, {"tensor count 1099511627776", "exceeds"});
-  }
-  SECTION("metadata count 2^40") {
-    check_bad(header(3, 0, uint64_t{1} << 40).out, {"metadata count 1099511627776", "exceeds"});
-  }
+  SECTION("tensor count 2^40") { check_bad(header(3, uint64_t{1} << 40, 0).out, {"tensor count 1099511627776", "exceeds"}); }
+  SECTION("metadata count 2^40") { check_bad(header(3, 0, uint64_t{1} << 40).out, {"metadata count 1099511627776", "exceeds"}); }
   SECTION("n_dims 9") {
     Bytes b = header(3, 1, 0);
     b.str("t").u32(9).zeros(32);
@@ -719,9 +712,7 @@ TEST_CASE("broken GGUF headers are bad input with a clear message", "[gguf]") {
     b.str("t").u32(2).u64(48).u64(2).u32(kTypeQ4_0).u64(0);
     check_bad(b.out, {"tensor 't'", "rows of 48 elements", "Q4_0", "32-element blocks"});
   }
-  SECTION("tensor data past the end of the file") {
-    check_bad(good.substr(0, good.size() - 100), {"truncated", "blk.1.ffn_down.weight"});
-  }
+  SECTION("tensor data past the end of the file") { check_bad(good.substr(0, good.size() - 100), {"truncated", "blk.1.ffn_down.weight"}); }
   SECTION("misaligned tensor offset") {
     Bytes b = header(3, 1, 0);
     b.str("t").u32(1).u64(32).u32(kTypeF32).u64(4).zeros(256);
