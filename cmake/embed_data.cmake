@@ -32,7 +32,7 @@ foreach(f IN LISTS files)
   # The names of a hardware profile or model preset, so that the catalog resolves a name without parsing
   # every document (catalog.cpp parses one when it is asked for). A file whose names cannot be read here
   # (not JSON, an id that is not a string, ...) is left unindexed and parsed at load like any other.
-  set(index ", false, {}, {}, {}")
+  set(index ", false, {}, {}, {}, {}")
   if(f MATCHES "^(hardware|models)/")
     set(ok TRUE)
     string(JSON id ERROR_VARIABLE err GET "${content}" id)
@@ -68,6 +68,19 @@ foreach(f IN LISTS files)
       endif()
       string(APPEND lists ", R\"oadata(${joined})oadata\"")
     endforeach()
+    # A preset's HF model_type, so that a search for models of one family parses only that family
+    # ("" when the file has none as a plain string: such a file is parsed whenever one is searched).
+    set(model_type "")
+    if(f MATCHES "^models/")
+      string(JSON type_type ERROR_VARIABLE err TYPE "${content}" model_type)
+      if(NOT err AND type_type STREQUAL "STRING")
+        string(JSON model_type GET "${content}" model_type)
+        if(model_type MATCHES "\n|\\)oadata")
+          set(model_type "")
+        endif()
+      endif()
+    endif()
+    string(APPEND lists ", R\"oadata(${model_type})oadata\"")
     if(ok)
       set(index ", true, R\"oadata(${id})oadata\"${lists}")
     endif()

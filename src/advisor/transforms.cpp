@@ -90,14 +90,16 @@ TransformResult kv_cache_dtype(const Params& p, const TransformInput& in) {
 /// vocabulary within 1%) and at most `max_fraction` of its parameters.
 const ModelSpec* draft_model_for(const Catalog& catalog, const Scenario& s, double max_fraction) {
   const ModelSpec* best = nullptr;
+  double best_params = 0;
   const double target_params = static_cast<double>(parameter_count(s.model));
-  for (const auto& m : catalog.models()) {
-    if (m.model_type != s.model.model_type || m.id == s.model.id) continue;
+  for (const ModelSpec* candidate : catalog.models_of_type(s.model.model_type)) {
+    const ModelSpec& m = *candidate;
+    if (m.id == s.model.id) continue;
     const double vocab_gap = std::fabs(static_cast<double>(m.vocab_size) - static_cast<double>(s.model.vocab_size));
     if (vocab_gap > 0.01 * static_cast<double>(s.model.vocab_size)) continue;
     const double params = static_cast<double>(parameter_count(m));
     if (params > max_fraction * target_params) continue;
-    if (!best || params < static_cast<double>(parameter_count(*best))) best = &m;
+    if (!best || params < best_params) best = &m, best_params = params;
   }
   return best;
 }
@@ -221,17 +223,20 @@ TransformResult speculative_decoding(const Params& p, const TransformInput& in) 
   }
   // The number of drafts that decodes fastest at this batch: each more draft adds a^k to the expected
   // tokens per step and its drafting and verification cost (verification turns compute-bound as the batch grows).
+  // The request differs from the prepared one in its speculation alone, which preparing copies
+  // into the workload: each trial is the prepared scenario with that workload field changed.
   double best_time = 0;
   Speculation best;
+  Scenario trial_scenario = s;
   for (uint32_t k = 1; k <= std::max<uint32_t>(max_k, 1); ++k) {
     Speculation trial = spec;
     trial.draft_tokens = k;
     trial.accepted_tokens = expected_accepted_tokens(*rate, k);
     trial.draft_overhead = cost(k);
-    r.speculation = trial;
+    trial_scenario.workload.speculation = trial;
     double time = 0;
     try {
-      time = analyze(prepare_scenario(in.catalog, r).scenario, Detail::kNumbers).decode.time_s;
+      time = analyze(trial_scenario, Detail::kNumbers).decode.time_s;
     } catch (const Error&) {
       continue;
     }

@@ -231,16 +231,16 @@ WeightsSummary summarize_weights(const ModelSpec& spec, const WeightsBreakdown& 
   s.tied_embeddings = spec.tie_word_embeddings;
   double unquantized_bytes = 0;
   for (const auto& t : weights.tensors) {
-    std::string storage = t.storage;
-    for (auto& ch : storage) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    if (storage == "f16" || storage == "bf16" || storage == "f32") unquantized_bytes += static_cast<double>(t.bytes);
+    if (iequals(t.storage, "f16") || iequals(t.storage, "bf16") || iequals(t.storage, "f32"))
+      unquantized_bytes += static_cast<double>(t.bytes);
     if (t.kind == "token_embd") s.token_embedding_bytes += static_cast<double>(t.bytes);
-    if (t.kind.size() > 5 && t.kind.compare(t.kind.size() - 5, 5, "_exps") == 0) s.routed_expert_bytes += static_cast<double>(t.bytes);
+    if (t.kind.size() > 5 && t.kind.ends_with("_exps")) s.routed_expert_bytes += static_cast<double>(t.bytes);
   }
   s.quantized = unquantized_bytes < 0.5 * s.total_bytes;
   // Active parameters scale with the tensors actually stored (a GGUF may differ from the preset).
-  const double preset_total = static_cast<double>(parameter_count(spec));
-  const double preset_active = static_cast<double>(active_parameter_count(spec));
+  const ParameterCounts preset = parameter_counts(spec);
+  const double preset_total = static_cast<double>(preset.total);
+  const double preset_active = static_cast<double>(preset.active);
   s.active_params = preset_total > 0 ? s.params * preset_active / preset_total : s.params;
   s.per_layer_bytes = spec.num_hidden_layers ? s.total_bytes / static_cast<double>(spec.num_hidden_layers) : s.total_bytes;
   if (weights.native_compute) {
@@ -423,7 +423,12 @@ PreparedScenario prepare_scenario(const Catalog& catalog, const ScenarioRequest&
     throw bad_input(fmt::format("engine '{}' does not run {} weights", engine.id, requested.id),
                     "it runs: " + join(formats_to_suggest(catalog, engine, s.model, hw, requested, 8)));
   out.quant = format;
-  out.weights = model_weights(catalog, out.model, *format);
+  if (out.model.computed_weights && out.model.computed_weights->format_id == format->id) {
+    out.weights = *out.model.computed_weights;
+  } else {
+    out.weights = model_weights(catalog, out.model, *format);
+    out.model.computed_weights = std::make_shared<const WeightsBreakdown>(out.weights);
+  }
   s.weights = summarize_weights(s.model, out.weights);
 
   w.kv_dtype = r.kv_dtype.empty() ? (engine.kv_dtypes.empty() ? std::string("f16") : engine.kv_dtypes.front()) : r.kv_dtype;

@@ -16,4 +16,14 @@ inline std::string join(const std::vector<std::string>& items, std::string_view 
   return fmt::format("{}", fmt::join(items, sep));
 }
 
+/// ASCII case-insensitive equality ("BF16" and "bf16"), without building a lowered copy.
+inline bool iequals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
+    if (lower(a[i]) != lower(b[i])) return false;
+  }
+  return true;
+}
+
 }  // namespace optadvisor

@@ -362,6 +362,7 @@ void Catalog::build(const LoadOptions& options, bool lazy, std::vector<Problem>&
       ModelSpec model;
       model.id = std::string(doc.unparsed->id);
       model.aliases = lines(doc.unparsed->aliases);
+      model.model_type = std::string(doc.unparsed->model_type);  // what models_of_type() filters on before parsing
       place(out.models_, out.models_unparsed_, std::move(model), doc, out.origin_, from_overlay, problems);
     } else if (doc.kind == "hardware") {
       auto hw = hardware_from_document(doc.json, found);
@@ -472,6 +473,18 @@ const std::vector<HardwareProfile>& Catalog::hardware() const {
 const std::vector<ModelSpec>& Catalog::models() const {
   for (std::size_t i = 0; i < models_.size(); ++i) model_entry(i);
   return models_;
+}
+
+std::vector<const ModelSpec*> Catalog::models_of_type(std::string_view model_type) const {
+  std::vector<const ModelSpec*> out;
+  for (std::size_t i = 0; i < models_.size(); ++i) {
+    // A placeholder whose index names another type is left unparsed; one that names none is parsed to see.
+    const bool placeholder = i < models_unparsed_.size() && models_unparsed_[i].data() != nullptr;
+    if (placeholder && !models_[i].model_type.empty() && models_[i].model_type != model_type) continue;
+    const ModelSpec& m = model_entry(i);
+    if (m.model_type == model_type) out.push_back(&m);
+  }
+  return out;
 }
 
 const Calibration* Catalog::find_calibration(std::string_view hardware, std::string_view engine, std::string_view backend) const {

@@ -18,6 +18,7 @@ struct EmbeddedFile {
   std::string_view id;
   std::string_view aliases;      ///< each followed by '\n'
   std::string_view default_for;  ///< each followed by '\n'
+  std::string_view model_type;   ///< a model preset's HF model_type ("" when it has none, or for hardware)
 };
 
 /// Every embedded file, sorted by path.

@@ -245,9 +245,17 @@ class FieldReader {
 };
 
 std::string weight_name(int layer, const std::string& kind) {
-  std::string name = layer >= 0 ? "blk." + std::to_string(layer) + "." + kind : kind;
-  const bool is_bias = kind.size() > 5 && kind.compare(kind.size() - 5, 5, ".bias") == 0;
-  return is_bias ? name : name + ".weight";
+  const bool is_bias = kind.ends_with(".bias");
+  std::string name;
+  name.reserve(kind.size() + 20);  // "blk." + up to 5 digits + "." + kind + ".weight": one allocation
+  if (layer >= 0) {
+    name += "blk.";
+    name += std::to_string(layer);
+    name += '.';
+  }
+  name += kind;
+  if (!is_bias) name += ".weight";
+  return name;
 }
 
 void add(std::vector<Tensor>& out, int layer, const std::string& kind, uint64_t ne0, uint64_t ne1 = 1, uint64_t ne2 = 1) {
@@ -1069,16 +1077,19 @@ std::vector<Tensor> model_tensors(const ModelSpec& spec) {
 
 uint64_t parameter_count(const ModelSpec& spec) { return sum_elements(model_tensors(spec)); }
 
-uint64_t active_parameter_count(const ModelSpec& spec) {
-  uint64_t n = 0;
+uint64_t active_parameter_count(const ModelSpec& spec) { return parameter_counts(spec).active; }
+
+ParameterCounts parameter_counts(const ModelSpec& spec) {
+  ParameterCounts n;
   for (const Tensor& t : model_tensors(spec)) {
     const bool routed = t.kind == "ffn_gate_exps" || t.kind == "ffn_up_exps" || t.kind == "ffn_down_exps" ||
                         t.kind == "ffn_gate_exps.bias" || t.kind == "ffn_up_exps.bias" || t.kind == "ffn_down_exps.bias";
+    n.total += t.elements();
     if (routed && spec.num_experts > 0) {
       // Expert-bias tensors hold the experts along ne1, weights along ne2.
-      n += t.elements() / spec.num_experts * spec.num_experts_per_tok;
+      n.active += t.elements() / spec.num_experts * spec.num_experts_per_tok;
     } else {
-      n += t.elements();
+      n.active += t.elements();
     }
   }
   return n;

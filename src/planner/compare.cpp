@@ -217,6 +217,7 @@ Comparison compare(const Catalog& catalog, const ResolvedModel& model, const Com
   out.base = base;
   out.model = model;
   out.model.gguf_weights.reset();  // the per-tensor table is not part of a comparison
+  out.model.computed_weights.reset();
   std::optional<Error> first_error;
   for (const auto& v : request.values) {
     CompareRow row;

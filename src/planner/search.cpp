@@ -59,6 +59,7 @@ const PreparedScenario& ScenarioCache::template_for(const HardwareProfile& hardw
       PreparedScenario t = prepare_scenario(catalog_, request(hardware, engine, quant, 1, 1, 1), model_);
       t.weights = WeightsBreakdown{};
       t.model.gguf_weights.reset();
+      t.model.computed_weights.reset();
       it->second.value = std::move(t);
     } catch (const Error& e) {
       it->second.error = e;
@@ -74,6 +75,7 @@ PreparedScenario ScenarioCache::prepare(const HardwareProfile& hw, const std::st
     PreparedScenario out = prepare_scenario(catalog_, request(hw, engine, quant, gpus, tp, pp), model_);
     out.weights = WeightsBreakdown{};
     out.model.gguf_weights.reset();
+    out.model.computed_weights.reset();
     return out;
   }
   const EngineChoice& choice = engine_on(hw, engine);
@@ -458,6 +460,7 @@ SearchResult search(const Catalog& catalog, const ResolvedModel& model, const Se
   out.request = request;
   out.model = model;
   out.model.gguf_weights.reset();
+  out.model.computed_weights.reset();
   ScenarioCache cache(catalog, model, request.workload);
 
   std::set<std::string> formats_used;

@@ -65,6 +65,9 @@ class Catalog {
   /// alone by resolve_*() or all by these lists; a returned reference stays valid as long as the catalog.
   const std::vector<HardwareProfile>& hardware() const;
   const std::vector<ModelSpec>& models() const;
+  /// The model presets whose HF model_type is `model_type`, in catalog order; parses only those
+  /// (and any whose type the embedded index does not record).
+  std::vector<const ModelSpec*> models_of_type(std::string_view model_type) const;
   const std::vector<EngineProfile>& engines() const { return engines_; }
   const QuantDb& quant() const { return quant_; }
   /// The shape `--params N` builds (data/shapes/params-default.json).

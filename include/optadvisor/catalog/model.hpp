@@ -239,6 +239,13 @@ uint64_t parameter_count(const ModelSpec& spec);
 /// experts always). The input embedding table is included whole.
 uint64_t active_parameter_count(const ModelSpec& spec);
 
+/// Both counts from one walk over the tensors (what a caller needing both should use).
+struct ParameterCounts {
+  uint64_t total = 0;   ///< parameter_count()
+  uint64_t active = 0;  ///< active_parameter_count()
+};
+ParameterCounts parameter_counts(const ModelSpec& spec);
+
 /// One term of the difference between a published checkpoint total and
 /// parameter_count().
 struct CountTerm {

@@ -4,6 +4,7 @@
 // count (--params). One resolved model for every command.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,6 +30,10 @@ struct ResolvedModel {
   /// For GGUF files: the weights exactly as the file stores them.
   std::optional<WeightsBreakdown> gguf_weights;
   std::string gguf_quant_id;  ///< file type recorded in the GGUF, mapped to a quant id when known
+  /// The per-tensor table prepare_scenario last computed for this model, in the format its
+  /// format_id names: a scenario prepared from this model in that format reuses it (the advisor
+  /// and the planners prepare one model many times). Shared and never changed after it is made.
+  std::shared_ptr<const WeightsBreakdown> computed_weights;
   std::vector<std::string> assumptions;
 };
 

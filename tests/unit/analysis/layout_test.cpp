@@ -133,3 +133,26 @@ TEST_CASE("estimate refuses a tp that neither divides nor is a multiple of the K
   r.tp = 28;
   CHECK(prepare_scenario(catalog(), r).scenario.workload.tp == 28);
 }
+
+TEST_CASE("a prepared model's weight table is reused for its format only", "[prepare]") {
+  // prepare_scenario keeps the per-tensor table it computed on the model it returns; preparing from
+  // that model again reuses it in the same format and computes afresh in another.
+  ScenarioRequest r;
+  r.hardware = "rtx4090";
+  r.engine = "llama.cpp";
+  r.quant = "q4_k_m";
+  const PreparedScenario first = prepare_scenario(catalog(), r, fixtures::model("llama-3.1-8b"));
+  REQUIRE(first.model.computed_weights);
+  CHECK(first.model.computed_weights->format_id == "q4_k_m");
+  const PreparedScenario same = prepare_scenario(catalog(), r, first.model);
+  CHECK(same.model.computed_weights == first.model.computed_weights);  // the shared table, not a recomputation
+  CHECK(same.weights.weights_bytes == first.weights.weights_bytes);
+
+  r.quant = "q8_0";
+  const PreparedScenario other = prepare_scenario(catalog(), r, first.model);
+  const PreparedScenario fresh = prepare_scenario(catalog(), r, fixtures::model("llama-3.1-8b"));
+  CHECK(other.weights.format_id == "q8_0");
+  CHECK(other.weights.weights_bytes == fresh.weights.weights_bytes);
+  CHECK(other.weights.weights_bytes > first.weights.weights_bytes);  // 8.5 vs ~4.9 bits per weight
+  CHECK(other.model.computed_weights != first.model.computed_weights);
+}

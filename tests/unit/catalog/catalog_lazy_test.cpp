@@ -46,3 +46,22 @@ TEST_CASE("the lazily loaded catalog holds the same entries as the fully checked
   CHECK(lazy.resolve_hardware("5090").id == "rtx5090");  // an alias resolves before the profile is parsed
   CHECK(Catalog::validate({}).empty());                  // duplicate ids and name clashes: checked with every file parsed
 }
+
+TEST_CASE("models_of_type gives exactly the presets of that model_type, parsing only those", "[catalog]") {
+  // The embedded index records each preset's model_type; a wrong or missing record would drop a
+  // family member (or keep a stranger) here.
+  for (const auto& f : embedded_files())
+    if (f.path.rfind("models/", 0) == 0 && f.indexed) CHECK_FALSE(f.model_type.empty());
+  const Catalog fresh = Catalog::load({});
+  const auto llamas = fresh.models_of_type("llama");
+  const Catalog full = Catalog::load({});
+  std::vector<std::string> expected;
+  for (const auto& m : full.models())
+    if (m.model_type == "llama") expected.push_back(m.id);
+  std::vector<std::string> got;
+  for (const ModelSpec* m : llamas) got.push_back(m->id);
+  CHECK(got == expected);
+  CHECK(std::find(got.begin(), got.end(), "llama-3.1-8b") != got.end());
+  CHECK(std::find(got.begin(), got.end(), "qwen3-8b") == got.end());
+  CHECK(fresh.models_of_type("no-such-type").empty());
+}
