@@ -665,8 +665,9 @@ std::optional<ModelSpec> model_from_json(const nlohmann::json& j, std::vector<Pr
       vt.temporal_patch_size = vr.uint("temporal_patch_size").value_or(1);
       vt.spatial_merge_size = vr.uint("spatial_merge_size").value_or(0);
       vt.model_type = vr.string("model_type").value_or("");
-      if (!vt.model_type.empty() && vt.model_type != "pixtral")
-        vr.problem("/vision_config/model_type", "expected 'pixtral' (other towers are told apart by their fields)");
+      const bool moonvit = vt.model_type == "moonvit3d";
+      if (!vt.model_type.empty() && vt.model_type != "pixtral" && !moonvit)
+        vr.problem("/vision_config/model_type", "expected 'pixtral' or 'moonvit3d' (other towers are told apart by their fields)");
       if (vt.model_type == "pixtral" && vt.spatial_merge_size == 0)
         vr.problem("/vision_config/spatial_merge_size", "a pixtral tower needs the projector's spatial_merge_size");
       vt.projector_input_dim = vr.uint("projector_input_dim").value_or(0);
@@ -675,10 +676,12 @@ std::optional<ModelSpec> model_from_json(const nlohmann::json& j, std::vector<Pr
       if (vt.projector_input_dim > 0 && (vt.projector_output_dim == 0 || !(vt.pixel_shuffle_ratio > 0 && vt.pixel_shuffle_ratio <= 1)))
         vr.problem("/vision_config/projector_input_dim", "a Llama 4 tower needs projector_output_dim and a pixel_shuffle_ratio in (0, 1]");
       const bool qwen_tower = vt.spatial_merge_size > 0 && vt.model_type.empty();
-      vt.image_size = vr.uint("image_size", !qwen_tower).value_or(0);
+      vt.image_size = vr.uint("image_size", !qwen_tower && !moonvit).value_or(0);
       vt.num_channels = vr.uint("num_channels").value_or(3);
       if (qwen_tower && vt.num_position_embeddings == 0)
         vr.problem("/vision_config/num_position_embeddings", "a spatial_merge_size tower needs num_position_embeddings");
+      if (moonvit && (vt.num_position_embeddings == 0 || vt.spatial_merge_size == 0))
+        vr.problem("/vision_config/num_position_embeddings", "a moonvit3d tower needs num_position_embeddings and spatial_merge_size");
       for (const auto& item : v.items()) {
         static const std::set<std::string> vkeys = {
             "hidden_size",          "num_hidden_layers",       "intermediate_size",   "patch_size",         "image_size",
@@ -686,7 +689,7 @@ std::optional<ModelSpec> model_from_json(const nlohmann::json& j, std::vector<Pr
             "projector_output_dim", "pixel_shuffle_ratio",     "model_type"};
         if (vkeys.count(item.key()) == 0) vr.problem("/vision_config/" + item.key(), "unknown field '" + item.key() + "'");
       }
-      if (vt.patch_size == 0 || (!qwen_tower && vt.image_size % std::max<uint64_t>(vt.patch_size, 1) != 0)) {
+      if (vt.patch_size == 0 || (!qwen_tower && !moonvit && vt.image_size % std::max<uint64_t>(vt.patch_size, 1) != 0)) {
         vr.problem("/vision_config/patch_size", "expected a positive divisor of image_size");
       }
       if (!vr.ok()) r.problem("/vision_config", "invalid vision_config");
@@ -702,10 +705,19 @@ std::optional<ModelSpec> model_from_json(const nlohmann::json& j, std::vector<Pr
       CheckpointQuantization cq;
       cq.quant_method = qr.string("quant_method", true).value_or("");
       cq.weight_block_size = qr.uints("weight_block_size");
+      cq.num_bits = qr.uint("num_bits").value_or(0);
+      cq.group_size = qr.uint("group_size").value_or(0);
+      const bool compressed = cq.quant_method == "compressed-tensors";
       if (cq.quant_method == "fp8" && (cq.weight_block_size.size() != 2 || cq.weight_block_size[0] == 0 || cq.weight_block_size[1] == 0)) {
         qr.problem("/quantization_config/weight_block_size", "fp8 needs [rows, columns] of one scale block");
-      } else if (!cq.quant_method.empty() && cq.quant_method != "fp8" && cq.quant_method != "mxfp4") {
-        qr.problem("/quantization_config/quant_method", "expected 'fp8' or 'mxfp4'");
+      } else if (!cq.quant_method.empty() && cq.quant_method != "fp8" && cq.quant_method != "mxfp4" && !compressed) {
+        qr.problem("/quantization_config/quant_method", "expected 'fp8', 'mxfp4' or 'compressed-tensors'");
+      } else if (compressed && cq.num_bits != 4) {
+        qr.problem("/quantization_config/num_bits", "compressed-tensors is modelled for 4-bit pack-quantized weights only");
+      } else if (compressed && cq.group_size == 0) {
+        qr.problem("/quantization_config/group_size", "compressed-tensors needs the weights' group_size");
+      } else if (!compressed && (cq.num_bits > 0 || cq.group_size > 0)) {
+        qr.problem("/quantization_config/num_bits", "num_bits and group_size apply to compressed-tensors only");
       }
       if (!qr.ok()) r.problem("/quantization_config", "invalid quantization_config");
       s.quantization_config = cq;
@@ -1035,7 +1047,10 @@ nlohmann::json to_json(const ModelSpec& s) {
                           {"num_channels", v.num_channels}};
     if (v.image_size > 0) j["vision_config"]["image_size"] = v.image_size;
     if (!v.model_type.empty()) j["vision_config"]["model_type"] = v.model_type;
-    if (v.spatial_merge_size > 0 && !v.model_type.empty()) {
+    if (v.model_type == "moonvit3d") {
+      j["vision_config"]["num_position_embeddings"] = v.num_position_embeddings;
+      j["vision_config"]["spatial_merge_size"] = v.spatial_merge_size;
+    } else if (v.spatial_merge_size > 0 && !v.model_type.empty()) {
       j["vision_config"]["spatial_merge_size"] = v.spatial_merge_size;
     } else if (v.spatial_merge_size > 0) {
       j["vision_config"]["num_position_embeddings"] = v.num_position_embeddings;
@@ -1053,6 +1068,8 @@ nlohmann::json to_json(const ModelSpec& s) {
     if (!s.quantization_config->weight_block_size.empty()) {
       q["weight_block_size"] = s.quantization_config->weight_block_size;
     }
+    if (s.quantization_config->num_bits > 0) q["num_bits"] = s.quantization_config->num_bits;
+    if (s.quantization_config->group_size > 0) q["group_size"] = s.quantization_config->group_size;
     j["quantization_config"] = q;
   }
   if (!s.native_format.empty()) j["native_format"] = s.native_format;
@@ -1137,6 +1154,20 @@ std::vector<CountTerm> checkpoint_extra_terms(const ModelSpec& s) {
     const auto shuffled = static_cast<uint64_t>(std::llround(static_cast<double>(hv) / (v.pixel_shuffle_ratio * v.pixel_shuffle_ratio)));
     const uint64_t adapter = shuffled * v.projector_input_dim + v.projector_input_dim * v.projector_output_dim;
     terms.push_back({"vision_tower", v.num_hidden_layers * per_layer + stem + adapter + v.projector_output_dim * h});
+  } else if (includes("vision_tower") && s.vision_config && s.vision_config->model_type == "moonvit3d") {
+    // MoonViT-3D (Kimi-K2.5): per block norm0/norm1 LayerNorms (weight + bias), fused wqkv and wo
+    // with bias, fc0/fc1 with bias; a 2-D patch conv with bias; the learned position table
+    // (init_pos_emb_height x init_pos_emb_width rows; the temporal sin-cos table is not stored);
+    // final_layernorm; the patchmerger projector: pre_norm LayerNorm over one patch, a square
+    // Linear merge^2 patches wide and a Linear to the text hidden, both with bias.
+    const VisionTowerSpec& v = *s.vision_config;
+    const uint64_t hv = v.hidden_size;
+    const uint64_t per_layer = 2 * (2 * hv) + (hv * 3 * hv + 3 * hv) + (hv * hv + hv) + (hv * v.intermediate_size + v.intermediate_size) +
+                               (v.intermediate_size * hv + hv);
+    const uint64_t patch_conv = v.num_channels * v.patch_size * v.patch_size * hv + hv;
+    const uint64_t merged = hv * v.spatial_merge_size * v.spatial_merge_size;
+    const uint64_t projector = 2 * hv + (merged * merged + merged) + (merged * h + h);
+    terms.push_back({"vision_tower", v.num_hidden_layers * per_layer + patch_conv + v.num_position_embeddings * hv + 2 * hv + projector});
   } else if (includes("vision_tower") && s.vision_config && s.vision_config->spatial_merge_size > 0 &&
              s.vision_config->model_type.empty()) {
     // Qwen3-VL / Qwen3.5 vision tower: per block two LayerNorms (weight + bias), fused qkv and
@@ -1194,6 +1225,16 @@ std::vector<CountTerm> checkpoint_extra_terms(const ModelSpec& s) {
       // embeddings and head in BF16); one E8M0 scale per 32 weights.
       for (const Tensor& t : blocks) {
         if (is_expert_kind(t.kind)) scales += t.elements() / 32;
+      }
+    } else if (q.quant_method == "compressed-tensors" && q.group_size > 0) {
+      // Kimi-K2.5 pack-quantized INT4 (ignore: lm_head, self_attn, shared_experts, the dense MLP):
+      // the routed experts only. Per expert matrix: weight_packed (int32, 8 values each), one BF16
+      // weight_scale per group_size weights and a 2-element int32 weight_shape. The published total
+      // counts every int32 element as its 32 / num_bits packed values: weight_packed as the matrix's
+      // own elements (already in the weights) and weight_shape as 2 x 8 = 16.
+      const uint64_t per_int32 = 32 / q.num_bits;
+      for (const Tensor& t : blocks) {
+        if (is_expert_kind(t.kind)) scales += t.elements() / q.group_size + t.slices * 2 * per_int32;
       }
     }
     terms.push_back({"quantization_scales", scales});

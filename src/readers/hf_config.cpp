@@ -19,11 +19,12 @@ using nlohmann::json;
 /// The config.json model_type values accepted (gemma3 is the multimodal
 /// wrapper whose text_config holds a gemma3_text model).
 const std::vector<std::string>& accepted_types() {
-  static const std::vector<std::string> types = {
-      "llama",       "mistral",     "mixtral",     "qwen2",           "qwen3",       "qwen3_moe",    "gemma2",
-      "gemma3",      "gemma3_text", "phi3",        "deepseek_v3",     "gpt_oss",     "kimi_k2",      "deepseek_v32",
-      "glm_moe_dsa", "minimax_m2",  "qwen3_next",  "qwen3_5",         "qwen3_5_moe", "qwen3_5_text", "qwen3_5_moe_text",
-      "nemotron_h",  "llama4",      "llama4_text", "granitemoehybrid"};
+  static const std::vector<std::string> types = {"llama",           "mistral",          "mixtral",    "qwen2",       "qwen3",
+                                                 "qwen3_moe",       "gemma2",           "gemma3",     "gemma3_text", "phi3",
+                                                 "deepseek_v3",     "gpt_oss",          "kimi_k2",    "kimi_k25",    "deepseek_v32",
+                                                 "glm_moe_dsa",     "minimax_m2",       "qwen3_next", "qwen3_5",     "qwen3_5_moe",
+                                                 "qwen3_5_text",    "qwen3_5_moe_text", "nemotron_h", "llama4",      "llama4_text",
+                                                 "granitemoehybrid"};
   return types;
 }
 
@@ -327,7 +328,37 @@ ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& 
   // GLM-5 (MLA plus the DSA indexer).
   std::string family = mt;
   if (mt == "kimi_k2" || mt == "deepseek_v32" || mt == "glm_moe_dsa") mt = "deepseek_v3";
-  if (mt == "llama4") {
+  if (mt == "kimi_k25") {
+    // Kimi-K2.5: a kimi_k2 (DeepSeek-V3-shaped) text_config and the MoonViT-3D tower (vt_* keys)
+    // with its patchmerger projector. Every released config states the tower; no defaults are assumed.
+    text = top.object("text_config");
+    if (text == nullptr) {
+      throw bad_input(source_name + ": missing required field 'text_config'",
+                      "a kimi_k25 config.json nests the language model in text_config");
+    }
+    prefix = "text_config.";
+    mt = "deepseek_v3";
+    if (const json* vision_json = top.object("vision_config")) {
+      HfFields vision(*vision_json, source_name, "vision_config.", family);
+      const std::vector<uint64_t> merge = vision.uints("merge_kernel_size");
+      if (merge.size() != 2 || merge[0] != merge[1])
+        throw bad_input(source_name + ": vision_config.merge_kernel_size must be two equal edges, e.g. [2, 2]",
+                        "use the config.json from the model's Hugging Face repository unchanged");
+      if (vision.string("mm_projector_type").value_or("patchmerger") != "patchmerger" ||
+          vision.uint("mm_hidden_size").value_or(0) != vision.required_uint("vt_hidden_size"))
+        throw bad_input(source_name + ": vision_config: only the patchmerger projector over the tower's own width is modelled",
+                        "Kimi-K2.5 states mm_projector_type patchmerger with mm_hidden_size = vt_hidden_size");
+      doc["vision_config"] = {
+          {"model_type", "moonvit3d"},
+          {"hidden_size", vision.required_uint("vt_hidden_size")},
+          {"num_hidden_layers", vision.required_uint("vt_num_hidden_layers")},
+          {"intermediate_size", vision.required_uint("vt_intermediate_size")},
+          {"patch_size", vision.required_uint("patch_size")},
+          {"num_position_embeddings", vision.required_uint("init_pos_emb_height") * vision.required_uint("init_pos_emb_width")},
+          {"spatial_merge_size", merge[0]}};
+      doc["checkpoint_includes"] = json::array({"vision_tower"});
+    }
+  } else if (mt == "llama4") {
     // Llama 4 multimodal: text_config (llama4_text) and the Llama 4 vision tower.
     text = top.object("text_config");
     if (text == nullptr) {
@@ -587,8 +618,11 @@ ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& 
   if (mt == "granitemoehybrid") set_granite_hybrid(doc, c);
 
   std::vector<std::string> notes = {"Imported from " + source_name + " (model_type " + *top_type + ")."};
-  if (const json* q = top.object("quantization_config")) {
-    HfFields qc(*q, source_name, "quantization_config.", mt);
+  const json* quant = top.object("quantization_config");
+  if (quant == nullptr && text != &config) quant = c.object("quantization_config");  // Kimi-K2.5 states it in text_config
+  if (const json* q = quant) {
+    const std::string qprefix = (q == top.object("quantization_config") ? std::string() : prefix) + "quantization_config.";
+    HfFields qc(*q, source_name, qprefix, mt);
     const std::string method = qc.string("quant_method").value_or("");
     if (method == "fp8" && qc.has("weight_block_size")) {
       const std::vector<uint64_t> block = qc.uints("weight_block_size");
@@ -599,6 +633,19 @@ ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& 
       doc["quantization_config"] = {{"quant_method", "mxfp4"}};
       doc["checkpoint_includes"].push_back("quantization_scales");
       doc["native_format"] = "mxfp4";
+    } else if (method == "compressed-tensors" && qc.string("format").value_or("") == "pack-quantized") {
+      // One weight group (config_groups.group_0) of packed INT weights: Kimi-K2.5's INT4 routed experts.
+      const json* groups = qc.object("config_groups");
+      const json* group = groups != nullptr && groups->contains("group_0") ? &groups->at("group_0") : nullptr;
+      const json* weights = group != nullptr && group->is_object() && group->contains("weights") ? &group->at("weights") : nullptr;
+      if (weights == nullptr || !weights->is_object() || groups->size() != 1)
+        throw bad_input(source_name + ": " + qprefix + "config_groups: expected one group_0 with its weights",
+                        "use the config.json from the model's Hugging Face repository unchanged");
+      HfFields w(*weights, source_name, qprefix + "config_groups.group_0.weights.", mt);
+      doc["quantization_config"] = {
+          {"quant_method", "compressed-tensors"}, {"num_bits", w.required_uint("num_bits")}, {"group_size", w.required_uint("group_size")}};
+      doc["checkpoint_includes"].push_back("quantization_scales");
+      if (doc["quantization_config"]["num_bits"] == 4 && doc["quantization_config"]["group_size"] == 32) doc["native_format"] = "int4-wo";
     } else if (!method.empty()) {
       notes.push_back("quantization_config '" + method + "' ignored: sizes are computed from the architecture.");
     }

@@ -69,15 +69,23 @@ struct VisionTowerSpec {
   /// "pixtral" (HF vision_config.model_type of Mistral3ForConditionalGeneration): gated-MLP ViT
   /// with RMSNorms and 2-D RoPE (no position table, no biases), and the Mistral-3 projector (RMSNorm,
   /// a spatial_merge_size^2 patch merger, two Linears to the text hidden; multimodal_projector_bias
-  /// false). "" = told apart by the fields above.
+  /// false). "moonvit3d" (Kimi-K2.5's MoonViT-3D, HF vt_* keys): the Qwen tower's layers with a
+  /// 2-D patch conv, a learned init_pos_emb_height x init_pos_emb_width table (num_position_embeddings;
+  /// the temporal sin-cos table is a non-persistent buffer), a final LayerNorm, and the patchmerger
+  /// projector (pre-norm, merge^2 x hidden square Linear, Linear to the text hidden, with biases).
+  /// "" = told apart by the fields above.
   std::string model_type;
 };
 
 /// Checkpoint weight quantization as stated by HF `quantization_config`.
 /// Only what changes the published element count is kept.
 struct CheckpointQuantization {
-  std::string quant_method;                 ///< "fp8" (block scales) or "mxfp4" (one scale per 32 weights)
+  std::string quant_method;                 ///< "fp8" (block scales), "mxfp4" (one scale per 32 weights) or "compressed-tensors"
   std::vector<uint64_t> weight_block_size;  ///< fp8: [rows, columns] of one scale block, e.g. [128, 128]
+  /// compressed-tensors pack-quantized INT weights of the routed experts (HF
+  /// config_groups.group_0.weights.num_bits / group_size; Kimi-K2.5: 4 / 32). 0 = not compressed-tensors.
+  uint64_t num_bits = 0;
+  uint64_t group_size = 0;
 };
 
 /// A transformer decoder as the advisor models it. Field names are the Hugging

@@ -84,3 +84,21 @@ TEST_CASE("a refused format names the model's native format first, then the engi
   // No native format: the default, then the nearest to q8_0's 8.5 bits: fp8-block (8 + 32/16384), fp8 (8).
   CHECK(hint_of("h100", "llama-3.1-8b", "vllm", "q8_0").rfind("it runs: hf-bf16, fp8-block, fp8, ", 0) == 0);
 }
+
+TEST_CASE("Kimi-K2.5 defaults to its INT4 weight-only experts", "[analysis][native]") {
+  // Weight-only INT4 has no compute prerequisite: the default on vLLM and SGLang on H100 and A100 alike.
+  for (const char* engine : {"vllm", "sglang"}) {
+    for (const char* hw : {"h100", "a100"}) {
+      INFO(engine << " " << hw);
+      CHECK(prepare(hw, "kimi-k2.5", engine, "", 8).quant->id == "int4-wo");
+    }
+  }
+  const auto p = prepare("h200", "kimi-k2.5", "vllm", "", 8);
+  // Routed experts: 60 layers x 384 x 3 x 7,168 x 2,048 = 1,014,686,023,680 weights at 4 bits + a
+  // bf16 scale per 32 = 4.5 bits: 570,760,888,320 B. The other 11,722,208,768 weights (attention
+  // with MLA's attn_k_b / attn_v_b, shared experts, routers, dense layer, embeddings, head, norms)
+  // in bf16: 23,444,417,536 B. Sum 594,205,305,856 B (594.2 GB; the text model, not the tower).
+  CHECK(p.weights.weights_bytes == 594'205'305'856ULL);
+  // The serving rows' explicit format still wins.
+  CHECK(prepare("b200", "kimi-k2.5", "vllm", "nvfp4", 8).quant->id == "nvfp4");
+}

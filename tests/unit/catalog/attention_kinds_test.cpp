@@ -188,7 +188,13 @@ TEST_CASE("config.json of each new family imports to its preset's count", "[mode
       {"nemotron-3-nano-30b-a3b.json", "nemotron-3-nano-30b-a3b"},
       // Trimmed configs (the HF keys that shape the model) from debaditc/kvfit @bd4ccab models.json.
       {"granite-4.0-h-small.json", "granite-4.0-h-small"},
-      {"nemotron-nano-9b-v2.json", "nemotron-nano-9b-v2"}};
+      {"nemotron-nano-9b-v2.json", "nemotron-nano-9b-v2"},
+      // moonshotai/Kimi-K2.5, the aiconfigurator copy unchanged (kimi_k25 wrapper, INT4 experts).
+      {"kimi-k2.5.json", "kimi-k2.5"},
+      // No config.json copy of Qwen/Qwen3-Coder-Next was available: the fixture states the model
+      // card's widths (nerdpudding/llama_cpp @2a76e8e README_modelcard_qwen3_coder_next.md, read
+      // 2026-12-01) under the Qwen3NextConfig key names, with Qwen3-Next's vocab and conv kernel.
+      {"qwen3-coder-next.json", "qwen3-coder-next"}};
   for (const auto& [file, id] : pairs) {
     INFO(file);
     const ModelSpec imported = import(file);
@@ -209,6 +215,52 @@ TEST_CASE("config.json of each new family imports to its preset's count", "[mode
   CHECK(q.mamba_ssm_dtype == "float32");
   CHECK(import("minimax-m2.5.json").qk_norm_type == "per_layer");
   CHECK(import("glm-5.json").index_topk == 2048);
+}
+
+TEST_CASE("Kimi-K2.5: INT4 pack-quantized experts and the MoonViT-3D tower", "[model][hf]") {
+  const ModelSpec& k = spec("kimi-k2.5");
+  // The text model is Kimi-K2's layout in BF16 elements: kimi-k2's checkpoint less its FP8 scales
+  // (1,026,470,727,640 - 62,495,192).
+  CHECK(parameter_count(k) == 1026408232448ULL);
+  CHECK(parameter_count(k) == parameter_count(spec("kimi-k2")));
+  // Experts: 60 MoE layers x 384 x 3 matrices of 7,168 x 2,048 = 1,014,686,023,680 weights; one
+  // scale per 32 = 31,708,938,240; 69,120 matrices x weight_shape 2 int32 counted as 8 values each
+  // = 1,105,920.
+  CHECK(term(k, "quantization_scales") == 31708938240ULL + 69120ULL * 16);
+  // Tower: per layer 2 LayerNorms 4,608 + wqkv 1,152 x 3,456 + 3,456 + wo 1,152^2 + 1,152
+  // + fc0 1,152 x 4,304 + 4,304 + fc1 4,304 x 1,152 + 1,152 = 15,239,504; 27 layers 411,466,608;
+  // patch conv 3 x 14^2 x 1,152 + 1,152 = 678,528; positions 64 x 64 x 1,152 = 4,718,592; final
+  // LayerNorm 2,304; projector 2,304 + (4,608^2 + 4,608) + (4,608 x 7,168 + 7,168) = 54,277,888.
+  CHECK(term(k, "vision_tower") == 411466608ULL + 678528 + 4718592 + 2304 + 54277888);
+  CHECK(term(k, "vision_tower") == 471143920ULL);
+  // 1,026,408,232,448 + 31,710,044,160 + 471,143,920 = the published 1,058,589,420,528, no residue.
+  CHECK(k.params_unexplained == 0);
+  CHECK(checkpoint_parameter_count(k) == 1058589420528ULL);
+  // Same MLA cache as Kimi-K2: 61 layers x (512 + 64) per token.
+  CHECK(kv_cache_elements(k, 1000, 1) == 61ULL * 576 * 1000);
+  CHECK(fixtures::catalog().resolve_model("kimi-k2.6").id == "kimi-k2.5");
+
+  // Only 4-bit compressed-tensors with a group size is modelled.
+  nlohmann::json doc = to_json(k);
+  doc["quantization_config"]["num_bits"] = 8;
+  std::vector<Problem> problems;
+  CHECK_FALSE(model_from_json(doc, problems));
+  REQUIRE_FALSE(problems.empty());
+  CHECK(problems.front().pointer == "/quantization_config/num_bits");
+  doc = to_json(k);
+  doc["vision_config"].erase("num_position_embeddings");
+  problems.clear();
+  CHECK_FALSE(model_from_json(doc, problems));
+
+  // Import: the quantization_config sits in text_config; a tower of another projector is refused.
+  std::ifstream in(std::string(OPTADVISOR_SOURCE_DIR) + "/tests/data/hf/kimi-k2.5.json");
+  REQUIRE(in.good());
+  nlohmann::json cfg = nlohmann::json::parse(in);
+  CHECK(model_from_hf_config(cfg, "k25.json").quantization_config->group_size == 32);
+  cfg["text_config"].erase("quantization_config");
+  CHECK(checkpoint_parameter_count(model_from_hf_config(cfg, "k25.json")) == 1026408232448ULL + 471143920ULL);
+  cfg["vision_config"]["mm_projector_type"] = "mlp";
+  CHECK_THROWS_WITH(model_from_hf_config(cfg, "k25.json"), Catch::Contains("patchmerger"));
 }
 
 TEST_CASE("Mamba-2 hybrids: blocks by pattern, state instead of cache", "[model][kv]") {
