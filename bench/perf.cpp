@@ -85,6 +85,20 @@ void BM_Analyze(benchmark::State& state) {
 }
 BENCHMARK(BM_Analyze);
 
+/// analyze() and then both phases' explanation texts written out (what `estimate` shows).
+void BM_AnalyzeExplained(benchmark::State& state) {
+  const auto& scenarios = sweep();
+  std::size_t i = 0;
+  for (auto _ : state) {
+    const Analysis a = analyze(scenarios[i]);
+    benchmark::DoNotOptimize(a.prefill.explanation());
+    benchmark::DoNotOptimize(a.decode.explanation());
+    if (++i == scenarios.size()) i = 0;
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()));
+}
+BENCHMARK(BM_AnalyzeExplained);
+
 /// The same without the explanation and warning texts (search's and the advisor's candidates).
 void BM_AnalyzeNumbers(benchmark::State& state) {
   const auto& scenarios = sweep();

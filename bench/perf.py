@@ -10,7 +10,9 @@ Whole-process figures (each a median over --runs fresh processes, timed with os.
   advisor_peak_rss_mb (ru_maxrss of the advisor run; target < 20)
 In-process figures from bench/optadvisor_perf (Google Benchmark):
   analyze_per_s  analyze() calls per second on one core over the device x model x format x batch sweep
-                 (target >= 1e6); analyze_numbers_per_s the same without the explanation texts
+                 (target >= 1e6; a phase's explanation text is written when asked for);
+                 analyze_explained_per_s the same with both explanations written out;
+                 analyze_numbers_per_s without the warning texts
   prepare_per_s, catalog_load_ms, advise_ms
   search_scenarios_per_s  the capacity planner (search(), llama-3.1-8b, throughput goal, ~28k configurations)
 When hyperfine is installed its figures for the two process timings are recorded too.
@@ -71,6 +73,7 @@ def google_benchmark(perf_exe, short):
     return {
         "analyze_per_s": bench["BM_Analyze"]["items_per_second"],
         "analyze_numbers_per_s": bench["BM_AnalyzeNumbers"]["items_per_second"],
+        "analyze_explained_per_s": bench["BM_AnalyzeExplained"]["items_per_second"],
         "analyze_sweep_scenarios": int(bench["BM_Analyze"]["scenarios"]),
         "prepare_per_s": bench["BM_PrepareScenario"]["items_per_second"],
         "catalog_load_ms": bench["BM_CatalogLoad"]["cpu_time"],

@@ -599,7 +599,8 @@ class Advisor {
       d.bound = std::string(to_string(p.bound));
       // The analysis says "decode: memory-bandwidth bound, ..."; the phase is reported separately.
       const std::string prefix = d.phase + ": ";
-      d.explanation = p.explanation.rfind(prefix, 0) == 0 ? p.explanation.substr(prefix.size()) : p.explanation;
+      const std::string text = p.explanation();
+      d.explanation = text.rfind(prefix, 0) == 0 ? text.substr(prefix.size()) : text;
     };
     switch (request_.goal) {
       case Goal::kLatency:

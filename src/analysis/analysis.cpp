@@ -5,7 +5,9 @@
 #include "optadvisor/analysis/analysis.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <iterator>
 
 #include <fmt/format.h>
 
@@ -149,45 +151,54 @@ void add_scaled(PhaseEstimate& dst, const PhaseEstimate& src, double k) {
   dst.bytes += k * src.bytes;
 }
 
-std::string percent(double part, double whole) { return fmt::format("{:.0f}%", whole > 0 ? 100.0 * part / whole : 0.0); }
+/// The parts of a phase's time, each the exposed part of a component (they sum to time_s). Weight
+/// and KV-cache reads share the device's memory bandwidth, so they count together; reads of
+/// offloaded layers cross the host link, a resource of their own.
+struct TimePart {
+  Bound bound;
+  double time;
+  const char* what;
+};
 
-/// Names the binding resource of a phase: the one with the largest share of
-/// its time. Weight and KV-cache reads share the device's memory bandwidth, so
-/// they count together; reads of offloaded layers cross the host link, a
-/// resource of their own. The explanation shows every component's share.
-void classify(PhaseEstimate& p, const char* phase, Detail level) {
-  struct Part {
-    Bound bound;
-    double time;
-    const char* what;
-  };
-  // Shares of the phase's time: the exposed part of each component (they sum to time_s).
-  const Part parts[] = {{Bound::kCompute, p.exposed_compute_s, "matrix math"},
-                        {Bound::kMemoryBandwidth, p.exposed_weights_s + p.exposed_kv_s, "memory reads"},
-                        {Bound::kMemoryBandwidth, p.exposed_offload_s, "host-memory (offloaded layer) reads"},
-                        {Bound::kOverhead, p.overhead_time_s, "launch and scheduling overhead"},
-                        {Bound::kInterconnect, p.interconnect_time_s, "tensor-parallel all-reduces"}};
-  const Part* top = &parts[0];
+std::array<TimePart, 5> time_parts(const PhaseEstimate& p) {
+  return {{{Bound::kCompute, p.exposed_compute_s, "matrix math"},
+           {Bound::kMemoryBandwidth, p.exposed_weights_s + p.exposed_kv_s, "memory reads"},
+           {Bound::kMemoryBandwidth, p.exposed_offload_s, "host-memory (offloaded layer) reads"},
+           {Bound::kOverhead, p.overhead_time_s, "launch and scheduling overhead"},
+           {Bound::kInterconnect, p.interconnect_time_s, "tensor-parallel all-reduces"}}};
+}
+
+/// The binding resource of a phase: the part with the largest share of its time (the first on a tie).
+TimePart binding_part(const PhaseEstimate& p) {
+  const auto parts = time_parts(p);
+  const TimePart* top = &parts[0];
   for (const auto& part : parts)
     if (part.time > top->time) top = &part;
-  p.bound = top->time > 0 ? top->bound : Bound::kNone;
-  if (level == Detail::kNumbers) return;
-  if (p.bound == Bound::kNone) {
-    p.explanation = fmt::format("{}: nothing to do", phase);
-    return;
-  }
-  const Part shares[] = {
-      {Bound::kMemoryBandwidth, p.exposed_weights_s, "weights"}, {Bound::kMemoryBandwidth, p.exposed_kv_s, "KV cache"},
-      {Bound::kMemoryBandwidth, p.exposed_offload_s, "offload"}, {Bound::kCompute, p.exposed_compute_s, "compute"},
-      {Bound::kOverhead, p.overhead_time_s, "overhead"},         {Bound::kInterconnect, p.interconnect_time_s, "interconnect"}};
-  std::string list;
-  for (const auto& s : shares)
-    if (s.time >= 0.005 * p.time_s) list += fmt::format("{}{} {}", list.empty() ? "" : ", ", s.what, percent(s.time, p.time_s));
-  p.explanation = fmt::format("{}: {} bound, {} {} of the time ({}); arithmetic intensity {:.3g} FLOP/byte vs ridge {:.3g}", phase,
-                              to_string(p.bound), top->what, percent(top->time, p.time_s), list, p.arithmetic_intensity, p.ridge_point);
+  return *top;
+}
+
+void classify(PhaseEstimate& p, const char* phase) {
+  const TimePart top = binding_part(p);
+  p.bound = top.time > 0 ? top.bound : Bound::kNone;
+  p.phase = phase;
 }
 
 }  // namespace
+
+std::string PhaseEstimate::explanation() const {
+  if (*phase == '\0') return {};  // the phase did not run (--gen 0, or no prompt)
+  if (bound == Bound::kNone) return fmt::format("{}: nothing to do", phase);
+  const TimePart top = binding_part(*this);
+  const TimePart shares[] = {{Bound::kMemoryBandwidth, exposed_weights_s, "weights"}, {Bound::kMemoryBandwidth, exposed_kv_s, "KV cache"},
+                             {Bound::kMemoryBandwidth, exposed_offload_s, "offload"}, {Bound::kCompute, exposed_compute_s, "compute"},
+                             {Bound::kOverhead, overhead_time_s, "overhead"},         {Bound::kInterconnect, interconnect_time_s, "interconnect"}};
+  const auto percent = [this](double part) { return time_s > 0 ? 100.0 * part / time_s : 0.0; };
+  fmt::memory_buffer list;
+  for (const auto& share : shares)
+    if (share.time >= 0.005 * time_s) fmt::format_to(std::back_inserter(list), "{}{} {:.0f}%", list.size() ? ", " : "", share.what, percent(share.time));
+  return fmt::format("{}: {} bound, {} {:.0f}% of the time ({}); arithmetic intensity {:.3g} FLOP/byte vs ridge {:.3g}", phase,
+                     to_string(bound), top.what, percent(top.time), fmt::to_string(list), arithmetic_intensity, ridge_point);
+}
 
 std::string_view to_string(Bound b) {
   switch (b) {
@@ -476,12 +487,12 @@ struct ForwardPass {
 };
 
 /// Tokens per second, arithmetic intensity against the ridge point, and the binding resource.
-void finish_phase(PhaseEstimate& p, double tokens, double batch, double ridge, const char* name, Detail detail) {
+void finish_phase(PhaseEstimate& p, double tokens, double batch, double ridge, const char* name) {
   p.tokens_per_s = p.time_s > 0 ? tokens / p.time_s : 0;
   p.tokens_per_s_per_sequence = p.tokens_per_s / batch;
   p.arithmetic_intensity = p.bytes > 0 ? p.flops / p.bytes : 0;
   p.ridge_point = ridge;
-  classify(p, name, detail);
+  classify(p, name);
 }
 
 /// Decode averaged over the generated tokens as the context grows (16 samples); a speculative
@@ -589,13 +600,13 @@ Analysis analyze(const Scenario& s, Detail detail) {
     const double prompt = static_cast<double>(wl.prompt_tokens);
     const double past = std::min(static_cast<double>(cached_prefix), prompt - 1);
     a.prefill.time_s = pass(0, prompt - past, a.prefill, true, past);
-    finish_phase(a.prefill, prompt * b, b, ridge, "prefill", detail);
+    finish_phase(a.prefill, prompt * b, b, ridge, "prefill");
   }
 
   // --- decode: averaged over the generated tokens as the context grows ----
   if (wl.gen_tokens > 0) {
     estimate_decode(wl, pass, a.decode);
-    finish_phase(a.decode, b, b, ridge, "decode", detail);
+    finish_phase(a.decode, b, b, ridge, "decode");
   }
 
   fill_serving(a, wl, a.batch);

@@ -20,7 +20,7 @@ const Fields<PhaseEstimate>& phase_fields() {
                                    {"tokens_per_s", [](const P& p) -> J { return p.tokens_per_s; }},
                                    {"tokens_per_s_per_sequence", [](const P& p) -> J { return p.tokens_per_s_per_sequence; }},
                                    {"bound", [](const P& p) -> J { return std::string(to_string(p.bound)); }},
-                                   {"explanation", [](const P& p) -> J { return p.explanation; }},
+                                   {"explanation", [](const P& p) -> J { return p.explanation(); }},
                                    {"flops", [](const P& p) -> J { return p.flops; }},
                                    {"bytes", [](const P& p) -> J { return p.bytes; }},
                                    {"arithmetic_intensity", [](const P& p) -> J { return p.arithmetic_intensity; }},

@@ -54,14 +54,14 @@ std::string render_estimate(const PreparedScenario& ps, const Analysis& a, Outpu
     out += heading("Prefill (time to first token)");
     out += item("TTFT", format_seconds(a.prefill.time_s));
     out += item("throughput", fmt::format("{:.0f} tokens/s", a.prefill.tokens_per_s));
-    out += item("bound", a.prefill.explanation);
+    out += item("bound", a.prefill.explanation());
   }
   if (w.gen_tokens > 0) {
     out += heading(fmt::format("Decode (averaged over {} generated tokens)", w.gen_tokens));
     out += item("per token", format_seconds(a.decode.time_s));
     out +=
         item("throughput", fmt::format("{:.1f} tokens/s ({:.1f} per sequence)", a.decode.tokens_per_s, a.decode.tokens_per_s_per_sequence));
-    out += item("bound", a.decode.explanation);
+    out += item("bound", a.decode.explanation());
   }
   if (a.has_throughput) {
     out += heading("Serving throughput");

@@ -277,7 +277,7 @@ std::string phases_table(const Analysis& a) {
         "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>\n",
         name, time_label, h(format_seconds(p.time_s)), h(format_sig3(p.tokens_per_s)), h(si_label(p.flops, "FLOP")),
         h(format_bytes(p.bytes)), h(flop_per_byte_text(p.arithmetic_intensity)), h(si_label(p.achieved_flops_per_s(), "FLOP/s")),
-        h(flop_per_byte_text(p.ridge_point)), h(p.explanation));
+        h(flop_per_byte_text(p.ridge_point)), h(p.explanation()));
   };
   row("prefill", "time to first token", a.prefill);
   row("decode", "per step", a.decode);
@@ -912,7 +912,7 @@ std::string render_estimate_html(const PreparedScenario& ps, const Analysis& a, 
   out += "<section id=\"estimate\">\n<h2>Estimate</h2>\n";
   out +=
       fmt::format("<p class=\"verdict{}\">{}</p>\n", a.memory.fits ? " fits" : "",
-                  h(a.memory.fits || a.memory.offloaded_layers > 0 ? a.decode.explanation : "does not fit: the times below assume it did"));
+                  h(a.memory.fits || a.memory.offloaded_layers > 0 ? a.decode.explanation() : "does not fit: the times below assume it did"));
   out += phases_table(a);
   std::vector<std::pair<std::string, std::string>> figures = {
       {"time to first token", format_seconds(a.prefill.time_s)},

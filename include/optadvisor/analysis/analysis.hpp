@@ -56,7 +56,11 @@ struct PhaseEstimate {
   double arithmetic_intensity = 0;  ///< FLOP per byte
   double ridge_point = 0;           ///< achievable FLOP/s over achievable bytes/s
   Bound bound = Bound::kNone;
-  std::string explanation;  ///< "memory-bandwidth bound: weight reads are 94% of step time; ..."
+  const char* phase = "";  ///< "prefill" or "decode" (static text), what explanation() calls it
+  /// "decode: memory-bandwidth bound, memory reads 97% of the time (weights 90%, KV cache 7%, ...);
+  /// arithmetic intensity ... vs ridge ...": written from the numbers above when asked for, so an
+  /// analysis that is never shown costs no text.
+  std::string explanation() const;
   /// FLOP/s the phase achieves (its FLOPs over its time; a roofline chart's y), 0 without time.
   double achieved_flops_per_s() const { return time_s > 0 ? flops / time_s : 0; }
 };
@@ -96,7 +100,7 @@ struct Analysis {
   std::vector<std::string> assumptions;
 };
 
-/// How much of an Analysis to fill: kNumbers skips the explanations, warnings
+/// How much of an Analysis to fill: kNumbers skips the warnings
 /// and assumption texts (every number is the same), for callers that evaluate
 /// many scenarios and show few (search, the advisor's candidate changes).
 enum class Detail { kFull, kNumbers };
