@@ -235,7 +235,10 @@ WeightsSummary summarize_weights(const ModelSpec& spec, const WeightsBreakdown& 
     for (auto& ch : storage) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
     if (storage == "f16" || storage == "bf16" || storage == "f32") unquantized_bytes += static_cast<double>(t.bytes);
     if (t.kind == "token_embd") s.token_embedding_bytes += static_cast<double>(t.bytes);
-    if (t.kind.size() > 5 && t.kind.compare(t.kind.size() - 5, 5, "_exps") == 0) s.routed_expert_bytes += static_cast<double>(t.bytes);
+    if (t.kind.size() > 5 && t.kind.compare(t.kind.size() - 5, 5, "_exps") == 0) {
+      s.routed_expert_bytes += static_cast<double>(t.bytes);
+      s.routed_expert_params += static_cast<double>(t.elements);
+    }
   }
   s.quantized = unquantized_bytes < 0.5 * s.total_bytes;
   // Active parameters scale with the tensors actually stored (a GGUF may differ from the preset).
