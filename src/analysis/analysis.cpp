@@ -443,9 +443,7 @@ struct ForwardPass {
     // the weight GEMMs (bound by weight reads or matrix math) and attention
     // (bound by KV reads or its own math), summed.
     const double linear_flops = 2.0 * w.active_params * tokens / tp;  // 2N per token forward (Kaplan et al. 2020, section 2.1)
-    const double routed_flops = m.num_experts ? 2.0 * w.routed_expert_params * static_cast<double>(m.num_experts_per_tok) /
-                                                    static_cast<double>(m.num_experts) * tokens / tp
-                                              : 0.0;
+    const double routed_flops = 2.0 * w.routed_active_params * tokens / tp;
     const double attention_flops = attention / tp;
     const double flops = linear_flops + attention_flops;
     const double weights_t = passes * weight_bytes * resident_fraction / bw;

@@ -235,16 +235,18 @@ WeightsSummary summarize_weights(const ModelSpec& spec, const WeightsBreakdown& 
     for (auto& ch : storage) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
     if (storage == "f16" || storage == "bf16" || storage == "f32") unquantized_bytes += static_cast<double>(t.bytes);
     if (t.kind == "token_embd") s.token_embedding_bytes += static_cast<double>(t.bytes);
-    if (t.kind.size() > 5 && t.kind.compare(t.kind.size() - 5, 5, "_exps") == 0) {
-      s.routed_expert_bytes += static_cast<double>(t.bytes);
-      s.routed_expert_params += static_cast<double>(t.elements);
-    }
+    if (t.kind.size() > 5 && t.kind.compare(t.kind.size() - 5, 5, "_exps") == 0) s.routed_expert_bytes += static_cast<double>(t.bytes);
   }
   s.quantized = unquantized_bytes < 0.5 * s.total_bytes;
   // Active parameters scale with the tensors actually stored (a GGUF may differ from the preset).
   const double preset_total = static_cast<double>(parameter_count(spec));
   const double preset_active = static_cast<double>(active_parameter_count(spec));
   s.active_params = preset_total > 0 ? s.params * preset_active / preset_total : s.params;
+  if (spec.num_experts > 0 && spec.num_experts_per_tok > 0 && s.routed_expert_bytes > 0) {
+    // params = dense + routed, active = dense + routed x k/E.
+    const double pick = static_cast<double>(spec.num_experts_per_tok) / static_cast<double>(spec.num_experts);
+    s.routed_active_params = (s.params - s.active_params) / std::max(1.0 - pick, 1e-9) * pick;
+  }
   s.per_layer_bytes = spec.num_hidden_layers ? s.total_bytes / static_cast<double>(spec.num_hidden_layers) : s.total_bytes;
   if (weights.native_compute) {
     s.native_compute_dtype = weights.native_compute->dtype;

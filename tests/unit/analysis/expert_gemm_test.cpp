@@ -55,8 +55,9 @@ TEST_CASE("prefill runs the routed experts' FLOPs at the grouped efficiency", "[
   r.prompt_tokens = 512;
   r.gen_tokens = 0;
   Scenario s = prepare_scenario(catalog(), r).scenario;
-  // 48 layers x 128 experts x (gate, up, down: 3 x 2048 x 768 = 4,718,592) = 28,991,029,248 elements.
-  REQUIRE(s.weights.routed_expert_params == 28991029248.0);
+  // 48 layers x 128 experts x (gate, up, down: 3 x 2048 x 768 = 4,718,592) = 28,991,029,248 routed
+  // weights, 8 of 128 experts per token: 1,811,939,328 active.
+  REQUIRE(s.weights.routed_active_params == Approx(1811939328.0).epsilon(1e-9));
   const double half = s.engine.backend->expert_gemm_half_tokens;
   REQUIRE(half > 0);  // fitted (data/engines/llama.cpp.json)
   const Analysis grouped = analyze(s);
@@ -66,9 +67,9 @@ TEST_CASE("prefill runs the routed experts' FLOPs at the grouped efficiency", "[
   s.engine.engine = &engine;
   s.engine.backend = &dense;
   const Analysis flat = analyze(s);
-  // Routed FLOPs: 2 x 28,991,029,248 x 8 / 128 x 512 tokens = 1.8554e12; at 32 tokens per expert
+  // Routed FLOPs: 2 x 1,811,939,328 x 512 tokens = 1.8554e12; at 32 tokens per expert
   // they take (32 + half) / 32 times as long as at the dense rate, the rest of the pass is unchanged.
-  const double routed_flops = 2.0 * 28991029248.0 * 8.0 / 128.0 * 512.0;
+  const double routed_flops = 2.0 * 1811939328.0 * 512.0;
   const double at_dense = routed_flops / grouped.factors.achievable_compute_flops_per_s;
   CHECK(grouped.prefill.compute_time_s - flat.prefill.compute_time_s == Approx(at_dense * ((32.0 + half) / 32.0 - 1.0)).epsilon(1e-9));
   CHECK(grouped.prefill.time_s > flat.prefill.time_s);
