@@ -5,9 +5,14 @@
 // rows). --fit refits the engine efficiencies on the data, reports
 // leave-one-device-out errors, and with --write stores them in data/engines/.
 //
-//   optadvisor_accuracy [--data bench/data/speed_scenarios.csv] [--fit [--write]]
+// --fit-moe (with --data bench/data/moe_scenarios.csv) fits only the grouped
+// expert-GEMM parameter per backend on the MoE models' prefill rows, holding
+// the dense efficiencies fixed.
+//
+//   optadvisor_accuracy [--data bench/data/speed_scenarios.csv] [--fit | --fit-moe [--write]]
 //                       [--check bench/accuracy_baseline.json] [--json out.json]
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -138,13 +143,15 @@ std::vector<Param> backend_params(BackendProfile& b, bool has_decode, bool has_p
 int main(int argc, char** argv) {
   std::string data = std::string(OPTADVISOR_SOURCE_DIR) + "/bench/data/speed_scenarios.csv";
   std::string check_path, json_path;
-  bool do_fit = false, do_write = false, verbose = false;
+  bool do_fit = false, do_fit_moe = false, do_write = false, verbose = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--data" && i + 1 < argc)
       data = argv[++i];
     else if (a == "--fit")
       do_fit = true;
+    else if (a == "--fit-moe")
+      do_fit_moe = true;
     else if (a == "--write")
       do_write = true;
     else if (a == "--check" && i + 1 < argc)
@@ -154,7 +161,7 @@ int main(int argc, char** argv) {
     else if (a == "-v")
       verbose = true;
     else {
-      fmt::print(stderr, "usage: optadvisor_accuracy [--data CSV] [--fit [--write]] [--check BASELINE] [--json OUT] [-v]\n");
+      fmt::print(stderr, "usage: optadvisor_accuracy [--data CSV] [--fit | --fit-moe [--write]] [--check BASELINE] [--json OUT] [-v]\n");
       return 2;
     }
   }
@@ -332,6 +339,106 @@ int main(int argc, char** argv) {
     }
   }
 
+  // --- fit the grouped expert GEMM (MoE prefill) ------------------------------
+  if (do_fit_moe) {
+    auto moe_prefill = [](const Case& c) { return c.kind == Kind::kPrefill && c.ps.scenario.model.num_experts > 0; };
+    // The parameter describes the expert GEMMs relative to the dense ones: where the data holds
+    // dense models' prefill on the same device and backend, their median log error is taken out
+    // of the MoE rows' (a dense calibration error is not the experts' to absorb).
+    std::map<std::pair<std::string, std::string>, std::vector<double>> dense_errors;
+    for (const auto& c : cases)
+      if (c.kind == Kind::kPrefill && c.ps.scenario.model.num_experts == 0 && !c.uncertain)
+        dense_errors[{c.engine_key, c.device}].push_back(std::log(std::max(predict(c), 1e-12) / c.measured));
+    auto dense_offset = [&](const Case& c) {
+      auto it = dense_errors.find({c.engine_key, c.device});
+      return it == dense_errors.end() ? 0.0 : quantile(it->second, 0.5);
+    };
+    auto relative_error = [&](const Case& c) { return std::fabs(std::log(std::max(predict(c), 1e-12) / c.measured) - dense_offset(c)); };
+    auto fit_half = [&](double& half, const std::vector<const Case*>& train) {
+      double best = half, best_cost = INFINITY;
+      for (double v = 0; v <= 1000; v += 1) {
+        half = v;
+        double cost = 0;
+        for (const auto* c : train) cost += relative_error(*c);
+        if (cost < best_cost - 1e-12) best_cost = cost, best = v;
+      }
+      half = best;
+    };
+    for (const auto& [k, errors] : dense_errors)
+      fmt::print("dense prefill on {} {}: median log error {:+.2f} ({} rows)\n", k.first, k.second, quantile(errors, 0.5), errors.size());
+    std::set<std::string> keys;
+    for (const auto& c : cases)
+      if (moe_prefill(c)) keys.insert(c.engine_key);
+    for (const auto& key : keys) {
+      auto rows = select([&](const Case& c) { return c.engine_key == key && moe_prefill(c) && !c.uncertain; });
+      if (rows.empty()) rows = select([&](const Case& c) { return c.engine_key == key && moe_prefill(c); });
+      auto& engine = engines.by_id.at(rows.front()->ps.scenario.engine.engine->id);
+      auto& backend = engine.backends.at(rows.front()->ps.scenario.engine.backend->name);
+      std::set<std::string> devices;
+      for (const auto* c : rows) devices.insert(c->device);
+      std::vector<double> lodo;
+      if (devices.size() > 1) {
+        const double saved = backend.expert_gemm_half_tokens;
+        for (const auto& held : devices) {
+          std::vector<const Case*> train;
+          for (const auto* c : rows)
+            if (c->device != held) train.push_back(c);
+          fit_half(backend.expert_gemm_half_tokens, train);
+          for (const auto* c : rows)
+            if (c->device == held) lodo.push_back(ape(*c));
+          backend.expert_gemm_half_tokens = saved;
+        }
+      }
+      fit_half(backend.expert_gemm_half_tokens, rows);
+      std::vector<std::string> ids;
+      for (const auto* c : rows) ids.push_back(c->row.at("id"));
+      std::sort(ids.begin(), ids.end());
+      fit_report[key] = {{"rows", rows.size()},
+                         {"devices", devices.size()},
+                         {"half_tokens", backend.expert_gemm_half_tokens},
+                         {"row_ids", ids},
+                         {"lodo_prefill_median", quantile(lodo, 0.5)},
+                         {"lodo_prefill_p90", quantile(lodo, 0.9)},
+                         {"lodo_rows", lodo.size()}};
+      fmt::print(
+          "fit-moe {:<18} rows {:>3} devices {:>2}  half_tokens {:.0f}  leave-one-device-out prefill median {:.1f}% p90 {:.1f}% ({} "
+          "rows)\n",
+          key, rows.size(), devices.size(), backend.expert_gemm_half_tokens, 100 * quantile(lodo, 0.5), 100 * quantile(lodo, 0.9),
+          lodo.size());
+    }
+    if (do_write) {
+      const auto today = std::chrono::floor<std::chrono::days>(std::chrono::system_clock::now());
+      const std::chrono::year_month_day ymd{today};
+      const std::string date = fmt::format("{:04}-{:02}-{:02}", static_cast<int>(ymd.year()), static_cast<unsigned>(ymd.month()),
+                                           static_cast<unsigned>(ymd.day()));
+      for (const auto& [id, engine] : engines.by_id) {
+        const std::string path = std::string(OPTADVISOR_SOURCE_DIR) + "/data/engines/" + id + ".json";
+        std::ifstream in(path);
+        if (!in) continue;
+        nlohmann::ordered_json doc = nlohmann::ordered_json::parse(in);
+        bool changed = false;
+        for (const auto& [bname, b] : engine.backends) {
+          const std::string key = bname == "default" ? id : id + ":" + bname;
+          if (!fit_report.contains(key)) continue;
+          changed = true;
+          const auto& r = fit_report[key];
+          doc["backends"][bname]["grouped_expert_gemm"] = {
+              {"half_tokens", std::round(b.expert_gemm_half_tokens)},
+              {"note", fmt::format("fitted {} (optadvisor_accuracy --fit-moe) on {} published MoE prefill rows of {} device(s) in "
+                                   "bench/data/moe_scenarios.csv (each row names its source), holding the dense efficiencies fixed and "
+                                   "taking out the median "
+                                   "error of dense models' prefill on the same device and backend where the data has them",
+                                   date, r["rows"].get<std::size_t>(), r["devices"].get<std::size_t>())},
+              {"calibrated_on", r["row_ids"]}};
+        }
+        if (!changed) continue;
+        std::ofstream out(path);
+        out << doc.dump(2) << "\n";
+        fmt::print("wrote {}\n", path);
+      }
+    }
+  }
+
   // --- report --------------------------------------------------------------
   std::set<std::pair<std::string, std::string>> groups;
   for (const auto& c : cases) groups.insert({c.engine_key, c.device_class});
@@ -390,6 +497,7 @@ int main(int argc, char** argv) {
     const auto baseline = nlohmann::json::parse(in);
     int failures = 0;
     for (const char* kind : {"prefill", "decode", "throughput"}) {
+      if (!baseline.contains(kind) || !summary["all"][kind]["median"].is_number()) continue;
       const double now = summary["all"][kind]["median"].get<double>();
       const double then = baseline.at(kind).at("median").get<double>();
       const double slack = baseline.value("slack", 0.01);

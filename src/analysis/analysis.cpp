@@ -57,6 +57,21 @@ double experts_touched_fraction(const ModelSpec& m, double tokens) {
   return 1.0 - std::pow(1.0 - pick, std::max(tokens, 1.0));
 }
 
+}  // namespace
+
+ExpertGemm expert_gemm(const ModelSpec& m, double tokens, double half_tokens) {
+  ExpertGemm g;
+  if (m.num_experts == 0 || m.num_experts_per_tok == 0) return g;
+  g.touched_fraction = experts_touched_fraction(m, tokens);
+  const double k = static_cast<double>(m.num_experts_per_tok), n = static_cast<double>(m.num_experts);
+  g.tokens_per_expert = std::max(tokens, 1.0) * k / (n * g.touched_fraction);
+  // Small per-expert products fill only part of the kernel's token tiles: a saturating efficiency.
+  if (half_tokens > 0) g.efficiency_factor = g.tokens_per_expert / (g.tokens_per_expert + half_tokens);
+  return g;
+}
+
+namespace {
+
 /// Host overhead of one decode step over all layers: with a graph, the backend's per-layer figure
 /// scaled by the graph factor; without one, where the engine states its launches, every kernel
 /// launched one by one (more for MoE layers, and per expert for engines that loop over them).
@@ -419,7 +434,12 @@ struct ForwardPass {
     // every stage's share in turn: the per-device bytes times pp, at one device's bandwidth.
     const double resident_fraction = 1.0 - offloaded_bytes / std::max(w.total_bytes / tp / pp, 1.0);
     const double tokens = tokens_per_seq * b;
-    const double experts_untouched = w.routed_expert_bytes * (1.0 - experts_touched_fraction(m, tokens));
+    const double chunk = static_cast<double>(wl.ubatch_tokens ? wl.ubatch_tokens : engine.memory.prefill_chunk_tokens());
+    const double passes = prefill ? std::max(1.0, std::ceil(tokens / std::max(chunk, 1.0))) : 1.0;
+    // Each pass reads the experts its own tokens touch; in prefill the routed GEMMs run per expert
+    // on the tokens routed to it, at the backend's grouped-GEMM efficiency (decode: mat-vec kernels).
+    const ExpertGemm experts = expert_gemm(m, tokens / passes, prefill ? backend.expert_gemm_half_tokens : 0.0);
+    const double experts_untouched = w.routed_expert_bytes * (1.0 - experts.touched_fraction);
     const double weight_bytes = (w.total_bytes - embedding_skipped - experts_untouched) / tp;
     double kv_bytes = 0, attention = 0;
     if (prefill) {
@@ -430,12 +450,11 @@ struct ForwardPass {
       attention = attention_flops_per_token(m, kv, ctx) * b * tokens_per_seq;
       kv_bytes = kv_read_bytes_with(s, kv, static_cast<uint64_t>(ctx)) * pp * b;
     }
-    const double chunk = static_cast<double>(wl.ubatch_tokens ? wl.ubatch_tokens : engine.memory.prefill_chunk_tokens());
-    const double passes = prefill ? std::max(1.0, std::ceil(tokens / std::max(chunk, 1.0))) : 1.0;
     // Kernels run one after another, so each operator is its own roofline:
     // the weight GEMMs (bound by weight reads or matrix math) and attention
     // (bound by KV reads or its own math), summed.
     const double linear_flops = 2.0 * w.active_params * tokens / tp;  // 2N per token forward (Kaplan et al. 2020, section 2.1)
+    const double routed_flops = 2.0 * w.routed_active_params * tokens / tp;
     const double attention_flops = attention / tp;
     const double flops = linear_flops + attention_flops;
     const double weights_t = passes * weight_bytes * resident_fraction / bw;
@@ -447,7 +466,7 @@ struct ForwardPass {
       kv_bytes += keys * b * static_cast<double>(m.num_attention_heads) / tp * layers * engine.memory.unfused_score_bytes;
     }
     const double kv_t = kv_bytes / bw;
-    const double linear_compute_t = linear_flops / compute;
+    const double linear_compute_t = (linear_flops - routed_flops) / compute + routed_flops / (compute * experts.efficiency_factor);
     const double attention_compute_t = attention_flops / (compute * wl.attention_speedup);
     const double compute_t = linear_compute_t + attention_compute_t;
     const double overhead_t =

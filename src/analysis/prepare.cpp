@@ -242,6 +242,11 @@ WeightsSummary summarize_weights(const ModelSpec& spec, const WeightsBreakdown& 
   const double preset_total = static_cast<double>(preset.total);
   const double preset_active = static_cast<double>(preset.active);
   s.active_params = preset_total > 0 ? s.params * preset_active / preset_total : s.params;
+  if (spec.num_experts > 0 && spec.num_experts_per_tok > 0 && s.routed_expert_bytes > 0) {
+    // params = dense + routed, active = dense + routed x k/E.
+    const double pick = static_cast<double>(spec.num_experts_per_tok) / static_cast<double>(spec.num_experts);
+    s.routed_active_params = (s.params - s.active_params) / std::max(1.0 - pick, 1e-9) * pick;
+  }
   s.per_layer_bytes = spec.num_hidden_layers ? s.total_bytes / static_cast<double>(spec.num_hidden_layers) : s.total_bytes;
   if (weights.native_compute) {
     s.native_compute_dtype = weights.native_compute->dtype;

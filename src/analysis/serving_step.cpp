@@ -60,13 +60,9 @@ StepModel step_model(const Scenario& s, const ServingLayout& layout, const Servi
   const double dense_bytes = w.total_bytes - w.routed_expert_bytes;
   sm.dense_weight_bytes = (dense_bytes - embedding_skipped) / tp;
   sm.expert_weight_bytes = w.routed_expert_bytes / worker_gpus;
-  double routed_active = 0;
-  if (m.num_experts > 0 && m.num_experts_per_tok > 0 && w.routed_expert_bytes > 0) {
+  const double routed_active = w.routed_active_params;
+  if (m.num_experts > 0 && m.num_experts_per_tok > 0 && w.routed_expert_bytes > 0)
     sm.expert_pick = static_cast<double>(m.num_experts_per_tok) / static_cast<double>(m.num_experts);
-    // params = dense + routed, active = dense + routed x k/E.
-    const double routed_total = (w.params - w.active_params) / std::max(1.0 - sm.expert_pick, 1e-9);
-    routed_active = routed_total * sm.expert_pick;
-  }
   // 2 FLOPs per weight per token (a multiply-add; Kaplan et al. 2020, eq. 2.1).
   sm.dense_flops_per_token = 2.0 * (w.active_params - routed_active) / tp;
   sm.expert_flops_per_token = 2.0 * routed_active / worker_gpus;

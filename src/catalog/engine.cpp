@@ -112,6 +112,7 @@ std::optional<EngineProfile> engine_from_json(const nlohmann::json& j, std::vect
       bp.prefill_compute_efficiency = b.at("prefill_compute_efficiency").get<double>();
       bp.compute_dtype = b.value("compute_dtype", std::string{"fp16"});
       bp.quantized_compute_dtype = b.value("quantized_compute_dtype", std::string{});
+      if (b.contains("grouped_expert_gemm")) bp.expert_gemm_half_tokens = b.at("grouped_expert_gemm").at("half_tokens").get<double>();
       bp.layer_overhead_s = b.at("layer_overhead_s").get<double>();
       bp.step_overhead_s = b.at("step_overhead_s").get<double>();
       bp.graphs = b.value("graphs", false);

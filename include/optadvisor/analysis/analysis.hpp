@@ -111,4 +111,13 @@ Analysis analyze(const Scenario& scenario, Detail detail = Detail::kFull);
 /// KV-cache bytes for one sequence of `context` tokens, per device (divided by tp).
 double kv_bytes_per_sequence(const Scenario& s, uint64_t context);
 
+/// Routed experts' grouped GEMM in one forward pass of `tokens` tokens (llama.cpp mul_mat_id:
+/// one product per touched expert over the tokens routed to it).
+struct ExpertGemm {
+  double touched_fraction = 1.0;   ///< expected share of the experts the pass touches
+  double tokens_per_expert = 0;    ///< tokens x k / (E x touched_fraction)
+  double efficiency_factor = 1.0;  ///< t / (t + half_tokens): multiplies the dense prefill efficiency
+};
+ExpertGemm expert_gemm(const ModelSpec& m, double tokens, double half_tokens);
+
 }  // namespace optadvisor

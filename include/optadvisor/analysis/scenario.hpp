@@ -22,6 +22,7 @@ struct WeightsSummary {
   double token_embedding_bytes = 0;  ///< token_embd (decode reads only the rows it needs, unless tied)
   bool tied_embeddings = false;      ///< the output head reads token_embd in full every step
   double routed_expert_bytes = 0;    ///< all routed experts of all MoE layers
+  double routed_active_params = 0;   ///< the routed experts' share of active_params (k of E experts per token)
   double per_layer_bytes = 0;        ///< average bytes of one block (for layer offload and pipeline split)
   double params = 0;                 ///< parameters (elements) in the tensors
   double active_params = 0;          ///< parameters touched per token (MoE: routed subset)

@@ -29,6 +29,9 @@ struct BackendProfile {
   double prefill_compute_efficiency = 0.5;      ///< achieved / peak matrix FLOP/s in prefill
   std::string compute_dtype = "fp16";           ///< the peak prefill efficiency refers to, for 16/32-bit weights
   std::string quantized_compute_dtype;          ///< the same for quantized weights ("int8": llama.cpp's MMQ kernels); "" = compute_dtype
+  /// Routed experts' grouped GEMMs in prefill (llama.cpp mul_mat_id) run at prefill_compute_efficiency
+  /// x t / (t + expert_gemm_half_tokens), t = tokens per expert in one ubatch; 0 = at the dense efficiency.
+  double expert_gemm_half_tokens = 0;
   double layer_overhead_s = 0;                  ///< per decode step and layer (launches, syncs)
   double step_overhead_s = 0;                   ///< per decode step (sampling, scheduling)
   bool graphs = false;                          ///< decode step captured as a graph

@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: MIT
+// The routed experts' grouped GEMM in prefill (llama.cpp mul_mat_id): tokens per touched expert in
+// one ubatch, the saturating efficiency t / (t + half_tokens), and the expert weights one pass reads.
+#include <catch2/catch.hpp>
+
+#include "fixtures.hpp"
+#include "optadvisor/analysis/analysis.hpp"
+#include "optadvisor/analysis/prepare.hpp"
+
+using namespace optadvisor;
+using fixtures::catalog;
+
+namespace {
+
+ModelSpec moe(uint64_t experts, uint64_t per_token) {
+  ModelSpec m;
+  m.num_experts = experts;
+  m.num_experts_per_tok = per_token;
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("an expert GEMM's efficiency follows its tokens per expert", "[analysis][moe]") {
+  // Qwen3-30B-A3B shape, 128 experts, 8 per token, a 512-token ubatch: every expert is touched
+  // (1 - (15/16)^512 = 1 - 4e-15), each gets 512 x 8 / 128 = 32 tokens; half_tokens 96 gives
+  // 32 / (32 + 96) = 0.25 of the dense efficiency.
+  const ExpertGemm q = expert_gemm(moe(128, 8), 512, 96);
+  CHECK(q.touched_fraction == Approx(1.0).epsilon(1e-12));
+  CHECK(q.tokens_per_expert == Approx(32.0));
+  CHECK(q.efficiency_factor == Approx(0.25));
+  // DeepSeek-V2-Lite shape, 64 experts, 6 per token, a 16-token ubatch: (58/64)^16 = 0.90625^16
+  // = 0.20700, so 79.30% of the experts are touched, by 16 x 6 / (64 x 0.79300) = 1.8916 tokens
+  // each; half_tokens 38 gives 1.8916 / 39.8916 = 0.04742.
+  const ExpertGemm d = expert_gemm(moe(64, 6), 16, 38);
+  CHECK(d.touched_fraction == Approx(0.79300).epsilon(1e-4));
+  CHECK(d.tokens_per_expert == Approx(1.8916).epsilon(1e-4));
+  CHECK(d.efficiency_factor == Approx(0.04742).epsilon(1e-3));
+  // One token touches exactly k of E experts, one token each.
+  const ExpertGemm one = expert_gemm(moe(64, 6), 1, 38);
+  CHECK(one.touched_fraction == Approx(6.0 / 64.0));
+  CHECK(one.tokens_per_expert == Approx(1.0));
+  // No parameter (0) keeps the dense efficiency; a dense model has no experts.
+  CHECK(expert_gemm(moe(128, 8), 512, 0).efficiency_factor == 1.0);
+  CHECK(expert_gemm(ModelSpec{}, 512, 96).efficiency_factor == 1.0);
+  CHECK(expert_gemm(ModelSpec{}, 512, 96).touched_fraction == 1.0);
+}
+
+TEST_CASE("prefill runs the routed experts' FLOPs at the grouped efficiency", "[analysis][moe]") {
+  ScenarioRequest r;
+  r.hardware = "ryzen-ai-max-395";
+  r.model.preset = "qwen3-30b-a3b";
+  r.quant = "q4_k_m";
+  r.engine = "llama.cpp:rocm";
+  r.prompt_tokens = 512;
+  r.gen_tokens = 0;
+  Scenario s = prepare_scenario(catalog(), r).scenario;
+  // 48 layers x 128 experts x (gate, up, down: 3 x 2048 x 768 = 4,718,592) = 28,991,029,248 routed
+  // weights, 8 of 128 experts per token: 1,811,939,328 active.
+  REQUIRE(s.weights.routed_active_params == Approx(1811939328.0).epsilon(1e-9));
+  const double half = s.engine.backend->expert_gemm_half_tokens;
+  REQUIRE(half > 0);  // fitted (data/engines/llama.cpp.json)
+  const Analysis grouped = analyze(s);
+  EngineProfile engine = *s.engine.engine;
+  BackendProfile dense = *s.engine.backend;
+  dense.expert_gemm_half_tokens = 0;
+  s.engine.engine = &engine;
+  s.engine.backend = &dense;
+  const Analysis flat = analyze(s);
+  // Routed FLOPs: 2 x 1,811,939,328 x 512 tokens = 1.8554e12; at 32 tokens per expert
+  // they take (32 + half) / 32 times as long as at the dense rate, the rest of the pass is unchanged.
+  const double routed_flops = 2.0 * 1811939328.0 * 512.0;
+  const double at_dense = routed_flops / grouped.factors.achievable_compute_flops_per_s;
+  CHECK(grouped.prefill.compute_time_s - flat.prefill.compute_time_s == Approx(at_dense * ((32.0 + half) / 32.0 - 1.0)).epsilon(1e-9));
+  CHECK(grouped.prefill.time_s > flat.prefill.time_s);
+  CHECK(grouped.prefill.flops == Approx(flat.prefill.flops));  // the same math, at a lower rate
+}
+
+TEST_CASE("a one-token ubatch reads only the experts its token picks", "[analysis][moe]") {
+  ScenarioRequest r;
+  r.hardware = "ryzen-ai-max-395";
+  r.model.preset = "qwen3-30b-a3b";
+  r.quant = "q4_k_m";
+  r.engine = "llama.cpp:rocm";
+  r.prompt_tokens = 64;
+  r.gen_tokens = 0;
+  r.ubatch_tokens = 1;
+  const Scenario s = prepare_scenario(catalog(), r).scenario;
+  const Analysis a = analyze(s);
+  // 64 passes of one token; each reads the dense weights (less the token-embedding table) and
+  // 8 / 128 of the routed experts, not all of them.
+  const double per_pass = s.weights.total_bytes - s.weights.token_embedding_bytes - s.weights.routed_expert_bytes * (1.0 - 8.0 / 128.0);
+  REQUIRE_FALSE(s.weights.tied_embeddings);
+  CHECK(a.prefill.weights_time_s == Approx(64.0 * per_pass / a.factors.achievable_bandwidth_bytes_per_s).epsilon(1e-9));
+}
