@@ -126,7 +126,7 @@ nlohmann::json scenario_json(const PreparedScenario& ps, const Analysis& a) {
   return out;
 }
 
-std::string measure_command(const PreparedScenario& ps) {
+std::string measure_command(const PreparedScenario& ps, const Analysis& a) {
   const Scenario& s = ps.scenario;
   std::string cmd = s.engine.engine->measure_command;
   if (cmd.empty()) return {};
@@ -134,7 +134,7 @@ std::string measure_command(const PreparedScenario& ps) {
   replace_all(cmd, "{model}", s.model.id);
   replace_all(cmd, "{prompt}", std::to_string(w.prompt_tokens));
   replace_all(cmd, "{gen}", std::to_string(w.gen_tokens));
-  replace_all(cmd, "{batch}", w.batch_max ? std::string("256") : std::to_string(w.batch));
+  replace_all(cmd, "{batch}", std::to_string(std::max<uint64_t>(a.batch, 1)));
   replace_all(cmd, "{tp}", std::to_string(w.tp));
   return cmd;
 }
@@ -171,7 +171,7 @@ nlohmann::json estimate_json(const PreparedScenario& ps, const Analysis& a) {
   std::vector<std::string> notes = ps.notes;
   notes.insert(notes.end(), a.assumptions.begin(), a.assumptions.end());
   out["notes"] = notes;
-  out["measure_command"] = measure_command(ps);
+  out["measure_command"] = measure_command(ps, a);
   return out;
 }
 

@@ -96,7 +96,7 @@ std::string render_estimate(const PreparedScenario& ps, const Analysis& a, Outpu
     for (const auto& warning : a.warnings) out += (md ? "- " : "  ! ") + warning + "\n";
   }
   for (const auto& n : a.assumptions) out += (md ? "- " : "  ") + n + "\n";
-  const std::string cmd = measure_command(ps);
+  const std::string cmd = measure_command(ps, a);
   if (!cmd.empty()) out += heading("Measure it") + (md ? "\n```\n" + cmd + "\n```\n" : "  " + cmd + "\n");
   return out;
 }

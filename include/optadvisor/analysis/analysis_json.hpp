@@ -24,8 +24,9 @@ nlohmann::json scenario_json(const PreparedScenario& prepared, const Analysis& a
 nlohmann::json calibration_json(const PreparedScenario& prepared);
 
 /// A command that would measure this scenario on real hardware (the engine's
-/// measure_command template filled in), or "" when the engine has none.
-std::string measure_command(const PreparedScenario& prepared);
+/// measure_command template filled in with the batch that ran: under --batch max the one the
+/// analysis resolved), or "" when the engine has none.
+std::string measure_command(const PreparedScenario& prepared, const Analysis& analysis);
 
 /// `estimate --json`: the full analysis with its inputs and efficiency factors.
 nlohmann::json estimate_json(const PreparedScenario& prepared, const Analysis& analysis);

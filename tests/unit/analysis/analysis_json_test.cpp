@@ -5,6 +5,7 @@
 #include "optadvisor/analysis/analysis_json.hpp"
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include "optadvisor/analysis/analysis.hpp"
 #include "optadvisor/analysis/prepare.hpp"
@@ -58,6 +59,10 @@ TEST_CASE("estimate --json: --batch max is the number of sequences it ran", "[an
   REQUIRE(w.at("batch").is_number_unsigned());
   CHECK(w.at("batch_max") == true);
   CHECK(w.at("batch").get<uint64_t>() == e.analysis.batch);
+  // The command that would measure it sends that many prompts (vLLM's template: --num-prompts {batch}).
+  REQUIRE(e.analysis.batch > 256);  // an 8B model on an 80 GB H100 holds hundreds of 640-token sequences
+  const std::string cmd = e.json.at("measure_command").get<std::string>();
+  CHECK(cmd.find(fmt::format("--num-prompts {} ", e.analysis.batch)) != std::string::npos);
   CHECK(e.analysis.batch > 1);
   CHECK(e.json.at("throughput").at("batch") == w.at("batch"));
   // The batch that ran is the most that fit, within the engine's limit.
