@@ -6,6 +6,7 @@
 #include <cmath>
 #include <utility>
 
+#include "base/json_fields.hpp"
 #include "base/units.hpp"
 #include "catalog/embedded.hpp"
 
@@ -33,8 +34,9 @@ constexpr std::array<std::pair<DeviceClass, std::string_view>, 7> kClassNames = 
 
 template <typename T>
 std::optional<T> optional_at(const nlohmann::json& j, const char* key) {
-  if (!j.is_object() || !j.contains(key) || j.at(key).is_null()) return std::nullopt;
-  return j.at(key).get<T>();
+  const nlohmann::json* v = json_field::find(j, key);
+  if (v == nullptr) return std::nullopt;
+  return v->get<T>();
 }
 
 std::optional<Link> link_from_json(const nlohmann::json& j) {

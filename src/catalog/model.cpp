@@ -4,6 +4,7 @@
 // Llama-like shape used when only a parameter count is known.
 #include "optadvisor/catalog/model.hpp"
 #include "base/strings.hpp"
+#include "base/json_fields.hpp"
 
 #include <fmt/format.h>
 
@@ -160,32 +161,28 @@ class FieldReader {
   }
 
   bool ok() const { return ok_; }
-  bool has(const char* key) const { return j_.contains(key) && !j_.at(key).is_null(); }
+  bool has(const char* key) const { return json_field::find(j_, key) != nullptr; }
 
   std::optional<uint64_t> uint(const char* key, bool required = false) {
     if (!has(key)) {
       if (required) problem(pointer(key), std::string("missing required field '") + key + "'");
       return std::nullopt;
     }
-    const json& v = j_.at(key);
-    if (v.is_number_unsigned()) return v.get<uint64_t>();
-    if (v.is_number_integer() && v.get<int64_t>() >= 0) return static_cast<uint64_t>(v.get<int64_t>());
+    if (auto v = json_field::as_uint(j_.at(key))) return v;
     problem(pointer(key), "expected a non-negative integer");
     return std::nullopt;
   }
 
   std::optional<bool> boolean(const char* key) {
     if (!has(key)) return std::nullopt;
-    const json& v = j_.at(key);
-    if (v.is_boolean()) return v.get<bool>();
+    if (auto v = json_field::as_bool(j_.at(key))) return v;
     problem(pointer(key), "expected true or false");
     return std::nullopt;
   }
 
   std::optional<double> number(const char* key) {
     if (!has(key)) return std::nullopt;
-    const json& v = j_.at(key);
-    if (v.is_number()) return v.get<double>();
+    if (auto v = json_field::as_number(j_.at(key))) return v;
     problem(pointer(key), "expected a number");
     return std::nullopt;
   }
@@ -195,8 +192,7 @@ class FieldReader {
       if (required) problem(pointer(key), std::string("missing required field '") + key + "'");
       return std::nullopt;
     }
-    const json& v = j_.at(key);
-    if (v.is_string() && !v.get<std::string>().empty()) return v.get<std::string>();
+    if (auto v = json_field::as_string(j_.at(key)); v && !v->empty()) return v;
     problem(pointer(key), "expected a non-empty string");
     return std::nullopt;
   }
@@ -210,8 +206,8 @@ class FieldReader {
       return out;
     }
     for (size_t i = 0; i < v.size(); ++i) {
-      if (v[i].is_string()) {
-        out.push_back(v[i].get<std::string>());
+      if (auto item = json_field::as_string(v[i])) {
+        out.push_back(*item);
       } else {
         problem(pointer(key) + "/" + std::to_string(i), "expected a string");
       }
@@ -228,8 +224,8 @@ class FieldReader {
       return out;
     }
     for (size_t i = 0; i < v.size(); ++i) {
-      if (v[i].is_number_unsigned() || (v[i].is_number_integer() && v[i].get<int64_t>() >= 0)) {
-        out.push_back(v[i].get<uint64_t>());
+      if (auto item = json_field::as_uint(v[i])) {
+        out.push_back(*item);
       } else {
         problem(pointer(key) + "/" + std::to_string(i), "expected a non-negative integer");
       }

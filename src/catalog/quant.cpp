@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "base/names.hpp"
+#include "base/json_fields.hpp"
 
 namespace optadvisor {
 namespace {
@@ -26,7 +27,7 @@ class FieldReader {
   FieldReader(const json& j, std::string pointer, std::vector<Problem>& problems)
       : j_(j), pointer_(std::move(pointer)), problems_(problems) {}
 
-  bool has(const char* key) const { return j_.is_object() && j_.contains(key) && !j_.at(key).is_null(); }
+  bool has(const char* key) const { return json_field::find(j_, key) != nullptr; }
   std::string at(const char* key) const { return pointer_ + "/" + key; }
 
   std::string str(const char* key, bool required = false) {
@@ -34,11 +35,12 @@ class FieldReader {
       if (required) missing(key);
       return {};
     }
-    if (!j_.at(key).is_string()) {
+    auto v = json_field::as_string(j_.at(key));
+    if (!v) {
       wrong(key, "expected a string");
       return {};
     }
-    return j_.at(key).get<std::string>();
+    return std::move(*v);
   }
 
   std::optional<uint64_t> uint(const char* key, bool required = false, uint64_t min = 0, uint64_t max = UINT32_MAX) {
@@ -46,13 +48,12 @@ class FieldReader {
       if (required) missing(key);
       return std::nullopt;
     }
-    const json& v = j_.at(key);
-    const bool negative = v.is_number_integer() && !v.is_number_unsigned() && v.get<int64_t>() < 0;
-    if (!v.is_number_integer() || negative || v.get<uint64_t>() < min || v.get<uint64_t>() > max) {
+    const std::optional<uint64_t> v = json_field::as_uint(j_.at(key));
+    if (!v || *v < min || *v > max) {
       wrong(key, fmt::format("expected an integer in [{}, {}]", min, max));
       return std::nullopt;
     }
-    return v.get<uint64_t>();
+    return v;
   }
 
   std::optional<uint32_t> u32(const char* key, bool required = false, uint32_t min = 0) {
@@ -63,11 +64,9 @@ class FieldReader {
 
   std::optional<bool> boolean(const char* key) {
     if (!has(key)) return std::nullopt;
-    if (!j_.at(key).is_boolean()) {
-      wrong(key, "expected true or false");
-      return std::nullopt;
-    }
-    return j_.at(key).get<bool>();
+    const std::optional<bool> v = json_field::as_bool(j_.at(key));
+    if (!v) wrong(key, "expected true or false");
+    return v;
   }
 
   std::vector<std::string> strings(const char* key) {
@@ -316,13 +315,13 @@ void QuantDb::add_document(const json& doc, std::vector<Problem>& problems) {
         }
         const json& sizes = arr[i].at("vocab_sizes");
         for (std::size_t k = 0; k < sizes.size(); ++k) {
-          if (!sizes[k].is_number_unsigned()) {
+          const std::optional<uint64_t> vocab = json_field::as_uint(sizes[k]);
+          if (!vocab) {
             problems.push_back({"", p + "/vocab_sizes/" + std::to_string(k), "expected a positive integer"});
             continue;
           }
-          const auto vocab = sizes[k].get<uint64_t>();
-          if (!file.metadata_bytes_by_vocab.emplace(vocab, *bytes).second)
-            problems.push_back({"", p + "/vocab_sizes/" + std::to_string(k), fmt::format("vocabulary size {} is listed twice", vocab)});
+          if (!file.metadata_bytes_by_vocab.emplace(*vocab, *bytes).second)
+            problems.push_back({"", p + "/vocab_sizes/" + std::to_string(k), fmt::format("vocabulary size {} is listed twice", *vocab)});
         }
       }
     }

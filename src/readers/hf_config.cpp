@@ -9,6 +9,7 @@
 
 #include "optadvisor/catalog/model.hpp"
 #include "base/strings.hpp"
+#include "base/json_fields.hpp"
 
 namespace optadvisor {
 
@@ -42,7 +43,7 @@ class HfFields {
       : j_(j), source_(source), prefix_(std::move(prefix)), model_type_(std::move(model_type)) {}
 
   /// Present with a non-null value.
-  bool has(const char* key) const { return j_.contains(key) && !j_.at(key).is_null(); }
+  bool has(const char* key) const { return json_field::find(j_, key) != nullptr; }
   /// Present, possibly null (transformers treats null and absent differently for some keys).
   bool present(const char* key) const { return j_.contains(key); }
 
@@ -67,23 +68,20 @@ class HfFields {
 
   std::optional<bool> boolean(const char* key) const {
     if (!has(key)) return std::nullopt;
-    const json& v = j_.at(key);
-    if (!v.is_boolean()) wrong_type(key, "true or false");
-    return v.get<bool>();
+    if (auto v = json_field::as_bool(j_.at(key))) return v;
+    wrong_type(key, "true or false");
   }
 
   std::optional<double> number(const char* key) const {
     if (!has(key)) return std::nullopt;
-    const json& v = j_.at(key);
-    if (!v.is_number()) wrong_type(key, "a number");
-    return v.get<double>();
+    if (auto v = json_field::as_number(j_.at(key))) return v;
+    wrong_type(key, "a number");
   }
 
   std::optional<std::string> string(const char* key) const {
     if (!has(key)) return std::nullopt;
-    const json& v = j_.at(key);
-    if (!v.is_string()) wrong_type(key, "a string");
-    return v.get<std::string>();
+    if (auto v = json_field::as_string(j_.at(key))) return v;
+    wrong_type(key, "a string");
   }
 
   std::vector<uint64_t> uints(const char* key) const {
@@ -92,10 +90,9 @@ class HfFields {
     const json& v = j_.at(key);
     if (!v.is_array()) wrong_type(key, "an array of non-negative integers");
     for (const json& item : v) {
-      if (!(item.is_number_unsigned() || (item.is_number_integer() && item.get<int64_t>() >= 0))) {
-        wrong_type(key, "an array of non-negative integers");
-      }
-      out.push_back(item.get<uint64_t>());
+      const auto value = json_field::as_uint(item);
+      if (!value) wrong_type(key, "an array of non-negative integers");
+      out.push_back(*value);
     }
     return out;
   }
@@ -106,8 +103,9 @@ class HfFields {
     const json& v = j_.at(key);
     if (!v.is_array()) wrong_type(key, "an array of strings");
     for (const json& item : v) {
-      if (!item.is_string()) wrong_type(key, "an array of strings");
-      out.push_back(item.get<std::string>());
+      auto value = json_field::as_string(item);
+      if (!value) wrong_type(key, "an array of strings");
+      out.push_back(std::move(*value));
     }
     return out;
   }
@@ -122,9 +120,7 @@ class HfFields {
 
  private:
   uint64_t to_uint(const char* key) const {
-    const json& v = j_.at(key);
-    if (v.is_number_unsigned()) return v.get<uint64_t>();
-    if (v.is_number_integer() && v.get<int64_t>() >= 0) return static_cast<uint64_t>(v.get<int64_t>());
+    if (auto v = json_field::as_uint(j_.at(key))) return *v;
     wrong_type(key, "a non-negative integer");
   }
 
