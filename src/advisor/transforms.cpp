@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "optadvisor/readers/model_source.hpp"
+#include "base/json_fields.hpp"
 #include "base/units.hpp"
 
 namespace optadvisor {
@@ -32,7 +33,8 @@ TransformResult changed(ScenarioRequest request, std::vector<std::string> notes 
 }
 
 double number(const Params& p, const char* key, double fallback = 0) {
-  return p.contains(key) && p.at(key).is_number() ? p.at(key).get<double>() : fallback;
+  const nlohmann::json* v = json_field::find(p, key);
+  return v ? json_field::as_number(*v).value_or(fallback) : fallback;
 }
 
 /// A per-engine choice: a plain id, or {engine id: id, "*": id}.

@@ -333,6 +333,46 @@ const Entry& materialize(std::vector<Entry>& entries, std::vector<std::string_vi
   return entries[i];
 }
 
+/// The problems a document's reader found, each naming the document.
+void add_with_file(std::vector<Problem>& found, const DataDocument& doc, std::vector<Problem>& problems) {
+  for (auto& p : found) {
+    p.file = doc.display;
+    problems.push_back(std::move(p));
+  }
+}
+
+/// Calibrations apply over a loaded engine backend on a loaded device; a later one replaces an earlier one.
+void add_calibrations(const std::vector<const DataDocument*>& calibration_docs, const std::vector<HardwareProfile>& hardware,
+                      const std::vector<EngineProfile>& engines, std::vector<Calibration>& calibrations, std::vector<Problem>& problems) {
+  for (const DataDocument* doc : calibration_docs) {
+    std::vector<Problem> found;
+    auto cal = calibration_from_json(doc->json, found);
+    add_with_file(found, *doc, problems);
+    if (!cal) continue;
+    const auto engine = std::find_if(engines.begin(), engines.end(), [&](const EngineProfile& e) { return e.id == cal->engine; });
+    if (std::none_of(hardware.begin(), hardware.end(), [&](const HardwareProfile& h) { return h.id == cal->hardware; })) {
+      problems.push_back({doc->display, "/hardware", fmt::format("unknown hardware '{}'", cal->hardware)});
+    } else if (engine == engines.end()) {
+      problems.push_back({doc->display, "/engine", fmt::format("unknown engine '{}'", cal->engine)});
+    } else if (!engine->backends.count(cal->backend)) {
+      std::string names;
+      for (const auto& [name, b] : engine->backends) names += (names.empty() ? "" : ", ") + name;
+      problems.push_back(
+          {doc->display, "/backend", fmt::format("engine '{}' has no backend '{}' (it has {})", cal->engine, cal->backend, names)});
+    } else {
+      cal->origin = doc->display;
+      cal->backend_profile = apply_calibration(engine->backends.at(cal->backend), cal->factors);
+      auto same = std::find_if(calibrations.begin(), calibrations.end(), [&](const Calibration& c) {
+        return c.hardware == cal->hardware && c.engine == cal->engine && c.backend == cal->backend;
+      });
+      if (same == calibrations.end())
+        calibrations.push_back(std::move(*cal));
+      else
+        *same = std::move(*cal);
+    }
+  }
+}
+
 }  // namespace
 
 void Catalog::build(const LoadOptions& options, bool lazy, std::vector<Problem>& problems, Catalog& out) {
@@ -343,12 +383,6 @@ void Catalog::build(const LoadOptions& options, bool lazy, std::vector<Problem>&
 
   std::map<std::string, bool> from_overlay;
   std::vector<const DataDocument*> calibration_docs;
-  auto with_file = [&](std::vector<Problem>& found, const DataDocument& doc) {
-    for (auto& p : found) {
-      p.file = doc.display;
-      problems.push_back(std::move(p));
-    }
-  };
   for (auto& doc : docs) {
     std::vector<Problem> found;
     if (doc.dropped) continue;
@@ -366,15 +400,15 @@ void Catalog::build(const LoadOptions& options, bool lazy, std::vector<Problem>&
       place(out.models_, out.models_unparsed_, std::move(model), doc, out.origin_, from_overlay, problems);
     } else if (doc.kind == "hardware") {
       auto hw = hardware_from_document(doc.json, found);
-      with_file(found, doc);
+      add_with_file(found, doc, problems);
       if (hw) place(out.hardware_, out.hardware_unparsed_, std::move(*hw), doc, out.origin_, from_overlay, problems);
     } else if (doc.kind == "models") {
       auto model = model_from_json(doc.json, found);
-      with_file(found, doc);
+      add_with_file(found, doc, problems);
       if (model) place(out.models_, out.models_unparsed_, std::move(*model), doc, out.origin_, from_overlay, problems);
     } else if (doc.kind == "engines") {
       auto engine = engine_from_json(doc.json, found);
-      with_file(found, doc);
+      add_with_file(found, doc, problems);
       std::vector<std::string_view> unparsed;  // engines are always parsed
       if (engine) place(out.engines_, unparsed, std::move(*engine), doc, out.origin_, from_overlay, problems);
     } else if (doc.kind == "training") {
@@ -385,11 +419,11 @@ void Catalog::build(const LoadOptions& options, bool lazy, std::vector<Problem>&
       calibration_docs.push_back(&doc);  // resolved once every device and engine is known
     } else if (doc.kind == "shapes") {
       auto shape = params_shape_from_json(doc.json, found);
-      with_file(found, doc);
+      add_with_file(found, doc, problems);
       if (shape && shape->id == "params-default") out.params_shape_ = std::move(*shape);
     } else if (doc.kind == "quant") {
       out.quant_.add_document(doc.json, found);
-      with_file(found, doc);
+      add_with_file(found, doc, problems);
     }
   }
   {
@@ -409,34 +443,7 @@ void Catalog::build(const LoadOptions& options, bool lazy, std::vector<Problem>&
   for (const auto& e : out.engines_) out.engine_names_.add(e.id, e.id, "id");
   for (const auto& e : out.engines_) index_names(out.engine_names_, e, out.origin_[e.id], problems);
 
-  // Calibrations apply over a loaded engine backend on a loaded device; a later one replaces an earlier one.
-  for (const DataDocument* doc : calibration_docs) {
-    std::vector<Problem> found;
-    auto cal = calibration_from_json(doc->json, found);
-    with_file(found, *doc);
-    if (!cal) continue;
-    const auto engine = std::find_if(out.engines_.begin(), out.engines_.end(), [&](const EngineProfile& e) { return e.id == cal->engine; });
-    if (std::none_of(out.hardware_.begin(), out.hardware_.end(), [&](const HardwareProfile& h) { return h.id == cal->hardware; })) {
-      problems.push_back({doc->display, "/hardware", fmt::format("unknown hardware '{}'", cal->hardware)});
-    } else if (engine == out.engines_.end()) {
-      problems.push_back({doc->display, "/engine", fmt::format("unknown engine '{}'", cal->engine)});
-    } else if (!engine->backends.count(cal->backend)) {
-      std::string names;
-      for (const auto& [name, b] : engine->backends) names += (names.empty() ? "" : ", ") + name;
-      problems.push_back(
-          {doc->display, "/backend", fmt::format("engine '{}' has no backend '{}' (it has {})", cal->engine, cal->backend, names)});
-    } else {
-      cal->origin = doc->display;
-      cal->backend_profile = apply_calibration(engine->backends.at(cal->backend), cal->factors);
-      auto same = std::find_if(out.calibrations_.begin(), out.calibrations_.end(), [&](const Calibration& c) {
-        return c.hardware == cal->hardware && c.engine == cal->engine && c.backend == cal->backend;
-      });
-      if (same == out.calibrations_.end())
-        out.calibrations_.push_back(std::move(*cal));
-      else
-        *same = std::move(*cal);
-    }
-  }
+  add_calibrations(calibration_docs, out.hardware_, out.engines_, out.calibrations_, problems);
 }
 
 Catalog Catalog::load(const LoadOptions& options) {

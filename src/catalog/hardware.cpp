@@ -6,6 +6,7 @@
 #include <cmath>
 #include <utility>
 
+#include "base/json_fields.hpp"
 #include "base/units.hpp"
 #include "catalog/embedded.hpp"
 
@@ -33,8 +34,9 @@ constexpr std::array<std::pair<DeviceClass, std::string_view>, 7> kClassNames = 
 
 template <typename T>
 std::optional<T> optional_at(const nlohmann::json& j, const char* key) {
-  if (!j.is_object() || !j.contains(key) || j.at(key).is_null()) return std::nullopt;
-  return j.at(key).get<T>();
+  const nlohmann::json* v = json_field::find(j, key);
+  if (v == nullptr) return std::nullopt;
+  return v->get<T>();
 }
 
 std::optional<Link> link_from_json(const nlohmann::json& j) {
@@ -136,85 +138,72 @@ HardwareProfile with_memory_option(const HardwareProfile& hw, const MemoryOption
   return out;
 }
 
-std::optional<HardwareProfile> hardware_from_json(const nlohmann::json& j, std::vector<Problem>& problems) {
-  const std::size_t problems_before = problems.size();
-  HardwareProfile hw;
-  try {
-    hw.id = j.at("id").get<std::string>();
-    hw.name = j.at("name").get<std::string>();
-    hw.vendor = j.at("vendor").get<std::string>();
-    hw.device_class = device_class_from_string(j.at("class").get<std::string>()).value_or(DeviceClass::kConsumerGpu);
-    hw.architecture = j.value("architecture", std::string{});
-    hw.aliases = j.value("aliases", std::vector<std::string>{});
-    hw.default_for = j.value("default_for", std::vector<std::string>{});
-    hw.launch_year = j.at("launch_year").get<int>();
-    hw.announced = j.value("status", std::string{"shipping"}) == "announced";
-    hw.price_usd = optional_at<double>(j, "price_usd");
+namespace {
 
-    const auto& mem = j.at("memory");
-    hw.memory_type = mem.at("type").get<std::string>();
-    hw.memory_capacity_bytes = mem.at("capacity_bytes").get<double>();
-    hw.memory_bandwidth_bytes_per_s = mem.at("bandwidth_bytes_per_s").get<double>();
-    hw.memory_usable_fraction = optional_at<double>(mem, "usable_fraction");
-    hw.memory_visible_bytes = optional_at<double>(mem, "visible_bytes");
-    hw.memory_capacity_in_gib = mem.value("capacity_in_gib", false);
-    hw.app_limit_bytes = optional_at<double>(mem, "app_limit_bytes");
-    hw.app_limit_entitled_bytes = optional_at<double>(mem, "app_limit_entitled_bytes");
-    hw.unified_memory = mem.value("unified", false);
-    for (const auto& o : j.value("memory_options", nlohmann::json::array()))
-      hw.memory_options.push_back(
-          {o.at("capacity_bytes").get<double>(), optional_at<double>(o, "price_usd"), o.at("source").get<std::string>()});
+/// The memory block: type, capacity, bandwidth, the usable share and app limits, the sizes sold.
+void read_memory(const nlohmann::json& j, HardwareProfile& hw) {
+  const auto& mem = j.at("memory");
+  hw.memory_type = mem.at("type").get<std::string>();
+  hw.memory_capacity_bytes = mem.at("capacity_bytes").get<double>();
+  hw.memory_bandwidth_bytes_per_s = mem.at("bandwidth_bytes_per_s").get<double>();
+  hw.memory_usable_fraction = optional_at<double>(mem, "usable_fraction");
+  hw.memory_visible_bytes = optional_at<double>(mem, "visible_bytes");
+  hw.memory_capacity_in_gib = mem.value("capacity_in_gib", false);
+  hw.app_limit_bytes = optional_at<double>(mem, "app_limit_bytes");
+  hw.app_limit_entitled_bytes = optional_at<double>(mem, "app_limit_entitled_bytes");
+  hw.unified_memory = mem.value("unified", false);
+  for (const auto& o : j.value("memory_options", nlohmann::json::array()))
+    hw.memory_options.push_back(
+        {o.at("capacity_bytes").get<double>(), optional_at<double>(o, "price_usd"), o.at("source").get<std::string>()});
+}
 
-    const auto& compute = j.at("compute");
-    hw.flops_per_s = rates_from_json(compute.at("flops_per_s"));
-    if (compute.contains("fp16_accumulate_flops_per_s"))
-      hw.fp16_accumulate_flops_per_s = rates_from_json(compute.at("fp16_accumulate_flops_per_s"));
-    hw.npu_ops_per_s = optional_at<double>(compute, "npu_ops_per_s");
-    if (compute.contains("cpu_flops_per_s")) hw.cpu_flops_per_s = rates_from_json(compute.at("cpu_flops_per_s"));
+/// The peak rates per data type, the cache and compute units, power, thermals and the links.
+void read_compute(const nlohmann::json& j, HardwareProfile& hw) {
+  const auto& compute = j.at("compute");
+  hw.flops_per_s = rates_from_json(compute.at("flops_per_s"));
+  if (compute.contains("fp16_accumulate_flops_per_s"))
+    hw.fp16_accumulate_flops_per_s = rates_from_json(compute.at("fp16_accumulate_flops_per_s"));
+  hw.npu_ops_per_s = optional_at<double>(compute, "npu_ops_per_s");
+  if (compute.contains("cpu_flops_per_s")) hw.cpu_flops_per_s = rates_from_json(compute.at("cpu_flops_per_s"));
 
-    hw.cache_bytes = optional_at<double>(j, "cache_bytes");
-    hw.compute_units = optional_at<int>(j, "compute_units");
-    hw.compute_unit_kind = j.value("compute_unit_kind", std::string{});
-    hw.power_watts = optional_at<double>(j, "power_watts");
-    if (j.contains("thermal")) hw.sustained_fraction = j.at("thermal").at("sustained_fraction").get<double>();
+  hw.cache_bytes = optional_at<double>(j, "cache_bytes");
+  hw.compute_units = optional_at<int>(j, "compute_units");
+  hw.compute_unit_kind = j.value("compute_unit_kind", std::string{});
+  hw.power_watts = optional_at<double>(j, "power_watts");
+  if (j.contains("thermal")) hw.sustained_fraction = j.at("thermal").at("sustained_fraction").get<double>();
 
-    if (j.contains("interconnect")) {
-      const auto& ic = j.at("interconnect");
-      if (ic.contains("scale_up")) hw.scale_up = link_from_json(ic.at("scale_up"));
-      if (ic.contains("pcie")) {
-        const auto& p = ic.at("pcie");
-        Link link;
-        link.kind = "pcie" + std::to_string(p.at("generation").get<int>()) + " x" + std::to_string(p.at("lanes").get<int>());
-        link.bandwidth_bytes_per_s = p.at("bandwidth_bytes_per_s").get<double>();
-        link.bidirectional = false;
-        hw.pcie = link;
-      }
+  if (j.contains("interconnect")) {
+    const auto& ic = j.at("interconnect");
+    if (ic.contains("scale_up")) hw.scale_up = link_from_json(ic.at("scale_up"));
+    if (ic.contains("pcie")) {
+      const auto& p = ic.at("pcie");
+      Link link;
+      link.kind = "pcie" + std::to_string(p.at("generation").get<int>()) + " x" + std::to_string(p.at("lanes").get<int>());
+      link.bandwidth_bytes_per_s = p.at("bandwidth_bytes_per_s").get<double>();
+      link.bidirectional = false;
+      hw.pcie = link;
     }
-
-    const auto& caps = j.at("capabilities");
-    hw.capabilities.fp8 = caps.at("fp8").get<bool>();
-    hw.capabilities.nvfp4 = caps.at("nvfp4").get<bool>();
-    hw.capabilities.mxfp4 = caps.at("mxfp4").get<bool>();
-    hw.capabilities.int4 = caps.at("int4").get<bool>();
-    hw.capabilities.int8 = hw.peak_flops_per_s("int8").value_or(0) > 0;
-    hw.capabilities.flash_attention_2 = caps.at("flash_attention_2").get<bool>();
-    hw.capabilities.flash_attention_3 = caps.at("flash_attention_3").get<bool>();
-    hw.capabilities.cuda_graphs = caps.at("cuda_graphs").get<bool>();
-    hw.capabilities.unified_memory = caps.at("unified_memory").get<bool>();
-    hw.capabilities.npu = caps.at("npu").get<bool>();
-    hw.capabilities.multi_gpu_link = caps.at("multi_gpu_link").get<bool>();
-
-    hw.engines = j.at("engines").get<std::vector<std::string>>();
-    hw.estimated = j.value("estimated", std::vector<std::string>{});
-    hw.notes = j.value("notes", std::vector<std::string>{});
-    hw.sources = j.at("sources");
-  } catch (const nlohmann::json::exception& e) {
-    // The schema check runs first, so this only fires on documents that skipped it.
-    problems.push_back({"", "", std::string("malformed hardware profile: ") + e.what()});
-    return std::nullopt;
   }
+}
 
-  // Checks the schema cannot express.
+/// The capability flags (int8 from the int8 rate, read before).
+void read_capabilities(const nlohmann::json& caps, HardwareProfile& hw) {
+  hw.capabilities.fp8 = caps.at("fp8").get<bool>();
+  hw.capabilities.nvfp4 = caps.at("nvfp4").get<bool>();
+  hw.capabilities.mxfp4 = caps.at("mxfp4").get<bool>();
+  hw.capabilities.int4 = caps.at("int4").get<bool>();
+  hw.capabilities.int8 = hw.peak_flops_per_s("int8").value_or(0) > 0;
+  hw.capabilities.flash_attention_2 = caps.at("flash_attention_2").get<bool>();
+  hw.capabilities.flash_attention_3 = caps.at("flash_attention_3").get<bool>();
+  hw.capabilities.cuda_graphs = caps.at("cuda_graphs").get<bool>();
+  hw.capabilities.unified_memory = caps.at("unified_memory").get<bool>();
+  hw.capabilities.npu = caps.at("npu").get<bool>();
+  hw.capabilities.multi_gpu_link = caps.at("multi_gpu_link").get<bool>();
+}
+
+/// Checks the schema cannot express: limits against capacity, rates that contradict the
+/// capabilities, memory options that are not sold or not told apart, and unit slips.
+void check_profile(const HardwareProfile& hw, std::vector<Problem>& problems) {
   if (hw.app_limit_entitled_bytes && hw.app_limit_bytes && *hw.app_limit_entitled_bytes < *hw.app_limit_bytes)
     problems.push_back({"", "/memory/app_limit_entitled_bytes", "must not be below app_limit_bytes"});
   if (hw.app_limit_bytes && *hw.app_limit_bytes > hw.memory_capacity_bytes)
@@ -255,6 +244,42 @@ std::optional<HardwareProfile> hardware_from_json(const nlohmann::json& j, std::
   if (hw.memory_bandwidth_bytes_per_s < 1e9)
     problems.push_back({"", "/memory/bandwidth_bytes_per_s", "below 1 GB/s; check the units (bytes/s, not GB/s)"});
   if (hw.memory_capacity_bytes < 1e8) problems.push_back({"", "/memory/capacity_bytes", "below 100 MB; check the units (bytes, not GB)"});
+}
+
+}  // namespace
+
+std::optional<HardwareProfile> hardware_from_json(const nlohmann::json& j, std::vector<Problem>& problems) {
+  const std::size_t problems_before = problems.size();
+  HardwareProfile hw;
+  try {
+    hw.id = j.at("id").get<std::string>();
+    hw.name = j.at("name").get<std::string>();
+    hw.vendor = j.at("vendor").get<std::string>();
+    hw.device_class = device_class_from_string(j.at("class").get<std::string>()).value_or(DeviceClass::kConsumerGpu);
+    hw.architecture = j.value("architecture", std::string{});
+    hw.aliases = j.value("aliases", std::vector<std::string>{});
+    hw.default_for = j.value("default_for", std::vector<std::string>{});
+    hw.launch_year = j.at("launch_year").get<int>();
+    hw.announced = j.value("status", std::string{"shipping"}) == "announced";
+    hw.price_usd = optional_at<double>(j, "price_usd");
+
+    read_memory(j, hw);
+
+    read_compute(j, hw);
+
+    read_capabilities(j.at("capabilities"), hw);
+
+    hw.engines = j.at("engines").get<std::vector<std::string>>();
+    hw.estimated = j.value("estimated", std::vector<std::string>{});
+    hw.notes = j.value("notes", std::vector<std::string>{});
+    hw.sources = j.at("sources");
+  } catch (const nlohmann::json::exception& e) {
+    // The schema check runs first, so this only fires on documents that skipped it.
+    problems.push_back({"", "", std::string("malformed hardware profile: ") + e.what()});
+    return std::nullopt;
+  }
+
+  check_profile(hw, problems);
 
   if (problems.size() != problems_before) return std::nullopt;
   return hw;

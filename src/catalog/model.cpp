@@ -4,6 +4,7 @@
 // Llama-like shape used when only a parameter count is known.
 #include "optadvisor/catalog/model.hpp"
 #include "base/strings.hpp"
+#include "base/json_fields.hpp"
 
 #include <fmt/format.h>
 
@@ -160,32 +161,28 @@ class FieldReader {
   }
 
   bool ok() const { return ok_; }
-  bool has(const char* key) const { return j_.contains(key) && !j_.at(key).is_null(); }
+  bool has(const char* key) const { return json_field::find(j_, key) != nullptr; }
 
   std::optional<uint64_t> uint(const char* key, bool required = false) {
     if (!has(key)) {
       if (required) problem(pointer(key), std::string("missing required field '") + key + "'");
       return std::nullopt;
     }
-    const json& v = j_.at(key);
-    if (v.is_number_unsigned()) return v.get<uint64_t>();
-    if (v.is_number_integer() && v.get<int64_t>() >= 0) return static_cast<uint64_t>(v.get<int64_t>());
+    if (auto v = json_field::as_uint(j_.at(key))) return v;
     problem(pointer(key), "expected a non-negative integer");
     return std::nullopt;
   }
 
   std::optional<bool> boolean(const char* key) {
     if (!has(key)) return std::nullopt;
-    const json& v = j_.at(key);
-    if (v.is_boolean()) return v.get<bool>();
+    if (auto v = json_field::as_bool(j_.at(key))) return v;
     problem(pointer(key), "expected true or false");
     return std::nullopt;
   }
 
   std::optional<double> number(const char* key) {
     if (!has(key)) return std::nullopt;
-    const json& v = j_.at(key);
-    if (v.is_number()) return v.get<double>();
+    if (auto v = json_field::as_number(j_.at(key))) return v;
     problem(pointer(key), "expected a number");
     return std::nullopt;
   }
@@ -195,10 +192,18 @@ class FieldReader {
       if (required) problem(pointer(key), std::string("missing required field '") + key + "'");
       return std::nullopt;
     }
-    const json& v = j_.at(key);
-    if (v.is_string() && !v.get<std::string>().empty()) return v.get<std::string>();
+    if (auto v = json_field::as_string(j_.at(key)); v && !v->empty()) return v;
     problem(pointer(key), "expected a non-empty string");
     return std::nullopt;
+  }
+
+  /// The object at `key`, or nullptr (and the problem "expected an object" when it is something else).
+  const json* object(const char* key) {
+    if (!has(key)) return nullptr;
+    const json& v = j_.at(key);
+    if (v.is_object()) return &v;
+    problem(pointer(key), "expected an object");
+    return nullptr;
   }
 
   std::vector<std::string> strings(const char* key) {
@@ -210,8 +215,8 @@ class FieldReader {
       return out;
     }
     for (size_t i = 0; i < v.size(); ++i) {
-      if (v[i].is_string()) {
-        out.push_back(v[i].get<std::string>());
+      if (auto item = json_field::as_string(v[i])) {
+        out.push_back(*item);
       } else {
         problem(pointer(key) + "/" + std::to_string(i), "expected a string");
       }
@@ -228,8 +233,8 @@ class FieldReader {
       return out;
     }
     for (size_t i = 0; i < v.size(); ++i) {
-      if (v[i].is_number_unsigned() || (v[i].is_number_integer() && v[i].get<int64_t>() >= 0)) {
-        out.push_back(v[i].get<uint64_t>());
+      if (auto item = json_field::as_uint(v[i])) {
+        out.push_back(*item);
       } else {
         problem(pointer(key) + "/" + std::to_string(i), "expected a non-negative integer");
       }
@@ -568,17 +573,10 @@ std::optional<std::string> parameter_overflow(const ModelSpec& s) {
 
 }  // namespace
 
-std::optional<ModelSpec> model_from_json(const nlohmann::json& j, std::vector<Problem>& problems) {
-  if (!j.is_object()) {
-    problems.push_back(Problem{"", "", "expected a JSON object"});
-    return std::nullopt;
-  }
-  FieldReader r(j, "", problems);
-  for (const auto& item : j.items()) {
-    if (known_fields().count(item.key()) == 0) r.problem("/" + item.key(), "unknown field '" + item.key() + "'");
-  }
+namespace {
 
-  ModelSpec s;
+/// The identity fields and model_type (checked against the supported list).
+void read_identity(FieldReader& r, ModelSpec& s) {
   s.id = r.string("id", true).value_or("");
   s.name = r.string("name", true).value_or("");
   s.aliases = r.strings("aliases");
@@ -587,8 +585,11 @@ std::optional<ModelSpec> model_from_json(const nlohmann::json& j, std::vector<Pr
   if (!s.model_type.empty() && std::find(types.begin(), types.end(), s.model_type) == types.end()) {
     r.problem("/model_type", "unsupported model_type '" + s.model_type + "' (supported: " + join(types) + ")");
   }
-  const Traits t = traits_for(s.model_type);
+}
 
+/// The transformer's shape and its per-architecture switches (biases, norms, gates), the
+/// model_type's traits where a switch is absent.
+void read_shape(FieldReader& r, const Traits& t, ModelSpec& s) {
   s.hidden_size = r.uint("hidden_size", true).value_or(0);
   s.num_hidden_layers = r.uint("num_hidden_layers", true).value_or(0);
   s.num_attention_heads = r.uint("num_attention_heads", true).value_or(0);
@@ -610,6 +611,10 @@ std::optional<ModelSpec> model_from_json(const nlohmann::json& j, std::vector<Pr
   s.qk_norm_type = r.string("qk_norm_type").value_or("per_head");
   s.attn_output_gate = r.boolean("attn_output_gate").value_or(t.attn_output_gate);
   s.shared_expert_gate = r.boolean("shared_expert_gate").value_or(t.shared_expert_gate);
+}
+
+/// The non-softmax blocks: the DSA indexer, linear attention, Mamba-2 and the hybrid pattern.
+void read_hybrid_fields(FieldReader& r, ModelSpec& s) {
   s.index_n_heads = r.uint("index_n_heads").value_or(0);
   s.index_head_dim = r.uint("index_head_dim").value_or(0);
   s.index_topk = r.uint("index_topk").value_or(0);
@@ -627,7 +632,10 @@ std::optional<ModelSpec> model_from_json(const nlohmann::json& j, std::vector<Pr
   s.mamba_d_conv = r.uint("mamba_d_conv").value_or(0);
   s.mamba_conv_bias = r.boolean("mamba_conv_bias").value_or(true);
   s.hybrid_override_pattern = r.string("hybrid_override_pattern").value_or("");
+}
 
+/// The experts, MLA's ranks, head_dim (derived when absent), the layer pattern and MTP layers.
+void read_experts_and_layers(FieldReader& r, ModelSpec& s) {
   s.num_experts = r.uint("num_experts").value_or(0);
   s.num_experts_per_tok = r.uint("num_experts_per_tok").value_or(0);
   s.moe_intermediate_size = r.uint("moe_intermediate_size").value_or(0);
@@ -649,80 +657,80 @@ std::optional<ModelSpec> model_from_json(const nlohmann::json& j, std::vector<Pr
   s.sliding_window_pattern = r.uint("sliding_window_pattern").value_or(0);
   s.layer_types = r.strings("layer_types");
   s.num_nextn_predict_layers = r.uint("num_nextn_predict_layers").value_or(0);
+}
 
-  if (r.has("vision_config")) {
-    const json& v = j.at("vision_config");
-    if (!v.is_object()) {
-      r.problem("/vision_config", "expected an object");
-    } else {
-      FieldReader vr(v, "/vision_config", problems);
-      VisionTowerSpec vt;
-      vt.hidden_size = vr.uint("hidden_size", true).value_or(0);
-      vt.num_hidden_layers = vr.uint("num_hidden_layers", true).value_or(0);
-      vt.intermediate_size = vr.uint("intermediate_size", true).value_or(0);
-      vt.patch_size = vr.uint("patch_size", true).value_or(0);
-      vt.num_position_embeddings = vr.uint("num_position_embeddings").value_or(0);
-      vt.temporal_patch_size = vr.uint("temporal_patch_size").value_or(1);
-      vt.spatial_merge_size = vr.uint("spatial_merge_size").value_or(0);
-      vt.model_type = vr.string("model_type").value_or("");
-      const bool moonvit = vt.model_type == "moonvit3d";
-      if (!vt.model_type.empty() && vt.model_type != "pixtral" && !moonvit)
-        vr.problem("/vision_config/model_type", "expected 'pixtral' or 'moonvit3d' (other towers are told apart by their fields)");
-      if (vt.model_type == "pixtral" && vt.spatial_merge_size == 0)
-        vr.problem("/vision_config/spatial_merge_size", "a pixtral tower needs the projector's spatial_merge_size");
-      vt.projector_input_dim = vr.uint("projector_input_dim").value_or(0);
-      vt.projector_output_dim = vr.uint("projector_output_dim").value_or(0);
-      vt.pixel_shuffle_ratio = vr.number("pixel_shuffle_ratio").value_or(0);
-      if (vt.projector_input_dim > 0 && (vt.projector_output_dim == 0 || !(vt.pixel_shuffle_ratio > 0 && vt.pixel_shuffle_ratio <= 1)))
-        vr.problem("/vision_config/projector_input_dim", "a Llama 4 tower needs projector_output_dim and a pixel_shuffle_ratio in (0, 1]");
-      const bool qwen_tower = vt.spatial_merge_size > 0 && vt.model_type.empty();
-      vt.image_size = vr.uint("image_size", !qwen_tower && !moonvit).value_or(0);
-      vt.num_channels = vr.uint("num_channels").value_or(3);
-      if (qwen_tower && vt.num_position_embeddings == 0)
-        vr.problem("/vision_config/num_position_embeddings", "a spatial_merge_size tower needs num_position_embeddings");
-      if (moonvit && (vt.num_position_embeddings == 0 || vt.spatial_merge_size == 0))
-        vr.problem("/vision_config/num_position_embeddings", "a moonvit3d tower needs num_position_embeddings and spatial_merge_size");
-      for (const auto& item : v.items()) {
-        static const std::set<std::string> vkeys = {
-            "hidden_size",          "num_hidden_layers",       "intermediate_size",   "patch_size",         "image_size",
-            "num_channels",         "num_position_embeddings", "temporal_patch_size", "spatial_merge_size", "projector_input_dim",
-            "projector_output_dim", "pixel_shuffle_ratio",     "model_type"};
-        if (vkeys.count(item.key()) == 0) vr.problem("/vision_config/" + item.key(), "unknown field '" + item.key() + "'");
-      }
-      if (vt.patch_size == 0 || (!qwen_tower && !moonvit && vt.image_size % std::max<uint64_t>(vt.patch_size, 1) != 0)) {
-        vr.problem("/vision_config/patch_size", "expected a positive divisor of image_size");
-      }
-      if (!vr.ok()) r.problem("/vision_config", "invalid vision_config");
-      s.vision_config = vt;
-    }
+/// vision_config: the image tower of a multimodal preset (pixtral, moonvit3d, Qwen's merge
+/// tower, Llama 4's projector, or a plain ViT told apart by its fields).
+VisionTowerSpec read_vision_config(const json& v, FieldReader& r, std::vector<Problem>& problems) {
+  FieldReader vr(v, "/vision_config", problems);
+  VisionTowerSpec vt;
+  vt.hidden_size = vr.uint("hidden_size", true).value_or(0);
+  vt.num_hidden_layers = vr.uint("num_hidden_layers", true).value_or(0);
+  vt.intermediate_size = vr.uint("intermediate_size", true).value_or(0);
+  vt.patch_size = vr.uint("patch_size", true).value_or(0);
+  vt.num_position_embeddings = vr.uint("num_position_embeddings").value_or(0);
+  vt.temporal_patch_size = vr.uint("temporal_patch_size").value_or(1);
+  vt.spatial_merge_size = vr.uint("spatial_merge_size").value_or(0);
+  vt.model_type = vr.string("model_type").value_or("");
+  const bool moonvit = vt.model_type == "moonvit3d";
+  if (!vt.model_type.empty() && vt.model_type != "pixtral" && !moonvit)
+    vr.problem("/vision_config/model_type", "expected 'pixtral' or 'moonvit3d' (other towers are told apart by their fields)");
+  if (vt.model_type == "pixtral" && vt.spatial_merge_size == 0)
+    vr.problem("/vision_config/spatial_merge_size", "a pixtral tower needs the projector's spatial_merge_size");
+  vt.projector_input_dim = vr.uint("projector_input_dim").value_or(0);
+  vt.projector_output_dim = vr.uint("projector_output_dim").value_or(0);
+  vt.pixel_shuffle_ratio = vr.number("pixel_shuffle_ratio").value_or(0);
+  if (vt.projector_input_dim > 0 && (vt.projector_output_dim == 0 || !(vt.pixel_shuffle_ratio > 0 && vt.pixel_shuffle_ratio <= 1)))
+    vr.problem("/vision_config/projector_input_dim", "a Llama 4 tower needs projector_output_dim and a pixel_shuffle_ratio in (0, 1]");
+  const bool qwen_tower = vt.spatial_merge_size > 0 && vt.model_type.empty();
+  vt.image_size = vr.uint("image_size", !qwen_tower && !moonvit).value_or(0);
+  vt.num_channels = vr.uint("num_channels").value_or(3);
+  if (qwen_tower && vt.num_position_embeddings == 0)
+    vr.problem("/vision_config/num_position_embeddings", "a spatial_merge_size tower needs num_position_embeddings");
+  if (moonvit && (vt.num_position_embeddings == 0 || vt.spatial_merge_size == 0))
+    vr.problem("/vision_config/num_position_embeddings", "a moonvit3d tower needs num_position_embeddings and spatial_merge_size");
+  for (const auto& item : v.items()) {
+    static const std::set<std::string> vkeys = {
+        "hidden_size",          "num_hidden_layers",       "intermediate_size",   "patch_size",         "image_size",
+        "num_channels",         "num_position_embeddings", "temporal_patch_size", "spatial_merge_size", "projector_input_dim",
+        "projector_output_dim", "pixel_shuffle_ratio",     "model_type"};
+    if (vkeys.count(item.key()) == 0) vr.problem("/vision_config/" + item.key(), "unknown field '" + item.key() + "'");
   }
-  if (r.has("quantization_config")) {
-    const json& q = j.at("quantization_config");
-    if (!q.is_object()) {
-      r.problem("/quantization_config", "expected an object");
-    } else {
-      FieldReader qr(q, "/quantization_config", problems);
-      CheckpointQuantization cq;
-      cq.quant_method = qr.string("quant_method", true).value_or("");
-      cq.weight_block_size = qr.uints("weight_block_size");
-      cq.num_bits = qr.uint("num_bits").value_or(0);
-      cq.group_size = qr.uint("group_size").value_or(0);
-      const bool compressed = cq.quant_method == "compressed-tensors";
-      if (cq.quant_method == "fp8" && (cq.weight_block_size.size() != 2 || cq.weight_block_size[0] == 0 || cq.weight_block_size[1] == 0)) {
-        qr.problem("/quantization_config/weight_block_size", "fp8 needs [rows, columns] of one scale block");
-      } else if (!cq.quant_method.empty() && cq.quant_method != "fp8" && cq.quant_method != "mxfp4" && !compressed) {
-        qr.problem("/quantization_config/quant_method", "expected 'fp8', 'mxfp4' or 'compressed-tensors'");
-      } else if (compressed && cq.num_bits != 4) {
-        qr.problem("/quantization_config/num_bits", "compressed-tensors is modelled for 4-bit pack-quantized weights only");
-      } else if (compressed && cq.group_size == 0) {
-        qr.problem("/quantization_config/group_size", "compressed-tensors needs the weights' group_size");
-      } else if (!compressed && (cq.num_bits > 0 || cq.group_size > 0)) {
-        qr.problem("/quantization_config/num_bits", "num_bits and group_size apply to compressed-tensors only");
-      }
-      if (!qr.ok()) r.problem("/quantization_config", "invalid quantization_config");
-      s.quantization_config = cq;
-    }
+  if (vt.patch_size == 0 || (!qwen_tower && !moonvit && vt.image_size % std::max<uint64_t>(vt.patch_size, 1) != 0)) {
+    vr.problem("/vision_config/patch_size", "expected a positive divisor of image_size");
   }
+  if (!vr.ok()) r.problem("/vision_config", "invalid vision_config");
+  return vt;
+}
+
+/// quantization_config: the checkpoint's own scale layout (block-scaled FP8, MXFP4,
+/// compressed-tensors' 4-bit packs).
+CheckpointQuantization read_quantization_config(const json& q, FieldReader& r, std::vector<Problem>& problems) {
+  FieldReader qr(q, "/quantization_config", problems);
+  CheckpointQuantization cq;
+  cq.quant_method = qr.string("quant_method", true).value_or("");
+  cq.weight_block_size = qr.uints("weight_block_size");
+  cq.num_bits = qr.uint("num_bits").value_or(0);
+  cq.group_size = qr.uint("group_size").value_or(0);
+  const bool compressed = cq.quant_method == "compressed-tensors";
+  if (cq.quant_method == "fp8" && (cq.weight_block_size.size() != 2 || cq.weight_block_size[0] == 0 || cq.weight_block_size[1] == 0)) {
+    qr.problem("/quantization_config/weight_block_size", "fp8 needs [rows, columns] of one scale block");
+  } else if (!cq.quant_method.empty() && cq.quant_method != "fp8" && cq.quant_method != "mxfp4" && !compressed) {
+    qr.problem("/quantization_config/quant_method", "expected 'fp8', 'mxfp4' or 'compressed-tensors'");
+  } else if (compressed && cq.num_bits != 4) {
+    qr.problem("/quantization_config/num_bits", "compressed-tensors is modelled for 4-bit pack-quantized weights only");
+  } else if (compressed && cq.group_size == 0) {
+    qr.problem("/quantization_config/group_size", "compressed-tensors needs the weights' group_size");
+  } else if (!compressed && (cq.num_bits > 0 || cq.group_size > 0)) {
+    qr.problem("/quantization_config/num_bits", "num_bits and group_size apply to compressed-tensors only");
+  }
+  if (!qr.ok()) r.problem("/quantization_config", "invalid quantization_config");
+  return cq;
+}
+
+/// The checkpoint's provenance: its native format, what it stores beyond the layers, the
+/// published parameter total, sources and notes.
+void read_provenance(const json& j, FieldReader& r, ModelSpec& s) {
   s.native_format = r.string("native_format").value_or("");
   s.checkpoint_includes = r.strings("checkpoint_includes");
   s.params_exact = r.uint("params_exact").value_or(0);
@@ -736,11 +744,15 @@ std::optional<ModelSpec> model_from_json(const nlohmann::json& j, std::vector<Pr
     }
   }
   s.notes = r.strings("notes");
+}
 
-  // Ranges first: the per-layer loops below, the tensor list and every count rely on them.
-  const auto at_most = [&](FieldReader& reader, const char* key, uint64_t value, uint64_t limit) {
-    if (value > limit) reader.problem(reader.pointer(key), fmt::format("{} is beyond the limit of {} for any model", value, limit));
-  };
+void at_most(FieldReader& reader, const char* key, uint64_t value, uint64_t limit) {
+  if (value > limit) reader.problem(reader.pointer(key), fmt::format("{} is beyond the limit of {} for any model", value, limit));
+}
+
+/// Every width, count and context within the limits any model stays under. Checked first:
+/// the per-layer loops, the tensor list and every count rely on them.
+void check_ranges(const json& j, const ModelSpec& s, FieldReader& r, std::vector<Problem>& problems) {
   for (const auto& [key, value] : {std::pair<const char*, uint64_t>{"hidden_size", s.hidden_size},
                                    {"intermediate_size", s.intermediate_size},
                                    {"vocab_size", s.vocab_size},
@@ -792,13 +804,11 @@ std::optional<ModelSpec> model_from_json(const nlohmann::json& j, std::vector<Pr
     at_most(vr, "projector_output_dim", v.projector_output_dim, kMaxModelWidth);
     if (!vr.ok()) r.problem("/vision_config", "invalid vision_config");
   }
-  if (!r.ok()) return std::nullopt;
-  if (auto too_many = parameter_overflow(s)) {
-    r.problem("", *too_many);
-    return std::nullopt;
-  }
+}
 
-  // Semantic checks beyond the schema.
+/// The sizes given must be positive; MLA's ranks together (or none); GQA's head ratio; the
+/// qk-norm kind; the DSA indexer on MLA with its three fields together.
+void check_attention(const json& j, const ModelSpec& s, FieldReader& r) {
   auto positive = [&](const char* key, uint64_t v) {
     if (j.contains(key) && v == 0) r.problem(std::string("/") + key, "must be positive");
   };
@@ -837,6 +847,11 @@ std::optional<ModelSpec> model_from_json(const nlohmann::json& j, std::vector<Pr
     if (s.index_n_heads == 0 || s.index_head_dim == 0 || s.index_topk == 0)
       r.problem("/index_n_heads", "the DSA indexer needs index_n_heads, index_head_dim and index_topk together");
   }
+}
+
+/// Linear-attention and Mamba-2 layers with all their widths, beside GQA only; the hybrid
+/// pattern's length and letters; the SSM state's dtype; params_unexplained kept small.
+void check_hybrid_layers(const ModelSpec& s, FieldReader& r) {
   const bool any_linear_field = s.linear_num_key_heads > 0 || s.linear_key_head_dim > 0 || s.linear_num_value_heads > 0 ||
                                 s.linear_value_head_dim > 0 || s.linear_conv_kernel_dim > 0;
   bool any_linear_layer = s.full_attention_interval > 0;
@@ -881,7 +896,10 @@ std::optional<ModelSpec> model_from_json(const nlohmann::json& j, std::vector<Pr
   if (s.params_unexplained > 0 && (s.params_exact == 0 || s.params_unexplained * 1000000 > s.params_exact)) {
     r.problem("/params_unexplained", "must be a small part (at most one millionth) of params_exact");
   }
+}
 
+/// MoE fields together, and the per-layer lists (dense layers, layer types, sliding windows) in range.
+void check_experts_and_layers(const ModelSpec& s, FieldReader& r) {
   if (s.num_experts > 0) {
     if (s.num_experts_per_tok == 0) r.problem("/num_experts_per_tok", "MoE model needs num_experts_per_tok");
     if (s.num_experts_per_tok > s.num_experts) {
@@ -930,7 +948,10 @@ std::optional<ModelSpec> model_from_json(const nlohmann::json& j, std::vector<Pr
   if ((s.sliding_window_pattern > 0 || any_sliding_type) && s.sliding_window == 0) {
     r.problem("/sliding_window", "a sliding-layer pattern needs sliding_window");
   }
+}
 
+/// checkpoint_includes: known entries, each with the fields it needs.
+void check_checkpoint_includes(const ModelSpec& s, FieldReader& r) {
   const auto includes = [&](const char* what) {
     return std::find(s.checkpoint_includes.begin(), s.checkpoint_includes.end(), what) != s.checkpoint_includes.end();
   };
@@ -960,7 +981,41 @@ std::optional<ModelSpec> model_from_json(const nlohmann::json& j, std::vector<Pr
   if (includes("untied_output_copy") && !s.tie_word_embeddings) {
     r.problem("/checkpoint_includes", "untied_output_copy applies to tied models only");
   }
+}
 
+}  // namespace
+
+std::optional<ModelSpec> model_from_json(const nlohmann::json& j, std::vector<Problem>& problems) {
+  if (!j.is_object()) {
+    problems.push_back(Problem{"", "", "expected a JSON object"});
+    return std::nullopt;
+  }
+  FieldReader r(j, "", problems);
+  for (const auto& item : j.items()) {
+    if (known_fields().count(item.key()) == 0) r.problem("/" + item.key(), "unknown field '" + item.key() + "'");
+  }
+
+  ModelSpec s;
+  read_identity(r, s);
+  read_shape(r, traits_for(s.model_type), s);
+  read_hybrid_fields(r, s);
+  read_experts_and_layers(r, s);
+  if (const json* v = r.object("vision_config")) s.vision_config = read_vision_config(*v, r, problems);
+  if (const json* q = r.object("quantization_config")) s.quantization_config = read_quantization_config(*q, r, problems);
+  read_provenance(j, r, s);
+
+  check_ranges(j, s, r, problems);
+  if (!r.ok()) return std::nullopt;
+  if (auto too_many = parameter_overflow(s)) {
+    r.problem("", *too_many);
+    return std::nullopt;
+  }
+
+  // Semantic checks beyond the schema.
+  check_attention(j, s, r);
+  check_hybrid_layers(s, r);
+  check_experts_and_layers(s, r);
+  check_checkpoint_includes(s, r);
   if (!r.ok()) return std::nullopt;
   return s;
 }

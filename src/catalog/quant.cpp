@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "base/names.hpp"
+#include "base/json_fields.hpp"
 
 namespace optadvisor {
 namespace {
@@ -26,7 +27,7 @@ class FieldReader {
   FieldReader(const json& j, std::string pointer, std::vector<Problem>& problems)
       : j_(j), pointer_(std::move(pointer)), problems_(problems) {}
 
-  bool has(const char* key) const { return j_.is_object() && j_.contains(key) && !j_.at(key).is_null(); }
+  bool has(const char* key) const { return json_field::find(j_, key) != nullptr; }
   std::string at(const char* key) const { return pointer_ + "/" + key; }
 
   std::string str(const char* key, bool required = false) {
@@ -34,11 +35,12 @@ class FieldReader {
       if (required) missing(key);
       return {};
     }
-    if (!j_.at(key).is_string()) {
+    auto v = json_field::as_string(j_.at(key));
+    if (!v) {
       wrong(key, "expected a string");
       return {};
     }
-    return j_.at(key).get<std::string>();
+    return std::move(*v);
   }
 
   std::optional<uint64_t> uint(const char* key, bool required = false, uint64_t min = 0, uint64_t max = UINT32_MAX) {
@@ -46,13 +48,12 @@ class FieldReader {
       if (required) missing(key);
       return std::nullopt;
     }
-    const json& v = j_.at(key);
-    const bool negative = v.is_number_integer() && !v.is_number_unsigned() && v.get<int64_t>() < 0;
-    if (!v.is_number_integer() || negative || v.get<uint64_t>() < min || v.get<uint64_t>() > max) {
+    const std::optional<uint64_t> v = json_field::as_uint(j_.at(key));
+    if (!v || *v < min || *v > max) {
       wrong(key, fmt::format("expected an integer in [{}, {}]", min, max));
       return std::nullopt;
     }
-    return v.get<uint64_t>();
+    return v;
   }
 
   std::optional<uint32_t> u32(const char* key, bool required = false, uint32_t min = 0) {
@@ -63,11 +64,9 @@ class FieldReader {
 
   std::optional<bool> boolean(const char* key) {
     if (!has(key)) return std::nullopt;
-    if (!j_.at(key).is_boolean()) {
-      wrong(key, "expected true or false");
-      return std::nullopt;
-    }
-    return j_.at(key).get<bool>();
+    const std::optional<bool> v = json_field::as_bool(j_.at(key));
+    if (!v) wrong(key, "expected true or false");
+    return v;
   }
 
   std::vector<std::string> strings(const char* key) {
@@ -220,6 +219,180 @@ std::string tensor_name(const Tensor& t) {
   return t.kind + ".weight";
 }
 
+
+// --- QuantDb: one entry of each section -------------------------------------------
+
+GgmlType ggml_type_from_json(const json& j, const std::string& p, std::vector<Problem>& problems) {
+  FieldReader r(j, p, problems);
+  GgmlType t;
+  t.id = r.str("id", true);
+  t.type_id = r.u32("type_id", true).value_or(0);
+  t.block_elements = r.u32("block_elements", true, 1).value_or(1);
+  t.bytes_per_block = r.u32("bytes_per_block", true, 1).value_or(0);
+  t.quantized = r.boolean("quantized").value_or(false);
+  t.removed = r.boolean("removed").value_or(false);
+  t.fallback = r.str("fallback");
+  t.layout = r.str("layout");
+  if (!t.id.empty() && !t.quantized && t.block_elements != 1)
+    problems.push_back({"", r.at("block_elements"), "an unquantized type has blocks of 1 element"});
+  return t;
+}
+
+/// gguf_file/metadata: the calibrated metadata bytes per vocabulary size.
+void gguf_metadata_from_json(const json& arr, QuantDb::GgufFile& file, std::vector<Problem>& problems) {
+  for (std::size_t i = 0; i < arr.size(); ++i) {
+    const std::string p = "/gguf_file/metadata/" + std::to_string(i);
+    FieldReader m(arr[i], p, problems);
+    const auto bytes = m.uint("bytes", true, 1, UINT64_MAX);
+    if (!bytes || !arr[i].contains("vocab_sizes") || !arr[i].at("vocab_sizes").is_array()) {
+      if (!arr[i].contains("vocab_sizes")) m.missing("vocab_sizes");
+      continue;
+    }
+    const json& sizes = arr[i].at("vocab_sizes");
+    for (std::size_t k = 0; k < sizes.size(); ++k) {
+      const std::optional<uint64_t> vocab = json_field::as_uint(sizes[k]);
+      if (!vocab) {
+        problems.push_back({"", p + "/vocab_sizes/" + std::to_string(k), "expected a positive integer"});
+        continue;
+      }
+      if (!file.metadata_bytes_by_vocab.emplace(*vocab, *bytes).second)
+        problems.push_back({"", p + "/vocab_sizes/" + std::to_string(k), fmt::format("vocabulary size {} is listed twice", *vocab)});
+    }
+  }
+}
+
+/// gguf_file: the container's fixed sizes, the metadata table and its linear fallback.
+QuantDb::GgufFile gguf_file_from_json(const json& g, std::vector<Problem>& problems) {
+  FieldReader r(g, "/gguf_file", problems);
+  QuantDb::GgufFile file;
+  file.header_bytes = r.uint("header_bytes", true).value_or(24);
+  file.alignment_bytes = r.uint("alignment_bytes", true, 1).value_or(32);
+  file.tensor_info_fixed_bytes = r.uint("tensor_info_fixed_bytes", true).value_or(24);
+  file.tensor_info_bytes_per_dim = r.uint("tensor_info_bytes_per_dim", true).value_or(8);
+  if (g.contains("metadata") && g.at("metadata").is_array()) gguf_metadata_from_json(g.at("metadata"), file, problems);
+  if (g.contains("metadata_fallback")) {
+    FieldReader f(g.at("metadata_fallback"), "/gguf_file/metadata_fallback", problems);
+    file.fallback_fixed_bytes = f.uint("fixed_bytes", true, 0, UINT64_MAX).value_or(0);
+    file.fallback_bytes_per_vocab_entry = f.uint("bytes_per_vocab_entry", true).value_or(0);
+  } else {
+    r.missing("metadata_fallback");
+  }
+  return file;
+}
+
+std::vector<QuantDb::CategoryMatch> categories_from_json(const json& arr, std::vector<Problem>& problems) {
+  std::vector<QuantDb::CategoryMatch> out;
+  for (std::size_t i = 0; i < arr.size(); ++i) {
+    FieldReader c(arr[i], "/tensor_rules/categories/" + std::to_string(i), problems);
+    QuantDb::CategoryMatch m;
+    m.category = c.str("category", true);
+    m.name_equals = c.strings("name_equals");
+    m.name_contains = c.strings("name_contains");
+    if (m.name_equals.empty() && m.name_contains.empty())
+      problems.push_back({"", "/tensor_rules/categories/" + std::to_string(i), "a category needs name_equals or name_contains"});
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+std::vector<QuantDb::SizeClass> size_classes_from_json(const json& arr, std::vector<Problem>& problems) {
+  std::vector<QuantDb::SizeClass> out;
+  for (std::size_t i = 0; i < arr.size(); ++i) {
+    FieldReader s(arr[i], "/tensor_rules/size_classes/" + std::to_string(i), problems);
+    QuantDb::SizeClass sc;
+    sc.size_class = s.str("class", true);
+    sc.arch = s.strings("arch");
+    sc.n_layers = s.u32("n_layers", true, 1).value_or(0);
+    sc.n_gqa_min = s.u32("n_gqa_min", false, 1).value_or(0);
+    out.push_back(std::move(sc));
+  }
+  return out;
+}
+
+StorageLayout layout_from_json(const json& j, const std::string& p, std::vector<Problem>& problems) {
+  FieldReader r(j, p, problems);
+  StorageLayout l;
+  l.id = r.str("id", true);
+  l.description = r.str("description");
+  l.weight_bits = r.u32("weight_bits", true, 1).value_or(16);
+  l.group_elements = r.u32("group_elements", false, 1).value_or(0);
+  l.groups_over_tensor = r.boolean("groups_over_tensor").value_or(false);
+  l.block_rows = r.u32("block_rows", false, 1).value_or(0);
+  l.group_bits = r.u32("group_bits").value_or(0);
+  l.nested_groups = r.u32("nested_groups", false, 1).value_or(0);
+  l.nested_bits = r.u32("nested_bits").value_or(0);
+  l.bits_per_input_channel = r.u32("bits_per_input_channel").value_or(0);
+  l.bits_per_output_channel = r.u32("bits_per_output_channel").value_or(0);
+  l.bits_per_tensor = r.uint("bits_per_tensor", false, 0, UINT64_MAX).value_or(0);
+  l.stored_tensors = r.u32("stored_tensors", false, 1).value_or(1);
+  if (l.group_elements == 0 && (l.group_bits > 0 || l.groups_over_tensor || l.nested_groups > 0 || l.block_rows > 0))
+    problems.push_back({"", p, "group_bits, groups_over_tensor, nested_groups and block_rows need group_elements"});
+  if (l.nested_groups > 0 && l.nested_bits == 0) problems.push_back({"", r.at("nested_bits"), "nested_groups needs nested_bits"});
+  return l;
+}
+
+QuantFormat format_from_json(const json& j, const std::string& p, std::vector<Problem>& problems) {
+  FieldReader r(j, p, problems);
+  QuantFormat f;
+  f.pointer = p;
+  f.id = r.str("id", true);
+  f.name = r.str("name", true);
+  f.description = r.str("description");
+  const std::string container = r.str("container", true);
+  if (auto c = container_from_string(container))
+    f.container = *c;
+  else if (!container.empty())
+    r.wrong("container", "expected gguf, safetensors, pte or qnn");
+  f.llama_ftype = r.str("llama_ftype");
+  f.default_storage = r.str("default_storage", true);
+  f.keep_storage = r.str("keep_storage", true);
+  f.imatrix = r.boolean("imatrix").value_or(false);
+  f.equivalents = r.strings("equivalents");
+  if (j.contains("native_compute")) {
+    FieldReader n(j.at("native_compute"), p + "/native_compute", problems);
+    NativeCompute nc{n.str("dtype", true), n.str("capability", true), n.boolean("weight_only_fallback").value_or(false)};
+    if (!nc.capability.empty() && nc.capability != "fp8" && nc.capability != "nvfp4" && nc.capability != "mxfp4" &&
+        nc.capability != "int4" && nc.capability != "int8")
+      n.wrong("capability", "expected fp8, nvfp4, mxfp4, int4 or int8");
+    f.native_compute = nc;
+  }
+  if (j.contains("rules") && j.at("rules").is_array()) {
+    const json& rules = j.at("rules");
+    for (std::size_t k = 0; k < rules.size(); ++k) f.rules.push_back(rule_from_json(rules[k], p + "/rules/" + std::to_string(k), problems));
+  } else {
+    r.missing("rules");
+  }
+  if (f.container != Container::kGguf && !f.llama_ftype.empty())
+    problems.push_back({"", r.at("llama_ftype"), "llama_ftype only applies to gguf formats"});
+  return f;
+}
+
+QuantDb::KvDtype kv_dtype_from_json(const json& j, const std::string& p, std::vector<Problem>& problems) {
+  FieldReader r(j, p, problems);
+  QuantDb::KvDtype kv;
+  kv.id = r.str("id", true);
+  kv.bits_per_element = r.u32("bits_per_element", false, 1).value_or(0);
+  kv.ggml_type = r.str("ggml_type");
+  if ((kv.bits_per_element > 0) == !kv.ggml_type.empty()) problems.push_back({"", p, "give exactly one of bits_per_element and ggml_type"});
+  return kv;
+}
+
+/// Each entry of the array `key` (when doc holds one) read by `parse` and upserted by id; an
+/// entry without an id is skipped (its problem is already recorded).
+template <typename T, typename Parse>
+void add_entries(const json& doc, const std::string& key, std::vector<T>& entries, const char* what, std::vector<Problem>& problems,
+                 Parse parse) {
+  if (!doc.contains(key) || !doc.at(key).is_array()) return;
+  std::set<std::string> seen;
+  const json& arr = doc.at(key);
+  for (std::size_t i = 0; i < arr.size(); ++i) {
+    const std::string p = "/" + key + "/" + std::to_string(i);
+    T entry = parse(arr[i], p, problems);
+    if (entry.id.empty()) continue;
+    upsert(entries, std::move(entry), seen, p + "/id", what, problems);
+  }
+}
+
 }  // namespace
 
 std::string_view to_string(Container c) {
@@ -271,87 +444,17 @@ void QuantDb::add_document(const json& doc, std::vector<Problem>& problems) {
     problems.push_back({"", "", "expected a JSON object"});
     return;
   }
-  if (doc.contains("ggml_types") && doc.at("ggml_types").is_array()) {
-    std::set<std::string> seen;
-    const json& arr = doc.at("ggml_types");
-    for (std::size_t i = 0; i < arr.size(); ++i) {
-      const std::string p = "/ggml_types/" + std::to_string(i);
-      FieldReader r(arr[i], p, problems);
-      GgmlType t;
-      t.id = r.str("id", true);
-      t.type_id = r.u32("type_id", true).value_or(0);
-      t.block_elements = r.u32("block_elements", true, 1).value_or(1);
-      t.bytes_per_block = r.u32("bytes_per_block", true, 1).value_or(0);
-      t.quantized = r.boolean("quantized").value_or(false);
-      t.removed = r.boolean("removed").value_or(false);
-      t.fallback = r.str("fallback");
-      t.layout = r.str("layout");
-      if (t.id.empty()) continue;
-      if (!t.quantized && t.block_elements != 1)
-        problems.push_back({"", r.at("block_elements"), "an unquantized type has blocks of 1 element"});
-      upsert(types_, std::move(t), seen, p + "/id", "ggml type", problems);
-    }
-  }
+  add_entries(doc, "ggml_types", types_, "ggml type", problems, ggml_type_from_json);
   if (doc.contains("last_resort_type")) {
     FieldReader r(doc, "", problems);
     last_resort_type_ = r.str("last_resort_type");
   }
-  if (doc.contains("gguf_file") && doc.at("gguf_file").is_object()) {
-    const json& g = doc.at("gguf_file");
-    FieldReader r(g, "/gguf_file", problems);
-    GgufFile file;
-    file.header_bytes = r.uint("header_bytes", true).value_or(24);
-    file.alignment_bytes = r.uint("alignment_bytes", true, 1).value_or(32);
-    file.tensor_info_fixed_bytes = r.uint("tensor_info_fixed_bytes", true).value_or(24);
-    file.tensor_info_bytes_per_dim = r.uint("tensor_info_bytes_per_dim", true).value_or(8);
-    if (g.contains("metadata") && g.at("metadata").is_array()) {
-      const json& arr = g.at("metadata");
-      for (std::size_t i = 0; i < arr.size(); ++i) {
-        const std::string p = "/gguf_file/metadata/" + std::to_string(i);
-        FieldReader m(arr[i], p, problems);
-        const auto bytes = m.uint("bytes", true, 1, UINT64_MAX);
-        if (!bytes || !arr[i].contains("vocab_sizes") || !arr[i].at("vocab_sizes").is_array()) {
-          if (!arr[i].contains("vocab_sizes")) m.missing("vocab_sizes");
-          continue;
-        }
-        const json& sizes = arr[i].at("vocab_sizes");
-        for (std::size_t k = 0; k < sizes.size(); ++k) {
-          if (!sizes[k].is_number_unsigned()) {
-            problems.push_back({"", p + "/vocab_sizes/" + std::to_string(k), "expected a positive integer"});
-            continue;
-          }
-          const auto vocab = sizes[k].get<uint64_t>();
-          if (!file.metadata_bytes_by_vocab.emplace(vocab, *bytes).second)
-            problems.push_back({"", p + "/vocab_sizes/" + std::to_string(k), fmt::format("vocabulary size {} is listed twice", vocab)});
-        }
-      }
-    }
-    if (g.contains("metadata_fallback")) {
-      FieldReader f(g.at("metadata_fallback"), "/gguf_file/metadata_fallback", problems);
-      file.fallback_fixed_bytes = f.uint("fixed_bytes", true, 0, UINT64_MAX).value_or(0);
-      file.fallback_bytes_per_vocab_entry = f.uint("bytes_per_vocab_entry", true).value_or(0);
-    } else {
-      r.missing("metadata_fallback");
-    }
-    gguf_file_ = std::move(file);
-  }
+  if (doc.contains("gguf_file") && doc.at("gguf_file").is_object()) gguf_file_ = gguf_file_from_json(doc.at("gguf_file"), problems);
   if (doc.contains("tensor_rules") && doc.at("tensor_rules").is_object()) {
     const json& tr = doc.at("tensor_rules");
     FieldReader r(tr, "/tensor_rules", problems);
     categories_.clear();
-    if (tr.contains("categories") && tr.at("categories").is_array()) {
-      const json& arr = tr.at("categories");
-      for (std::size_t i = 0; i < arr.size(); ++i) {
-        FieldReader c(arr[i], "/tensor_rules/categories/" + std::to_string(i), problems);
-        CategoryMatch m;
-        m.category = c.str("category", true);
-        m.name_equals = c.strings("name_equals");
-        m.name_contains = c.strings("name_contains");
-        if (m.name_equals.empty() && m.name_contains.empty())
-          problems.push_back({"", "/tensor_rules/categories/" + std::to_string(i), "a category needs name_equals or name_contains"});
-        categories_.push_back(std::move(m));
-      }
-    }
+    if (tr.contains("categories") && tr.at("categories").is_array()) categories_ = categories_from_json(tr.at("categories"), problems);
     attn_v_categories_ = r.strings("attn_v_categories");
     if (tr.contains("not_quantized")) {
       FieldReader n(tr.at("not_quantized"), "/tensor_rules/not_quantized", problems);
@@ -360,104 +463,12 @@ void QuantDb::add_document(const json& doc, std::vector<Problem>& problems) {
       not_quantized_suffix_ = n.str("name_must_end_with");
     }
     size_classes_.clear();
-    if (tr.contains("size_classes") && tr.at("size_classes").is_array()) {
-      const json& arr = tr.at("size_classes");
-      for (std::size_t i = 0; i < arr.size(); ++i) {
-        FieldReader s(arr[i], "/tensor_rules/size_classes/" + std::to_string(i), problems);
-        SizeClass sc;
-        sc.size_class = s.str("class", true);
-        sc.arch = s.strings("arch");
-        sc.n_layers = s.u32("n_layers", true, 1).value_or(0);
-        sc.n_gqa_min = s.u32("n_gqa_min", false, 1).value_or(0);
-        size_classes_.push_back(std::move(sc));
-      }
-    }
+    if (tr.contains("size_classes") && tr.at("size_classes").is_array())
+      size_classes_ = size_classes_from_json(tr.at("size_classes"), problems);
   }
-  if (doc.contains("layouts") && doc.at("layouts").is_array()) {
-    std::set<std::string> seen;
-    const json& arr = doc.at("layouts");
-    for (std::size_t i = 0; i < arr.size(); ++i) {
-      const std::string p = "/layouts/" + std::to_string(i);
-      FieldReader r(arr[i], p, problems);
-      StorageLayout l;
-      l.id = r.str("id", true);
-      l.description = r.str("description");
-      l.weight_bits = r.u32("weight_bits", true, 1).value_or(16);
-      l.group_elements = r.u32("group_elements", false, 1).value_or(0);
-      l.groups_over_tensor = r.boolean("groups_over_tensor").value_or(false);
-      l.block_rows = r.u32("block_rows", false, 1).value_or(0);
-      l.group_bits = r.u32("group_bits").value_or(0);
-      l.nested_groups = r.u32("nested_groups", false, 1).value_or(0);
-      l.nested_bits = r.u32("nested_bits").value_or(0);
-      l.bits_per_input_channel = r.u32("bits_per_input_channel").value_or(0);
-      l.bits_per_output_channel = r.u32("bits_per_output_channel").value_or(0);
-      l.bits_per_tensor = r.uint("bits_per_tensor", false, 0, UINT64_MAX).value_or(0);
-      l.stored_tensors = r.u32("stored_tensors", false, 1).value_or(1);
-      if (l.group_elements == 0 && (l.group_bits > 0 || l.groups_over_tensor || l.nested_groups > 0 || l.block_rows > 0))
-        problems.push_back({"", p, "group_bits, groups_over_tensor, nested_groups and block_rows need group_elements"});
-      if (l.nested_groups > 0 && l.nested_bits == 0) problems.push_back({"", r.at("nested_bits"), "nested_groups needs nested_bits"});
-      if (l.id.empty()) continue;
-      upsert(layouts_, std::move(l), seen, p + "/id", "layout", problems);
-    }
-  }
-  if (doc.contains("formats") && doc.at("formats").is_array()) {
-    std::set<std::string> seen;
-    const json& arr = doc.at("formats");
-    for (std::size_t i = 0; i < arr.size(); ++i) {
-      const std::string p = "/formats/" + std::to_string(i);
-      FieldReader r(arr[i], p, problems);
-      QuantFormat f;
-      f.pointer = p;
-      f.id = r.str("id", true);
-      f.name = r.str("name", true);
-      f.description = r.str("description");
-      const std::string container = r.str("container", true);
-      if (auto c = container_from_string(container))
-        f.container = *c;
-      else if (!container.empty())
-        r.wrong("container", "expected gguf, safetensors, pte or qnn");
-      f.llama_ftype = r.str("llama_ftype");
-      f.default_storage = r.str("default_storage", true);
-      f.keep_storage = r.str("keep_storage", true);
-      f.imatrix = r.boolean("imatrix").value_or(false);
-      f.equivalents = r.strings("equivalents");
-      if (arr[i].contains("native_compute")) {
-        FieldReader n(arr[i].at("native_compute"), p + "/native_compute", problems);
-        NativeCompute nc{n.str("dtype", true), n.str("capability", true), n.boolean("weight_only_fallback").value_or(false)};
-        if (!nc.capability.empty() && nc.capability != "fp8" && nc.capability != "nvfp4" && nc.capability != "mxfp4" &&
-            nc.capability != "int4" && nc.capability != "int8")
-          n.wrong("capability", "expected fp8, nvfp4, mxfp4, int4 or int8");
-        f.native_compute = nc;
-      }
-      if (arr[i].contains("rules") && arr[i].at("rules").is_array()) {
-        const json& rules = arr[i].at("rules");
-        for (std::size_t k = 0; k < rules.size(); ++k)
-          f.rules.push_back(rule_from_json(rules[k], p + "/rules/" + std::to_string(k), problems));
-      } else {
-        r.missing("rules");
-      }
-      if (f.container != Container::kGguf && !f.llama_ftype.empty())
-        problems.push_back({"", r.at("llama_ftype"), "llama_ftype only applies to gguf formats"});
-      if (f.id.empty()) continue;
-      upsert(formats_, std::move(f), seen, p + "/id", "format", problems);
-    }
-  }
-  if (doc.contains("kv_cache_dtypes") && doc.at("kv_cache_dtypes").is_array()) {
-    std::set<std::string> seen;
-    const json& arr = doc.at("kv_cache_dtypes");
-    for (std::size_t i = 0; i < arr.size(); ++i) {
-      const std::string p = "/kv_cache_dtypes/" + std::to_string(i);
-      FieldReader r(arr[i], p, problems);
-      KvDtype kv;
-      kv.id = r.str("id", true);
-      kv.bits_per_element = r.u32("bits_per_element", false, 1).value_or(0);
-      kv.ggml_type = r.str("ggml_type");
-      if ((kv.bits_per_element > 0) == !kv.ggml_type.empty())
-        problems.push_back({"", p, "give exactly one of bits_per_element and ggml_type"});
-      if (kv.id.empty()) continue;
-      upsert(kv_dtypes_, std::move(kv), seen, p + "/id", "KV-cache dtype", problems);
-    }
-  }
+  add_entries(doc, "layouts", layouts_, "layout", problems, layout_from_json);
+  add_entries(doc, "formats", formats_, "format", problems, format_from_json);
+  add_entries(doc, "kv_cache_dtypes", kv_dtypes_, "KV-cache dtype", problems, kv_dtype_from_json);
   if (doc.contains("safetensors_file") && doc.at("safetensors_file").is_object()) {
     FieldReader r(doc.at("safetensors_file"), "/safetensors_file", problems);
     safetensors_file_.header_length_bytes = r.uint("header_length_bytes", true).value_or(8);

@@ -49,11 +49,9 @@ namespace optadvisor::cli {
 
 namespace {
 
-int run_command(int argc, char** argv) {
-  using optadvisor::ExitCode;
-  namespace cli = optadvisor::cli;
-
-  // Colour on stderr only on a terminal (spdlog checks), and never with NO_COLOR or --no-color (below).
+/// The stderr logger: colour only on a terminal (spdlog checks), and never with NO_COLOR or
+/// --no-color (applied once the options are parsed).
+std::shared_ptr<spdlog::logger> stderr_logger() {
   const char* no_color_env = std::getenv("NO_COLOR");
   const bool no_color_env_set = no_color_env != nullptr && *no_color_env != '\0';
   auto logger = spdlog::get("optadvisor");  // set up once per process (run() may be called again in-process)
@@ -61,35 +59,53 @@ int run_command(int argc, char** argv) {
   spdlog::set_default_logger(logger);
   spdlog::set_pattern("optadvisor: %l: %v");
   spdlog::set_level(spdlog::level::warn);
+  return logger;
+}
 
-  CLI::App app{"optadvisor: what limits your model on this hardware, and what to do about it", "optadvisor"};
-  app.set_help_all_flag("--help-all", "Show help for every subcommand");
-  cli::GlobalOptions global;
-  bool show_version = false;
+/// The options before any subcommand: --version, --data-dir, the log level and colour.
+void add_global_options(CLI::App& app, GlobalOptions& global, bool& show_version, bool& quiet) {
   app.add_flag("--version", show_version, "Print the program and data versions");
   app.add_option("--data-dir", global.data_dirs,
                  "Add or override data from a directory laid out like data/ (repeatable; also $OPTADVISOR_DATA_DIR)")
       ->type_name("DIR");
   app.add_flag("-v,--verbose", global.verbosity, "Log more to stderr (repeat for debug)");
-  bool quiet = false;  // -q is --quant on the advisor's options
   app.add_flag("--quiet", quiet, "Only errors on stderr");
   app.add_flag("--no-color", global.no_color, "Never colour the output (NO_COLOR is honoured too)");
+}
+
+/// Every subcommand, in the order --help lists them.
+void register_commands(CLI::App& app, GlobalOptions& global) {
+  register_hw(app, global);
+  register_validate_data(app, global);
+  register_size(app, global);
+  register_estimate(app, global);
+  register_catalog_lists(app, global);
+  register_advise(app, global);
+  register_rules(app, global);
+  register_compare(app, global);
+  register_search(app, global);
+  register_serve(app, global);
+  register_plan(app, global);
+  register_report(app, global);
+  register_calibrate(app, global);
+  register_completion(app, global);
+}
+
+int run_command(int argc, char** argv) {
+  using optadvisor::ExitCode;
+  namespace cli = optadvisor::cli;
+
+  auto logger = stderr_logger();
+
+  CLI::App app{"optadvisor: what limits your model on this hardware, and what to do about it", "optadvisor"};
+  app.set_help_all_flag("--help-all", "Show help for every subcommand");
+  cli::GlobalOptions global;
+  bool show_version = false;
+  bool quiet = false;  // -q is --quant on the advisor's options
+  add_global_options(app, global, show_version, quiet);
   app.fallthrough();
 
-  cli::register_hw(app, global);
-  cli::register_validate_data(app, global);
-  cli::register_size(app, global);
-  cli::register_estimate(app, global);
-  cli::register_catalog_lists(app, global);
-  cli::register_advise(app, global);
-  cli::register_rules(app, global);
-  cli::register_compare(app, global);
-  cli::register_search(app, global);
-  cli::register_serve(app, global);
-  cli::register_plan(app, global);
-  cli::register_report(app, global);
-  cli::register_calibrate(app, global);
-  cli::register_completion(app, global);
+  register_commands(app, global);
   // optadvisor --hw H --goal G ...: the advisor without naming it.
   const auto advise_here = cli::add_advise_options(&app);
 

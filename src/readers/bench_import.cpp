@@ -17,6 +17,7 @@
 #include "base/input_file.hpp"
 #include "optadvisor/base/error.hpp"
 #include "optadvisor/readers/model_source.hpp"
+#include "base/json_fields.hpp"
 
 namespace optadvisor {
 namespace {
@@ -47,7 +48,7 @@ class Fields {
  public:
   Fields(const json& j, const std::string& where) : j_(j), where_(where) {}
 
-  bool has(const char* key) const { return j_.contains(key) && !j_.at(key).is_null(); }
+  bool has(const char* key) const { return json_field::find(j_, key) != nullptr; }
 
   std::string str(const char* key, std::string fallback = {}) const {
     if (!has(key)) return fallback;
@@ -67,8 +68,7 @@ class Fields {
   }
   double number(const char* key, double fallback = 0) const {
     if (!has(key)) return fallback;
-    const json& v = j_.at(key);
-    if (v.is_number()) return v.get<double>();
+    if (auto v = json_field::as_number(j_.at(key))) return *v;
     throw wrong(key, "a number");
   }
   std::optional<double> optional_number(const char* key) const {

@@ -497,18 +497,21 @@ std::string add_profile_hint(const DetectedDevice& device, const std::vector<Har
       start, device.name.empty() ? "NAME" : device.name);
 }
 
-}  // namespace
+/// A profile the reported name may be.
+struct Candidate {
+  const HardwareProfile* hw;
+  std::string exact_via;  ///< "" when only the words matched
+};
 
-ProfileMatch match_profile(const DetectedDevice& device, const std::vector<HardwareProfile>& profiles) {
-  ProfileMatch m;
-  const std::string found = describe(device);
-  if (device.name.empty()) {
-    m.problem = fmt::format("--hw auto found {}, but not its product name", found);
-    m.hint = add_profile_hint(device, profiles);
-    return m;
-  }
+std::vector<const HardwareProfile*> profiles_of(const std::vector<Candidate>& candidates) {
+  std::vector<const HardwareProfile*> v;
+  for (const auto& c : candidates) v.push_back(c.hw);
+  return v;
+}
 
-  // Exact: the reported name, with or without its leading vendor word, is one of a profile's names.
+/// Exact: the reported name, with or without its leading vendor word, is one of a profile's
+/// names; or else every word of the reported name is in the profile's names.
+std::vector<Candidate> candidates_by_name(const DetectedDevice& device, const std::vector<HardwareProfile>& profiles) {
   std::set<std::string> vendors;
   for (const auto& hw : profiles) vendors.insert(hw.vendor);
   std::set<std::string> keys = {normalize_name(device.name)};
@@ -517,10 +520,6 @@ ProfileMatch match_profile(const DetectedDevice& device, const std::vector<Hardw
   keys.erase("");
 
   const auto reported_words = words_of(device.name);
-  struct Candidate {
-    const HardwareProfile* hw;
-    std::string exact_via;  ///< "" when only the words matched
-  };
   std::vector<Candidate> candidates;
   for (const auto& hw : profiles) {
     std::string exact_via;
@@ -533,7 +532,69 @@ ProfileMatch match_profile(const DetectedDevice& device, const std::vector<Hardw
         std::all_of(reported_words.begin(), reported_words.end(), [&](const std::string& w) { return words.count(w) > 0; });
     if (!exact_via.empty() || all_words) candidates.push_back({&hw, exact_via});
   }
+  return candidates;
+}
 
+/// Among several candidates: the reported memory, then the exact name, then the one default bin
+/// decides; each decision is recorded in `decided`.
+void narrow_candidates(std::vector<Candidate>& candidates, std::optional<double> memory_bytes, std::vector<std::string>& decided) {
+  if (memory_bytes && candidates.size() > 1) {
+    const auto all = profiles_of(candidates);
+    std::vector<Candidate> same;
+    for (const auto& c : candidates)
+      if (memory_agrees(*memory_bytes, *c.hw)) same.push_back(c);
+    if (!same.empty() && same.size() < candidates.size()) {
+      decided.push_back(fmt::format("{} of memory picks it among {}", gib(*memory_bytes), join_ids(all)));
+      candidates = std::move(same);
+    }
+  }
+  if (candidates.size() > 1) {
+    auto exact = std::find_if(candidates.begin(), candidates.end(), [](const Candidate& c) { return !c.exact_via.empty(); });
+    if (exact != candidates.end()) {
+      decided.push_back(fmt::format("the exact name picks it among {}", join_ids(profiles_of(candidates))));
+      candidates = {*exact};
+    }
+  }
+  if (candidates.size() > 1) {
+    std::vector<Candidate> bins;
+    for (const auto& c : candidates)
+      if (!c.hw->default_for.empty()) bins.push_back(c);
+    if (bins.size() == 1) {
+      decided.push_back(fmt::format("as the default bin among {}", join_ids(profiles_of(candidates))));
+      candidates = std::move(bins);
+    }
+  }
+}
+
+/// The notes on a match: memory the profile disagrees with, devices beyond the one described,
+/// fields the device did not report.
+void add_match_notes(ProfileMatch& m, const DetectedDevice& device, const HardwareProfile& hw, std::optional<double> memory_bytes) {
+  if (memory_bytes && !memory_agrees(*memory_bytes, hw))
+    m.notes.push_back(
+        fmt::format("this {} reports {} of memory where the profile {} has {}; the profile's figure is used "
+                    "({}an overlay profile with the same id replaces it: docs/detection.md)",
+                    device.kind == "cpu" ? "machine" : "device", gib(*memory_bytes), hw.id, gib(profile_memory_bytes(hw)),
+                    hw.memory_options.empty() ? "" : "--memory picks another size it is sold with; "));
+  if (device.kind != "cpu" && device.count > 1)
+    m.notes.push_back(
+        fmt::format("{} devices found; --hw auto describes one and leaves --gpus alone (pass --gpus {} --tp {} "
+                    "to model all of them)",
+                    device.count, device.count, device.count));
+  for (const auto& missing : device.missing) m.notes.push_back("not reported: " + missing);
+}
+
+}  // namespace
+
+ProfileMatch match_profile(const DetectedDevice& device, const std::vector<HardwareProfile>& profiles) {
+  ProfileMatch m;
+  const std::string found = describe(device);
+  if (device.name.empty()) {
+    m.problem = fmt::format("--hw auto found {}, but not its product name", found);
+    m.hint = add_profile_hint(device, profiles);
+    return m;
+  }
+
+  std::vector<Candidate> candidates = candidates_by_name(device, profiles);
   if (candidates.empty()) {
     m.problem = device.kind == "cpu"
                     ? fmt::format("--hw auto found no GPU or Apple silicon, only the host CPU: {}; no hardware profile describes it", found)
@@ -543,13 +604,8 @@ ProfileMatch match_profile(const DetectedDevice& device, const std::vector<Hardw
   }
 
   std::vector<std::string> decided;
-  auto ids_of = [&] {
-    std::vector<const HardwareProfile*> v;
-    for (const auto& c : candidates) v.push_back(c.hw);
-    return v;
-  };
   if (device.gpu_cores) {
-    const auto all = ids_of();
+    const auto all = profiles_of(candidates);
     std::vector<Candidate> same;
     for (const auto& c : candidates)
       if (c.hw->compute_units && *c.hw->compute_units == *device.gpu_cores) same.push_back(c);
@@ -565,34 +621,9 @@ ProfileMatch match_profile(const DetectedDevice& device, const std::vector<Hardw
   // A CPU's memory is the installed RAM (/proc/meminfo).
   std::optional<double> memory_bytes = device.memory_bytes;
   if (!memory_bytes && device.kind == "cpu") memory_bytes = device.ram_bytes;
-  if (memory_bytes && candidates.size() > 1) {
-    const auto all = ids_of();
-    std::vector<Candidate> same;
-    for (const auto& c : candidates)
-      if (memory_agrees(*memory_bytes, *c.hw)) same.push_back(c);
-    if (!same.empty() && same.size() < candidates.size()) {
-      decided.push_back(fmt::format("{} of memory picks it among {}", gib(*memory_bytes), join_ids(all)));
-      candidates = std::move(same);
-    }
-  }
+  narrow_candidates(candidates, memory_bytes, decided);
   if (candidates.size() > 1) {
-    auto exact = std::find_if(candidates.begin(), candidates.end(), [](const Candidate& c) { return !c.exact_via.empty(); });
-    if (exact != candidates.end()) {
-      decided.push_back(fmt::format("the exact name picks it among {}", join_ids(ids_of())));
-      candidates = {*exact};
-    }
-  }
-  if (candidates.size() > 1) {
-    std::vector<Candidate> bins;
-    for (const auto& c : candidates)
-      if (!c.hw->default_for.empty()) bins.push_back(c);
-    if (bins.size() == 1) {
-      decided.push_back(fmt::format("as the default bin among {}", join_ids(ids_of())));
-      candidates = std::move(bins);
-    }
-  }
-  if (candidates.size() > 1) {
-    m.problem = fmt::format("--hw auto found {}, which matches several profiles: {}", found, join_ids(ids_of()));
+    m.problem = fmt::format("--hw auto found {}, which matches several profiles: {}", found, join_ids(profiles_of(candidates)));
     m.hint = "pass --hw with the one that is this device (optadvisor hw show ID compares them)";
     return m;
   }
@@ -602,19 +633,7 @@ ProfileMatch match_profile(const DetectedDevice& device, const std::vector<Hardw
   m.how = candidates.front().exact_via.empty() ? fmt::format("every word of '{}' is in the names of {}", device.name, hw.id)
                                                : fmt::format("'{}' is {} of {}", device.name, candidates.front().exact_via, hw.id);
   for (const auto& d : decided) m.how += "; " + d;
-
-  if (memory_bytes && !memory_agrees(*memory_bytes, hw))
-    m.notes.push_back(
-        fmt::format("this {} reports {} of memory where the profile {} has {}; the profile's figure is used "
-                    "({}an overlay profile with the same id replaces it: docs/detection.md)",
-                    device.kind == "cpu" ? "machine" : "device", gib(*memory_bytes), hw.id, gib(profile_memory_bytes(hw)),
-                    hw.memory_options.empty() ? "" : "--memory picks another size it is sold with; "));
-  if (device.kind != "cpu" && device.count > 1)
-    m.notes.push_back(
-        fmt::format("{} devices found; --hw auto describes one and leaves --gpus alone (pass --gpus {} --tp {} "
-                    "to model all of them)",
-                    device.count, device.count, device.count));
-  for (const auto& missing : device.missing) m.notes.push_back("not reported: " + missing);
+  add_match_notes(m, device, hw, memory_bytes);
   return m;
 }
 

@@ -858,11 +858,9 @@ ModelSpec validated(const ModelSpec& s, bool traits_from_tensors, const std::str
   return *spec;
 }
 
-GgufModel parse(ByteSource& source, const std::string& name, const QuantDb& db) {
-  Reader r(source, name);
-  if (source.total() == 0) r.fail("empty file, not a GGUF model", kNotGgufHint);
-
-  GgufModel out;
+/// The fixed header: magic, version (2 or 3, little-endian) and the two counts, within their
+/// limits and the bytes left.
+void read_header(Reader& r, GgufModel& out) {
   const unsigned char* magic = r.take(4, "the magic number");
   if (std::memcmp(magic, "GGUF", 4) != 0) {
     std::string shown;
@@ -892,15 +890,22 @@ GgufModel parse(ByteSource& source, const std::string& name, const QuantDb& db) 
     r.fail(fmt::format("truncated: {} metadata pairs and {} tensor infos need at least {} bytes but {} are left", out.metadata_count,
                        out.tensor_count, least_bytes, r.left()),
            kTruncatedHint);
+}
 
+/// The metadata key/value pairs; a key given twice is damage.
+std::map<std::string, Value> read_metadata(Reader& r, uint64_t metadata_count) {
   std::map<std::string, Value> meta;
-  for (uint64_t i = 0; i < out.metadata_count; ++i) {
+  for (uint64_t i = 0; i < metadata_count; ++i) {
     std::string key = r.string(fmt::format("metadata key {}", i));
     const uint32_t type = r.u32("the value type of '" + key + "'");
     Value v = read_value(r, key, type);
     if (!meta.emplace(key, std::move(v)).second) r.fail(fmt::format("duplicate metadata key '{}'", key));
   }
+  return meta;
+}
 
+/// general.alignment (a power of two), or the default.
+uint64_t alignment_of(const Reader& r, const std::map<std::string, Value>& meta) {
   uint64_t alignment = kDefaultAlignment;
   if (auto it = meta.find("general.alignment"); it != meta.end()) {
     const Value& v = it->second;
@@ -909,22 +914,13 @@ GgufModel parse(ByteSource& source, const std::string& name, const QuantDb& db) 
       r.fail("general.alignment must be a power of two", kDamagedHint);
     alignment = static_cast<uint64_t>(a);
   }
+  return alignment;
+}
 
-  r.set_limit(kMaxHeaderBytes, "header (metadata and tensor table)");
-  std::vector<TensorInfo> tensors;
-  std::set<std::string_view> seen;
-  for (uint64_t i = 0; i < out.tensor_count; ++i) {
-    tensors.push_back(read_tensor_info(r, i, db));
-  }
-  for (const TensorInfo& t : tensors)
-    if (!seen.insert(t.name).second) r.fail(fmt::format("duplicate tensor '{}'", t.name));
-
-  // The data section starts at the next multiple of the alignment; every
-  // tensor must lie inside the file, and (as ggml's gguf_init requires) the
-  // tensors follow one another in table order, each padded to the alignment.
-  const uint64_t data_offset = (r.pos() + alignment - 1) / alignment * alignment;
-  const uint64_t file_bytes = source.total();
-  const uint64_t data_bytes = file_bytes > data_offset ? file_bytes - data_offset : 0;
+/// Every tensor inside the file and (as ggml's gguf_init requires) following the one before it in
+/// table order, each padded to the alignment.
+void check_tensor_offsets(const Reader& r, const std::vector<TensorInfo>& tensors, uint64_t alignment, uint64_t data_bytes,
+                          uint64_t file_bytes) {
   uint64_t expected_offset = 0;
   for (const TensorInfo& t : tensors) {
     if (t.offset % alignment != 0)
@@ -941,8 +937,10 @@ GgufModel parse(ByteSource& source, const std::string& name, const QuantDb& db) 
     // t.offset + t.bytes <= data_bytes (checked above), so the padded end cannot wrap.
     expected_offset = (t.offset + t.bytes + alignment - 1) / alignment * alignment;
   }
+}
 
-  // File type -> quant id.
+/// File type -> quant id (a note where the file type names none).
+void quant_id_from_file_type(const std::map<std::string, Value>& meta, const QuantDb& db, GgufModel& out) {
   if (auto it = meta.find("general.file_type"); it != meta.end() && is_integer(it->second.type)) {
     const int64_t raw = to_int(it->second.type, it->second.bits);
     const uint64_t ftype = raw < 0 ? std::numeric_limits<uint64_t>::max() : static_cast<uint64_t>(raw) & ~uint64_t{1024};
@@ -961,6 +959,36 @@ GgufModel parse(ByteSource& source, const std::string& name, const QuantDb& db) 
   } else {
     out.notes.push_back("general.file_type absent: the quant type is unknown; the tensor table gives the exact bytes");
   }
+}
+
+GgufModel parse(ByteSource& source, const std::string& name, const QuantDb& db) {
+  Reader r(source, name);
+  if (source.total() == 0) r.fail("empty file, not a GGUF model", kNotGgufHint);
+
+  GgufModel out;
+  read_header(r, out);
+
+  const std::map<std::string, Value> meta = read_metadata(r, out.metadata_count);
+  const uint64_t alignment = alignment_of(r, meta);
+
+  r.set_limit(kMaxHeaderBytes, "header (metadata and tensor table)");
+  std::vector<TensorInfo> tensors;
+  std::set<std::string_view> seen;
+  for (uint64_t i = 0; i < out.tensor_count; ++i) {
+    tensors.push_back(read_tensor_info(r, i, db));
+  }
+  for (const TensorInfo& t : tensors)
+    if (!seen.insert(t.name).second) r.fail(fmt::format("duplicate tensor '{}'", t.name));
+
+  // The data section starts at the next multiple of the alignment; every
+  // tensor must lie inside the file, and (as ggml's gguf_init requires) the
+  // tensors follow one another in table order, each padded to the alignment.
+  const uint64_t data_offset = (r.pos() + alignment - 1) / alignment * alignment;
+  const uint64_t file_bytes = source.total();
+  const uint64_t data_bytes = file_bytes > data_offset ? file_bytes - data_offset : 0;
+  check_tensor_offsets(r, tensors, alignment, data_bytes, file_bytes);
+
+  quant_id_from_file_type(meta, db, out);
 
   SpecBuilder builder(meta, tensors, name, out.notes);
   const ModelSpec raw = builder.build();

@@ -9,6 +9,7 @@
 
 #include "optadvisor/catalog/model.hpp"
 #include "base/strings.hpp"
+#include "base/json_fields.hpp"
 
 namespace optadvisor {
 
@@ -42,7 +43,7 @@ class HfFields {
       : j_(j), source_(source), prefix_(std::move(prefix)), model_type_(std::move(model_type)) {}
 
   /// Present with a non-null value.
-  bool has(const char* key) const { return j_.contains(key) && !j_.at(key).is_null(); }
+  bool has(const char* key) const { return json_field::find(j_, key) != nullptr; }
   /// Present, possibly null (transformers treats null and absent differently for some keys).
   bool present(const char* key) const { return j_.contains(key); }
 
@@ -67,23 +68,20 @@ class HfFields {
 
   std::optional<bool> boolean(const char* key) const {
     if (!has(key)) return std::nullopt;
-    const json& v = j_.at(key);
-    if (!v.is_boolean()) wrong_type(key, "true or false");
-    return v.get<bool>();
+    if (auto v = json_field::as_bool(j_.at(key))) return v;
+    wrong_type(key, "true or false");
   }
 
   std::optional<double> number(const char* key) const {
     if (!has(key)) return std::nullopt;
-    const json& v = j_.at(key);
-    if (!v.is_number()) wrong_type(key, "a number");
-    return v.get<double>();
+    if (auto v = json_field::as_number(j_.at(key))) return v;
+    wrong_type(key, "a number");
   }
 
   std::optional<std::string> string(const char* key) const {
     if (!has(key)) return std::nullopt;
-    const json& v = j_.at(key);
-    if (!v.is_string()) wrong_type(key, "a string");
-    return v.get<std::string>();
+    if (auto v = json_field::as_string(j_.at(key))) return v;
+    wrong_type(key, "a string");
   }
 
   std::vector<uint64_t> uints(const char* key) const {
@@ -92,10 +90,9 @@ class HfFields {
     const json& v = j_.at(key);
     if (!v.is_array()) wrong_type(key, "an array of non-negative integers");
     for (const json& item : v) {
-      if (!(item.is_number_unsigned() || (item.is_number_integer() && item.get<int64_t>() >= 0))) {
-        wrong_type(key, "an array of non-negative integers");
-      }
-      out.push_back(item.get<uint64_t>());
+      const auto value = json_field::as_uint(item);
+      if (!value) wrong_type(key, "an array of non-negative integers");
+      out.push_back(*value);
     }
     return out;
   }
@@ -106,8 +103,9 @@ class HfFields {
     const json& v = j_.at(key);
     if (!v.is_array()) wrong_type(key, "an array of strings");
     for (const json& item : v) {
-      if (!item.is_string()) wrong_type(key, "an array of strings");
-      out.push_back(item.get<std::string>());
+      auto value = json_field::as_string(item);
+      if (!value) wrong_type(key, "an array of strings");
+      out.push_back(std::move(*value));
     }
     return out;
   }
@@ -122,9 +120,7 @@ class HfFields {
 
  private:
   uint64_t to_uint(const char* key) const {
-    const json& v = j_.at(key);
-    if (v.is_number_unsigned()) return v.get<uint64_t>();
-    if (v.is_number_integer() && v.get<int64_t>() >= 0) return static_cast<uint64_t>(v.get<int64_t>());
+    if (auto v = json_field::as_uint(j_.at(key))) return *v;
     wrong_type(key, "a non-negative integer");
   }
 
@@ -300,187 +296,178 @@ void set_llama4(json& doc, HfFields& c, uint64_t layers) {
   }
 }
 
-}  // namespace
+/// The language model nested in text_config of a multimodal wrapper.
+const json& text_config_of(const HfFields& top, const std::string& source_name, const std::string& mt) {
+  const json* text = top.object("text_config");
+  if (text == nullptr) {
+    throw bad_input(source_name + ": missing required field 'text_config'",
+                    "a " + mt + " config.json nests the language model in text_config");
+  }
+  return *text;
+}
 
-ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& source_name) {
-  if (!config.is_object()) {
-    throw bad_input(source_name + ": expected a JSON object (a Hugging Face config.json)",
-                    "pass the config.json from the model's Hugging Face repository");
-  }
-  HfFields top(config, source_name, "", "Hugging Face");
-  const std::optional<std::string> top_type = top.string("model_type");
-  if (!top_type) {
-    throw bad_input(source_name + ": missing required field 'model_type'", "supported model_type values: " + join(accepted_types()));
-  }
-  const auto& accepted = accepted_types();
-  if (std::find(accepted.begin(), accepted.end(), *top_type) == accepted.end()) {
-    throw bad_input(source_name + ": unsupported model_type '" + *top_type + "'", "supported model_type values: " + join(accepted_types()));
-  }
+/// Kimi-K2.5's MoonViT-3D tower (vt_* keys) with its patchmerger projector. Every released
+/// config states the tower; no defaults are assumed.
+void set_kimi_k25_vision(json& doc, const HfFields& top, const std::string& source_name, const std::string& family) {
+  const json* vision_json = top.object("vision_config");
+  if (vision_json == nullptr) return;
+  HfFields vision(*vision_json, source_name, "vision_config.", family);
+  const std::vector<uint64_t> merge = vision.uints("merge_kernel_size");
+  if (merge.size() != 2 || merge[0] != merge[1])
+    throw bad_input(source_name + ": vision_config.merge_kernel_size must be two equal edges, e.g. [2, 2]",
+                    "use the config.json from the model's Hugging Face repository unchanged");
+  if (vision.string("mm_projector_type").value_or("patchmerger") != "patchmerger" ||
+      vision.uint("mm_hidden_size").value_or(0) != vision.required_uint("vt_hidden_size"))
+    throw bad_input(source_name + ": vision_config: only the patchmerger projector over the tower's own width is modelled",
+                    "Kimi-K2.5 states mm_projector_type patchmerger with mm_hidden_size = vt_hidden_size");
+  doc["vision_config"] = {
+      {"model_type", "moonvit3d"},
+      {"hidden_size", vision.required_uint("vt_hidden_size")},
+      {"num_hidden_layers", vision.required_uint("vt_num_hidden_layers")},
+      {"intermediate_size", vision.required_uint("vt_intermediate_size")},
+      {"patch_size", vision.required_uint("patch_size")},
+      {"num_position_embeddings", vision.required_uint("init_pos_emb_height") * vision.required_uint("init_pos_emb_width")},
+      {"spatial_merge_size", merge[0]}};
+  doc["checkpoint_includes"] = json::array({"vision_tower"});
+}
 
-  // Gemma-3 multimodal: the language model is in text_config, the SigLIP
-  // tower in vision_config (both may rely on config-class defaults).
-  std::string mt = *top_type;
-  const json* text = &config;
+/// The Llama 4 vision tower; returns the defaults applied.
+std::vector<std::string> set_llama4_vision(json& doc, const HfFields& top, const std::string& source_name, const std::string& family) {
+  const json* vision_json = top.object("vision_config");
+  if (vision_json == nullptr) return {};
+  HfFields vision(*vision_json, source_name, "vision_config.", family);
+  // Stated in every released Llama 4 config; no class defaults are assumed for the tower.
+  const std::optional<double> ratio = vision.number("pixel_shuffle_ratio");
+  if (!ratio)
+    throw bad_input(source_name + ": missing required field 'vision_config.pixel_shuffle_ratio'",
+                    "use the config.json from the model's Hugging Face repository unchanged");
+  doc["vision_config"] = {{"hidden_size", vision.required_uint("hidden_size")},
+                          {"num_hidden_layers", vision.required_uint("num_hidden_layers")},
+                          {"intermediate_size", vision.required_uint("intermediate_size")},
+                          {"patch_size", vision.required_uint("patch_size")},
+                          {"image_size", vision.required_uint("image_size")},
+                          {"num_channels", vision.uint_or("num_channels", 3)},
+                          {"projector_input_dim", vision.required_uint("projector_input_dim")},
+                          {"projector_output_dim", vision.required_uint("vision_output_dim")},
+                          {"pixel_shuffle_ratio", *ratio}};
+  doc["checkpoint_includes"] = json::array({"vision_tower"});
+  return vision.defaults();
+}
+
+/// Qwen3.5's Qwen3-VL-style tower; returns the defaults applied.
+std::vector<std::string> set_qwen3_5_vision(json& doc, const HfFields& top, const std::string& source_name, const std::string& family) {
+  const json* vision_json = top.object("vision_config");
+  if (vision_json == nullptr) return {};
+  HfFields vision(*vision_json, source_name, "vision_config.", family);
+  doc["vision_config"] = {{"hidden_size", vision.uint_or("hidden_size", 1152)},
+                          {"num_hidden_layers", vision.uint_or("depth", 27)},
+                          {"intermediate_size", vision.uint_or("intermediate_size", 4304)},
+                          {"patch_size", vision.uint_or("patch_size", 16)},
+                          {"num_channels", vision.uint_or("in_channels", 3)},
+                          {"num_position_embeddings", vision.uint_or("num_position_embeddings", 2304)},
+                          {"temporal_patch_size", vision.uint_or("temporal_patch_size", 2)},
+                          {"spatial_merge_size", vision.uint_or("spatial_merge_size", 2)}};
+  if (!vision.uints("deepstack_visual_indexes").empty())
+    throw bad_input(source_name + ": vision_config.deepstack_visual_indexes is not supported",
+                    "Qwen3.5 towers have none; deepstack mergers (Qwen3-VL) are not modelled");
+  doc["checkpoint_includes"] = json::array({"vision_tower"});
+  return vision.defaults();
+}
+
+/// Gemma-3's SigLIP tower from vision_config, SiglipVisionConfig's defaults where it is silent
+/// (always present); returns the defaults applied.
+std::vector<std::string> set_gemma3_vision(json& doc, const HfFields& top, const std::string& source_name) {
+  const json* vision_json = top.object("vision_config");
+  const json no_vision = json::object();
+  HfFields vision(vision_json != nullptr ? *vision_json : no_vision, source_name, "vision_config.", "gemma3");
+  // SiglipVisionConfig defaults.
+  doc["vision_config"] = {{"hidden_size", vision.uint_or("hidden_size", 768)},
+                          {"num_hidden_layers", vision.uint_or("num_hidden_layers", 12)},
+                          {"intermediate_size", vision.uint_or("intermediate_size", 3072)},
+                          {"patch_size", vision.uint_or("patch_size", 16)},
+                          {"image_size", vision.uint_or("image_size", 224)},
+                          {"num_channels", vision.uint_or("num_channels", 3)}};
+  doc["checkpoint_includes"] = json::array({"vision_tower"});
+  return vision.defaults();
+}
+
+/// The language model of a config.json: the top level, or text_config of a multimodal wrapper
+/// (whose tower goes into doc).
+struct TextModel {
+  const json* text;
   std::string prefix;
-  json doc = json::object();
   std::vector<std::string> vision_defaults;
-  // DeepSeek-V3-shaped families: Kimi-K2 (kimi_k2 with DeepseekV3ForCausalLM), DeepSeek-V3.2 and
-  // GLM-5 (MLA plus the DSA indexer).
-  std::string family = mt;
-  if (mt == "kimi_k2" || mt == "deepseek_v32" || mt == "glm_moe_dsa") mt = "deepseek_v3";
+};
+
+/// Unwraps the multimodal families (Kimi-K2.5, Llama 4, Qwen3.5, Gemma-3): `mt` becomes the
+/// text model's type; the tower, when stated, goes into doc.
+TextModel unwrap_multimodal(json& doc, const json& config, const HfFields& top, const std::string& source_name, std::string& mt,
+                            const std::string& family) {
   if (mt == "kimi_k25") {
-    // Kimi-K2.5: a kimi_k2 (DeepSeek-V3-shaped) text_config and the MoonViT-3D tower (vt_* keys)
-    // with its patchmerger projector. Every released config states the tower; no defaults are assumed.
-    text = top.object("text_config");
-    if (text == nullptr) {
-      throw bad_input(source_name + ": missing required field 'text_config'",
-                      "a kimi_k25 config.json nests the language model in text_config");
-    }
-    prefix = "text_config.";
+    // A kimi_k2 (DeepSeek-V3-shaped) text_config and the MoonViT-3D tower.
+    TextModel m{&text_config_of(top, source_name, mt), "text_config.", {}};
     mt = "deepseek_v3";
-    if (const json* vision_json = top.object("vision_config")) {
-      HfFields vision(*vision_json, source_name, "vision_config.", family);
-      const std::vector<uint64_t> merge = vision.uints("merge_kernel_size");
-      if (merge.size() != 2 || merge[0] != merge[1])
-        throw bad_input(source_name + ": vision_config.merge_kernel_size must be two equal edges, e.g. [2, 2]",
-                        "use the config.json from the model's Hugging Face repository unchanged");
-      if (vision.string("mm_projector_type").value_or("patchmerger") != "patchmerger" ||
-          vision.uint("mm_hidden_size").value_or(0) != vision.required_uint("vt_hidden_size"))
-        throw bad_input(source_name + ": vision_config: only the patchmerger projector over the tower's own width is modelled",
-                        "Kimi-K2.5 states mm_projector_type patchmerger with mm_hidden_size = vt_hidden_size");
-      doc["vision_config"] = {
-          {"model_type", "moonvit3d"},
-          {"hidden_size", vision.required_uint("vt_hidden_size")},
-          {"num_hidden_layers", vision.required_uint("vt_num_hidden_layers")},
-          {"intermediate_size", vision.required_uint("vt_intermediate_size")},
-          {"patch_size", vision.required_uint("patch_size")},
-          {"num_position_embeddings", vision.required_uint("init_pos_emb_height") * vision.required_uint("init_pos_emb_width")},
-          {"spatial_merge_size", merge[0]}};
-      doc["checkpoint_includes"] = json::array({"vision_tower"});
-    }
-  } else if (mt == "llama4") {
-    // Llama 4 multimodal: text_config (llama4_text) and the Llama 4 vision tower.
-    text = top.object("text_config");
-    if (text == nullptr) {
-      throw bad_input(source_name + ": missing required field 'text_config'",
-                      "a llama4 config.json nests the language model in text_config");
-    }
-    prefix = "text_config.";
-    mt = "llama4_text";
-    if (const json* vision_json = top.object("vision_config")) {
-      HfFields vision(*vision_json, source_name, "vision_config.", family);
-      // Stated in every released Llama 4 config; no class defaults are assumed for the tower.
-      const std::optional<double> ratio = vision.number("pixel_shuffle_ratio");
-      if (!ratio)
-        throw bad_input(source_name + ": missing required field 'vision_config.pixel_shuffle_ratio'",
-                        "use the config.json from the model's Hugging Face repository unchanged");
-      doc["vision_config"] = {{"hidden_size", vision.required_uint("hidden_size")},
-                              {"num_hidden_layers", vision.required_uint("num_hidden_layers")},
-                              {"intermediate_size", vision.required_uint("intermediate_size")},
-                              {"patch_size", vision.required_uint("patch_size")},
-                              {"image_size", vision.required_uint("image_size")},
-                              {"num_channels", vision.uint_or("num_channels", 3)},
-                              {"projector_input_dim", vision.required_uint("projector_input_dim")},
-                              {"projector_output_dim", vision.required_uint("vision_output_dim")},
-                              {"pixel_shuffle_ratio", *ratio}};
-      doc["checkpoint_includes"] = json::array({"vision_tower"});
-      vision_defaults = vision.defaults();
-    }
-  } else if (mt == "qwen3_5" || mt == "qwen3_5_moe") {
-    // Qwen3.5 multimodal: the language model in text_config, the Qwen3-VL-style tower in vision_config.
-    text = top.object("text_config");
-    if (text == nullptr) {
-      throw bad_input(source_name + ": missing required field 'text_config'",
-                      "a " + mt + " config.json nests the language model in text_config");
-    }
-    prefix = "text_config.";
-    mt += "_text";
-    if (const json* vision_json = top.object("vision_config")) {
-      HfFields vision(*vision_json, source_name, "vision_config.", family);
-      doc["vision_config"] = {{"hidden_size", vision.uint_or("hidden_size", 1152)},
-                              {"num_hidden_layers", vision.uint_or("depth", 27)},
-                              {"intermediate_size", vision.uint_or("intermediate_size", 4304)},
-                              {"patch_size", vision.uint_or("patch_size", 16)},
-                              {"num_channels", vision.uint_or("in_channels", 3)},
-                              {"num_position_embeddings", vision.uint_or("num_position_embeddings", 2304)},
-                              {"temporal_patch_size", vision.uint_or("temporal_patch_size", 2)},
-                              {"spatial_merge_size", vision.uint_or("spatial_merge_size", 2)}};
-      if (!vision.uints("deepstack_visual_indexes").empty())
-        throw bad_input(source_name + ": vision_config.deepstack_visual_indexes is not supported",
-                        "Qwen3.5 towers have none; deepstack mergers (Qwen3-VL) are not modelled");
-      doc["checkpoint_includes"] = json::array({"vision_tower"});
-      vision_defaults = vision.defaults();
-    }
-  } else if (mt == "gemma3") {
-    text = top.object("text_config");
-    if (text == nullptr) {
-      throw bad_input(source_name + ": missing required field 'text_config'",
-                      "a gemma3 config.json nests the language model in text_config");
-    }
-    prefix = "text_config.";
-    mt = "gemma3_text";
-    const json* vision_json = top.object("vision_config");
-    const json no_vision = json::object();
-    HfFields vision(vision_json != nullptr ? *vision_json : no_vision, source_name, "vision_config.", "gemma3");
-    // SiglipVisionConfig defaults.
-    doc["vision_config"] = {{"hidden_size", vision.uint_or("hidden_size", 768)},
-                            {"num_hidden_layers", vision.uint_or("num_hidden_layers", 12)},
-                            {"intermediate_size", vision.uint_or("intermediate_size", 3072)},
-                            {"patch_size", vision.uint_or("patch_size", 16)},
-                            {"image_size", vision.uint_or("image_size", 224)},
-                            {"num_channels", vision.uint_or("num_channels", 3)}};
-    doc["checkpoint_includes"] = json::array({"vision_tower"});
-    vision_defaults = vision.defaults();
+    set_kimi_k25_vision(doc, top, source_name, family);
+    return m;
   }
-  HfFields c(*text, source_name, prefix, mt);
+  if (mt == "llama4") {
+    // Llama 4 multimodal: text_config (llama4_text) and the Llama 4 vision tower.
+    TextModel m{&text_config_of(top, source_name, mt), "text_config.", {}};
+    mt = "llama4_text";
+    m.vision_defaults = set_llama4_vision(doc, top, source_name, family);
+    return m;
+  }
+  if (mt == "qwen3_5" || mt == "qwen3_5_moe") {
+    // Qwen3.5 multimodal: the language model in text_config, the Qwen3-VL-style tower in vision_config.
+    TextModel m{&text_config_of(top, source_name, mt), "text_config.", {}};
+    mt += "_text";
+    m.vision_defaults = set_qwen3_5_vision(doc, top, source_name, family);
+    return m;
+  }
+  if (mt == "gemma3") {
+    // Gemma-3 multimodal: the SigLIP tower in vision_config (both may rely on config-class defaults).
+    TextModel m{&text_config_of(top, source_name, mt), "text_config.", {}};
+    mt = "gemma3_text";
+    m.vision_defaults = set_gemma3_vision(doc, top, source_name);
+    return m;
+  }
+  return TextModel{&config, "", {}};
+}
 
-  const uint64_t hidden = c.required_uint("hidden_size");
-  const uint64_t layers = c.required_uint("num_hidden_layers");
-  if (layers > kMaxModelLayers)  // before the per-layer patterns below are built
-    throw bad_input(source_name + ": " + prefix + "num_hidden_layers: " + std::to_string(layers) + " is beyond the limit of " +
-                        std::to_string(kMaxModelLayers) + " for any model",
-                    "check the config.json against the model's Hugging Face repository");
-  const bool gemma3 = mt == "gemma3_text";
-  const bool qwen_hybrid = mt == "qwen3_next" || mt == "qwen3_5_text" || mt == "qwen3_5_moe_text";
-  // Gemma-3 text configs routinely omit these and rely on Gemma3TextConfig.
-  const uint64_t heads = gemma3 ? c.uint_or("num_attention_heads", 8) : c.required_uint("num_attention_heads");
-  const uint64_t vocab = gemma3 ? c.uint_or("vocab_size", 262208) : c.required_uint("vocab_size");
-
-  // num_key_value_heads: absent -> the config-class default; null -> heads.
+/// num_key_value_heads: absent -> the config-class default; null -> heads.
+uint64_t kv_heads_of(HfFields& c, const std::string& mt, uint64_t heads) {
   static const std::map<std::string, uint64_t> kv_class_default = {
       {"mistral", 8},    {"mixtral", 8},     {"qwen2", 32},          {"qwen3", 32},  {"qwen3_moe", 4},
       {"gemma2", 4},     {"gemma3_text", 4}, {"deepseek_v3", 128},   {"gpt_oss", 8}, {"qwen3_next", 2},
       {"nemotron_h", 8}, {"llama4_text", 8}, {"granitemoehybrid", 8}};
-  uint64_t kv_heads = heads;
-  if (c.has("num_key_value_heads")) {
-    kv_heads = *c.uint("num_key_value_heads");
-  } else if (!c.present("num_key_value_heads") && kv_class_default.count(mt) > 0) {
-    kv_heads = c.uint_or("num_key_value_heads", kv_class_default.at(mt));
-  }
+  if (c.has("num_key_value_heads")) return *c.uint("num_key_value_heads");
+  if (!c.present("num_key_value_heads") && kv_class_default.count(mt) > 0)
+    return c.uint_or("num_key_value_heads", kv_class_default.at(mt));
+  return heads;
+}
 
-  // head_dim: some classes fix a default, the rest derive hidden / heads.
+/// head_dim: some classes fix a default, the rest derive hidden / heads.
+uint64_t head_dim_of(HfFields& c, const std::string& mt, uint64_t hidden, uint64_t heads) {
   static const std::map<std::string, uint64_t> head_dim_class_default = {
       {"qwen3", 128},      {"gemma2", 256},       {"gemma3_text", 256},      {"gpt_oss", 64},
       {"qwen3_next", 256}, {"qwen3_5_text", 256}, {"qwen3_5_moe_text", 256}, {"llama4_text", 128}};
-  uint64_t head_dim = heads > 0 ? hidden / heads : 0;
-  if (c.has("head_dim")) {
-    head_dim = *c.uint("head_dim");
-  } else if (head_dim_class_default.count(mt) > 0) {
-    head_dim = c.uint_or("head_dim", head_dim_class_default.at(mt));
-  }
+  if (c.has("head_dim")) return *c.uint("head_dim");
+  if (head_dim_class_default.count(mt) > 0) return c.uint_or("head_dim", head_dim_class_default.at(mt));
+  return heads > 0 ? hidden / heads : 0;
+}
 
+/// id and name from _name_or_path (or the file's name), and the model_type read.
+void set_identity(json& doc, const HfFields& top, const std::string& source_name, const std::string& mt) {
   const std::optional<std::string> name_or_path = top.string("_name_or_path");
   doc["id"] = name_or_path && !name_or_path->empty() ? "config:" + *name_or_path : "custom";
   doc["name"] =
       name_or_path && !name_or_path->empty() ? *name_or_path : std::filesystem::path(source_name).filename().string() + " (" + mt + ")";
   doc["model_type"] = mt;
-  doc["hidden_size"] = hidden;
-  doc["num_hidden_layers"] = layers;
-  doc["num_attention_heads"] = heads;
-  doc["num_key_value_heads"] = kv_heads;
-  doc["vocab_size"] = vocab;
-  if (mt != "deepseek_v3") doc["head_dim"] = head_dim;
+}
 
+/// max_position_embeddings and rope_theta, with the config classes' defaults (transformers v5
+/// nests rope_theta in rope_parameters).
+void set_positions(json& doc, HfFields& c, const std::string& mt, const std::string& source_name, const std::string& prefix) {
   static const std::map<std::string, uint64_t> max_pos_default = {
       {"llama", 2048},      {"mistral", 131072},        {"mixtral", 131072},         {"qwen2", 32768},         {"qwen3", 32768},
       {"qwen3_moe", 32768}, {"gemma2", 8192},           {"gemma3_text", 131072},     {"phi3", 4096},           {"deepseek_v3", 4096},
@@ -501,14 +488,18 @@ ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& 
     }
   }
   doc["rope_theta"] = theta.value_or(rope_default.at(mt));
+}
 
+/// tie_word_embeddings (a wrapper may state it at its top level), then biases and norms: the HF
+/// keys where the family has them; the rest are fixed by the architecture and come from
+/// model_from_json's trait table.
+void set_tying_and_biases(json& doc, const HfFields& c, const HfFields& top, bool nested, const std::string& mt,
+                          const std::string& source_name, bool gemma3, bool qwen_hybrid) {
   const bool tied_default = mt == "gemma2" || gemma3;
   std::optional<bool> tied = c.boolean("tie_word_embeddings");
-  if (!tied && text != &config) tied = top.boolean("tie_word_embeddings");
+  if (!tied && nested) tied = top.boolean("tie_word_embeddings");
   doc["tie_word_embeddings"] = tied.value_or(tied_default);
 
-  // Biases and norms: the HF keys where the family has them; the rest are
-  // fixed by the architecture and come from model_from_json's trait table.
   if (mt == "llama" || mt == "qwen3" || mt == "qwen3_moe" || mt == "gemma2" || gemma3 || mt == "gpt_oss" || qwen_hybrid ||
       mt == "llama4_text") {
     doc["attention_bias"] = c.boolean("attention_bias").value_or(mt == "gpt_oss");
@@ -518,10 +509,10 @@ ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& 
     throw bad_input(source_name + ": attention_bias true is not supported for deepseek_v3",
                     "every released DeepSeek-V3 config has attention_bias false");
   }
+}
 
-  // Dense FFN width and MoE layout.
-  const bool moe_width_is_intermediate = mt == "mixtral" || mt == "gpt_oss" || mt == "minimax_m2";
-  const bool qwen_moe = mt == "qwen3_moe" || mt == "qwen3_next" || mt == "qwen3_5_moe_text";
+/// The dense FFN width (when the class has one); returns it.
+uint64_t set_intermediate(json& doc, HfFields& c, const std::string& mt) {
   uint64_t intermediate = 0;
   if (mt == "qwen3_moe") {
     intermediate = c.uint_or("intermediate_size", 6144);
@@ -531,7 +522,11 @@ ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& 
     intermediate = c.required_uint("intermediate_size");
   }
   if (intermediate > 0) doc["intermediate_size"] = intermediate;
+  return intermediate;
+}
 
+/// The routed experts' count, top-k, width and shared expert per config class; returns the count.
+uint64_t set_routed_experts(json& doc, HfFields& c, const std::string& mt, bool qwen_moe) {
   uint64_t experts = 0;
   if (mt == "mixtral") {
     experts = c.uint_or("num_local_experts", 8);
@@ -564,6 +559,16 @@ ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& 
     const std::optional<uint64_t> k = c.uint("num_experts_per_tok");
     doc["num_experts_per_tok"] = k ? *k : c.uint_or("experts_per_token", 4);
   }
+  return experts;
+}
+
+/// Dense FFN width and MoE layout: the routed experts, their width and which layers stay dense,
+/// per config class.
+void set_experts(json& doc, HfFields& c, const std::string& mt, uint64_t layers) {
+  const bool moe_width_is_intermediate = mt == "mixtral" || mt == "gpt_oss" || mt == "minimax_m2";
+  const bool qwen_moe = mt == "qwen3_moe" || mt == "qwen3_next" || mt == "qwen3_5_moe_text";
+  const uint64_t intermediate = set_intermediate(doc, c, mt);
+  const uint64_t experts = set_routed_experts(doc, c, mt, qwen_moe);
   if (moe_width_is_intermediate) doc["moe_intermediate_size"] = intermediate;
   if (experts > 0) {
     doc["num_experts"] = experts;
@@ -590,27 +595,128 @@ ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& 
     doc.erase("moe_intermediate_size");
     doc.erase("shared_expert_intermediate_size");
   }
+}
 
-  if (mt == "deepseek_v3") {
-    const uint64_t q_rank = c.present("q_lora_rank") ? c.uint("q_lora_rank").value_or(0) : c.uint_or("q_lora_rank", 1536);
-    if (q_rank > 0) doc["q_lora_rank"] = q_rank;
-    doc["kv_lora_rank"] = c.uint_or("kv_lora_rank", 512);
-    doc["qk_rope_head_dim"] = c.uint_or("qk_rope_head_dim", 64);
-    doc["qk_nope_head_dim"] = c.uint_or("qk_nope_head_dim", 128);
-    doc["v_head_dim"] = c.uint_or("v_head_dim", 128);
-    const uint64_t mtp = c.uint("num_nextn_predict_layers").value_or(0);
-    if (mtp > 0) {
-      doc["num_nextn_predict_layers"] = mtp;
-      // GLM-5's MTP layer stores no embedding/head copies (its published total shows it).
-      doc["checkpoint_includes"].push_back(family == "glm_moe_dsa" ? "mtp_layers_shared_embedding" : "mtp_layers");
-    }
-    if (family == "deepseek_v32" || family == "glm_moe_dsa") {
-      doc["index_n_heads"] = c.required_uint("index_n_heads");
-      doc["index_head_dim"] = c.required_uint("index_head_dim");
-      doc["index_topk"] = c.required_uint("index_topk");
-    }
+/// DeepSeek-V3's multi-head latent attention ranks, its multi-token-prediction layers and
+/// (DeepSeek-V3.2, GLM-5) the DSA indexer.
+void set_mla(json& doc, HfFields& c, const std::string& family) {
+  const uint64_t q_rank = c.present("q_lora_rank") ? c.uint("q_lora_rank").value_or(0) : c.uint_or("q_lora_rank", 1536);
+  if (q_rank > 0) doc["q_lora_rank"] = q_rank;
+  doc["kv_lora_rank"] = c.uint_or("kv_lora_rank", 512);
+  doc["qk_rope_head_dim"] = c.uint_or("qk_rope_head_dim", 64);
+  doc["qk_nope_head_dim"] = c.uint_or("qk_nope_head_dim", 128);
+  doc["v_head_dim"] = c.uint_or("v_head_dim", 128);
+  const uint64_t mtp = c.uint("num_nextn_predict_layers").value_or(0);
+  if (mtp > 0) {
+    doc["num_nextn_predict_layers"] = mtp;
+    // GLM-5's MTP layer stores no embedding/head copies (its published total shows it).
+    doc["checkpoint_includes"].push_back(family == "glm_moe_dsa" ? "mtp_layers_shared_embedding" : "mtp_layers");
+  }
+  if (family == "deepseek_v32" || family == "glm_moe_dsa") {
+    doc["index_n_heads"] = c.required_uint("index_n_heads");
+    doc["index_head_dim"] = c.required_uint("index_head_dim");
+    doc["index_topk"] = c.required_uint("index_topk");
+  }
+}
+
+/// compressed-tensors' one weight group (config_groups.group_0) of packed INT weights: Kimi-K2.5's
+/// INT4 routed experts.
+void set_compressed_tensors(json& doc, const HfFields& qc, const std::string& source_name, const std::string& qprefix,
+                            const std::string& mt) {
+  const json* groups = qc.object("config_groups");
+  const json* group = groups != nullptr && groups->contains("group_0") ? &groups->at("group_0") : nullptr;
+  const json* weights = group != nullptr && group->is_object() && group->contains("weights") ? &group->at("weights") : nullptr;
+  if (weights == nullptr || !weights->is_object() || groups->size() != 1)
+    throw bad_input(source_name + ": " + qprefix + "config_groups: expected one group_0 with its weights",
+                    "use the config.json from the model's Hugging Face repository unchanged");
+  HfFields w(*weights, source_name, qprefix + "config_groups.group_0.weights.", mt);
+  doc["quantization_config"] = {
+      {"quant_method", "compressed-tensors"}, {"num_bits", w.required_uint("num_bits")}, {"group_size", w.required_uint("group_size")}};
+  doc["checkpoint_includes"].push_back("quantization_scales");
+  if (doc["quantization_config"]["num_bits"] == 4 && doc["quantization_config"]["group_size"] == 32) doc["native_format"] = "int4-wo";
+}
+
+/// The checkpoint's own quantization (block-scaled FP8, MXFP4, compressed-tensors INT4) as its
+/// native format; others noted and ignored.
+void set_checkpoint_quantization(json& doc, std::vector<std::string>& notes, const HfFields& top, const HfFields& c, bool nested,
+                                 const std::string& source_name, const std::string& prefix, const std::string& mt) {
+  const json* quant = top.object("quantization_config");
+  if (quant == nullptr && nested) quant = c.object("quantization_config");  // Kimi-K2.5 states it in text_config
+  if (quant == nullptr) return;
+  const std::string qprefix = (quant == top.object("quantization_config") ? std::string() : prefix) + "quantization_config.";
+  HfFields qc(*quant, source_name, qprefix, mt);
+  const std::string method = qc.string("quant_method").value_or("");
+  if (method == "fp8" && qc.has("weight_block_size")) {
+    const std::vector<uint64_t> block = qc.uints("weight_block_size");
+    doc["quantization_config"] = {{"quant_method", "fp8"}, {"weight_block_size", block}};
+    doc["checkpoint_includes"].push_back("quantization_scales");
+    if (block == std::vector<uint64_t>{128, 128}) doc["native_format"] = "fp8-block";
+  } else if (method == "mxfp4") {
+    doc["quantization_config"] = {{"quant_method", "mxfp4"}};
+    doc["checkpoint_includes"].push_back("quantization_scales");
+    doc["native_format"] = "mxfp4";
+  } else if (method == "compressed-tensors" && qc.string("format").value_or("") == "pack-quantized") {
+    set_compressed_tensors(doc, qc, source_name, qprefix, mt);
+  } else if (!method.empty()) {
+    notes.push_back("quantization_config '" + method + "' ignored: sizes are computed from the architecture.");
+  }
+}
+
+}  // namespace
+
+ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& source_name) {
+  if (!config.is_object()) {
+    throw bad_input(source_name + ": expected a JSON object (a Hugging Face config.json)",
+                    "pass the config.json from the model's Hugging Face repository");
+  }
+  HfFields top(config, source_name, "", "Hugging Face");
+  const std::optional<std::string> top_type = top.string("model_type");
+  if (!top_type) {
+    throw bad_input(source_name + ": missing required field 'model_type'", "supported model_type values: " + join(accepted_types()));
+  }
+  const auto& accepted = accepted_types();
+  if (std::find(accepted.begin(), accepted.end(), *top_type) == accepted.end()) {
+    throw bad_input(source_name + ": unsupported model_type '" + *top_type + "'", "supported model_type values: " + join(accepted_types()));
   }
 
+  std::string mt = *top_type;
+  json doc = json::object();
+  // DeepSeek-V3-shaped families: Kimi-K2 (kimi_k2 with DeepseekV3ForCausalLM), DeepSeek-V3.2 and
+  // GLM-5 (MLA plus the DSA indexer).
+  std::string family = mt;
+  if (mt == "kimi_k2" || mt == "deepseek_v32" || mt == "glm_moe_dsa") mt = "deepseek_v3";
+  const TextModel model = unwrap_multimodal(doc, config, top, source_name, mt, family);
+  const json* text = model.text;
+  const std::string& prefix = model.prefix;
+  HfFields c(*text, source_name, prefix, mt);
+
+  const uint64_t hidden = c.required_uint("hidden_size");
+  const uint64_t layers = c.required_uint("num_hidden_layers");
+  if (layers > kMaxModelLayers)  // before the per-layer patterns below are built
+    throw bad_input(source_name + ": " + prefix + "num_hidden_layers: " + std::to_string(layers) + " is beyond the limit of " +
+                        std::to_string(kMaxModelLayers) + " for any model",
+                    "check the config.json against the model's Hugging Face repository");
+  const bool gemma3 = mt == "gemma3_text";
+  const bool qwen_hybrid = mt == "qwen3_next" || mt == "qwen3_5_text" || mt == "qwen3_5_moe_text";
+  // Gemma-3 text configs routinely omit these and rely on Gemma3TextConfig.
+  const uint64_t heads = gemma3 ? c.uint_or("num_attention_heads", 8) : c.required_uint("num_attention_heads");
+  const uint64_t vocab = gemma3 ? c.uint_or("vocab_size", 262208) : c.required_uint("vocab_size");
+  const uint64_t kv_heads = kv_heads_of(c, mt, heads);
+  const uint64_t head_dim = head_dim_of(c, mt, hidden, heads);
+
+  set_identity(doc, top, source_name, mt);
+  doc["hidden_size"] = hidden;
+  doc["num_hidden_layers"] = layers;
+  doc["num_attention_heads"] = heads;
+  doc["num_key_value_heads"] = kv_heads;
+  doc["vocab_size"] = vocab;
+  if (mt != "deepseek_v3") doc["head_dim"] = head_dim;
+  set_positions(doc, c, mt, source_name, prefix);
+
+  set_tying_and_biases(doc, c, top, text != &config, mt, source_name, gemma3, qwen_hybrid);
+
+  set_experts(doc, c, mt, layers);
+  if (mt == "deepseek_v3") set_mla(doc, c, family);
   set_sliding(doc, c, mt, layers);
   if (qwen_hybrid) set_linear_attention(doc, c);
   if (mt == "nemotron_h") set_nemotron_h(doc, c);
@@ -618,42 +724,11 @@ ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& 
   if (mt == "granitemoehybrid") set_granite_hybrid(doc, c);
 
   std::vector<std::string> notes = {"Imported from " + source_name + " (model_type " + *top_type + ")."};
-  const json* quant = top.object("quantization_config");
-  if (quant == nullptr && text != &config) quant = c.object("quantization_config");  // Kimi-K2.5 states it in text_config
-  if (const json* q = quant) {
-    const std::string qprefix = (q == top.object("quantization_config") ? std::string() : prefix) + "quantization_config.";
-    HfFields qc(*q, source_name, qprefix, mt);
-    const std::string method = qc.string("quant_method").value_or("");
-    if (method == "fp8" && qc.has("weight_block_size")) {
-      const std::vector<uint64_t> block = qc.uints("weight_block_size");
-      doc["quantization_config"] = {{"quant_method", "fp8"}, {"weight_block_size", block}};
-      doc["checkpoint_includes"].push_back("quantization_scales");
-      if (block == std::vector<uint64_t>{128, 128}) doc["native_format"] = "fp8-block";
-    } else if (method == "mxfp4") {
-      doc["quantization_config"] = {{"quant_method", "mxfp4"}};
-      doc["checkpoint_includes"].push_back("quantization_scales");
-      doc["native_format"] = "mxfp4";
-    } else if (method == "compressed-tensors" && qc.string("format").value_or("") == "pack-quantized") {
-      // One weight group (config_groups.group_0) of packed INT weights: Kimi-K2.5's INT4 routed experts.
-      const json* groups = qc.object("config_groups");
-      const json* group = groups != nullptr && groups->contains("group_0") ? &groups->at("group_0") : nullptr;
-      const json* weights = group != nullptr && group->is_object() && group->contains("weights") ? &group->at("weights") : nullptr;
-      if (weights == nullptr || !weights->is_object() || groups->size() != 1)
-        throw bad_input(source_name + ": " + qprefix + "config_groups: expected one group_0 with its weights",
-                        "use the config.json from the model's Hugging Face repository unchanged");
-      HfFields w(*weights, source_name, qprefix + "config_groups.group_0.weights.", mt);
-      doc["quantization_config"] = {
-          {"quant_method", "compressed-tensors"}, {"num_bits", w.required_uint("num_bits")}, {"group_size", w.required_uint("group_size")}};
-      doc["checkpoint_includes"].push_back("quantization_scales");
-      if (doc["quantization_config"]["num_bits"] == 4 && doc["quantization_config"]["group_size"] == 32) doc["native_format"] = "int4-wo";
-    } else if (!method.empty()) {
-      notes.push_back("quantization_config '" + method + "' ignored: sizes are computed from the architecture.");
-    }
-  }
+  set_checkpoint_quantization(doc, notes, top, c, text != &config, source_name, prefix, mt);
 
   std::vector<std::string> defaults = top.defaults();
   defaults.insert(defaults.end(), c.defaults().begin(), c.defaults().end());
-  defaults.insert(defaults.end(), vision_defaults.begin(), vision_defaults.end());
+  defaults.insert(defaults.end(), model.vision_defaults.begin(), model.vision_defaults.end());
   if (!defaults.empty()) notes.push_back("transformers config-class defaults applied: " + join(defaults) + ".");
   doc["notes"] = notes;
   doc["sources"] = json::array();
