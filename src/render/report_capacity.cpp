@@ -5,18 +5,13 @@
 
 #include "base/table.hpp"
 #include "optadvisor/base/version.hpp"
+#include "optadvisor/render/report_serve.hpp"
 
 namespace optadvisor {
 namespace {
 
 constexpr std::size_t kShown = 10;
 
-std::string layout_text(const ServePoolRequest& p) {
-  std::string out = fmt::format("tp {}", p.layout.tp);
-  if (p.layout.dp_attention > 1) out = fmt::format("dp-attention {}", p.layout.dp_attention);
-  if (p.layout.ep > 1) out += fmt::format(" ep {}", p.layout.ep);
-  return out;
-}
 
 }  // namespace
 
@@ -84,7 +79,7 @@ std::string render_capacity(const CapacityRequest& q, const CapacityPlan& plan, 
       std::vector<std::string> row = {std::to_string(i + 1),
                                       std::to_string(c.gpus),
                                       std::to_string(c.replicas),
-                                      layout_text(c.layout),
+                                      layout_text(c.layout.layout),
                                       c.engine,
                                       c.quant,
                                       fmt::format("{:.3g}", c.replica_rate_per_s),

@@ -11,13 +11,6 @@ namespace {
 
 std::string ms(double s) { return fmt::format("{:.1f}", s * 1e3); }
 
-std::string layout_text(const ServePoolRequest& p) {
-  std::string out = fmt::format("{} worker{} x tp {}", p.workers, p.workers == 1 ? "" : "s", p.layout.tp);
-  if (p.layout.pp > 1) out += fmt::format(" pp {}", p.layout.pp);
-  if (p.layout.dp_attention > 1) out += fmt::format(" dp-attention {}", p.layout.dp_attention);
-  if (p.layout.ep > 1) out += fmt::format(" ep {}", p.layout.ep);
-  return out + fmt::format(" ({} GPU{} each)", p.layout.gpus(), p.layout.gpus() == 1 ? "" : "s");
-}
 
 std::string load_text(const ServeRequest& r) {
   const std::string who = r.load.concurrency ? fmt::format("closed loop of {} clients", r.load.concurrency)
@@ -40,9 +33,9 @@ std::string header(const PreparedServing& p, const ServeRequest& r, const Style&
                                            s.engine.engine->name, r.engine_version.empty() ? "" : " " + r.engine_version)) +
                     "\n";
   if (r.disaggregated)
-    out += fmt::format("disaggregated: prefill {}; decode {}\n", layout_text(r.prefill), layout_text(r.decode));
+    out += fmt::format("disaggregated: prefill {}; decode {}\n", pool_text(r.prefill, true), pool_text(r.decode, true));
   else
-    out += fmt::format("aggregated: {}\n", layout_text(r.aggregated));
+    out += fmt::format("aggregated: {}\n", pool_text(r.aggregated, true));
   out += fmt::format("KV cache {}; calibration era from {}\n", s.workload.kv_dtype, p.era ? p.era->from_version : "-");
   return out;
 }
@@ -97,6 +90,20 @@ std::string sweep_text(const std::vector<ServeRequest>& points, const std::vecto
 }
 
 }  // namespace
+
+std::string layout_text(const ServingLayout& layout) {
+  std::string out = fmt::format("tp {}", layout.tp);
+  if (layout.pp > 1) out += fmt::format(" pp {}", layout.pp);
+  if (layout.dp_attention > 1) out += fmt::format(" dp-attention {}", layout.dp_attention);
+  if (layout.ep > 1) out += fmt::format(" ep {}", layout.ep);
+  return out;
+}
+
+std::string pool_text(const ServePoolRequest& pool, bool gpus_each) {
+  std::string out = fmt::format("{} worker{} x {}", pool.workers, pool.workers == 1 ? "" : "s", layout_text(pool.layout));
+  if (gpus_each) out += fmt::format(" ({} GPU{} each)", pool.layout.gpus(), pool.layout.gpus() == 1 ? "" : "s");
+  return out;
+}
 
 std::string render_serve(const PreparedServing& prepared, const ServeRequest& request, const std::vector<ServeRequest>& points,
                          const std::vector<ServingResult>& results, bool sweep, OutputFormat format, const Style& style) {

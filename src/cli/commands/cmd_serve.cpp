@@ -61,14 +61,8 @@ std::vector<ServeRequest> sweep_points(const ServeRequest& base) {
 }
 
 std::string layout_label(const ServeRequest& r) {
-  auto one = [](const ServePoolRequest& p) {
-    std::string out = fmt::format("{} x ", p.workers);
-    out += p.layout.dp_attention > 1 ? fmt::format("dp-attention {}", p.layout.dp_attention) : fmt::format("tp {}", p.layout.tp);
-    if (p.layout.ep > 1) out += fmt::format(" ep {}", p.layout.ep);
-    return out;
-  };
-  if (r.disaggregated) return "disaggregated: prefill " + one(r.prefill) + ", decode " + one(r.decode);
-  return "aggregated " + one(r.aggregated);
+  if (r.disaggregated) return "disaggregated: prefill " + pool_text(r.prefill, false) + ", decode " + pool_text(r.decode, false);
+  return "aggregated " + pool_text(r.aggregated, false);
 }
 
 std::string load_label(const ServeRequest& r) {
