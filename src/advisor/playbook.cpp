@@ -736,6 +736,7 @@ Facts inference_facts(const PreparedScenario& ps, const Analysis& a, Goal goal) 
   f["workload.kv_bits"] = w.kv_bytes_per_element * 8.0;
   f["workload.gpus"] = w.gpus;
   f["workload.tp"] = w.tp;
+  f["workload.replicas"] = w.replicas;
   f["workload.pp"] = w.pp;
   f["workload.flash_attention"] = a.factors.flash_attention;
   f["workload.attention_kernel"] = w.attention_kernel;

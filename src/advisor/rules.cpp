@@ -91,6 +91,7 @@ const std::vector<FactInfo>& fact_catalog() {
       {"workload.kv_bits", T::kNumber, "bits per KV-cache element"},
       {"workload.gpus", T::kNumber, "GPUs"},
       {"workload.tp", T::kNumber, "tensor-parallel degree"},
+      {"workload.replicas", T::kNumber, "data-parallel copies of the tp x pp layout"},
       {"workload.pp", T::kNumber, "pipeline (layer-split) degree"},
       {"workload.flash_attention", T::kBool, "fused (flash) attention in effect"},
       {"workload.attention_kernel", T::kString, "attention kernel chosen explicitly: \"\", fa2 or fa3"},

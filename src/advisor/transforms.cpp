@@ -297,6 +297,41 @@ TransformResult tensor_parallel(const Params& p, const TransformInput& in) {
   return changed(std::move(r), {std::move(change)});
 }
 
+/// Data-parallel replicas in place of tensor parallelism: the same GPUs as copies of a smaller
+/// layout, each serving its share of the sequences (the total kept, rounded up; under --batch max
+/// each copy fills its own memory). The smallest tp that fits and serves fastest is taken.
+TransformResult replicate(const Params&, const TransformInput& in) {
+  const Workload& w = in.prepared.scenario.workload;
+  if (w.tp < 2) return not_here("one GPU per copy already (tensor parallel 1)");
+  if (w.pp > 1) return not_here(fmt::format("pipeline parallel {}: the stages would have to be re-planned", w.pp));
+  std::optional<ScenarioRequest> best;
+  double best_rate = 0;
+  uint32_t best_tp = 0;
+  for (uint32_t t = 1; t < w.tp; ++t) {
+    if (w.tp % t != 0) continue;
+    const uint32_t copies = w.tp / t;
+    ScenarioRequest r = in.request;
+    r.tp = t;
+    r.gpus = t;
+    r.replicas = static_cast<int64_t>(w.replicas) * copies;
+    if (!w.batch_max) r.batch = std::to_string((w.batch + copies - 1) / copies);
+    Analysis a;
+    try {
+      a = analyze(prepare_scenario(in.catalog, r, in.prepared.model).scenario, Detail::kNumbers);
+    } catch (const Error&) {
+      continue;  // a layout the model or engine refuses (heads not divisible, ...)
+    }
+    if (!a.memory.fits) continue;
+    if (!best || a.serving_tokens_per_s > best_rate) best = r, best_rate = a.serving_tokens_per_s, best_tp = t;
+  }
+  if (!best) return not_here(fmt::format("no smaller tensor-parallel degree than {} holds the model", w.tp));
+  const uint32_t copies = w.tp / best_tp;
+  std::vector<std::string> notes = {fmt::format("tensor parallel {} -> {} replicas of tensor parallel {} on the same {} GPUs", w.tp,
+                                                copies * w.replicas, best_tp, w.total_gpus())};
+  if (!w.batch_max) notes.push_back(fmt::format("batch {} -> {} per replica (the same concurrency in all)", w.batch, best->batch_or_default()));
+  return changed(std::move(*best), std::move(notes));
+}
+
 TransformResult set_batch(const Params& p, const TransformInput& in) {
   ScenarioRequest r = in.request;
   const uint64_t current = in.analysis.batch;
@@ -652,6 +687,7 @@ const std::vector<Entry>& entries() {
        flash_attention},
       {{"cuda_graphs", "capture the decode step as a CUDA graph", {}}, cuda_graphs},
       {{"tensor_parallel", "split every layer across GPUs", {{"degree", "integer", true, "GPUs per model replica"}}}, tensor_parallel},
+      {{"replicate", "serve the same GPUs as data-parallel replicas of a smaller tensor-parallel layout", {}}, replicate},
       {{"set_batch", "serve more sequences at once", {{"batch", "batch", true, "\"max\" (as many as fit) or a number"}}}, set_batch},
       {{"switch_engine",
         "serve with another engine, keeping the weights' precision",

@@ -560,8 +560,10 @@ void fill_serving(Analysis& a, const Workload& wl, uint64_t batch) {
   const double gen = static_cast<double>(wl.gen_tokens);
   a.request_latency_s = a.prefill.time_s + gen * a.decode.time_s;
   const double cycle_tokens = wl.gen_tokens > 0 ? b * gen : b * static_cast<double>(wl.prompt_tokens);
-  a.serving_tokens_per_s = a.request_latency_s > 0 ? cycle_tokens / a.request_latency_s : 0.0;
-  if ((wl.batch_max || batch > 1) && wl.gen_tokens > 0) {
+  // Replicas serve side by side, each its own batch on its own GPUs: their rates add, a request's latency is one copy's.
+  const double replicas = static_cast<double>(std::max<uint32_t>(wl.replicas, 1));
+  a.serving_tokens_per_s = a.request_latency_s > 0 ? replicas * cycle_tokens / a.request_latency_s : 0.0;
+  if ((wl.batch_max || batch > 1 || wl.replicas > 1) && wl.gen_tokens > 0) {
     a.has_throughput = true;
     a.throughput_batch = batch;
     a.output_tokens_per_s = a.serving_tokens_per_s;

@@ -80,6 +80,7 @@ nlohmann::json all_fields(const Fields<T>& fields, const T& value) {
 /// rate over it; output_tokens_per_s is null when the request generates nothing.
 nlohmann::json throughput_json(const Workload& w, const Analysis& a) {
   return {{"batch", a.batch},
+          {"replicas", w.replicas},
           {"request_latency_s", a.request_latency_s},
           {"output_tokens_per_s", w.gen_tokens > 0 ? nlohmann::json(a.serving_tokens_per_s) : nlohmann::json(nullptr)}};
 }
@@ -117,7 +118,8 @@ nlohmann::json scenario_json(const PreparedScenario& ps, const Analysis& a) {
         {"kv_dtype", w.kv_dtype},
         {"gpus", w.gpus},
         {"tp", w.tp},
-        {"pp", w.pp}}}};
+        {"pp", w.pp},
+        {"replicas", w.replicas}}}};
   if (ps.calibration) out["engine"]["calibration"] = calibration_json(ps);
   out["hardware"]["memory_bytes"] = s.hardware->memory_capacity_bytes;
   if (w.gpus > 1)

@@ -337,6 +337,9 @@ void set_workload_numbers(Workload& w, const ScenarioRequest& r, const ModelSpec
   w.pp = static_cast<uint32_t>(positive(r.pp, "--pp"));
   if (r.tp > 1024 || r.pp > 1024 || r.gpus > 1024) throw bad_input("at most 1024 GPUs are modelled");  // before tp x pp
   w.gpus = static_cast<uint32_t>(r.gpus == 0 ? r.tp * r.pp : positive(r.gpus, "--gpus"));
+  w.replicas = static_cast<uint32_t>(positive(std::min<int64_t>(r.replicas, 1025), "--replicas"));
+  if (static_cast<uint64_t>(w.replicas) * w.gpus > 1024)
+    throw bad_input(fmt::format("--replicas {} x {} GPU{} each is beyond the 1024 GPUs modelled", r.replicas, w.gpus, w.gpus == 1 ? "" : "s"));
   if (r.host_bandwidth_bytes_per_s && !(*r.host_bandwidth_bytes_per_s > 0))
     throw bad_input("--host-bandwidth must be a positive number of bytes/s");
   w.ubatch_tokens = static_cast<uint64_t>(positive(r.ubatch_tokens, "--ubatch", 0));

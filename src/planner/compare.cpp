@@ -155,7 +155,7 @@ void evaluate(const Catalog& catalog, const ResolvedModel& model, CompareRow& ro
   row.analysis = analyze(ps.scenario);
   const MemoryBreakdown& m = row.analysis.memory;
   row.serving_tokens_per_s = goal_metric(Goal::kThroughput, row.analysis);
-  row.efficiency = efficiency(*ps.scenario.hardware, ps.scenario.workload.gpus, row.serving_tokens_per_s);
+  row.efficiency = efficiency(*ps.scenario.hardware, ps.scenario.workload.total_gpus(), row.serving_tokens_per_s);
   if (m.fits) {
     row.status = CandidateStatus::kFits;
   } else if (m.offloaded_layers > 0) {

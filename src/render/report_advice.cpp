@@ -9,6 +9,7 @@
 #include "base/table.hpp"
 #include "optadvisor/analysis/analysis_json.hpp"
 #include "optadvisor/advisor/transforms.hpp"
+#include "optadvisor/render/report_estimate.hpp"
 #include "base/units.hpp"
 #include "base/strings.hpp"
 
@@ -112,8 +113,7 @@ std::string workload_line(const Evaluation& e) {
   const Workload& w = e.inference().prepared.scenario.workload;
   return fmt::format("workload: batch {}, prompt {}, generate {}, context {}, KV cache {}{}",
                      w.batch_max ? fmt::format("max ({})", e.inference().analysis.batch) : std::to_string(w.batch), w.prompt_tokens,
-                     w.gen_tokens, w.context(), w.kv_dtype,
-                     w.gpus > 1 ? fmt::format(", {} GPUs (tp {}, pp {})", w.gpus, w.tp, w.pp) : std::string());
+                     w.gen_tokens, w.context(), w.kv_dtype, gpus_text(w));
 }
 
 std::vector<std::string> training_diagnosis_lines(const Advice& a) {

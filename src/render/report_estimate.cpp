@@ -26,6 +26,12 @@ std::string memory_text(const MemoryBreakdown& m, bool md) {
 
 }  // namespace
 
+std::string gpus_text(const Workload& w) {
+  const std::string layout = w.gpus > 1 ? fmt::format("{} GPUs (tp {}, pp {})", w.gpus, w.tp, w.pp) : std::string("1 GPU");
+  if (w.replicas > 1) return fmt::format(", {} replicas x {}", w.replicas, layout);
+  return w.gpus > 1 ? ", " + layout : std::string();
+}
+
 std::string render_estimate(const PreparedScenario& ps, const Analysis& a, OutputFormat format, const Style& style) {
   if (format == OutputFormat::kJson) return estimate_json(ps, a).dump(2) + "\n";
   const bool md = format == OutputFormat::kMarkdown;
@@ -42,7 +48,7 @@ std::string render_estimate(const PreparedScenario& ps, const Analysis& a, Outpu
   out += md ? "# " + title + "\n\n" : style.bold(title) + "\n";
   out += fmt::format("workload: batch {}, prompt {} tokens, generate {} tokens, context {}, KV cache {}{}\n",
                      w.batch_max ? fmt::format("max ({})", a.throughput_batch) : std::to_string(w.batch), w.prompt_tokens, w.gen_tokens,
-                     w.context(), w.kv_dtype, w.gpus > 1 ? fmt::format(", {} GPUs (tp {}, pp {})", w.gpus, w.tp, w.pp) : std::string());
+                     w.context(), w.kv_dtype, gpus_text(w));
   for (const auto& n : ps.notes) out += n + "\n";
 
   out += heading("Memory");
@@ -66,7 +72,8 @@ std::string render_estimate(const PreparedScenario& ps, const Analysis& a, Outpu
   if (a.has_throughput) {
     out += heading("Serving throughput");
     out += item("output",
-                fmt::format("{:.0f} tokens/s at batch {} (prefill + decode of every sequence)", a.output_tokens_per_s, a.throughput_batch));
+                fmt::format("{:.0f} tokens/s at batch {}{} (prefill + decode of every sequence)", a.output_tokens_per_s, a.throughput_batch,
+                            w.replicas > 1 ? fmt::format(" on each of {} replicas", w.replicas) : std::string()));
   }
   if (a.sustained_factor < 1.0) {
     out += heading("Sustained (thermal)");

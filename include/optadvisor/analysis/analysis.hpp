@@ -88,11 +88,12 @@ struct Analysis {
   uint64_t batch = 1;    ///< sequences the estimate ran (the resolved --batch)
   bool has_throughput = false;
   uint64_t throughput_batch = 0;
-  double output_tokens_per_s = 0;  ///< serving: batch x gen / (prefill + decode time)
+  double output_tokens_per_s = 0;  ///< serving: replicas x batch x gen / (prefill + decode time)
   /// One request: TTFT + gen x time per output token (prefill.time_s + gen x decode.time_s).
   double request_latency_s = 0;
   /// Tokens the batch produces per second over a request's whole cycle: batch x gen (batch x
-  /// prompt when nothing is generated) / request_latency_s. Defined at batch 1 too.
+  /// prompt when nothing is generated) / request_latency_s, times the replicas serving side by
+  /// side. Defined at batch 1 too.
   double serving_tokens_per_s = 0;
   double sustained_factor = 1.0;  ///< thermal: sustained / burst (phones)
   Factors factors;

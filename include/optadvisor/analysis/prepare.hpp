@@ -35,6 +35,7 @@ struct ScenarioRequest {
   int64_t gpus = 0;                       ///< 0 = tp x pp
   int64_t tp = 1;
   int64_t pp = 1;
+  int64_t replicas = 1;  ///< data-parallel copies of the tp x pp layout (--replicas), each on its own GPUs with its own batch
   std::optional<bool> flash_attention;
   std::optional<bool> graphs;
   std::optional<double> host_bandwidth_bytes_per_s;

@@ -58,6 +58,7 @@ struct Workload {
   uint32_t gpus = 1;
   uint32_t tp = 1;                                   ///< tensor parallel degree
   uint32_t pp = 1;                                   ///< pipeline / layer-split degree
+  uint32_t replicas = 1;                             ///< copies of the tp x pp layout serving side by side (gpus is one copy's)
   std::optional<bool> flash_attention;               ///< unset: the engine's default
   std::optional<bool> graphs;                        ///< unset: the backend's default
   std::optional<double> host_bandwidth_bytes_per_s;  ///< system RAM for offloaded layers
@@ -72,6 +73,7 @@ struct Workload {
   bool weights_mmap = false;                         ///< phones: weights mapped read-only from the file, outside the app's footprint
 
   uint64_t context() const { return context_tokens ? context_tokens : prompt_tokens + gen_tokens; }
+  uint32_t total_gpus() const { return gpus * replicas; }  ///< every replica's GPUs
 };
 
 /// Points into the Catalog (`hardware` unless hardware_variant owns it, the engine); the Catalog must outlive it.

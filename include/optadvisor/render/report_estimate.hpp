@@ -11,6 +11,10 @@
 
 namespace optadvisor {
 
+/// The GPUs of a workload for its summary line: "" on one GPU, ", 2 GPUs (tp 2, pp 1)",
+/// ", 4 replicas x 2 GPUs (tp 2, pp 1)", ", 8 replicas x 1 GPU".
+std::string gpus_text(const Workload& w);
+
 /// `estimate`: the full analysis with its inputs and efficiency factors (JSON: estimate_json).
 std::string render_estimate(const PreparedScenario& prepared, const Analysis& analysis, OutputFormat format, const Style& style);
 

@@ -73,6 +73,7 @@ void register_compare(CLI::App& app, const GlobalOptions& global) {
   add_device_options(cmd, o->request);
   add_gpus_option(cmd, o->request.gpus, "GPU count (default tp x pp)");
   cmd->add_option("--tp", o->request.tp, "Tensor-parallel degree")->capture_default_str();
+  cmd->add_option("--replicas", o->request.replicas, "Copies of the tp x pp layout serving side by side, each on its own GPUs (serving throughput adds up)")->capture_default_str();
   cmd->add_option("--pp", o->request.pp, "Pipeline / layer-split degree")->capture_default_str();
   cmd->add_option("--flash-attention", o->flash_attention, "on or off (default: the engine's)")->check(CLI::IsMember({"on", "off"}));
   cmd->add_option("--sort", o->sort, "Row order: given, ttft, decode, throughput, per-joule or per-dollar")

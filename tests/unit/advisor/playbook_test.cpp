@@ -310,6 +310,11 @@ std::vector<AdviceRequest> coverage_scenarios() {
     long_prompt.scenario.prompt_tokens = 16384;
     long_prompt.scenario.context_tokens = 32768;
     out.push_back(long_prompt);
+    // An 8B model over eight H100s in tensor parallel, filling memory: copies serve more.
+    AdviceRequest tp8 = request("h100", g);
+    tp8.scenario.tp = 8;
+    tp8.scenario.batch = "max";
+    out.push_back(tp8);
   }
   // Training steps: one node of H100s, a consumer card, long sequences, the other frameworks.
   auto train = [&](const std::string& hw, int64_t gpus, const std::string& model = "", const std::string& engine = "") {
