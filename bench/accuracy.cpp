@@ -140,6 +140,21 @@ std::vector<Param> backend_params(BackendProfile& b, bool has_decode, bool has_p
 
 }  // namespace
 
+/// Rewrites each engine file in data/engines whose document `edit` changes (edit returns whether it did).
+template <typename Edit>
+void rewrite_engine_files(const Engines& engines, Edit edit) {
+  for (const auto& [id, engine] : engines.by_id) {
+    const std::string path = std::string(OPTADVISOR_SOURCE_DIR) + "/data/engines/" + id + ".json";
+    std::ifstream in(path);
+    if (!in) continue;
+    nlohmann::ordered_json doc = nlohmann::ordered_json::parse(in);
+    if (!edit(id, engine, doc)) continue;
+    std::ofstream out(path);
+    out << doc.dump(2) << "\n";
+    fmt::print("wrote {}\n", path);
+  }
+}
+
 int main(int argc, char** argv) {
   std::string data = std::string(OPTADVISOR_SOURCE_DIR) + "/bench/data/speed_scenarios.csv";
   std::string check_path, json_path;
@@ -303,11 +318,7 @@ int main(int argc, char** argv) {
       }
     }
     if (do_write) {
-      for (const auto& [id, engine] : engines.by_id) {
-        const std::string path = std::string(OPTADVISOR_SOURCE_DIR) + "/data/engines/" + id + ".json";
-        std::ifstream in(path);
-        if (!in) continue;
-        nlohmann::ordered_json doc = nlohmann::ordered_json::parse(in);
+      rewrite_engine_files(engines, [&](const std::string& id, const EngineProfile& engine, nlohmann::ordered_json& doc) {
         bool changed = false;
         for (const auto& [bname, b] : engine.backends) {
           const std::string key = bname == "default" ? id : id + ":" + bname;
@@ -331,11 +342,8 @@ int main(int argc, char** argv) {
             changed = true;
           }
         }
-        if (!changed) continue;
-        std::ofstream out(path);
-        out << doc.dump(2) << "\n";
-        fmt::print("wrote {}\n", path);
-      }
+        return changed;
+      });
     }
   }
 
@@ -411,11 +419,7 @@ int main(int argc, char** argv) {
       const std::chrono::year_month_day ymd{today};
       const std::string date = fmt::format("{:04}-{:02}-{:02}", static_cast<int>(ymd.year()), static_cast<unsigned>(ymd.month()),
                                            static_cast<unsigned>(ymd.day()));
-      for (const auto& [id, engine] : engines.by_id) {
-        const std::string path = std::string(OPTADVISOR_SOURCE_DIR) + "/data/engines/" + id + ".json";
-        std::ifstream in(path);
-        if (!in) continue;
-        nlohmann::ordered_json doc = nlohmann::ordered_json::parse(in);
+      rewrite_engine_files(engines, [&](const std::string& id, const EngineProfile& engine, nlohmann::ordered_json& doc) {
         bool changed = false;
         for (const auto& [bname, b] : engine.backends) {
           const std::string key = bname == "default" ? id : id + ":" + bname;
@@ -431,11 +435,8 @@ int main(int argc, char** argv) {
                                    date, r["rows"].get<std::size_t>(), r["devices"].get<std::size_t>())},
               {"calibrated_on", r["row_ids"]}};
         }
-        if (!changed) continue;
-        std::ofstream out(path);
-        out << doc.dump(2) << "\n";
-        fmt::print("wrote {}\n", path);
-      }
+        return changed;
+      });
     }
   }
 
