@@ -166,6 +166,7 @@ std::string estimate_command(const ScenarioRequest& r) {
   if (r.gpus != 0 && r.gpus != r.tp * r.pp) arg("--gpus", std::to_string(r.gpus));
   if (r.tp != defaults.tp) arg("--tp", std::to_string(r.tp));
   if (r.pp != defaults.pp) arg("--pp", std::to_string(r.pp));
+  if (r.replicas != defaults.replicas) arg("--replicas", std::to_string(r.replicas));
   if (r.batch_or_default() != defaults.batch_or_default()) arg("--batch", r.batch_or_default());
   if (r.prompt_or_default() != defaults.prompt_or_default()) arg("--prompt", std::to_string(r.prompt_or_default()));
   if (r.gen_or_default() != defaults.gen_or_default()) arg("--gen", std::to_string(r.gen_or_default()));
@@ -185,6 +186,7 @@ ScenarioRequest candidate_request(const SearchRequest& request, const SearchCand
   r.gpus = c.gpus;
   r.tp = c.tp;
   r.pp = c.pp;
+  r.replicas = c.replicas;
   r.batch = c.batch_text;
   return r;
 }
@@ -362,6 +364,7 @@ SearchCandidate candidate_of(const SearchRequest& request, const Configuration& 
   out.gpus = c.gpus;
   out.tp = c.tp;
   out.pp = c.pp;
+  out.replicas = ps.scenario.workload.replicas;
   out.batch = a.batch;
   out.batch_text = ps.scenario.workload.batch_max ? std::string("max") : std::to_string(a.batch);
   out.metric = goal_metric(request.goal, a);
@@ -373,7 +376,7 @@ SearchCandidate candidate_of(const SearchRequest& request, const Configuration& 
   out.memory_limit_bytes = a.memory.limit_bytes;
   out.prefill_bound = a.prefill.bound;
   out.decode_bound = a.decode.bound;
-  out.efficiency = efficiency(*c.hardware, c.gpus, out.serving_tokens_per_s);
+  out.efficiency = efficiency(*c.hardware, c.gpus * out.replicas, out.serving_tokens_per_s);
   return out;
 }
 
@@ -492,6 +495,8 @@ SearchResult search(const Catalog& catalog, const ResolvedModel& model, const Se
       const Detail detail = request.requirements.empty() ? Detail::kNumbers : Detail::kFull;
       const Analysis first = analyze(ps.scenario, detail);
       const EngineProfile& engine = *ps.scenario.engine.engine;
+      std::optional<uint64_t> best_batch;  // the batch that serves fastest, for the replicated layout
+      double best_serving = 0;
       for (uint64_t batch : batches_for(request, engine, first)) {
         Analysis analysis;
         if (batch == first.batch) {
@@ -508,6 +513,17 @@ SearchResult search(const Catalog& catalog, const ResolvedModel& model, const Se
         if (!meets(request.requirements, sections, ps, analysis)) continue;
         ++out.stats.meet_requirements;
         out.candidates.push_back(candidate_of(request, c, ps, analysis));
+        if (!best_batch || out.candidates.back().serving_tokens_per_s > best_serving)
+          best_batch = analysis.batch, best_serving = out.candidates.back().serving_tokens_per_s;
+      }
+      if (request.goal == Goal::kThroughput && best_batch && c.gpus < request.space.max_gpus) {
+        // The whole GPU budget as copies of this layout at its best batch, so that tensor parallelism
+        // competes with replicas on the same GPUs: their rates add, and so do their prices.
+        ps.scenario.workload.batch = *best_batch;
+        ps.scenario.workload.batch_max = false;
+        ps.scenario.workload.replicas = request.space.max_gpus / c.gpus;
+        const Analysis copies = analyze(ps.scenario, detail);
+        if (meets(request.requirements, sections, ps, copies)) out.candidates.push_back(candidate_of(request, c, ps, copies));
       }
     }
     if (progress) progress(i + 1, configs.size());

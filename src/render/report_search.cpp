@@ -46,8 +46,10 @@ std::string metric_definition(Goal goal) {
 }
 
 std::string gpus_text(const SearchCandidate& c) {
+  const std::string layout = c.gpus == 1 ? std::string("1") : c.tp > 1 ? fmt::format("tp {}", c.tp) : fmt::format("pp {}", c.pp);
+  if (c.replicas > 1) return fmt::format("{} ({} x {})", c.gpus * c.replicas, c.replicas, layout);
   if (c.gpus == 1) return "1";
-  return c.tp > 1 ? fmt::format("{} (tp {})", c.gpus, c.tp) : fmt::format("{} (pp {})", c.gpus, c.pp);
+  return fmt::format("{} ({})", c.gpus, layout);
 }
 
 std::string workload_text(const SearchRequest& r) {
@@ -69,6 +71,7 @@ nlohmann::json candidate_json(const SearchResult& result, const SearchCandidate&
           {"gpus", c.gpus},
           {"tp", c.tp},
           {"pp", c.pp},
+          {"replicas", c.replicas},
           {"quant", c.quant},
           {"engine", c.engine},
           {"batch", c.batch},

@@ -60,7 +60,10 @@ struct SearchCandidate {
   uint32_t gpus = 1;
   uint32_t tp = 1;
   uint32_t pp = 1;
-  uint64_t batch = 1;      ///< sequences run (resolved when the batch was "max")
+  /// Copies of the gpus-GPU layout serving side by side: the throughput goal also weighs each layout
+  /// replicated over the whole --max-gpus budget (metric and price for all the copies).
+  uint32_t replicas = 1;
+  uint64_t batch = 1;      ///< sequences run (resolved when the batch was "max"), per copy
   std::string batch_text;  ///< as the estimate command line takes it: "8" or "max"
   double metric = 0;       ///< the goal's metric (metric_for(goal))
   double ttft_s = 0;

@@ -296,3 +296,34 @@ TEST_CASE("a candidate's estimate command reproduces it", "[search]") {
   odd.model.config_path = "/tmp/my model/config.json";
   CHECK(estimate_command(odd).find("--model-config '/tmp/my model/config.json'") != std::string::npos);
 }
+
+TEST_CASE("search: throughput weighs each layout replicated over the GPU budget", "[search][replicas]") {
+  SearchRequest r = request_for("llama-3.1-8b", Goal::kThroughput, {"rtx4090"});
+  r.space.max_gpus = 2;
+  r.space.engines = {"vllm"};
+  r.space.quants = {"fp8"};
+  const SearchResult result = search(catalog(), model("llama-3.1-8b"), r);
+  const SearchCandidate* copies = nullptr;
+  const SearchCandidate* single = nullptr;
+  for (const auto& c : result.candidates) {
+    if (c.replicas == 2 && c.gpus == 1) copies = &c;
+    if (copies && c.replicas == 1 && c.gpus == 1 && c.batch == copies->batch) single = &c;
+  }
+  REQUIRE(copies);
+  REQUIRE(single);
+  // Two copies of the one-GPU layout at its fastest batch: twice its rate for twice its price, and
+  // one copy's memory and batch.
+  CHECK(copies->serving_tokens_per_s == Approx(2 * single->serving_tokens_per_s));
+  CHECK(copies->metric == Approx(copies->serving_tokens_per_s));
+  REQUIRE(single->efficiency.price_usd);
+  CHECK(*copies->efficiency.price_usd == Approx(2 * *single->efficiency.price_usd));
+  CHECK(copies->memory_bytes == single->memory_bytes);
+  // On the same two GPUs the copies out-serve tensor parallel 2, so they lead the ranking.
+  for (const auto& c : result.candidates)
+    if (c.tp == 2) CHECK(c.serving_tokens_per_s < copies->serving_tokens_per_s);
+  CHECK(result.candidates.front().replicas == 2);
+  CHECK(estimate_command(candidate_request(r, *copies)).find("--replicas 2") != std::string::npos);
+  // The latency goal never replicates: a request is served by one copy.
+  const SearchResult latency = search(catalog(), model("llama-3.1-8b"), request_for("llama-3.1-8b", Goal::kLatency, {"rtx4090"}));
+  for (const auto& c : latency.candidates) CHECK(c.replicas == 1);
+}
