@@ -115,7 +115,11 @@ class Advisor {
         continue;
       }
       if (!rule.quantified()) {
-        out.unquantified.push_back({&rule, why(rule, base.facts), engine_id(base), rule.how_for(engine_id(base))});
+        Unquantified u{&rule, why(rule, base.facts), engine_id(base), rule.how_for(engine_id(base)), std::nullopt, {}};
+        if (!rule.under_load.empty() && !base.is_training())
+          u.under_load = compare_under_load(rule.under_load, catalog_, base.inference().request, base.inference().prepared,
+                                            base.inference().analysis, u.under_load_note);
+        out.unquantified.push_back(std::move(u));
         continue;
       }
       std::vector<std::string> notes;

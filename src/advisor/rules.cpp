@@ -3,6 +3,7 @@
 // fact catalog, the transform catalog, the assumptions and the rest of the
 // database, and evaluates conditions.
 #include "optadvisor/advisor/rules.hpp"
+#include "optadvisor/advisor/under_load.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -570,6 +571,11 @@ void parse_rule(const nlohmann::json& j, const Catalog& catalog, const std::map<
   if (r.transform.empty() == r.not_quantified.empty() && !j.contains("transform"))
     c.add(pointer, "a rule needs a 'transform', or 'not_quantified' saying why its effect is not computed");
   if (j.contains("transform") && !r.not_quantified.empty()) c.add(pointer, "a rule has a 'transform' or 'not_quantified', not both");
+  r.under_load = j.value("under_load", "");
+  if (!r.under_load.empty() && r.not_quantified.empty())
+    c.add(pointer + "/under_load", "'under_load' goes with 'not_quantified': a computed rule shows its effect itself");
+  if (!r.under_load.empty() && !is_load_comparison(r.under_load))
+    c.add(pointer + "/under_load", fmt::format("no load comparison '{}' (known: disaggregate)", r.under_load));
   r.effort = j.at("effort").get<std::string>();
   r.quality = j.value("quality", "");
   if (r.quality_class() < 0)

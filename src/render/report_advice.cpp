@@ -252,6 +252,20 @@ nlohmann::json recommendation_json(const Recommendation& r, const Advice& a, con
 
 }  // namespace
 
+namespace {
+
+/// One side of a load comparison in JSON.
+nlohmann::json load_side_json(const std::string& label, const ServingResult& r) {
+  return {{"layout", label},
+          {"ttft_p90_s", r.ttft_s.p90},
+          {"tpot_p90_s", r.tpot_s.p90},
+          {"ttft_mean_s", r.ttft_s.mean},
+          {"tpot_mean_s", r.tpot_s.mean},
+          {"output_tokens_per_s", r.output_tokens_per_s}};
+}
+
+}  // namespace
+
 nlohmann::json advice_json(const Advice& a, const RuleBook& book) {
   nlohmann::json recs = nlohmann::json::array();
   for (const auto& r : a.recommendations) recs.push_back(recommendation_json(r, a, book));
@@ -263,6 +277,11 @@ nlohmann::json advice_json(const Advice& a, const RuleBook& book) {
                    {"title", u.rule->title},
                    {"why", u.why},
                    {"not_quantified", u.rule->not_quantified},
+                   {"under_load", u.under_load ? nlohmann::json{{"kind", u.under_load->kind},
+                                                                {"setting", u.under_load->setting},
+                                                                {"as_is", load_side_json(u.under_load->base_label, u.under_load->base)},
+                                                                {"changed", load_side_json(u.under_load->alt_label, u.under_load->alt)}}
+                                                : nlohmann::json(nullptr)},
                    {"how", {{"engine", u.how_engine}, {"text", u.how}}},
                    {"sources", u.rule->sources}});
   nlohmann::json na = nlohmann::json::array();
@@ -510,6 +529,21 @@ std::string alternatives_text(const Advice& a, const AdviceWriter& w) {
   return out;
 }
 
+/// One side of a load comparison: "aggregated: 2 workers: TTFT p90 210 ms, TPOT p90 9.1 ms, 3210 tok/s".
+std::string load_side_text(const std::string& label, const ServingResult& r) {
+  return fmt::format("{}: TTFT p90 {}, TPOT p90 {}, {:.0f} output tok/s", label, format_seconds(r.ttft_s.p90), format_seconds(r.tpot_s.p90),
+                     r.output_tokens_per_s);
+}
+
+/// The serving simulation beside an unquantified rule, or why it does not run here ("" when the rule has none).
+std::vector<std::string> under_load_lines(const Unquantified& u) {
+  if (u.under_load)
+    return {"simulated on " + u.under_load->setting, load_side_text(u.under_load->base_label, u.under_load->base),
+            load_side_text(u.under_load->alt_label, u.under_load->alt)};
+  if (!u.under_load_note.empty()) return {"not simulated: " + u.under_load_note};
+  return {};
+}
+
 /// Rules that apply but whose effect the model does not compute.
 std::string unquantified_text(const Advice& a, const AdviceWriter& w) {
   std::string out;
@@ -520,10 +554,14 @@ std::string unquantified_text(const Advice& a, const AdviceWriter& w) {
         out += fmt::format("- **{}** (`{}`): {}; not computed: {}. How{}: `{}`\n", u.rule->title, u.rule->id, join(u.why, "; "),
                            u.rule->not_quantified, u.rule->how.count(u.how_engine) ? " (" + u.how_engine + ")" : std::string(),
                            fill_template(u.how, a.base.facts, a.assumption_values));
+        const auto load = under_load_lines(u);
+        if (!load.empty()) out += "  - under load: " + join(load, "; ") + "\n";
       } else {
         out += "\n" + w.style.bold(u.rule->title) + fmt::format("  [{}]\n", u.rule->id);
         out += field("why", join(u.why, "; "));
         out += field("effect", "not computed: " + u.rule->not_quantified);
+        const auto load = under_load_lines(u);
+        for (std::size_t i = 0; i < load.size(); ++i) out += field(i == 0 ? "load" : "", load[i]);
         if (!u.how.empty()) out += field("how", how_label(*u.rule, u.how_engine) + fill_template(u.how, a.base.facts, a.assumption_values));
       }
     }

@@ -15,6 +15,7 @@
 #include "optadvisor/analysis/analysis.hpp"
 #include "optadvisor/analysis/prepare.hpp"
 #include "optadvisor/advisor/rules.hpp"
+#include "optadvisor/advisor/under_load.hpp"
 #include "optadvisor/analysis/training.hpp"
 
 namespace optadvisor {
@@ -98,6 +99,8 @@ struct Unquantified {
   std::vector<std::string> why;
   std::string how_engine;
   std::string how;
+  std::optional<LoadComparison> under_load;  ///< the rule's serving simulation, when it has one and it runs here
+  std::string under_load_note;               ///< why it does not run here, when the rule has one
 };
 
 /// A rule left out, and why.

@@ -91,6 +91,7 @@ struct Rule {
   std::vector<Condition> requires_;      ///< prerequisites: hardware, engine, model
   std::vector<TransformStep> transform;  ///< empty: the effect is not quantified
   std::string not_quantified;            ///< why the model does not compute its effect
+  std::string under_load;                ///< a serving simulation shown beside it (advisor/under_load.hpp); "" = none
   std::string effort;                    ///< "low", "medium", "high"
   /// What the change does to the output: "lossless", "near-lossless", "lossy", or
   /// "different-model" (another model: an alternative, never ranked).

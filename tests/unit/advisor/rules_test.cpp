@@ -320,3 +320,22 @@ TEST_CASE("every shipped rule states its quality class; model switches are diffe
   CHECK(quality("kv-cache-q4") == "lossy");
   CHECK(quality("cpu-offload") == "lossless");
 }
+
+TEST_CASE("a rule's under_load goes with not_quantified and names a known comparison", "[rules][under_load]") {
+  json computed = good_rule();
+  computed["id"] = "computed";
+  computed["under_load"] = "disaggregate";  // a computed rule shows its own effect
+  json unknown = good_rule();
+  unknown["id"] = "unknown";
+  unknown.erase("transform");
+  unknown["not_quantified"] = "not here";
+  unknown["under_load"] = "chunk";
+  json fine = unknown;
+  fine["id"] = "fine";
+  fine["under_load"] = "disaggregate";
+  const auto problems = problems_of({{"rules", {computed, unknown, fine}}});
+  for (const auto& p : problems) UNSCOPED_INFO(to_string(p));
+  CHECK(has_problem(problems, "/rules/0/under_load", "'under_load' goes with 'not_quantified'"));
+  CHECK(has_problem(problems, "/rules/1/under_load", "no load comparison 'chunk'"));
+  for (const auto& p : problems) CHECK(p.pointer.rfind("/rules/2", 0) != 0);
+}
