@@ -123,6 +123,13 @@ nlohmann::json scenario_json(const PreparedScenario& ps, const Analysis& a) {
   if (w.gpus > 1)
     if (const Link* link = s.hardware->default_multi_gpu_link()) out["hardware"]["link"] = link->kind;
   if (!w.host_id.empty()) out["host"] = {{"id", w.host_id}, {"bandwidth_bytes_per_s", w.host_bandwidth_bytes_per_s.value_or(0)}};
+  if (w.cpu_moe_layers > 0)
+    out["expert_offload"] = {{"layers", w.cpu_moe_layers},
+                             {"moe_layers", a.memory.host_expert_layers},
+                             {"host_bytes", a.memory.host_expert_bytes},
+                             {"host_id", w.host_id},
+                             {"bandwidth_bytes_per_s", w.host_bandwidth_bytes_per_s.value_or(0)},
+                             {"compute_flops_per_s", w.host_compute_flops_per_s.value_or(0)}};
   return out;
 }
 
