@@ -143,6 +143,11 @@ std::string measure_command(const PreparedScenario& ps) {
   replace_all(cmd, "{gen}", std::to_string(w.gen_tokens));
   replace_all(cmd, "{batch}", w.batch_max ? std::string("256") : std::to_string(w.batch));
   replace_all(cmd, "{tp}", std::to_string(w.tp));
+  if (w.cpu_moe_layers > 0 && !s.engine.engine->expert_offload_arg.empty()) {
+    std::string arg = s.engine.engine->expert_offload_arg;
+    replace_all(arg, "{layers}", std::to_string(w.cpu_moe_layers));
+    cmd += arg;
+  }
   return cmd;
 }
 

@@ -83,7 +83,8 @@ void set_expert_offload(const Catalog& catalog, const HardwareProfile& hw, const
   if (r.n_cpu_moe && r.cpu_moe) throw bad_input("--n-cpu-moe and --cpu-moe are exclusive", "--cpu-moe is --n-cpu-moe with every layer");
   if (!engine.offloads_to_host || hw.unified_memory)
     throw bad_input(fmt::format("{}: {} keeps no experts in host memory on {}", option, engine.name, hw.id),
-                    "expert offload is llama.cpp's, on a discrete GPU: --engine llama.cpp");
+                    hw.unified_memory ? "the device's memory is the host's: leave the option out"
+                                      : "engines that keep experts in host memory: --engine llama.cpp");
   if (m.num_experts == 0 || weights.routed_expert_bytes <= 0)
     throw bad_input(fmt::format("{}: {} has no routed experts to keep in host memory", option, m.name));
   if (r.n_cpu_moe && (*r.n_cpu_moe < 1 || static_cast<uint64_t>(*r.n_cpu_moe) > m.num_hidden_layers))
