@@ -219,6 +219,10 @@ int main(int argc, char** argv) {
     r.tp = to_int(row.at("tp"), 1);
     r.pp = to_int(row.at("pp"), 1);
     r.gpus = to_int(row.at("gpus"), 0);
+    // Expert offload (llama.cpp --n-cpu-moe N / --cpu-moe) on the named host CPU, where the CSV has the columns.
+    if (row.count("host")) r.host = row.at("host");
+    if (row.count("cpu_moe") && row.at("cpu_moe") == "all") r.cpu_moe = true;
+    if (row.count("cpu_moe") && !row.at("cpu_moe").empty() && row.at("cpu_moe") != "all") r.n_cpu_moe = to_int(row.at("cpu_moe"), 0);
     if (row.at("flash_attn") == "on") r.flash_attention = true;
     if (row.at("flash_attn") == "off") r.flash_attention = false;
     // llama-bench style rows: decode-only rows without a length are tg128.

@@ -330,6 +330,27 @@ uint64_t largest_context(const Scenario& s, const KvShape& kv, double per_seq_bu
   return lo;
 }
 
+/// The MoE layers among the first Workload::cpu_moe_layers, whose routed experts stay in host
+/// memory and run on the host CPU (llama.cpp --n-cpu-moe), and their share of all routed experts.
+struct HostExperts {
+  uint64_t layers = 0;
+  double fraction = 0;
+};
+
+HostExperts host_experts_of(const Scenario& s) {
+  const ModelSpec& m = s.model;
+  HostExperts out;
+  if (s.workload.cpu_moe_layers == 0 || m.num_experts == 0) return out;
+  uint64_t moe_layers = 0;
+  for (uint64_t layer = 0; layer < m.num_hidden_layers; ++layer) {
+    if (!is_moe_layer(m, layer)) continue;
+    ++moe_layers;
+    if (layer < s.workload.cpu_moe_layers) ++out.layers;
+  }
+  out.fraction = moe_layers ? static_cast<double>(out.layers) / static_cast<double>(moe_layers) : 0.0;
+  return out;
+}
+
 /// Memory per device, the batch that runs, and the layers an offloading engine keeps in host
 /// memory. Returns the prompt tokens a shared prefix cache holds.
 uint64_t fill_memory(const Scenario& s, const KvShape& kv, bool flash_attention, bool text, Analysis& a) {
@@ -345,7 +366,11 @@ uint64_t fill_memory(const Scenario& s, const KvShape& kv, bool flash_attention,
   const uint64_t context = wl.context();
   mem.total_layers = m.num_hidden_layers;
   mem.capacity_bytes = usable_capacity(hw, wl);
-  mem.weights_bytes = (w.total_bytes + wl.speculation.draft_memory_bytes) / tp / pp;
+  // --n-cpu-moe: those layers' routed experts sit in host memory, not on the device.
+  const HostExperts host_experts = host_experts_of(s);
+  mem.host_expert_layers = host_experts.layers;
+  mem.host_expert_bytes = host_experts.fraction * w.routed_expert_bytes;
+  mem.weights_bytes = (w.total_bytes - mem.host_expert_bytes + wl.speculation.draft_memory_bytes) / tp / pp;
   mem.kv_bytes_per_token = context ? kv_bytes_with(s, kv, context) / static_cast<double>(context) : 0;
   mem.overhead_bytes = engine.memory.runtime_overhead_bytes;
   const double kv_per_seq = kv_bytes_with(s, kv, context);
@@ -390,7 +415,7 @@ uint64_t fill_memory(const Scenario& s, const KvShape& kv, bool flash_attention,
   mem.max_context = largest_context(s, kv, per_seq_budget);
   // Engines that offload (llama.cpp) keep layers that do not fit in host memory.
   if (!mem.fits && engine.offloads_to_host && !hw.unified_memory && layers > 0) {
-    const double per_layer = w.total_bytes / layers / tp / pp;
+    const double per_layer = (w.total_bytes - mem.host_expert_bytes) / layers / tp / pp;
     const double over = mem.total_bytes - mem.limit_bytes;
     mem.offloaded_layers = std::min<uint64_t>(m.num_hidden_layers, static_cast<uint64_t>(std::ceil(over / per_layer)));
     mem.offloaded_bytes = static_cast<double>(mem.offloaded_layers) * per_layer;
@@ -413,6 +438,8 @@ struct ForwardPass {
   double batch = 1;
   double offloaded_bytes = 0;
   double host_bw = 0;
+  double host_expert_fraction = 0;  ///< share of the routed experts in host memory, run on the host CPU
+  double host_compute = 0;          ///< the host CPU's achievable matrix rate for them
 
   /// Adds the pass's components to `p` and returns its time. `past`: prompt tokens already in the
   /// KV cache (a cached prefix), attended to but not recomputed.
@@ -432,7 +459,8 @@ struct ForwardPass {
     const double embedding_skipped = w.tied_embeddings ? 0.0 : w.token_embedding_bytes;
     // Pipeline stages (llama.cpp layer split) run one after another for a token, so a step reads
     // every stage's share in turn: the per-device bytes times pp, at one device's bandwidth.
-    const double resident_fraction = 1.0 - offloaded_bytes / std::max(w.total_bytes / tp / pp, 1.0);
+    const double host_expert_bytes = host_expert_fraction * w.routed_expert_bytes;
+    const double resident_fraction = 1.0 - offloaded_bytes / std::max((w.total_bytes - host_expert_bytes) / tp / pp, 1.0);
     const double tokens = tokens_per_seq * b;
     const double chunk = static_cast<double>(wl.ubatch_tokens ? wl.ubatch_tokens : engine.memory.prefill_chunk_tokens());
     const double passes = prefill ? std::max(1.0, std::ceil(tokens / std::max(chunk, 1.0))) : 1.0;
@@ -440,7 +468,9 @@ struct ForwardPass {
     // on the tokens routed to it, at the backend's grouped-GEMM efficiency (decode: mat-vec kernels).
     const ExpertGemm experts = expert_gemm(m, tokens / passes, prefill ? backend.expert_gemm_half_tokens : 0.0);
     const double experts_untouched = w.routed_expert_bytes * (1.0 - experts.touched_fraction);
-    const double weight_bytes = (w.total_bytes - embedding_skipped - experts_untouched) / tp;
+    // --n-cpu-moe: the experts touched in the host's layers are read and multiplied on the host CPU.
+    const double host_touched_bytes = host_expert_bytes * experts.touched_fraction;
+    const double weight_bytes = (w.total_bytes - embedding_skipped - experts_untouched - host_touched_bytes) / tp;
     double kv_bytes = 0, attention = 0;
     if (prefill) {
       attention = (prefill_attention_flops(m, kv, past + tokens_per_seq) - prefill_attention_flops(m, kv, past)) * b;
@@ -453,11 +483,20 @@ struct ForwardPass {
     // Kernels run one after another, so each operator is its own roofline:
     // the weight GEMMs (bound by weight reads or matrix math) and attention
     // (bound by KV reads or its own math), summed.
-    const double linear_flops = 2.0 * w.active_params * tokens / tp;  // 2N per token forward (Kaplan et al. 2020, section 2.1)
-    const double routed_flops = 2.0 * w.routed_active_params * tokens / tp;
+    const double host_flops = 2.0 * w.routed_active_params * host_expert_fraction * tokens;
+    // 2N per token forward (Kaplan et al. 2020, section 2.1), less the experts the host runs
+    const double linear_flops = 2.0 * w.active_params * tokens / tp - host_flops / tp;
+    const double routed_flops = 2.0 * w.routed_active_params * (1.0 - host_expert_fraction) * tokens / tp;
     const double attention_flops = attention / tp;
     const double flops = linear_flops + attention_flops;
     const double weights_t = passes * weight_bytes * resident_fraction / bw;
+    // The host's experts: a roofline on the host (their bytes at its bandwidth, their FLOPs at its
+    // compute), run in turn with the device's kernels (the graph splits there and back). The
+    // activations crossing PCIe (tokens x hidden per layer and direction) are left out: small.
+    const double host_experts_t =
+        host_expert_fraction > 0
+            ? std::max(passes * host_touched_bytes / std::max(host_bw, 1.0), host_flops / std::max(host_compute, 1.0))
+            : 0.0;
     const double offload_t = offloaded_bytes > 0 ? passes * offloaded_bytes / std::max(host_bw, 1.0) : 0.0;
     // Without flash attention an engine may materialize the scores (llama.cpp: f32 KQ, softmax,
     // KQV): every score element of every head and layer is moved unfused_score_bytes.
@@ -481,7 +520,8 @@ struct ForwardPass {
       comm_t = 2.0 * layers * (2.0 * (tp - 1) / tp * message / std::max(f.link_bandwidth_bytes_per_s, 1.0) + engine.allreduce_latency_s);
     }
     p.weights_time_s += weights_t;
-    p.offload_time_s += offload_t;
+    p.offload_time_s += offload_t + host_experts_t;
+    p.exposed_offload_s += host_experts_t;
     p.kv_time_s += kv_t;
     p.compute_time_s += compute_t;
     p.attention_compute_time_s += attention_compute_t;
@@ -497,11 +537,12 @@ struct ForwardPass {
     else
       p.exposed_compute_s += attention_compute_t;
     p.flops += flops;
-    p.bytes += passes * weight_bytes + kv_bytes;
+    p.flops += host_flops;
+    p.bytes += passes * (weight_bytes + host_touched_bytes) + kv_bytes;
     // Pipeline stages run in turn for one sequence. (llama.cpp can overlap
     // micro-batches across stages, but published runs show little of it:
     // 70B Q4_K_M pp4096 is 846 tok/s on 2 and 840 on 4 RTX 4090s.)
-    return std::max(weights_t + offload_t, linear_compute_t) + std::max(kv_t, attention_compute_t) + overhead_t + comm_t;
+    return std::max(weights_t + offload_t, linear_compute_t) + std::max(kv_t, attention_compute_t) + host_experts_t + overhead_t + comm_t;
   }
 };
 
@@ -594,6 +635,12 @@ void add_capacity_notes(Analysis& a, const Scenario& s, bool text) {
   }
   if (text && m.max_position_embeddings && context > m.max_position_embeddings)
     a.warnings.push_back(fmt::format("context {} exceeds the model's maximum of {} tokens", context, m.max_position_embeddings));
+  if (text && mem.host_expert_layers > 0)
+    a.assumptions.push_back(fmt::format(
+        "the routed experts of {} of {} layers ({:.2f} GB) are in host memory and run on the host CPU: the experts a step touches "
+        "read at {:.1f} GB/s or multiplied at {:.1f} TOP/s, whichever is longer, in turn with the device's work; the activations "
+        "crossing PCIe are left out (a few KB per token and layer)",
+        wl.cpu_moe_layers, m.num_hidden_layers, mem.host_expert_bytes / 1e9, host_bw / 1e9, wl.host_compute_flops_per_s.value_or(0) / 1e12));
   if (text && offloaded_bytes > 0 && host_bw <= 0)
     a.warnings.push_back("no host-memory bandwidth known; pass --host-bandwidth for offloaded layers");
 }
@@ -614,7 +661,14 @@ Analysis analyze(const Scenario& s, Detail detail) {
   // --- memory --------------------------------------------------------------
   const uint64_t cached_prefix = fill_memory(s, kv, f.flash_attention, text, a);
   const double b = static_cast<double>(a.batch);
-  const ForwardPass pass{s, kv, f, b, a.memory.offloaded_bytes, wl.host_bandwidth_bytes_per_s.value_or(0)};
+  const ForwardPass pass{s,
+                         kv,
+                         f,
+                         b,
+                         a.memory.offloaded_bytes,
+                         wl.host_bandwidth_bytes_per_s.value_or(0),
+                         s.weights.routed_expert_bytes > 0 ? a.memory.host_expert_bytes / s.weights.routed_expert_bytes : 0.0,
+                         wl.host_compute_flops_per_s.value_or(0)};
 
   // --- prefill: the whole prompt of every sequence -------------------------
   if (wl.prompt_tokens > 0) {

@@ -72,6 +72,43 @@ void apply_host(const Catalog& catalog, const HardwareProfile& hw, const EngineP
                               *w.host_bandwidth_bytes_per_s / 1e9));
 }
 
+/// --n-cpu-moe N / --cpu-moe: the routed experts of the first N (all) layers stay in host memory
+/// and the engine runs them on the host CPU (llama.cpp). The host's matrix rate is the --host
+/// CPU's peak of the CPU backend's compute dtype, else the engine's default host, times the CPU
+/// backend's prefill_compute_efficiency; the bandwidth is the host bandwidth set before.
+void set_expert_offload(const Catalog& catalog, const HardwareProfile& hw, const EngineProfile& engine, const ModelSpec& m,
+                        const WeightsSummary& weights, const ScenarioRequest& r, Workload& w, std::vector<std::string>& notes) {
+  if (!r.n_cpu_moe && !r.cpu_moe) return;
+  const char* option = r.cpu_moe ? "--cpu-moe" : "--n-cpu-moe";
+  if (r.n_cpu_moe && r.cpu_moe) throw bad_input("--n-cpu-moe and --cpu-moe are exclusive", "--cpu-moe is --n-cpu-moe with every layer");
+  if (!engine.offloads_to_host || hw.unified_memory)
+    throw bad_input(fmt::format("{}: {} keeps no experts in host memory on {}", option, engine.name, hw.id),
+                    hw.unified_memory ? "the device's memory is the host's: leave the option out"
+                                      : "engines that keep experts in host memory: --engine llama.cpp");
+  if (m.num_experts == 0 || weights.routed_expert_bytes <= 0)
+    throw bad_input(fmt::format("{}: {} has no routed experts to keep in host memory", option, m.name));
+  if (r.n_cpu_moe && (*r.n_cpu_moe < 1 || static_cast<uint64_t>(*r.n_cpu_moe) > m.num_hidden_layers))
+    throw bad_input(fmt::format("--n-cpu-moe {} is outside 1..{} ({}'s layers)", *r.n_cpu_moe, m.num_hidden_layers, m.name));
+  if (w.tp > 1 || w.pp > 1) throw bad_input(fmt::format("{} is modelled on one GPU; leave out --tp and --pp", option));
+  w.cpu_moe_layers = r.cpu_moe ? static_cast<uint32_t>(m.num_hidden_layers) : static_cast<uint32_t>(*r.n_cpu_moe);
+  const auto cpu = engine.backends.find("cpu");
+  const double efficiency = cpu == engine.backends.end() ? 1.0 : cpu->second.prefill_compute_efficiency;
+  std::string dtype = cpu == engine.backends.end() ? std::string() : cpu->second.quantized_compute_dtype;
+  if (dtype.rfind("cpu:", 0) == 0) dtype = dtype.substr(4);
+  double peak = engine.host_compute_flops_per_s;
+  std::string from = fmt::format("{}'s default host", engine.name);
+  if (!w.host_id.empty()) {
+    const HardwareProfile& host = catalog.resolve_hardware(w.host_id);
+    const auto it = host.cpu_flops_per_s.find(dtype);
+    if (it != host.cpu_flops_per_s.end() && it->second > 0) peak = it->second, from = "host " + host.id;
+  }
+  w.host_compute_flops_per_s = peak * efficiency;
+  notes.push_back(fmt::format("{}: the routed experts of {} layers stay in host memory and run on the host CPU at {:.1f} TOP/s {} peak "
+                              "({}) x {} (CPU backend efficiency) = {:.1f} TOP/s, read at {:.1f} GB/s",
+                              option, w.cpu_moe_layers, peak / 1e12, dtype.empty() ? "matrix" : dtype, from, efficiency,
+                              *w.host_compute_flops_per_s / 1e12, w.host_bandwidth_bytes_per_s.value_or(0) / 1e9));
+}
+
 bool engine_takes(const EngineProfile& engine, const QuantFormat& f) {
   if (f.container == Container::kGguf) return std::find(engine.quants.begin(), engine.quants.end(), "*gguf") != engine.quants.end();
   return std::find(engine.quants.begin(), engine.quants.end(), f.id) != engine.quants.end();
@@ -446,6 +483,7 @@ PreparedScenario prepare_scenario(const Catalog& catalog, const ScenarioRequest&
   for (auto& note : kv_dtype_notes(hw, w.kv_dtype)) out.notes.push_back(std::move(note));
   w.host_bandwidth_bytes_per_s = host_bandwidth_for(hw, engine, r.host_bandwidth_bytes_per_s);
   if (!r.host.empty()) apply_host(catalog, hw, engine, r, w, out.notes);
+  set_expert_offload(catalog, hw, engine, s.model, s.weights, r, w, out.notes);
   return out;
 }
 

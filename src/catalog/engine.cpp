@@ -137,6 +137,8 @@ std::optional<EngineProfile> engine_from_json(const nlohmann::json& j, std::vect
     e.allreduce_latency_s = j.value("allreduce_latency_s", 0.0);
     e.host_bandwidth_efficiency = j.value("host_bandwidth_efficiency", 1.0);
     e.host_bandwidth_bytes_per_s = j.value("host_bandwidth_bytes_per_s", 0.0) * e.host_bandwidth_efficiency;
+    e.host_compute_flops_per_s = j.value("host_compute_flops_per_s", 0.0);
+    e.expert_offload_arg = j.value("expert_offload_arg", std::string());
     e.default_for_classes = j.value("default_for_classes", std::vector<std::string>{});
     e.quants = j.at("quants").get<std::vector<std::string>>();
     e.default_quant = j.value("default_quant", std::string{});

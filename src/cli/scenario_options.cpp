@@ -30,7 +30,9 @@ std::vector<CLI::Option*> add_workload_options(CLI::App* cmd, ScenarioRequest& r
           cmd->add_option("--ubatch", r.ubatch_tokens, "Prompt tokens per forward pass (llama.cpp -ub; default: the engine's)"),
           cmd->add_option("--kv-dtype", r.kv_dtype, "KV-cache element type: f16, bf16, fp8, q8_0, q4_0"),
           cmd->add_option("--host-bandwidth", host_bandwidth, "Host memory bandwidth in bytes/s for offloaded layers (e.g. 60e9)"),
-          cmd->add_option("--host", r.host, "The CPU whose memory holds offloaded layers (optadvisor hw list --class cpu)")};
+          cmd->add_option("--host", r.host, "The CPU whose memory holds offloaded layers (optadvisor hw list --class cpu)"),
+          cmd->add_option("--n-cpu-moe", r.n_cpu_moe, "Keep the routed experts of the first N layers in host memory, run on the CPU (llama.cpp)"),
+          cmd->add_flag("--cpu-moe", r.cpu_moe, "Keep every layer's routed experts in host memory, run on the CPU (llama.cpp)")};
 }
 
 std::vector<CLI::Option*> add_device_options(CLI::App* cmd, ScenarioRequest& r) {

@@ -14,7 +14,7 @@
 
 namespace optadvisor::cli {
 
-/// --batch, --prompt, --gen, --context, --ubatch, --kv-dtype and --host-bandwidth
+/// --batch, --prompt, --gen, --context, --ubatch, --kv-dtype, --host-bandwidth, --host, --n-cpu-moe and --cpu-moe
 /// (the text kept in `host_bandwidth` until parse_host_bandwidth); returns the options in that order.
 std::vector<CLI::Option*> add_workload_options(CLI::App* cmd, ScenarioRequest& request, std::string& host_bandwidth);
 

@@ -98,6 +98,7 @@ PreparedScenario ScenarioCache::prepare(const HardwareProfile& hw, const std::st
   w.pp = pp;
   // What prepare_scenario decides from the device, by the same functions.
   w.host_bandwidth_bytes_per_s = host_bandwidth_for(hw, profile, base_.host_bandwidth_bytes_per_s);
+  if (!profile.offloads_to_host || hw.unified_memory || tp * pp > 1) w.cpu_moe_layers = 0;  // expert offload is llama.cpp's, on one discrete GPU
   out.notes.clear();
   (void)device_as_requested(*catalog_hw, request(hw, engine, quant, gpus, tp, pp), out.notes);  // its notes; the variant is the template's
   for (auto& note : kv_dtype_notes(hw, w.kv_dtype)) out.notes.push_back(std::move(note));

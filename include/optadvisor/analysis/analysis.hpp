@@ -29,6 +29,8 @@ struct MemoryBreakdown {
   uint64_t max_context = 0;       ///< tokens per sequence that fit at this batch
   uint64_t offloaded_layers = 0;  ///< llama.cpp layers kept in host memory
   double offloaded_bytes = 0;     ///< weights of those layers, per device
+  uint64_t host_expert_layers = 0;  ///< MoE layers whose routed experts stay in host memory (--n-cpu-moe, --cpu-moe)
+  double host_expert_bytes = 0;     ///< those experts' bytes, in host memory (not in weights_bytes)
   uint64_t total_layers = 0;
 };
 

@@ -41,6 +41,8 @@ struct ScenarioRequest {
   std::optional<double> host_bandwidth_bytes_per_s;
   std::string host;           ///< --host: a cpu-class profile whose memory offloaded layers use; "" = the engine's default
   int64_t ubatch_tokens = 0;  ///< 0 = the engine's (llama.cpp -ub, vLLM max_num_batched_tokens)
+  std::optional<int64_t> n_cpu_moe;  ///< --n-cpu-moe N: the routed experts of the first N layers stay in host memory (llama.cpp)
+  bool cpu_moe = false;              ///< --cpu-moe: every layer's routed experts stay in host memory
   // Serving techniques the advisor's transforms switch on (see Workload).
   Speculation speculation;
   double prefix_cached_fraction = 0;

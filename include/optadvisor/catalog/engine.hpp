@@ -138,6 +138,8 @@ struct EngineProfile {
   double allreduce_latency_s = 0;                ///< fixed cost of one tensor-parallel all-reduce
   double host_bandwidth_bytes_per_s = 0;         ///< achievable host-memory bandwidth for offloaded layers (peak x efficiency)
   double host_bandwidth_efficiency = 1.0;        ///< the share of a host's peak memory bandwidth offloaded layers reach (--host)
+  double host_compute_flops_per_s = 0;           ///< assumed peak matrix rate of the host CPU that runs offloaded experts (--n-cpu-moe)
+  std::string expert_offload_arg;                ///< appended to measure_command with --n-cpu-moe ({layers}: the layer count)
   std::vector<std::string> default_for_classes;  ///< device classes where this is the default engine
   std::vector<std::string> quants;               ///< quant ids; "*gguf" stands for every GGUF file type
   std::string default_quant;
