@@ -11,6 +11,7 @@
 
 #include "base/units.hpp"
 #include "base/strings.hpp"
+#include "optadvisor/render/report_advice.hpp"
 
 namespace optadvisor {
 namespace {
@@ -472,8 +473,10 @@ std::string playbook_section(const Advice& a, const RuleBook& book) {
     out += "<h3>Also worth considering <span class=\"small\">(effect not computed)</span></h3>\n<ul class=\"unquantified\">\n";
     for (const auto& u : a.unquantified) {
       const std::string how = fill_template(u.how, a.base.facts, a.assumption_values);
-      out += fmt::format("<li><strong>{}</strong> <code>{}</code>: {}; not computed: {}.{}</li>\n", h(u.rule->title), h(u.rule->id),
-                         h(join(u.why, "; ")), h(u.rule->not_quantified), how.empty() ? "" : " How: <code>" + h(how) + "</code>");
+      const auto load = under_load_lines(u);
+      out += fmt::format("<li><strong>{}</strong> <code>{}</code>: {}; not computed: {}.{}{}</li>\n", h(u.rule->title), h(u.rule->id),
+                         h(join(u.why, "; ")), h(u.rule->not_quantified), load.empty() ? "" : " Under load: " + h(join(load, "; ")) + ".",
+                         how.empty() ? "" : " How: <code>" + h(how) + "</code>");
     }
     out += "</ul>\n";
   }

@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -25,6 +26,10 @@ std::string render_advice(const Advice& advice, const RuleBook& book, const Advi
 
 /// `--why-not RULE`: whether one rule applies here, and why (not).
 nlohmann::json why_not_json(const Advice& advice, const Rule& rule);
+/// The serving simulation beside an unquantified rule as lines ("simulated on ...", one line per
+/// layout), or why it did not run; empty when the rule has none.
+std::vector<std::string> under_load_lines(const Unquantified& u);
+
 std::string render_why_not(const Advice& advice, const Rule& rule, OutputFormat format);
 
 /// `optadvisor rules list`: every rule (optionally of one goal) and every assumption.
