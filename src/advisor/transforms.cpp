@@ -299,7 +299,8 @@ TransformResult tensor_parallel(const Params& p, const TransformInput& in) {
 
 /// Data-parallel replicas in place of tensor parallelism: the same GPUs as copies of a smaller
 /// layout, each serving its share of the sequences (the total kept, rounded up; under --batch max
-/// each copy fills its own memory). The smallest tp that fits and serves fastest is taken.
+/// each copy fills its own memory). Of the degrees that divide tp and hold the model, the one that
+/// serves fastest is taken (the smaller on a tie).
 TransformResult replicate(const Params&, const TransformInput& in) {
   const Workload& w = in.prepared.scenario.workload;
   if (w.tp < 2) return not_here("one GPU per copy already (tensor parallel 1)");
