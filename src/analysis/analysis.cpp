@@ -162,6 +162,7 @@ void add_scaled(PhaseEstimate& dst, const PhaseEstimate& src, double k) {
   dst.exposed_weights_s += k * src.exposed_weights_s;
   dst.exposed_kv_s += k * src.exposed_kv_s;
   dst.exposed_offload_s += k * src.exposed_offload_s;
+  dst.host_weights_streamed = dst.host_weights_streamed || src.host_weights_streamed;
   dst.flops += k * src.flops;
   dst.bytes += k * src.bytes;
 }
@@ -178,7 +179,8 @@ struct TimePart {
 std::array<TimePart, 5> time_parts(const PhaseEstimate& p) {
   return {{{Bound::kCompute, p.exposed_compute_s, "matrix math"},
            {Bound::kMemoryBandwidth, p.exposed_weights_s + p.exposed_kv_s, "memory reads"},
-           {Bound::kMemoryBandwidth, p.exposed_offload_s, "host-memory (offloaded layer) reads"},
+           p.host_weights_streamed ? TimePart{Bound::kInterconnect, p.exposed_offload_s, "PCIe copies of host-resident weights"}
+                                   : TimePart{Bound::kMemoryBandwidth, p.exposed_offload_s, "host-memory (offloaded layer) reads"},
            {Bound::kOverhead, p.overhead_time_s, "launch and scheduling overhead"},
            {Bound::kInterconnect, p.interconnect_time_s, "tensor-parallel all-reduces"}}};
 }
@@ -297,6 +299,7 @@ void fill_factors(const Scenario& s, Factors& f) {
     link = hw.default_multi_gpu_link();  // prepare_scenario put the --link choice into the profile
     f.link_bandwidth_bytes_per_s = link ? link->per_direction_bytes_per_s() : 0;
   }
+  if (hw.pcie) f.host_to_device_bytes_per_s = hw.pcie->per_direction_bytes_per_s() * engine.host_to_device_fraction;
 }
 
 /// Activation and compute buffers per device. ggml (llama.cpp): per-token activations of one
@@ -421,8 +424,13 @@ uint64_t fill_memory(const Scenario& s, const KvShape& kv, bool flash_attention,
     mem.offloaded_bytes = static_cast<double>(mem.offloaded_layers) * per_layer;
     if (text)
       a.warnings.push_back(
-          fmt::format("weights do not fit: {} would keep {} of {} layers in host memory (-ngl {}); those run at host-memory bandwidth",
-                      engine.name, mem.offloaded_layers, m.num_hidden_layers, m.num_hidden_layers - mem.offloaded_layers));
+          fmt::format("weights do not fit: {} would keep {} of {} layers in host memory (-ngl {}); {}", engine.name, mem.offloaded_layers,
+                      m.num_hidden_layers, m.num_hidden_layers - mem.offloaded_layers,
+                      engine.host_weights_streamed_min_tokens > 0
+                          ? fmt::format("the host CPU runs them for batches under {:g} tokens (decode), and larger batches (prompt "
+                                        "ubatches) copy them to the GPU over PCIe",
+                                        engine.host_weights_streamed_min_tokens)
+                          : std::string("those run at host-memory bandwidth")));
   }
   return cached_prefix;
 }
@@ -468,7 +476,12 @@ struct ForwardPass {
     // on the tokens routed to it, at the backend's grouped-GEMM efficiency (decode: mat-vec kernels).
     const ExpertGemm experts = expert_gemm(m, tokens / passes, prefill ? backend.expert_gemm_half_tokens : 0.0);
     const double experts_untouched = w.routed_expert_bytes * (1.0 - experts.touched_fraction);
-    // --n-cpu-moe: the experts touched in the host's layers are read and multiplied on the host CPU.
+    // Weights in host memory (offloaded layers, --n-cpu-moe experts): once a pass's batch reaches
+    // the engine's threshold (ggml's offload_op: prefill ubatches), their operators run on the device
+    // and each pass copies the whole host-resident tensors over PCIe; below it (decode) the host CPU
+    // reads the touched ones and multiplies them.
+    const bool streamed = engine.host_weights_streamed_min_tokens > 0 && f.host_to_device_bytes_per_s > 0 &&
+                          tokens / passes >= engine.host_weights_streamed_min_tokens;
     const double host_touched_bytes = host_expert_bytes * experts.touched_fraction;
     const double weight_bytes = (w.total_bytes - embedding_skipped - experts_untouched - host_touched_bytes) / tp;
     double kv_bytes = 0, attention = 0;
@@ -483,21 +496,31 @@ struct ForwardPass {
     // Kernels run one after another, so each operator is its own roofline:
     // the weight GEMMs (bound by weight reads or matrix math) and attention
     // (bound by KV reads or its own math), summed.
-    const double host_flops = 2.0 * w.routed_active_params * host_expert_fraction * tokens;
-    // 2N per token forward (Kaplan et al. 2020, section 2.1), less the experts the host runs
-    const double linear_flops = 2.0 * w.active_params * tokens / tp - host_flops / tp;
-    const double routed_flops = 2.0 * w.routed_active_params * (1.0 - host_expert_fraction) * tokens / tp;
+    // 2N per token forward (Kaplan et al. 2020, section 2.1), less what the host CPU multiplies:
+    // its experts and the offloaded layers' share, unless they stream to the device.
+    const double host_expert_share = streamed ? 0.0 : host_expert_fraction;
+    const double offloaded_share = streamed ? 0.0 : 1.0 - resident_fraction;
+    const double host_flops = 2.0 * w.routed_active_params * host_expert_share * tokens;
+    const double device_linear_flops = 2.0 * w.active_params * tokens / tp - host_flops / tp;
+    const double offloaded_flops = device_linear_flops * offloaded_share;
+    const double linear_flops = device_linear_flops - offloaded_flops;
+    const double routed_flops = 2.0 * w.routed_active_params * (1.0 - host_expert_share) * tokens / tp * (1.0 - offloaded_share);
     const double attention_flops = attention / tp;
     const double flops = linear_flops + attention_flops;
     const double weights_t = passes * weight_bytes * resident_fraction / bw;
-    // The host's experts: a roofline on the host (their bytes at its bandwidth, their FLOPs at its
-    // compute), run in turn with the device's kernels (the graph splits there and back). The
-    // activations crossing PCIe (tokens x hidden per layer and direction) are left out: small.
+    // The host's weights, run in turn with the device's kernels (the graph splits there and back):
+    // streamed, a copy of every host-resident byte per pass at the PCIe rate; else a roofline on the
+    // host (the bytes read at its bandwidth, the FLOPs at its compute). The activations crossing
+    // PCIe (tokens x hidden per layer and direction) are left out: small.
+    const double h2d = std::max(f.host_to_device_bytes_per_s, 1.0);
     const double host_experts_t =
-        host_expert_fraction > 0
-            ? std::max(passes * host_touched_bytes / std::max(host_bw, 1.0), host_flops / std::max(host_compute, 1.0))
-            : 0.0;
-    const double offload_t = offloaded_bytes > 0 ? passes * offloaded_bytes / std::max(host_bw, 1.0) : 0.0;
+        host_expert_fraction <= 0 ? 0.0
+        : streamed                ? passes * host_expert_bytes / h2d
+                                  : std::max(passes * host_touched_bytes / std::max(host_bw, 1.0), host_flops / std::max(host_compute, 1.0));
+    const double offload_t = offloaded_bytes <= 0 ? 0.0
+                             : streamed           ? passes * offloaded_bytes / h2d
+                                                  : std::max(passes * offloaded_bytes / std::max(host_bw, 1.0),
+                                                             host_compute > 0 ? offloaded_flops / host_compute : 0.0);
     // Without flash attention an engine may materialize the scores (llama.cpp: f32 KQ, softmax,
     // KQV): every score element of every head and layer is moved unfused_score_bytes.
     if (!f.flash_attention && engine.memory.unfused_score_bytes > 0) {
@@ -521,28 +544,29 @@ struct ForwardPass {
     }
     p.weights_time_s += weights_t;
     p.offload_time_s += offload_t + host_experts_t;
-    p.exposed_offload_s += host_experts_t;
+    p.exposed_offload_s += offload_t + host_experts_t;
+    p.host_weights_streamed = p.host_weights_streamed || (streamed && offload_t + host_experts_t > 0);
     p.kv_time_s += kv_t;
     p.compute_time_s += compute_t;
     p.attention_compute_time_s += attention_compute_t;
     p.overhead_time_s += overhead_t;
     p.interconnect_time_s += comm_t;
     // Of each overlapping pair only the longer shows in the phase's time.
-    if (weights_t + offload_t >= linear_compute_t)
-      p.exposed_weights_s += weights_t, p.exposed_offload_s += offload_t;
+    if (weights_t >= linear_compute_t)
+      p.exposed_weights_s += weights_t;
     else
       p.exposed_compute_s += linear_compute_t;
     if (kv_t >= attention_compute_t)
       p.exposed_kv_s += kv_t;
     else
       p.exposed_compute_s += attention_compute_t;
-    p.flops += flops;
-    p.flops += host_flops;
+    p.flops += flops + host_flops + offloaded_flops;  // the host's share is still work done
     p.bytes += passes * (weight_bytes + host_touched_bytes) + kv_bytes;
     // Pipeline stages run in turn for one sequence. (llama.cpp can overlap
     // micro-batches across stages, but published runs show little of it:
     // 70B Q4_K_M pp4096 is 846 tok/s on 2 and 840 on 4 RTX 4090s.)
-    return std::max(weights_t + offload_t, linear_compute_t) + std::max(kv_t, attention_compute_t) + host_experts_t + overhead_t + comm_t;
+    // The host's weights (read and run on the host, or copied over PCIe) come in turn with the device's work.
+    return std::max(weights_t, linear_compute_t) + std::max(kv_t, attention_compute_t) + offload_t + host_experts_t + overhead_t + comm_t;
   }
 };
 
@@ -590,6 +614,7 @@ void estimate_decode(const Workload& wl, const ForwardPass& pass, PhaseEstimate&
   d.exposed_weights_s = sum.exposed_weights_s * k;
   d.exposed_kv_s = sum.exposed_kv_s * k;
   d.exposed_offload_s = sum.exposed_offload_s * k;
+  d.host_weights_streamed = sum.host_weights_streamed;
   d.flops = sum.flops * k;
   d.bytes = sum.bytes * k;
   d.time_s = total_time * k;

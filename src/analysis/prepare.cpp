@@ -72,10 +72,37 @@ void apply_host(const Catalog& catalog, const HardwareProfile& hw, const EngineP
                               *w.host_bandwidth_bytes_per_s / 1e9));
 }
 
+/// The host CPU's achievable matrix rate for the weights it multiplies (offloaded layers' and
+/// --n-cpu-moe experts' decode steps): the --host CPU's peak of the CPU backend's compute dtype,
+/// else the engine's default host, times the CPU backend's prefill_compute_efficiency.
+struct HostCompute {
+  double flops_per_s = 0;
+  double peak_flops_per_s = 0;
+  double efficiency = 1.0;
+  std::string dtype;  ///< "" when the engine has no CPU backend
+  std::string from;   ///< "host epyc-9654" or "llama.cpp's default host"
+};
+
+HostCompute host_compute_for(const Catalog& catalog, const EngineProfile& engine, const std::string& host_id) {
+  HostCompute out;
+  const auto cpu = engine.backends.find("cpu");
+  out.efficiency = cpu == engine.backends.end() ? 1.0 : cpu->second.prefill_compute_efficiency;
+  out.dtype = cpu == engine.backends.end() ? std::string() : cpu->second.quantized_compute_dtype;
+  if (out.dtype.rfind("cpu:", 0) == 0) out.dtype = out.dtype.substr(4);
+  out.peak_flops_per_s = engine.host_compute_flops_per_s;
+  out.from = fmt::format("{}'s default host", engine.name);
+  if (!host_id.empty()) {
+    const HardwareProfile& host = catalog.resolve_hardware(host_id);
+    const auto it = host.cpu_flops_per_s.find(out.dtype);
+    if (it != host.cpu_flops_per_s.end() && it->second > 0) out.peak_flops_per_s = it->second, out.from = "host " + host.id;
+  }
+  out.flops_per_s = out.peak_flops_per_s * out.efficiency;
+  return out;
+}
+
 /// --n-cpu-moe N / --cpu-moe: the routed experts of the first N (all) layers stay in host memory
-/// and the engine runs them on the host CPU (llama.cpp). The host's matrix rate is the --host
-/// CPU's peak of the CPU backend's compute dtype, else the engine's default host, times the CPU
-/// backend's prefill_compute_efficiency; the bandwidth is the host bandwidth set before.
+/// and the engine runs them on the host CPU (llama.cpp) at the host compute set before; the
+/// bandwidth is the host bandwidth set before.
 void set_expert_offload(const Catalog& catalog, const HardwareProfile& hw, const EngineProfile& engine, const ModelSpec& m,
                         const WeightsSummary& weights, const ScenarioRequest& r, Workload& w, std::vector<std::string>& notes) {
   if (!r.n_cpu_moe && !r.cpu_moe) return;
@@ -91,22 +118,11 @@ void set_expert_offload(const Catalog& catalog, const HardwareProfile& hw, const
     throw bad_input(fmt::format("--n-cpu-moe {} is outside 1..{} ({}'s layers)", *r.n_cpu_moe, m.num_hidden_layers, m.name));
   if (w.tp > 1 || w.pp > 1) throw bad_input(fmt::format("{} is modelled on one GPU; leave out --tp and --pp", option));
   w.cpu_moe_layers = r.cpu_moe ? static_cast<uint32_t>(m.num_hidden_layers) : static_cast<uint32_t>(*r.n_cpu_moe);
-  const auto cpu = engine.backends.find("cpu");
-  const double efficiency = cpu == engine.backends.end() ? 1.0 : cpu->second.prefill_compute_efficiency;
-  std::string dtype = cpu == engine.backends.end() ? std::string() : cpu->second.quantized_compute_dtype;
-  if (dtype.rfind("cpu:", 0) == 0) dtype = dtype.substr(4);
-  double peak = engine.host_compute_flops_per_s;
-  std::string from = fmt::format("{}'s default host", engine.name);
-  if (!w.host_id.empty()) {
-    const HardwareProfile& host = catalog.resolve_hardware(w.host_id);
-    const auto it = host.cpu_flops_per_s.find(dtype);
-    if (it != host.cpu_flops_per_s.end() && it->second > 0) peak = it->second, from = "host " + host.id;
-  }
-  w.host_compute_flops_per_s = peak * efficiency;
+  const HostCompute host = host_compute_for(catalog, engine, w.host_id);
   notes.push_back(fmt::format("{}: the routed experts of {} layers stay in host memory and run on the host CPU at {:.1f} TOP/s {} peak "
                               "({}) x {} (CPU backend efficiency) = {:.1f} TOP/s, read at {:.1f} GB/s",
-                              option, w.cpu_moe_layers, peak / 1e12, dtype.empty() ? "matrix" : dtype, from, efficiency,
-                              *w.host_compute_flops_per_s / 1e12, w.host_bandwidth_bytes_per_s.value_or(0) / 1e9));
+                              option, w.cpu_moe_layers, host.peak_flops_per_s / 1e12, host.dtype.empty() ? "matrix" : host.dtype, host.from,
+                              host.efficiency, host.flops_per_s / 1e12, w.host_bandwidth_bytes_per_s.value_or(0) / 1e9));
 }
 
 bool engine_takes(const EngineProfile& engine, const QuantFormat& f) {
@@ -170,15 +186,20 @@ std::shared_ptr<const HardwareProfile> device_as_requested(const HardwareProfile
   if (!r.memory.empty()) {
     const auto bytes = parse_bytes(r.memory);
     if (!bytes) throw bad_input(fmt::format("--memory '{}' is not a memory size", r.memory), "e.g. 64GB, 64GiB or 0.5TB");
-    if (hw.memory_options.empty())
-      throw bad_input(fmt::format("--memory {}: {} is sold with {:g} GB only", r.memory, hw.id, hw.memory_capacity_bytes / kBytesPerGB),
-                      "for another part, write an overlay profile that extends this one (docs/data.md)");
-    const MemoryOption* option = hw.memory_option(*bytes);
-    if (!option)
-      throw bad_input(fmt::format("--memory {}: {} is sold with {}", r.memory, hw.id, sizes_sold(hw)), "pick one of those sizes");
-    out = with_memory_option(hw, *option);
-    notes.push_back(
-        fmt::format("memory: {:g} GB (--memory; {} is sold with {})", option->capacity_bytes / kBytesPerGB, hw.id, sizes_sold(hw)));
+    if (hw.memory_options.empty()) {
+      // A part sold in one size: naming that size is fine, any other needs an overlay profile.
+      if (!hw.is_own_memory_size(*bytes))
+        throw bad_input(fmt::format("--memory {}: {} is sold with {:g} GB only", r.memory, hw.id, hw.memory_capacity_bytes / kBytesPerGB),
+                        "for another part, write an overlay profile that extends this one (docs/data.md)");
+      notes.push_back(fmt::format("memory: {:g} GB (--memory; {} is sold with that size only)", hw.memory_capacity_bytes / kBytesPerGB, hw.id));
+    } else {
+      const MemoryOption* option = hw.memory_option(*bytes);
+      if (!option)
+        throw bad_input(fmt::format("--memory {}: {} is sold with {}", r.memory, hw.id, sizes_sold(hw)), "pick one of those sizes");
+      out = with_memory_option(hw, *option);
+      notes.push_back(
+          fmt::format("memory: {:g} GB (--memory; {} is sold with {})", option->capacity_bytes / kBytesPerGB, hw.id, sizes_sold(hw)));
+    }
   } else if (!hw.memory_options.empty()) {
     notes.push_back(fmt::format("memory: {:g} GB ({} is sold with {}; give yours with --memory)", hw.memory_capacity_bytes / kBytesPerGB,
                                 hw.id, sizes_sold(hw)));
@@ -483,6 +504,7 @@ PreparedScenario prepare_scenario(const Catalog& catalog, const ScenarioRequest&
   for (auto& note : kv_dtype_notes(hw, w.kv_dtype)) out.notes.push_back(std::move(note));
   w.host_bandwidth_bytes_per_s = host_bandwidth_for(hw, engine, r.host_bandwidth_bytes_per_s);
   if (!r.host.empty()) apply_host(catalog, hw, engine, r, w, out.notes);
+  if (w.host_bandwidth_bytes_per_s) w.host_compute_flops_per_s = host_compute_for(catalog, engine, w.host_id).flops_per_s;
   set_expert_offload(catalog, hw, engine, s.model, s.weights, r, w, out.notes);
   return out;
 }

@@ -139,6 +139,8 @@ std::optional<EngineProfile> engine_from_json(const nlohmann::json& j, std::vect
     e.host_bandwidth_bytes_per_s = j.value("host_bandwidth_bytes_per_s", 0.0) * e.host_bandwidth_efficiency;
     e.host_compute_flops_per_s = j.value("host_compute_flops_per_s", 0.0);
     e.expert_offload_arg = j.value("expert_offload_arg", std::string());
+    e.host_weights_streamed_min_tokens = j.value("host_weights_streamed_min_tokens", 0.0);
+    e.host_to_device_fraction = j.value("host_to_device_fraction", 1.0);
     e.default_for_classes = j.value("default_for_classes", std::vector<std::string>{});
     e.quants = j.at("quants").get<std::vector<std::string>>();
     e.default_quant = j.value("default_quant", std::string{});

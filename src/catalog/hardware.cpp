@@ -111,13 +111,26 @@ bool HardwareProfile::is_estimated(std::string_view pointer) const {
   return std::find(estimated.begin(), estimated.end(), pointer) != estimated.end();
 }
 
+namespace {
+
+/// How far a size given by a user is from a sold one, relative to the sold one. 8% covers
+/// GB against GiB (7.4%), so "64GB" and "64GiB" name the same option.
+double size_offset(double bytes, double sold_bytes) { return std::fabs(bytes - sold_bytes) / sold_bytes; }
+constexpr double kSameSizeOffset = 0.08;
+
+}  // namespace
+
 const MemoryOption* HardwareProfile::memory_option(double bytes) const {
   const MemoryOption* best = nullptr;
   for (const auto& o : memory_options) {
-    const double off = std::fabs(bytes - o.capacity_bytes) / o.capacity_bytes;
-    if (off <= 0.08 && (!best || off < std::fabs(bytes - best->capacity_bytes) / best->capacity_bytes)) best = &o;
+    const double off = size_offset(bytes, o.capacity_bytes);
+    if (off <= kSameSizeOffset && (!best || off < size_offset(bytes, best->capacity_bytes))) best = &o;
   }
   return best;
+}
+
+bool HardwareProfile::is_own_memory_size(double bytes) const {
+  return size_offset(bytes, memory_capacity_bytes) <= kSameSizeOffset;
 }
 
 const Link* HardwareProfile::default_multi_gpu_link() const {

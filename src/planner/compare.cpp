@@ -131,10 +131,34 @@ void check_engine_name(const Catalog& catalog, const std::string& name) {
 
 namespace {
 
+/// A device entry of --hw: "m4-max-40c" or "m4-max-40c:64GB" (one of the sizes the part is sold in).
+struct DeviceEntry {
+  std::string hardware;
+  std::string memory;  ///< "" = the profile's own size
+};
+
+DeviceEntry device_entry(const std::string& value) {
+  const auto colon = value.rfind(':');
+  if (colon == std::string::npos) return {value, {}};
+  return {value.substr(0, colon), value.substr(colon + 1)};
+}
+
+void check_device(const Catalog& catalog, const std::string& value) {
+  const DeviceEntry entry = device_entry(value);
+  if (entry.hardware.empty() || (value.back() == ':'))
+    throw bad_input(fmt::format("--hw entry '{}' is not a device or device:size", value), "e.g. m4-max-40c or m4-max-40c:64GB");
+  const HardwareProfile& hw = catalog.resolve_hardware(entry.hardware);
+  if (entry.memory.empty()) return;
+  ScenarioRequest sized;
+  sized.memory = entry.memory;
+  std::vector<std::string> notes;
+  device_as_requested(hw, sized, notes);  // a size the part is not sold in: bad_input listing the sizes it is
+}
+
 void check_value(const Catalog& catalog, CompareAxis axis, const std::string& value) {
   if (value.empty()) throw bad_input(fmt::format("an empty {} in the list", to_string(axis)), "separate values with single commas");
   switch (axis) {
-    case CompareAxis::kHardware: catalog.resolve_hardware(value); break;
+    case CompareAxis::kHardware: check_device(catalog, value); break;
     case CompareAxis::kQuant: catalog.quant().resolve(value); break;
     case CompareAxis::kEngine: check_engine_name(catalog, value); break;
   }
@@ -142,7 +166,12 @@ void check_value(const Catalog& catalog, CompareAxis axis, const std::string& va
 
 ScenarioRequest with_value(ScenarioRequest r, CompareAxis axis, const std::string& value) {
   switch (axis) {
-    case CompareAxis::kHardware: r.hardware = value; break;
+    case CompareAxis::kHardware: {
+      DeviceEntry entry = device_entry(value);
+      r.hardware = std::move(entry.hardware);
+      if (!entry.memory.empty()) r.memory = std::move(entry.memory);
+      break;
+    }
     case CompareAxis::kQuant: r.quant = value; break;
     case CompareAxis::kEngine: r.engine = value; break;
   }

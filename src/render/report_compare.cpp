@@ -13,12 +13,18 @@
 namespace optadvisor {
 namespace {
 
+/// The device as asked for: "m4-max-40c", or "m4-max-40c:64GB" when a memory size was picked.
+std::string device_label(const std::string& id, const ScenarioRequest& request) {
+  return request.memory.empty() ? id : fmt::format("{}:{}", id, request.memory);
+}
+
 bool is_best(const CompareRow& row, CompareColumn c) { return std::find(row.best.begin(), row.best.end(), c) != row.best.end(); }
 
 nlohmann::json row_json(const CompareRow& row) {
   nlohmann::json j = {{"value", row.value},
                       {"status", std::string(to_string(row.status))},
                       {"requested", {{"hardware", row.request.hardware}, {"quant", row.request.quant}, {"engine", row.request.engine}}}};
+  if (!row.request.memory.empty()) j["requested"]["memory"] = row.request.memory;
   if (!row.reason.empty()) j["reason"] = row.reason;
   // Every row has every section; null where the row did not get that far.
   for (const char* key : {"scenario", "memory", "prefill", "decode", "serving", "energy", "cost"}) j[key] = nullptr;
@@ -79,7 +85,7 @@ std::string table(const Comparison& c, bool md) {
            A::kLeft});
   for (const auto& row : c.rows) {
     if (!row.prepared) {
-      t.add_row({row.request.hardware.empty() ? "-" : row.request.hardware, row.request.quant.empty() ? "-" : row.request.quant,
+      t.add_row({row.request.hardware.empty() ? "-" : device_label(row.request.hardware, row.request), row.request.quant.empty() ? "-" : row.request.quant,
                  row.request.engine.empty() ? "-" : row.request.engine, "-", "n/a", "-", "-", "-", "-", "-", "-", "-", "-"});
       continue;
     }
@@ -88,7 +94,7 @@ std::string table(const Comparison& c, bool md) {
     const MemoryBreakdown& m = a.memory;
     const char* fits = row.status == CandidateStatus::kFits ? "yes" : row.status == CandidateStatus::kOffloaded ? "offload" : "no";
     std::vector<std::string> cells = {
-        ps.scenario.hardware->id,
+        device_label(ps.scenario.hardware->id, row.request),
         ps.quant->id,
         ps.scenario.engine.id(),
         fmt::format("{} / {} GB", format_sig3(m.total_bytes / kBytesPerGB), format_sig3(m.limit_bytes / kBytesPerGB)),

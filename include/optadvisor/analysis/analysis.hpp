@@ -55,6 +55,9 @@ struct PhaseEstimate {
   double exposed_weights_s = 0;
   double exposed_kv_s = 0;
   double exposed_offload_s = 0;
+  /// The host-resident weights were copied to the device over PCIe (a prefill ubatch at or above
+  /// the engine's threshold): the offload time is those copies, bound by the link.
+  bool host_weights_streamed = false;
   double arithmetic_intensity = 0;  ///< FLOP per byte
   double ridge_point = 0;           ///< achievable FLOP/s over achievable bytes/s
   Bound bound = Bound::kNone;
@@ -81,6 +84,9 @@ struct Factors {
   bool graphs = false;
   bool flash_attention = true;
   double link_bandwidth_bytes_per_s = 0;  ///< per direction, for tensor parallel
+  /// Host to device (PCIe, per direction, after packet overhead): what weights kept in host memory
+  /// stream over when the engine runs their operators on the device; 0 when the device has no PCIe.
+  double host_to_device_bytes_per_s = 0;
 };
 
 struct Analysis {

@@ -64,7 +64,7 @@ struct Workload {
   std::optional<double> host_bandwidth_bytes_per_s;  ///< system RAM for offloaded layers
   std::string host_id;                               ///< the cpu-class profile host_bandwidth_bytes_per_s came from (--host); "" when none
   uint32_t cpu_moe_layers = 0;                       ///< the first layers whose routed experts stay in, and run on, the host (--n-cpu-moe)
-  std::optional<double> host_compute_flops_per_s;    ///< the host CPU's achievable matrix rate for the experts run there
+  std::optional<double> host_compute_flops_per_s;    ///< the host CPU's achievable matrix rate for the weights it multiplies (offloaded layers, --n-cpu-moe experts)
   uint64_t ubatch_tokens = 0;                        ///< tokens per forward pass in prefill (llama.cpp -ub); 0 = the engine's
   Speculation speculation;                           ///< off unless draft_tokens > 0
   double prefix_cached_fraction = 0;                 ///< share of each prompt already in the prefix cache (a shared system prompt)

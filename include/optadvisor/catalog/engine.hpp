@@ -140,6 +140,10 @@ struct EngineProfile {
   double host_bandwidth_efficiency = 1.0;        ///< the share of a host's peak memory bandwidth offloaded layers reach (--host)
   double host_compute_flops_per_s = 0;           ///< assumed peak matrix rate of the host CPU that runs offloaded experts (--n-cpu-moe)
   std::string expert_offload_arg;                ///< appended to measure_command with --n-cpu-moe ({layers}: the layer count)
+  /// Weights in host memory are copied to the device and multiplied there once an operator's batch
+  /// reaches this many tokens (ggml's offload_op); below it the host CPU runs them. 0 = never copied.
+  double host_weights_streamed_min_tokens = 0;
+  double host_to_device_fraction = 1.0;  ///< share of the PCIe per-direction peak a weight copy reaches
   std::vector<std::string> default_for_classes;  ///< device classes where this is the default engine
   std::vector<std::string> quants;               ///< quant ids; "*gguf" stands for every GGUF file type
   std::string default_quant;

@@ -124,6 +124,9 @@ struct HardwareProfile {
   /// The sold size `bytes` names, matched within 8% so that "64GB" and "64GiB" both
   /// pick the 64 GB option; nullptr when the part is not sold in that size.
   const MemoryOption* memory_option(double bytes) const;
+  /// True when `bytes` names the profile's own size, by the same 8% match (so that
+  /// "--memory 24GB" on a part sold in one size is accepted, not refused).
+  bool is_own_memory_size(double bytes) const;
   /// The link tensor parallelism uses by default: the scale-up link unless it is an
   /// accessory (or the device has no GPU-to-GPU link), else PCIe; nullptr when neither.
   const Link* default_multi_gpu_link() const;

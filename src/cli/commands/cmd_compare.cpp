@@ -51,7 +51,8 @@ CompareRequest build_request(const CompareOptions& o) {
   if (axes[0].values.size() > 1 && (!o.request.memory.empty() || !o.request.link.empty()))
     throw bad_input(
         fmt::format("{} describes one device, but --hw lists {}", o.request.memory.empty() ? "--link" : "--memory", axes[0].values.size()),
-        "compare one device's weight formats or engines, or drop the option");
+        o.request.memory.empty() ? "compare one device's weight formats or engines, or drop the option"
+                                 : "give each device its size in the list: --hw m4-max-40c:64GB,m4-max-40c:128GB");
   request.base.hardware = axes[0].values.size() == 1 ? axes[0].values.front() : std::string();
   request.base.quant = axes[1].values.size() == 1 ? axes[1].values.front() : std::string();
   request.base.engine = axes[2].values.size() == 1 ? axes[2].values.front() : std::string();
@@ -65,7 +66,7 @@ void register_compare(CLI::App& app, const GlobalOptions& global) {
   auto* cmd = app.add_subcommand("compare",
                                  "Several devices, weight formats or engines side by side: memory, TTFT, decode, throughput, "
                                  "tokens per joule and per dollar");
-  cmd->add_option("--hw", o->hardware, "Device ids or names, comma-separated (optadvisor hw list)");
+  cmd->add_option("--hw", o->hardware, "Device ids or names, comma-separated, each optionally with its memory size (m4-max-40c:64GB; optadvisor hw list)");
   add_model_options(cmd, o->request.model);
   cmd->add_option("--quant,-q", o->quant, "Weight formats, comma-separated (default: each engine's)");
   cmd->add_option("--engine,-e", o->engine, "Engines, comma-separated, optionally with a backend (default: per device class)");

@@ -8,6 +8,7 @@
 
 #include "cli/common.hpp"
 #include "cli/detect_tools.hpp"
+#include "cli/scenario_options.hpp"
 #include "optadvisor/analysis/serving_json.hpp"
 #include "optadvisor/base/version.hpp"
 #include "optadvisor/render/report_html.hpp"
@@ -134,6 +135,7 @@ void register_serve(CLI::App& app, const GlobalOptions& global) {
       app.add_subcommand("serve", "Serving under load: TTFT, TPOT and end-to-end latency percentiles, throughput and goodput under SLOs");
   auto& s = o->request.scenario;
   cmd->add_option("--hw", s.hardware, "Device id or name (optadvisor hw list)")->required();
+  add_device_options(cmd, s);
   add_model_options(cmd, s.model);
   cmd->add_option("--quant,-q", s.quant, "Weight format (default: the engine's)");
   cmd->add_option("--engine,-e", o->engine, "vllm, sglang or tensorrt-llm, optionally @VERSION (vllm@0.19.0); default: the device's");
