@@ -10,6 +10,7 @@
 #include <cmath>
 #include <deque>
 #include <map>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -220,6 +221,120 @@ double predict_measurement(const Measurement& m, const Scenario& s) {
   return 0;
 }
 
+namespace {
+
+/// What every row of one mapping shares: the catalog, the device, the request and its overrides.
+struct MappingContext {
+  const Catalog& catalog;
+  const HardwareProfile& hw;
+  const CalibrationRequest& request;
+  const ModelSpec* model_override;
+  const QuantFormat* quant_override;
+  ModelMatcher& matcher;
+};
+
+/// Model: --model (noted where the file's parameter count differs by more than 2%), else matched from the file.
+ModelMatch row_model(const MappingContext& ctx, const Measurement& m, std::vector<std::string>& notes) {
+  const ModelSpec* spec = ctx.model_override;
+  if (!spec) return ctx.matcher.match(m);
+  if (m.model_params > 0) {
+    const double ratio = static_cast<double>(ctx.matcher.params_of(*spec)) / static_cast<double>(m.model_params);
+    if (std::fabs(ratio - 1) > 0.02)
+      notes.push_back(fmt::format("--model {} has {} parameters, the file's model {}", spec->id, with_commas(ctx.matcher.params_of(*spec)),
+                                  with_commas(m.model_params)));
+  }
+  return {spec, "--model", {}};
+}
+
+/// Workload: the run the measurement describes, as a scenario request.
+ScenarioRequest row_request(const MappingContext& ctx, const Measurement& m, const ModelSpec& spec, const std::string& quant,
+                            const std::string& engine) {
+  ScenarioRequest r;
+  r.hardware = ctx.hw.id;
+  r.model.preset = spec.id;
+  r.quant = quant;
+  r.engine = engine;
+  r.batch = std::to_string(std::max<uint64_t>(m.batch, 1));
+  r.prompt_tokens = static_cast<int64_t>(m.prompt_tokens);
+  r.gen_tokens = static_cast<int64_t>(m.gen_tokens);
+  r.ubatch_tokens = static_cast<int64_t>(m.ubatch_tokens);
+  r.kv_dtype = m.kv_dtype;
+  r.flash_attention = m.flash_attention;
+  r.tp = ctx.request.tp.value_or(m.tp);
+  r.gpus = r.tp;
+  // llama-bench -d: the depth is already in the KV cache; only n_prompt is prefilled.
+  if (m.depth_tokens > 0 && m.prompt_tokens > m.depth_tokens)
+    r.prefix_cached_fraction = (static_cast<double>(m.depth_tokens) + 0.5) / static_cast<double>(m.prompt_tokens);
+  return r;
+}
+
+/// Checks a prepared row against what the run must have been: why it cannot be used, else
+/// nullopt with its mapping and notes filled in.
+std::optional<std::string> check_prepared(const MappingContext& ctx, const ModelSpec& spec, bool quant_assumed, const std::string& model_how,
+                                          const std::string& quant_how, CalibrationRow& row) {
+  const Measurement& m = row.measurement;
+  const Scenario& s = row.prepared.scenario;
+  if (quant_assumed) row.notes.push_back(fmt::format("weights assumed {} (the file does not say; pass --quant)", s.weights.quant_id));
+  const int64_t layers = static_cast<int64_t>(spec.num_hidden_layers);
+  if (m.gpu_layers > 0 && m.gpu_layers < layers && m.gpu_layers < 99)
+    return fmt::format("n_gpu_layers {} of {}'s {} layers: partial offload is not calibrated", m.gpu_layers, spec.id, layers);
+  const Analysis a = analyze(s);
+  if (!a.memory.fits)
+    return fmt::format("{} {} needs {:.1f} GB on {} by the model's estimate, more than fits; the run must have differed", spec.id,
+                       s.weights.quant_id, a.memory.total_bytes / 1e9, ctx.hw.id);
+  row.mapping = fmt::format("{} {} ({}; {})", spec.id, row.prepared.quant->id, model_how, quant_how);
+  if (m.model_size_bytes > 0) {
+    const double ratio = s.weights.total_bytes / static_cast<double>(m.model_size_bytes);
+    if (std::fabs(ratio - 1) > 0.1)
+      row.notes.push_back(fmt::format("the file holds {:.2f} GB of weights, the catalog's {} {:.2f} GB; predictions use the catalog's",
+                                      static_cast<double>(m.model_size_bytes) / 1e9, spec.id, s.weights.total_bytes / 1e9));
+  }
+  return std::nullopt;
+}
+
+/// Maps one measurement onto a prepared scenario in `row`: why it cannot be used, else nullopt.
+std::optional<std::string> map_row(const MappingContext& ctx, const Measurement& m, CalibrationRow& row) {
+  if (!m.unusable.empty()) return m.unusable;
+  row.measurement = m;
+  row.notes = m.notes;
+  const std::string engine = ctx.request.engine.empty() ? m.engine : ctx.request.engine;
+  if (engine.empty()) return "the file does not say which engine ran; pass --engine";
+  // Model.
+  const ModelMatch model = row_model(ctx, m, row.notes);
+  if (!model.spec) return model.problem;
+  const ModelSpec* spec = model.spec;
+  // Weight format.
+  std::string quant_how = ctx.quant_override ? "--quant" : "assumed";
+  std::string quant = ctx.quant_override ? ctx.quant_override->id : match_quant(ctx.catalog, m, quant_how);
+  if (quant.empty() && formats_per_file(ctx.catalog, engine))
+    return fmt::format("the weight format of '{}' is not recorded; pass --quant", m.model_desc.empty() ? m.model_name : m.model_desc);
+  try {
+    row.prepared = prepare_scenario(ctx.catalog, row_request(ctx, m, *spec, quant, engine));
+  } catch (const Error& e) {
+    return std::string(e.what());
+  }
+  return check_prepared(ctx, *spec, quant.empty(), model.how, quant_how, row);
+}
+
+/// Refuses a mapping with no usable row, or with rows of several engine backends.
+void check_mapped(const MappedMeasurements& out, std::size_t measurements, const HardwareProfile& hw) {
+  if (out.rows.empty()) {
+    std::vector<std::string> reasons;
+    for (const auto& s : out.skipped)
+      if (std::find(reasons.begin(), reasons.end(), s.reason) == reasons.end()) reasons.push_back(s.reason);
+    if (reasons.size() > 2) reasons.resize(2);
+    throw bad_input(fmt::format("none of the {} measurements can be used on {}", measurements, hw.id), join(reasons, "; "));
+  }
+  std::set<std::string> engines;
+  for (const auto& row : out.rows) engines.insert(row.prepared.scenario.engine.id());
+  if (engines.size() > 1)
+    throw bad_input(fmt::format("the measurements ran on several engines ({}); a calibration is for one engine backend",
+                                join(std::vector<std::string>(engines.begin(), engines.end()))),
+                    "calibrate each separately, choosing with --engine");
+}
+
+}  // namespace
+
 MappedMeasurements map_measurements(const Catalog& catalog, const std::vector<Measurement>& measurements,
                                     const CalibrationRequest& request) {
   if (request.hardware.empty())
@@ -234,102 +349,15 @@ MappedMeasurements map_measurements(const Catalog& catalog, const std::vector<Me
   if (measurements.empty()) throw bad_input("the results files hold no measurements");
 
   ModelMatcher matcher(catalog);
+  const MappingContext ctx{catalog, hw, request, model_override, quant_override, matcher};
   for (const auto& m : measurements) {
-    auto skip = [&](std::string reason) { out.skipped.push_back({m, std::move(reason)}); };
-    if (!m.unusable.empty()) {
-      skip(m.unusable);
-      continue;
-    }
     CalibrationRow row;
-    row.measurement = m;
-    row.notes = m.notes;
-    const std::string engine = request.engine.empty() ? m.engine : request.engine;
-    if (engine.empty()) {
-      skip("the file does not say which engine ran; pass --engine");
-      continue;
-    }
-    // Model.
-    const ModelSpec* spec = model_override;
-    std::string model_how = "--model";
-    if (!spec) {
-      ModelMatch match = matcher.match(m);
-      if (!match.spec) {
-        skip(match.problem);
-        continue;
-      }
-      spec = match.spec;
-      model_how = match.how;
-    } else if (m.model_params > 0) {
-      const double ratio = static_cast<double>(matcher.params_of(*spec)) / static_cast<double>(m.model_params);
-      if (std::fabs(ratio - 1) > 0.02)
-        row.notes.push_back(fmt::format("--model {} has {} parameters, the file's model {}", spec->id,
-                                        with_commas(matcher.params_of(*spec)), with_commas(m.model_params)));
-    }
-    // Weight format.
-    std::string quant_how = quant_override ? "--quant" : "assumed";
-    std::string quant = quant_override ? quant_override->id : match_quant(catalog, m, quant_how);
-    if (quant.empty() && formats_per_file(catalog, engine)) {
-      skip(fmt::format("the weight format of '{}' is not recorded; pass --quant", m.model_desc.empty() ? m.model_name : m.model_desc));
-      continue;
-    }
-    // Workload.
-    ScenarioRequest r;
-    r.hardware = hw.id;
-    r.model.preset = spec->id;
-    r.quant = quant;
-    r.engine = engine;
-    r.batch = std::to_string(std::max<uint64_t>(m.batch, 1));
-    r.prompt_tokens = static_cast<int64_t>(m.prompt_tokens);
-    r.gen_tokens = static_cast<int64_t>(m.gen_tokens);
-    r.ubatch_tokens = static_cast<int64_t>(m.ubatch_tokens);
-    r.kv_dtype = m.kv_dtype;
-    r.flash_attention = m.flash_attention;
-    r.tp = request.tp.value_or(m.tp);
-    r.gpus = r.tp;
-    // llama-bench -d: the depth is already in the KV cache; only n_prompt is prefilled.
-    if (m.depth_tokens > 0 && m.prompt_tokens > m.depth_tokens)
-      r.prefix_cached_fraction = (static_cast<double>(m.depth_tokens) + 0.5) / static_cast<double>(m.prompt_tokens);
-    try {
-      row.prepared = prepare_scenario(catalog, r);
-    } catch (const Error& e) {
-      skip(e.what());
-      continue;
-    }
-    const Scenario& s = row.prepared.scenario;
-    if (quant.empty()) row.notes.push_back(fmt::format("weights assumed {} (the file does not say; pass --quant)", s.weights.quant_id));
-    const int64_t layers = static_cast<int64_t>(spec->num_hidden_layers);
-    if (m.gpu_layers > 0 && m.gpu_layers < layers && m.gpu_layers < 99) {
-      skip(fmt::format("n_gpu_layers {} of {}'s {} layers: partial offload is not calibrated", m.gpu_layers, spec->id, layers));
-      continue;
-    }
-    const Analysis a = analyze(s);
-    if (!a.memory.fits) {
-      skip(fmt::format("{} {} needs {:.1f} GB on {} by the model's estimate, more than fits; the run must have differed", spec->id,
-                       s.weights.quant_id, a.memory.total_bytes / 1e9, hw.id));
-      continue;
-    }
-    row.mapping = fmt::format("{} {} ({}; {})", spec->id, row.prepared.quant->id, model_how, quant_how);
-    if (m.model_size_bytes > 0) {
-      const double ratio = s.weights.total_bytes / static_cast<double>(m.model_size_bytes);
-      if (std::fabs(ratio - 1) > 0.1)
-        row.notes.push_back(fmt::format("the file holds {:.2f} GB of weights, the catalog's {} {:.2f} GB; predictions use the catalog's",
-                                        static_cast<double>(m.model_size_bytes) / 1e9, spec->id, s.weights.total_bytes / 1e9));
-    }
-    out.rows.push_back(std::move(row));
+    if (std::optional<std::string> reason = map_row(ctx, m, row))
+      out.skipped.push_back({m, std::move(*reason)});
+    else
+      out.rows.push_back(std::move(row));
   }
-  if (out.rows.empty()) {
-    std::vector<std::string> reasons;
-    for (const auto& s : out.skipped)
-      if (std::find(reasons.begin(), reasons.end(), s.reason) == reasons.end()) reasons.push_back(s.reason);
-    if (reasons.size() > 2) reasons.resize(2);
-    throw bad_input(fmt::format("none of the {} measurements can be used on {}", measurements.size(), hw.id), join(reasons, "; "));
-  }
-  std::set<std::string> engines;
-  for (const auto& row : out.rows) engines.insert(row.prepared.scenario.engine.id());
-  if (engines.size() > 1)
-    throw bad_input(fmt::format("the measurements ran on several engines ({}); a calibration is for one engine backend",
-                                join(std::vector<std::string>(engines.begin(), engines.end()))),
-                    "calibrate each separately, choosing with --engine");
+  check_mapped(out, measurements.size(), hw);
   return out;
 }
 
@@ -563,6 +591,169 @@ void record_provenance(Calibration& cal, const std::vector<CalibrationRow>& rows
   cal.date = date.empty() ? today : date;
 }
 
+/// Points every row at `engine` and `backend`; returns what each pointed at before.
+std::vector<EngineChoice> point_rows_at(std::vector<CalibrationRow>& rows, const EngineProfile& engine, const BackendProfile& backend) {
+  std::vector<EngineChoice> saved;
+  for (auto& row : rows) {
+    saved.push_back(row.prepared.scenario.engine);
+    row.prepared.scenario.engine.engine = &engine;
+    row.prepared.scenario.engine.backend = &backend;
+  }
+  return saved;
+}
+
+/// The efficiencies and the overhead the fit may move, within their physical bounds.
+struct BackendParams {
+  Param decode, prefill, layer;
+};
+
+/// Physical bounds: an efficiency is at most 1 after the engine's per-format
+/// multiplier; an overhead is not negative and below a millisecond per layer.
+BackendParams backend_params(const EngineProfile& engine, BackendProfile& backend, const std::vector<CalibrationRow>& rows) {
+  double decode_multiplier = 1, prefill_multiplier = 1;
+  for (const auto& row : rows) {
+    const QuantEfficiency qe = engine.efficiency_for(backend, row.prepared.scenario.weights.quant_id);
+    decode_multiplier = std::max(decode_multiplier, qe.decode);
+    prefill_multiplier = std::max(prefill_multiplier, qe.prefill);
+  }
+  return {{"decode_bandwidth_efficiency", &backend.decode_bandwidth_efficiency, 0.01, std::min(1.0, 1.0 / decode_multiplier), true},
+          {"prefill_compute_efficiency", &backend.prefill_compute_efficiency, 0.01, std::min(1.0, 1.0 / prefill_multiplier), true},
+          {"layer_overhead_s", &backend.layer_overhead_s, 0.0, 1e-3, false}};
+}
+
+/// The rows that depend on the decode and on the prefill efficiency, with their weight formats.
+struct Dependence {
+  std::size_t decode_rows = 0, prefill_rows = 0;
+  FormatRows decode_formats, prefill_formats;
+};
+
+Dependence dependence_of(const BackendParams& params, const std::vector<CalibrationRow>& rows) {
+  constexpr double kDepends = 0.1;  // a row whose prediction moves less than 0.1% per 1% says little about the factor
+  Dependence d;
+  for (const auto& row : rows) {
+    const std::string& quant_id = row.prepared.scenario.weights.quant_id;
+    if (elasticity(params.decode, row) >= kDepends) {
+      ++d.decode_rows;
+      d.decode_formats.add(quant_id, row.prepared.scenario.weights.total_bytes);
+    }
+    if (elasticity(params.prefill, row) >= kDepends) {
+      ++d.prefill_rows;
+      d.prefill_formats.add(quant_id, row.prepared.scenario.weights.total_bytes);
+    }
+  }
+  return d;
+}
+
+/// A per-format multiplier the fit moves: its format, which efficiency, its value before and its rows.
+struct Multiplier {
+  std::string quant_id;
+  bool decode = true;
+  double before = 0;
+  std::size_t rows = 0;
+};
+
+/// Rows of several weight formats: the efficiency is fitted on the format with the most rows
+/// (its multiplier kept, so the bound follows it alone) and each other format's multiplier on
+/// its own rows. A format no row measures keeps the engine profile's multiplier.
+struct FormatMultipliers {
+  std::deque<Param> params;  // stable addresses: `free` points at them
+  std::vector<Multiplier> info;
+
+  void add(const FormatRows& formats, Param& efficiency, bool is_decode, const EngineProfile& engine, BackendProfile& backend) {
+    if (formats.order.size() < 2) return;
+    const std::string reference = formats.reference();
+    const QuantEfficiency ref = engine.efficiency_for(backend, reference);
+    efficiency.upper = std::min(1.0, 1.0 / (is_decode ? ref.decode : ref.prefill));
+    for (const std::string& quant_id : formats.order) {
+      if (quant_id == reference) continue;
+      const QuantEfficiency shipped = engine.efficiency_for(backend, quant_id);
+      QuantEfficiency& qe = backend.quant_efficiency.emplace(quant_id, shipped).first->second;
+      double& value = is_decode ? qe.decode : qe.prefill;
+      params.push_back({fmt::format("quant_efficiency.{}.{}", quant_id, is_decode ? "decode" : "prefill"), &value, kMultiplierLower,
+                        kMultiplierUpper, true});
+      info.push_back({quant_id, is_decode, value, formats.rows.at(quant_id)});
+    }
+  }
+};
+
+/// The factors the rows tell apart: each efficiency some row depends on, the layer overhead
+/// where `fit_layer`, and every per-format multiplier.
+std::vector<Param*> free_params(BackendParams& params, const Dependence& d, bool fit_layer, FormatMultipliers& multipliers) {
+  std::vector<Param*> free;
+  if (d.decode_rows > 0) free.push_back(&params.decode);
+  if (d.prefill_rows > 0) free.push_back(&params.prefill);
+  if (fit_layer) free.push_back(&params.layer);
+  for (Param& m : multipliers.params) free.push_back(&m);
+  return free;
+}
+
+/// Fits the free factors by their absolute log errors.
+void fit_within_bounds(const std::vector<Param*>& free, const std::vector<CalibrationRow>& rows) {
+  fit_absolute(free, rows);
+  // A factor the fit pushed against a bound is fixed there, the others refitted.
+  std::vector<Param*> inside;
+  for (Param* p : free)
+    if (at_bound(*p).empty()) inside.push_back(p);
+  if (inside.size() != free.size()) fit_absolute(inside, rows);
+}
+
+/// Round to what the overlay stores, so the "after" column is what later estimates will print.
+void round_to_stored(const std::vector<Param*>& free) {
+  for (Param* p : free) {
+    const double per_unit = p->log_space ? 1e4 : 1e7;  // 4 decimals; 0.1 us
+    *p->value = std::clamp(std::round(*p->value * per_unit) / per_unit, p->lower, p->upper);
+  }
+}
+
+/// One factor, fitted (noting a bound it ended on) or kept, and why.
+void describe_factor(CalibrationFit& fit, const std::vector<Param*>& free, const Param& p, double old_value, std::size_t rows_used,
+                     const char* kind, const std::string& kept_why) {
+  FactorChange c{p.name, old_value, *p.value, p.lower, p.upper, false, {}, {}};
+  c.fitted = std::find(free.begin(), free.end(), &p) != free.end();
+  if (c.fitted) {
+    c.bound = at_bound(p);
+    c.why = fmt::format("fitted on {} {} row{}", rows_used, kind, rows_used == 1 ? "" : "s");
+    if (!c.bound.empty()) {
+      const std::string hit =
+          fmt::format("{} at its {} bound {}", p.name, c.bound, factor_text(p.name, c.bound == "lower" ? p.lower : p.upper));
+      fit.calibration.bounds_hit.push_back(hit);
+      fit.notes.push_back(
+          hit + ": the rows disagree in a way these factors cannot absorb; look at the rows with the largest errors after the fit");
+    }
+  } else {
+    c.why = kept_why;
+  }
+  fit.factors.push_back(c);
+}
+
+/// The factors, fitted or kept, and why.
+void describe_factors(CalibrationFit& fit, const std::vector<Param*>& free, const BackendParams& params, const BackendProfile& before,
+                      const Dependence& d, const FormatMultipliers& multipliers) {
+  describe_factor(fit, free, params.decode, before.decode_bandwidth_efficiency, d.decode_rows, "decode",
+                  "kept: no row depends on decode bandwidth");
+  describe_factor(fit, free, params.prefill, before.prefill_compute_efficiency, d.prefill_rows, "prefill",
+                  "kept: no row depends on prefill compute");
+  describe_factor(fit, free, params.layer, before.layer_overhead_s, d.decode_rows, "decode",
+                  d.decode_rows >= 3 ? "kept: needs decode rows of models of clearly different sizes (1.5x apart) in one weight format"
+                                     : "kept: needs three or more decode rows of models of different sizes");
+  fit.factors.push_back(
+      {"step_overhead_s", before.step_overhead_s, before.step_overhead_s, 0, 1, false, {}, "kept: not separable from the layer overhead"});
+  for (std::size_t i = 0; i < multipliers.params.size(); ++i)
+    describe_factor(fit, free, multipliers.params[i], multipliers.info[i].before, multipliers.info[i].rows,
+                    multipliers.info[i].decode ? "decode" : "prefill", "");
+}
+
+/// The overlay's factors: the fitted ones of the backend, and every fitted per-format multiplier.
+void record_factors(Calibration& cal, const std::vector<Param*>& free, const BackendParams& params, const FormatMultipliers& multipliers,
+                    const BackendProfile& backend) {
+  for (const Param* p : free) {
+    if (p == &params.decode) cal.factors.decode_bandwidth_efficiency = *p->value;
+    if (p == &params.prefill) cal.factors.prefill_compute_efficiency = *p->value;
+    if (p == &params.layer) cal.factors.layer_overhead_s = *p->value;
+  }
+  for (const Multiplier& m : multipliers.info) cal.factors.quant_efficiency[m.quant_id] = backend.quant_efficiency.at(m.quant_id);
+}
+
 }  // namespace
 
 CalibrationFit fit_calibration(const Catalog& catalog, MappedMeasurements mapped, const CalibrationRequest& request) {
@@ -579,94 +770,26 @@ CalibrationFit fit_calibration(const Catalog& catalog, MappedMeasurements mapped
   // Work on a copy of the engine with the profile's own (uncalibrated) backend.
   EngineProfile engine = *original.engine;
   BackendProfile& backend = engine.backends.at(backend_name);
-  std::vector<EngineChoice> saved;
-  for (auto& row : fit.rows) {
-    saved.push_back(row.prepared.scenario.engine);
-    row.prepared.scenario.engine.engine = &engine;
-    row.prepared.scenario.engine.backend = &backend;
-  }
+  const std::vector<EngineChoice> saved = point_rows_at(fit.rows, engine, backend);
   for (auto& row : fit.rows) row.predicted_before = predict_measurement(row.measurement, row.prepared.scenario);
   const BackendProfile before = backend;
 
-  // Physical bounds: an efficiency is at most 1 after the engine's per-format
-  // multiplier; an overhead is not negative and below a millisecond per layer.
-  double decode_multiplier = 1, prefill_multiplier = 1;
-  for (const auto& row : fit.rows) {
-    const QuantEfficiency qe = engine.efficiency_for(backend, row.prepared.scenario.weights.quant_id);
-    decode_multiplier = std::max(decode_multiplier, qe.decode);
-    prefill_multiplier = std::max(prefill_multiplier, qe.prefill);
-  }
-  Param decode{"decode_bandwidth_efficiency", &backend.decode_bandwidth_efficiency, 0.01, std::min(1.0, 1.0 / decode_multiplier), true};
-  Param prefill{"prefill_compute_efficiency", &backend.prefill_compute_efficiency, 0.01, std::min(1.0, 1.0 / prefill_multiplier), true};
-  Param layer{"layer_overhead_s", &backend.layer_overhead_s, 0.0, 1e-3, false};
-
-  constexpr double kDepends = 0.1;  // a row whose prediction moves less than 0.1% per 1% says little about the factor
-  std::size_t decode_rows = 0, prefill_rows = 0;
-  FormatRows decode_formats, prefill_formats;
-  for (const auto& row : fit.rows) {
-    const std::string& quant_id = row.prepared.scenario.weights.quant_id;
-    if (elasticity(decode, row) >= kDepends) {
-      ++decode_rows;
-      decode_formats.add(quant_id, row.prepared.scenario.weights.total_bytes);
-    }
-    if (elasticity(prefill, row) >= kDepends) {
-      ++prefill_rows;
-      prefill_formats.add(quant_id, row.prepared.scenario.weights.total_bytes);
-    }
-  }
-  // Rows of several weight formats: the efficiency is fitted on the format with the most rows
-  // (its multiplier kept, so the bound follows it alone) and each other format's multiplier on
-  // its own rows. A format no row measures keeps the engine profile's multiplier.
-  struct Multiplier {
-    std::string quant_id;
-    bool decode = true;
-    double before = 0;
-    std::size_t rows = 0;
-  };
-  std::deque<Param> multipliers;  // stable addresses: `free` points at them
-  std::vector<Multiplier> multiplier_info;
-  auto fit_formats = [&](const FormatRows& formats, Param& efficiency, bool is_decode) {
-    if (formats.order.size() < 2) return;
-    const std::string reference = formats.reference();
-    const QuantEfficiency ref = engine.efficiency_for(backend, reference);
-    efficiency.upper = std::min(1.0, 1.0 / (is_decode ? ref.decode : ref.prefill));
-    for (const std::string& quant_id : formats.order) {
-      if (quant_id == reference) continue;
-      const QuantEfficiency shipped = engine.efficiency_for(backend, quant_id);
-      QuantEfficiency& qe = backend.quant_efficiency.emplace(quant_id, shipped).first->second;
-      double& value = is_decode ? qe.decode : qe.prefill;
-      multipliers.push_back({fmt::format("quant_efficiency.{}.{}", quant_id, is_decode ? "decode" : "prefill"), &value, kMultiplierLower,
-                             kMultiplierUpper, true});
-      multiplier_info.push_back({quant_id, is_decode, value, formats.rows.at(quant_id)});
-    }
-  };
-  fit_formats(decode_formats, decode, true);
-  fit_formats(prefill_formats, prefill, false);
+  BackendParams params = backend_params(engine, backend, fit.rows);
+  const Dependence d = dependence_of(params, fit.rows);
+  FormatMultipliers multipliers;
+  multipliers.add(d.decode_formats, params.decode, true, engine, backend);
+  multipliers.add(d.prefill_formats, params.prefill, false, engine, backend);
   // The per-layer overhead and the bandwidth efficiency trade off exactly for
   // one model size; models of clearly different sizes in one weight format tell
   // them apart (across formats, the format's multiplier takes the difference).
-  const bool fit_layer = decode_rows >= 3 && decode_formats.widest_spread() >= 1.5;
+  const bool fit_layer = d.decode_rows >= 3 && d.decode_formats.widest_spread() >= 1.5;
 
-  std::vector<Param*> free;
-  if (decode_rows > 0) free.push_back(&decode);
-  if (prefill_rows > 0) free.push_back(&prefill);
-  if (fit_layer) free.push_back(&layer);
-  for (Param& m : multipliers) free.push_back(&m);
+  const std::vector<Param*> free = free_params(params, d, fit_layer, multipliers);
   if (free.empty())
     throw bad_input(fmt::format("no efficiency factor of {} depends on these measurements", fit.engine_id),
                     "calibrate with llama-bench pp/tg rows or vLLM serve results");
-  fit_absolute(free, fit.rows);
-  // A factor the fit pushed against a bound is fixed there, the others refitted.
-  std::vector<Param*> inside;
-  for (Param* p : free)
-    if (at_bound(*p).empty()) inside.push_back(p);
-  if (inside.size() != free.size()) fit_absolute(inside, fit.rows);
-
-  // Round to what the overlay stores, so the "after" column is what later estimates will print.
-  for (Param* p : free) {
-    const double per_unit = p->log_space ? 1e4 : 1e7;  // 4 decimals; 0.1 us
-    *p->value = std::clamp(std::round(*p->value * per_unit) / per_unit, p->lower, p->upper);
-  }
+  fit_within_bounds(free, fit.rows);
+  round_to_stored(free);
   for (auto& row : fit.rows) row.predicted_after = predict_measurement(row.measurement, row.prepared.scenario);
 
   summarize_errors(fit);
@@ -675,46 +798,13 @@ CalibrationFit fit_calibration(const Catalog& catalog, MappedMeasurements mapped
         "the fitted factors do not lower the median error: the rows differ in ways the model does not describe (long prompts "
         "without flash attention, say), or the engine profile was already fitted on runs like these; check with --dry-run "
         "before keeping the calibration");
+  describe_factors(fit, free, params, before, d, multipliers);
 
-  // The factors, fitted or kept, and why.
   Calibration& cal = fit.calibration;
-  auto describe = [&](const Param& p, double old_value, std::size_t rows_used, const char* kind, const std::string& kept_why) {
-    FactorChange c{p.name, old_value, *p.value, p.lower, p.upper, false, {}, {}};
-    c.fitted = std::find(free.begin(), free.end(), &p) != free.end();
-    if (c.fitted) {
-      c.bound = at_bound(p);
-      c.why = fmt::format("fitted on {} {} row{}", rows_used, kind, rows_used == 1 ? "" : "s");
-      if (!c.bound.empty()) {
-        const std::string hit =
-            fmt::format("{} at its {} bound {}", p.name, c.bound, factor_text(p.name, c.bound == "lower" ? p.lower : p.upper));
-        cal.bounds_hit.push_back(hit);
-        fit.notes.push_back(
-            hit + ": the rows disagree in a way these factors cannot absorb; look at the rows with the largest errors after the fit");
-      }
-    } else {
-      c.why = kept_why;
-    }
-    fit.factors.push_back(c);
-  };
-  describe(decode, before.decode_bandwidth_efficiency, decode_rows, "decode", "kept: no row depends on decode bandwidth");
-  describe(prefill, before.prefill_compute_efficiency, prefill_rows, "prefill", "kept: no row depends on prefill compute");
-  describe(layer, before.layer_overhead_s, decode_rows, "decode",
-           decode_rows >= 3 ? "kept: needs decode rows of models of clearly different sizes (1.5x apart) in one weight format"
-                            : "kept: needs three or more decode rows of models of different sizes");
-  fit.factors.push_back(
-      {"step_overhead_s", before.step_overhead_s, before.step_overhead_s, 0, 1, false, {}, "kept: not separable from the layer overhead"});
-  for (std::size_t i = 0; i < multipliers.size(); ++i)
-    describe(multipliers[i], multiplier_info[i].before, multiplier_info[i].rows, multiplier_info[i].decode ? "decode" : "prefill", "");
-
   cal.hardware = fit.hardware->id;
   cal.engine = engine.id;
   cal.backend = backend_name;
-  for (const Param* p : free) {
-    if (p == &decode) cal.factors.decode_bandwidth_efficiency = *p->value;
-    if (p == &prefill) cal.factors.prefill_compute_efficiency = *p->value;
-    if (p == &layer) cal.factors.layer_overhead_s = *p->value;
-  }
-  for (const Multiplier& m : multiplier_info) cal.factors.quant_efficiency[m.quant_id] = backend.quant_efficiency.at(m.quant_id);
+  record_factors(cal, free, params, multipliers, backend);
   record_provenance(cal, fit.rows, request.today);
   cal.rows = fit.rows.size();
   cal.median_abs_error_before = std::round(fit.median_abs_error_before * 1e4) / 1e4;

@@ -84,6 +84,58 @@ void read_serving(const nlohmann::json& j, EngineServing& s, std::vector<Problem
   }
 }
 
+/// Per-format multipliers on the efficiencies ({"<format>": {"decode": x, "prefill": y}}, 1 where absent).
+void read_quant_efficiency(const nlohmann::json& j, std::map<std::string, QuantEfficiency>& out) {
+  for (const auto& [q, v] : j.items()) out[q] = {v.value("decode", 1.0), v.value("prefill", 1.0)};
+}
+
+/// One entry of "backends", named `name`: its efficiencies, overheads and device classes.
+BackendProfile read_backend(const std::string& name, const nlohmann::json& b, std::vector<Problem>& problems) {
+  BackendProfile bp;
+  bp.name = name;
+  bp.decode_bandwidth_efficiency = b.at("decode_bandwidth_efficiency").get<double>();
+  bp.prefill_compute_efficiency = b.at("prefill_compute_efficiency").get<double>();
+  bp.compute_dtype = b.value("compute_dtype", std::string{"fp16"});
+  bp.quantized_compute_dtype = b.value("quantized_compute_dtype", std::string{});
+  if (b.contains("grouped_expert_gemm")) bp.expert_gemm_half_tokens = b.at("grouped_expert_gemm").at("half_tokens").get<double>();
+  bp.layer_overhead_s = b.at("layer_overhead_s").get<double>();
+  bp.step_overhead_s = b.at("step_overhead_s").get<double>();
+  bp.graphs = b.value("graphs", false);
+  bp.applies_to_classes = b.value("applies_to_classes", std::vector<std::string>{});
+  bp.calibrated_on = b.value("calibrated_on", std::vector<std::string>{});
+  if (b.contains("quant_efficiency")) read_quant_efficiency(b.at("quant_efficiency"), bp.quant_efficiency);
+  for (const auto& c : bp.applies_to_classes)
+    if (!device_class_from_string(c))
+      problems.push_back({"", "/backends/" + name + "/applies_to_classes", "unknown device class '" + c + "'"});
+  return bp;
+}
+
+/// "eager_launches": the kernel launches of a step run without graphs.
+void read_eager_launches(const nlohmann::json& l, EngineProfile& e) {
+  e.eager.launch_s = l.at("launch_s").get<double>();
+  e.eager.kernels_per_layer = l.at("kernels_per_layer").get<double>();
+  e.eager.extra_kernels_per_moe_layer = l.value("extra_kernels_per_moe_layer", 0.0);
+  e.eager.kernels_per_expert = l.value("kernels_per_expert", 0.0);
+}
+
+/// "memory": the runtime overhead, the reserve and the activation model.
+void read_memory(const nlohmann::json& m, EngineMemory& memory, std::vector<Problem>& problems) {
+  memory.runtime_overhead_bytes = m.at("runtime_overhead_bytes").get<double>();
+  if (m.contains("reserve_fraction")) memory.reserve_fraction = m.at("reserve_fraction").get<double>();
+  if (m.contains("free_fraction_for_kv")) memory.free_fraction_for_kv = m.at("free_fraction_for_kv").get<double>();
+  memory.activation_bytes_per_token = m.value("activation_bytes_per_token", 0.0);
+  memory.max_batched_tokens = m.value("max_batched_tokens", uint64_t{8192});
+  memory.ubatch_tokens = m.value("ubatch_tokens", uint64_t{512});
+  memory.flash_attention_default = m.value("flash_attention_default", true);
+  memory.unfused_score_bytes = m.value("unfused_score_bytes", 0.0);
+  memory.kv_block_tokens = m.value("kv_block_tokens", uint64_t{0});
+  const std::string activations = m.value("activation_model", std::string{"batched-tokens"});
+  if (activations == "ggml-ubatch")
+    memory.activation_model = ActivationModel::kGgmlUbatch;
+  else if (activations != "batched-tokens")
+    problems.push_back({"", "/memory/activation_model", "expected ggml-ubatch or batched-tokens (got '" + activations + "')"});
+}
+
 }  // namespace
 
 std::optional<EngineProfile> engine_from_json(const nlohmann::json& j, std::vector<Problem>& problems) {
@@ -105,35 +157,9 @@ std::optional<EngineProfile> engine_from_json(const nlohmann::json& j, std::vect
     e.multi_device_setting = j.value("multi_device_setting", std::string{});
     e.offloads_to_host = j.value("offloads_to_host", false);
     e.own_flash_attention = j.value("own_flash_attention", false);
-    for (const auto& [name, b] : j.at("backends").items()) {
-      BackendProfile bp;
-      bp.name = name;
-      bp.decode_bandwidth_efficiency = b.at("decode_bandwidth_efficiency").get<double>();
-      bp.prefill_compute_efficiency = b.at("prefill_compute_efficiency").get<double>();
-      bp.compute_dtype = b.value("compute_dtype", std::string{"fp16"});
-      bp.quantized_compute_dtype = b.value("quantized_compute_dtype", std::string{});
-      if (b.contains("grouped_expert_gemm")) bp.expert_gemm_half_tokens = b.at("grouped_expert_gemm").at("half_tokens").get<double>();
-      bp.layer_overhead_s = b.at("layer_overhead_s").get<double>();
-      bp.step_overhead_s = b.at("step_overhead_s").get<double>();
-      bp.graphs = b.value("graphs", false);
-      bp.applies_to_classes = b.value("applies_to_classes", std::vector<std::string>{});
-      bp.calibrated_on = b.value("calibrated_on", std::vector<std::string>{});
-      if (b.contains("quant_efficiency"))
-        for (const auto& [q, v] : b.at("quant_efficiency").items())
-          bp.quant_efficiency[q] = {v.value("decode", 1.0), v.value("prefill", 1.0)};
-      for (const auto& c : bp.applies_to_classes)
-        if (!device_class_from_string(c))
-          problems.push_back({"", "/backends/" + name + "/applies_to_classes", "unknown device class '" + c + "'"});
-      e.backends[name] = bp;
-    }
+    for (const auto& [name, b] : j.at("backends").items()) e.backends[name] = read_backend(name, b, problems);
     e.graph_overhead_factor = j.value("graph_overhead_factor", 0.3);
-    if (j.contains("eager_launches")) {
-      const auto& l = j.at("eager_launches");
-      e.eager.launch_s = l.at("launch_s").get<double>();
-      e.eager.kernels_per_layer = l.at("kernels_per_layer").get<double>();
-      e.eager.extra_kernels_per_moe_layer = l.value("extra_kernels_per_moe_layer", 0.0);
-      e.eager.kernels_per_expert = l.value("kernels_per_expert", 0.0);
-    }
+    if (j.contains("eager_launches")) read_eager_launches(j.at("eager_launches"), e);
     e.allreduce_latency_s = j.value("allreduce_latency_s", 0.0);
     e.host_bandwidth_efficiency = j.value("host_bandwidth_efficiency", 1.0);
     e.host_bandwidth_bytes_per_s = j.value("host_bandwidth_bytes_per_s", 0.0) * e.host_bandwidth_efficiency;
@@ -145,24 +171,8 @@ std::optional<EngineProfile> engine_from_json(const nlohmann::json& j, std::vect
     e.quants = j.at("quants").get<std::vector<std::string>>();
     e.default_quant = j.value("default_quant", std::string{});
     e.formats_per_file = j.value("formats_per_file", false);
-    if (j.contains("quant_efficiency")) {
-      for (const auto& [q, v] : j.at("quant_efficiency").items()) e.quant_efficiency[q] = {v.value("decode", 1.0), v.value("prefill", 1.0)};
-    }
-    const auto& m = j.at("memory");
-    e.memory.runtime_overhead_bytes = m.at("runtime_overhead_bytes").get<double>();
-    if (m.contains("reserve_fraction")) e.memory.reserve_fraction = m.at("reserve_fraction").get<double>();
-    if (m.contains("free_fraction_for_kv")) e.memory.free_fraction_for_kv = m.at("free_fraction_for_kv").get<double>();
-    e.memory.activation_bytes_per_token = m.value("activation_bytes_per_token", 0.0);
-    e.memory.max_batched_tokens = m.value("max_batched_tokens", uint64_t{8192});
-    e.memory.ubatch_tokens = m.value("ubatch_tokens", uint64_t{512});
-    e.memory.flash_attention_default = m.value("flash_attention_default", true);
-    e.memory.unfused_score_bytes = m.value("unfused_score_bytes", 0.0);
-    e.memory.kv_block_tokens = m.value("kv_block_tokens", uint64_t{0});
-    const std::string activations = m.value("activation_model", std::string{"batched-tokens"});
-    if (activations == "ggml-ubatch")
-      e.memory.activation_model = ActivationModel::kGgmlUbatch;
-    else if (activations != "batched-tokens")
-      problems.push_back({"", "/memory/activation_model", "expected ggml-ubatch or batched-tokens (got '" + activations + "')"});
+    if (j.contains("quant_efficiency")) read_quant_efficiency(j.at("quant_efficiency"), e.quant_efficiency);
+    read_memory(j.at("memory"), e.memory, problems);
     e.cap_sliding_window = j.value("kv_window_policy", std::string{"cap-sliding"}) == "cap-sliding";
     e.kv_dtypes = j.value("kv_dtypes", std::vector<std::string>{"f16"});
     e.max_batch = j.value("max_batch", uint64_t{256});

@@ -235,6 +235,67 @@ void JsonSchema::check_alternatives(const json& branches, bool exactly_one, cons
   out.insert(out.end(), results[best].begin(), results[best].end());
 }
 
+namespace {
+
+/// Appends problems found at one place in the document.
+struct ProblemsAt {
+  const std::string& pointer;
+  std::vector<Problem>& out;
+  void operator()(std::string message) const { out.push_back({"", pointer, std::move(message)}); }
+};
+
+/// maximum, minimum and exclusiveMinimum of a number.
+void check_number(const json& schema, const json& doc, const ProblemsAt& add) {
+  auto has = [&](const char* key) { return schema.contains(key); };
+  const double value = doc.get<double>();
+  auto bound = [&](const char* key) { return schema[key].get<double>(); };
+  const std::string kind = doc.is_number_integer() && schema.value("type", json()) == "integer" ? "integer" : "number";
+  const std::string a_kind = (kind == "integer" ? "an " : "a ") + kind;
+  if (has("maximum") && value > bound("maximum")) add("expected " + a_kind + " less than or equal to " + schema["maximum"].dump());
+  if (has("minimum") && value < bound("minimum"))
+    add(bound("minimum") == 0 ? "expected a non-negative " + kind
+                              : "expected " + a_kind + " greater than or equal to " + schema["minimum"].dump());
+  if (has("exclusiveMinimum") && !(value > bound("exclusiveMinimum")))
+    add(bound("exclusiveMinimum") == 0 ? "expected a positive " + kind
+                                       : "expected " + a_kind + " greater than " + schema["exclusiveMinimum"].dump());
+}
+
+/// maxItems and minItems of an array.
+void check_item_count(const json& schema, const json& doc, const ProblemsAt& add) {
+  if (schema.contains("maxItems") && doc.size() > schema["maxItems"].get<std::size_t>())
+    add("expected at most " + count_of(schema["maxItems"].get<std::size_t>(), "item", "items"));
+  if (schema.contains("minItems") && doc.size() < schema["minItems"].get<std::size_t>())
+    add(schema["minItems"] == 1 ? "expected a non-empty array"
+                                : "expected at least " + count_of(schema["minItems"].get<std::size_t>(), "item", "items"));
+}
+
+/// maxLength, minLength (in code points) and pattern of a string.
+void check_string(const json& schema, const json& doc, const std::map<std::string, std::regex>& patterns, const ProblemsAt& add) {
+  auto has = [&](const char* key) { return schema.contains(key); };
+  const std::size_t length = code_points(doc.get_ref<const std::string&>());
+  if (has("maxLength") && length > schema["maxLength"].get<std::size_t>())
+    add("expected at most " + count_of(schema["maxLength"].get<std::size_t>(), "character", "characters"));
+  if (has("minLength") && length < schema["minLength"].get<std::size_t>())
+    add(schema["minLength"] == 1 ? "expected a non-empty string"
+                                 : "expected at least " + count_of(schema["minLength"].get<std::size_t>(), "character", "characters"));
+  if (has("pattern")) {
+    const std::string& pattern = schema["pattern"].get_ref<const std::string&>();
+    if (!std::regex_search(doc.get_ref<const std::string&>(), patterns.at(pattern))) add("does not match the pattern " + pattern);
+  }
+}
+
+/// uniqueItems: each item that repeats an earlier one, once.
+void check_unique_items(const json& doc, const std::string& pointer, std::vector<Problem>& out) {
+  for (std::size_t i = 0; i < doc.size(); ++i)
+    for (std::size_t j = i + 1; j < doc.size(); ++j)
+      if (doc[i] == doc[j]) {
+        out.push_back({"", pointer + "/" + std::to_string(j), "repeats item " + std::to_string(i) + " (items must be unique)"});
+        break;
+      }
+}
+
+}  // namespace
+
 void JsonSchema::check_node(const json& raw, const json& doc, const std::string& pointer, std::vector<Problem>& out) const {
   const json& schema = resolve(raw);
   if (schema.is_boolean()) {
@@ -242,7 +303,7 @@ void JsonSchema::check_node(const json& raw, const json& doc, const std::string&
     return;
   }
   auto has = [&](const char* key) { return schema.contains(key); };
-  auto add = [&](std::string message) { out.push_back({"", pointer, std::move(message)}); };
+  const ProblemsAt add{pointer, out};
 
   // A value of the wrong type gets that one problem, not one per constraint it cannot meet.
   if (!type_matches(schema, doc)) {
@@ -258,38 +319,9 @@ void JsonSchema::check_node(const json& raw, const json& doc, const std::string&
   if (doc.is_array() && has("items")) {
     for (std::size_t i = 0; i < doc.size(); ++i) check_node(schema["items"], doc[i], pointer + "/" + std::to_string(i), out);
   }
-  if (doc.is_number()) {
-    const double value = doc.get<double>();
-    auto bound = [&](const char* key) { return schema[key].get<double>(); };
-    const std::string kind = doc.is_number_integer() && schema.value("type", json()) == "integer" ? "integer" : "number";
-    const std::string a_kind = (kind == "integer" ? "an " : "a ") + kind;
-    if (has("maximum") && value > bound("maximum")) add("expected " + a_kind + " less than or equal to " + schema["maximum"].dump());
-    if (has("minimum") && value < bound("minimum"))
-      add(bound("minimum") == 0 ? "expected a non-negative " + kind
-                                : "expected " + a_kind + " greater than or equal to " + schema["minimum"].dump());
-    if (has("exclusiveMinimum") && !(value > bound("exclusiveMinimum")))
-      add(bound("exclusiveMinimum") == 0 ? "expected a positive " + kind
-                                         : "expected " + a_kind + " greater than " + schema["exclusiveMinimum"].dump());
-  }
-  if (doc.is_array()) {
-    if (has("maxItems") && doc.size() > schema["maxItems"].get<std::size_t>())
-      add("expected at most " + count_of(schema["maxItems"].get<std::size_t>(), "item", "items"));
-    if (has("minItems") && doc.size() < schema["minItems"].get<std::size_t>())
-      add(schema["minItems"] == 1 ? "expected a non-empty array"
-                                  : "expected at least " + count_of(schema["minItems"].get<std::size_t>(), "item", "items"));
-  }
-  if (doc.is_string()) {
-    const std::size_t length = code_points(doc.get_ref<const std::string&>());
-    if (has("maxLength") && length > schema["maxLength"].get<std::size_t>())
-      add("expected at most " + count_of(schema["maxLength"].get<std::size_t>(), "character", "characters"));
-    if (has("minLength") && length < schema["minLength"].get<std::size_t>())
-      add(schema["minLength"] == 1 ? "expected a non-empty string"
-                                   : "expected at least " + count_of(schema["minLength"].get<std::size_t>(), "character", "characters"));
-    if (has("pattern")) {
-      const std::string& pattern = schema["pattern"].get_ref<const std::string&>();
-      if (!std::regex_search(doc.get_ref<const std::string&>(), patterns_.at(pattern))) add("does not match the pattern " + pattern);
-    }
-  }
+  if (doc.is_number()) check_number(schema, doc, add);
+  if (doc.is_array()) check_item_count(schema, doc, add);
+  if (doc.is_string()) check_string(schema, doc, patterns_, add);
   if (doc.is_object() && has("minProperties") && doc.size() < schema["minProperties"].get<std::size_t>())
     add(schema["minProperties"] == 1 ? "expected a non-empty object"
                                      : "expected at least " + count_of(schema["minProperties"].get<std::size_t>(), "field", "fields"));
@@ -311,14 +343,7 @@ void JsonSchema::check_node(const json& raw, const json& doc, const std::string&
     for (const auto& name : schema["required"])
       if (!doc.contains(name.get<std::string>())) add("missing required field '" + name.get<std::string>() + "'");
   }
-  if (doc.is_array() && has("uniqueItems") && schema["uniqueItems"] == true) {
-    for (std::size_t i = 0; i < doc.size(); ++i)
-      for (std::size_t j = i + 1; j < doc.size(); ++j)
-        if (doc[i] == doc[j]) {
-          out.push_back({"", pointer + "/" + std::to_string(j), "repeats item " + std::to_string(i) + " (items must be unique)"});
-          break;
-        }
-  }
+  if (doc.is_array() && has("uniqueItems") && schema["uniqueItems"] == true) check_unique_items(doc, pointer, out);
 }
 
 }  // namespace optadvisor

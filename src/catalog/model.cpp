@@ -353,6 +353,102 @@ void add_indexer(const ModelSpec& s, int i, std::vector<Tensor>& out) {
   add(out, i, "indexer.proj", s.hidden_size, s.index_n_heads);
 }
 
+/// DeepSeek-V2/V3 MLA (llama.cpp arch deepseek2). kv_b_proj is written as
+/// attn_k_b (transposed, per head) and attn_v_b for the absorbed matmuls.
+void add_mla_attention(const ModelSpec& s, int i, std::vector<Tensor>& out) {
+  const uint64_t h = s.hidden_size;
+  const uint64_t nh = s.num_attention_heads;
+  const uint64_t qk_head = s.qk_nope_head_dim + s.qk_rope_head_dim;
+  if (s.q_lora_rank > 0) {
+    add(out, i, "attn_q_a", h, s.q_lora_rank);
+    add(out, i, "attn_q_a_norm", s.q_lora_rank);
+    add(out, i, "attn_q_b", s.q_lora_rank, nh * qk_head);
+  } else {
+    add(out, i, "attn_q", h, nh * qk_head);
+  }
+  add(out, i, "attn_kv_a_mqa", h, s.kv_lora_rank + s.qk_rope_head_dim);
+  add(out, i, "attn_kv_a_norm", s.kv_lora_rank);
+  add(out, i, "attn_k_b", s.qk_nope_head_dim, s.kv_lora_rank, nh);
+  add(out, i, "attn_v_b", s.kv_lora_rank, s.v_head_dim, nh);
+  add(out, i, "attn_output", nh * s.v_head_dim, h);
+  if (s.attention_bias) add(out, i, "attn_output.bias", h);
+  if (s.index_n_heads > 0) add_indexer(s, i, out);
+}
+
+/// Grouped-query attention: q/k/v (fused for Phi-3), their biases, the output and the q/k norms.
+void add_gqa_attention(const ModelSpec& s, int i, std::vector<Tensor>& out) {
+  const uint64_t h = s.hidden_size;
+  const uint64_t q_width = s.num_attention_heads * s.head_dim;
+  const uint64_t q_out = s.attn_output_gate ? 2 * q_width : q_width;  // query and its output gate
+  const uint64_t kv_width = s.num_key_value_heads * s.head_dim;
+  if (s.model_type == "phi3") {
+    // Phi-3 checkpoints store qkv_proj fused; llama.cpp keeps it as attn_qkv.
+    add(out, i, "attn_qkv", h, q_width + 2 * kv_width);
+    if (s.attention_bias || s.qkv_bias) add(out, i, "attn_qkv.bias", q_width + 2 * kv_width);
+  } else {
+    add(out, i, "attn_q", h, q_out);
+    add(out, i, "attn_k", h, kv_width);
+    add(out, i, "attn_v", h, kv_width);
+    if (s.attention_bias || s.qkv_bias) {
+      add(out, i, "attn_q.bias", q_width);
+      add(out, i, "attn_k.bias", kv_width);
+      add(out, i, "attn_v.bias", kv_width);
+    }
+  }
+  add(out, i, "attn_output", q_width, h);
+  if (s.attention_bias) add(out, i, "attn_output.bias", h);
+  if (s.qk_norm) {
+    const bool per_layer = s.qk_norm_type == "per_layer";
+    add(out, i, "attn_q_norm", per_layer ? q_width : s.head_dim);
+    add(out, i, "attn_k_norm", per_layer ? kv_width : s.head_dim);
+  }
+}
+
+/// A routed-expert FFN: the router, the stacked experts and the shared expert.
+void add_moe_ffn(const ModelSpec& s, int i, std::vector<Tensor>& out) {
+  const uint64_t h = s.hidden_size;
+  const uint64_t e = s.num_experts;
+  const uint64_t f = s.moe_intermediate_size;
+  add(out, i, "ffn_gate_inp", h, e);
+  if (s.router_bias) add(out, i, "ffn_gate_inp.bias", e);
+  if (s.router_score_correction_bias) add(out, i, "exp_probs_b.bias", e);
+  add(out, i, "ffn_gate_exps", h, f, e);
+  add(out, i, "ffn_up_exps", h, f, e);
+  add(out, i, "ffn_down_exps", f, h, e);
+  if (s.mlp_bias) {
+    add(out, i, "ffn_gate_exps.bias", f, e);
+    add(out, i, "ffn_up_exps.bias", f, e);
+    add(out, i, "ffn_down_exps.bias", h, e);
+  }
+  if (s.shared_expert_intermediate_size > 0) {
+    const uint64_t fs = s.shared_expert_intermediate_size;
+    add(out, i, "ffn_gate_shexp", h, fs);
+    add(out, i, "ffn_up_shexp", h, fs);
+    add(out, i, "ffn_down_shexp", fs, h);
+    if (s.shared_expert_gate) add(out, i, "ffn_gate_inp_shexp", h);
+  }
+}
+
+/// A dense gated FFN (fused gate and up for Phi-3).
+void add_dense_ffn(const ModelSpec& s, int i, std::vector<Tensor>& out) {
+  const uint64_t h = s.hidden_size;
+  const uint64_t f = s.intermediate_size;
+  if (s.model_type == "phi3") {
+    // Phi-3's gate_up_proj stays fused: ffn_up is 2 x intermediate wide.
+    add(out, i, "ffn_up", h, 2 * f);
+    add(out, i, "ffn_down", f, h);
+  } else {
+    add(out, i, "ffn_gate", h, f);
+    add(out, i, "ffn_up", h, f);
+    add(out, i, "ffn_down", f, h);
+    if (s.mlp_bias) {
+      add(out, i, "ffn_gate.bias", f);
+      add(out, i, "ffn_up.bias", f);
+      add(out, i, "ffn_down.bias", h);
+    }
+  }
+}
+
 /// Tensors of decoder block `layer`, exactly as convert_hf_to_gguf.py names
 /// and shapes them (ggml order: ne0 is the input dimension of a Linear).
 void add_block(const ModelSpec& s, uint64_t layer_index, std::vector<Tensor>& out) {
@@ -362,7 +458,6 @@ void add_block(const ModelSpec& s, uint64_t layer_index, std::vector<Tensor>& ou
   }
   const int i = static_cast<int>(layer_index);
   const uint64_t h = s.hidden_size;
-  const uint64_t nh = s.num_attention_heads;
 
   add(out, i, "attn_norm", h);
   if (is_linear_layer(s, layer_index)) {
@@ -370,93 +465,20 @@ void add_block(const ModelSpec& s, uint64_t layer_index, std::vector<Tensor>& ou
   } else if (is_mamba_layer(s, layer_index)) {
     add_mamba(s, i, out);
   } else if (is_mla(s)) {
-    // DeepSeek-V2/V3 MLA (llama.cpp arch deepseek2). kv_b_proj is written as
-    // attn_k_b (transposed, per head) and attn_v_b for the absorbed matmuls.
-    const uint64_t qk_head = s.qk_nope_head_dim + s.qk_rope_head_dim;
-    if (s.q_lora_rank > 0) {
-      add(out, i, "attn_q_a", h, s.q_lora_rank);
-      add(out, i, "attn_q_a_norm", s.q_lora_rank);
-      add(out, i, "attn_q_b", s.q_lora_rank, nh * qk_head);
-    } else {
-      add(out, i, "attn_q", h, nh * qk_head);
-    }
-    add(out, i, "attn_kv_a_mqa", h, s.kv_lora_rank + s.qk_rope_head_dim);
-    add(out, i, "attn_kv_a_norm", s.kv_lora_rank);
-    add(out, i, "attn_k_b", s.qk_nope_head_dim, s.kv_lora_rank, nh);
-    add(out, i, "attn_v_b", s.kv_lora_rank, s.v_head_dim, nh);
-    add(out, i, "attn_output", nh * s.v_head_dim, h);
-    if (s.attention_bias) add(out, i, "attn_output.bias", h);
-    if (s.index_n_heads > 0) add_indexer(s, i, out);
+    add_mla_attention(s, i, out);
   } else {
-    const uint64_t q_width = nh * s.head_dim;
-    const uint64_t q_out = s.attn_output_gate ? 2 * q_width : q_width;  // query and its output gate
-    const uint64_t kv_width = s.num_key_value_heads * s.head_dim;
-    if (s.model_type == "phi3") {
-      // Phi-3 checkpoints store qkv_proj fused; llama.cpp keeps it as attn_qkv.
-      add(out, i, "attn_qkv", h, q_width + 2 * kv_width);
-      if (s.attention_bias || s.qkv_bias) add(out, i, "attn_qkv.bias", q_width + 2 * kv_width);
-    } else {
-      add(out, i, "attn_q", h, q_out);
-      add(out, i, "attn_k", h, kv_width);
-      add(out, i, "attn_v", h, kv_width);
-      if (s.attention_bias || s.qkv_bias) {
-        add(out, i, "attn_q.bias", q_width);
-        add(out, i, "attn_k.bias", kv_width);
-        add(out, i, "attn_v.bias", kv_width);
-      }
-    }
-    add(out, i, "attn_output", q_width, h);
-    if (s.attention_bias) add(out, i, "attn_output.bias", h);
-    if (s.qk_norm) {
-      const bool per_layer = s.qk_norm_type == "per_layer";
-      add(out, i, "attn_q_norm", per_layer ? q_width : s.head_dim);
-      add(out, i, "attn_k_norm", per_layer ? kv_width : s.head_dim);
-    }
+    add_gqa_attention(s, i, out);
   }
-  if (s.attention_sinks) add(out, i, "attn_sinks", nh);
+  if (s.attention_sinks) add(out, i, "attn_sinks", s.num_attention_heads);
   if (s.sandwich_norm) add(out, i, "post_attention_norm", h);
   // gpt-oss's pre-FFN norm (HF post_attention_layernorm) keeps the
   // ATTN_POST_NORM name in llama.cpp; everyone else calls it ffn_norm.
   add(out, i, s.model_type == "gpt_oss" ? "post_attention_norm" : "ffn_norm", h);
 
-  if (is_moe_layer(s, layer_index)) {
-    const uint64_t e = s.num_experts;
-    const uint64_t f = s.moe_intermediate_size;
-    add(out, i, "ffn_gate_inp", h, e);
-    if (s.router_bias) add(out, i, "ffn_gate_inp.bias", e);
-    if (s.router_score_correction_bias) add(out, i, "exp_probs_b.bias", e);
-    add(out, i, "ffn_gate_exps", h, f, e);
-    add(out, i, "ffn_up_exps", h, f, e);
-    add(out, i, "ffn_down_exps", f, h, e);
-    if (s.mlp_bias) {
-      add(out, i, "ffn_gate_exps.bias", f, e);
-      add(out, i, "ffn_up_exps.bias", f, e);
-      add(out, i, "ffn_down_exps.bias", h, e);
-    }
-    if (s.shared_expert_intermediate_size > 0) {
-      const uint64_t fs = s.shared_expert_intermediate_size;
-      add(out, i, "ffn_gate_shexp", h, fs);
-      add(out, i, "ffn_up_shexp", h, fs);
-      add(out, i, "ffn_down_shexp", fs, h);
-      if (s.shared_expert_gate) add(out, i, "ffn_gate_inp_shexp", h);
-    }
-  } else {
-    const uint64_t f = s.intermediate_size;
-    if (s.model_type == "phi3") {
-      // Phi-3's gate_up_proj stays fused: ffn_up is 2 x intermediate wide.
-      add(out, i, "ffn_up", h, 2 * f);
-      add(out, i, "ffn_down", f, h);
-    } else {
-      add(out, i, "ffn_gate", h, f);
-      add(out, i, "ffn_up", h, f);
-      add(out, i, "ffn_down", f, h);
-      if (s.mlp_bias) {
-        add(out, i, "ffn_gate.bias", f);
-        add(out, i, "ffn_up.bias", f);
-        add(out, i, "ffn_down.bias", h);
-      }
-    }
-  }
+  if (is_moe_layer(s, layer_index))
+    add_moe_ffn(s, i, out);
+  else
+    add_dense_ffn(s, i, out);
   if (s.sandwich_norm) add(out, i, "post_ffw_norm", h);
 }
 
@@ -1020,6 +1042,90 @@ std::optional<ModelSpec> model_from_json(const nlohmann::json& j, std::vector<Pr
   return s;
 }
 
+namespace {
+
+/// The routed experts (num_experts > 0).
+void write_experts(json& j, const ModelSpec& s) {
+  j["num_experts"] = s.num_experts;
+  j["num_experts_per_tok"] = s.num_experts_per_tok;
+  j["moe_intermediate_size"] = s.moe_intermediate_size;
+  if (s.shared_expert_intermediate_size > 0) j["shared_expert_intermediate_size"] = s.shared_expert_intermediate_size;
+  if (s.first_k_dense_replace > 0) j["first_k_dense_replace"] = s.first_k_dense_replace;
+  if (!s.mlp_only_layers.empty()) j["mlp_only_layers"] = s.mlp_only_layers;
+}
+
+/// Multi-head latent attention: the LoRA ranks, the head widths and the DSA indexer.
+void write_mla(json& j, const ModelSpec& s) {
+  if (s.q_lora_rank > 0) j["q_lora_rank"] = s.q_lora_rank;
+  j["kv_lora_rank"] = s.kv_lora_rank;
+  j["qk_rope_head_dim"] = s.qk_rope_head_dim;
+  j["qk_nope_head_dim"] = s.qk_nope_head_dim;
+  j["v_head_dim"] = s.v_head_dim;
+  if (s.index_n_heads > 0) {
+    j["index_n_heads"] = s.index_n_heads;
+    j["index_head_dim"] = s.index_head_dim;
+    j["index_topk"] = s.index_topk;
+  }
+}
+
+/// The sliding window, the layer pattern and the Mamba-2 mixer.
+void write_layer_mix(json& j, const ModelSpec& s) {
+  if (s.sliding_window > 0) {
+    j["sliding_window"] = s.sliding_window;
+    if (s.sliding_window_pattern > 0) j["sliding_window_pattern"] = s.sliding_window_pattern;
+  }
+  if (!s.layer_types.empty()) j["layer_types"] = s.layer_types;
+  if (!s.hybrid_override_pattern.empty()) j["hybrid_override_pattern"] = s.hybrid_override_pattern;
+  if (s.mamba_n_heads > 0) {
+    j["mamba_n_heads"] = s.mamba_n_heads;
+    j["mamba_d_head"] = s.mamba_d_head;
+    j["mamba_n_groups"] = s.mamba_n_groups;
+    j["mamba_d_state"] = s.mamba_d_state;
+    j["mamba_d_conv"] = s.mamba_d_conv;
+    j["mamba_conv_bias"] = s.mamba_conv_bias;
+    j["mamba_ssm_dtype"] = s.mamba_ssm_dtype;
+  }
+}
+
+/// "vision_config": the fields each tower family reads back.
+void write_vision_config(json& j, const VisionTowerSpec& v) {
+  j["vision_config"] = {{"hidden_size", v.hidden_size},
+                        {"num_hidden_layers", v.num_hidden_layers},
+                        {"intermediate_size", v.intermediate_size},
+                        {"patch_size", v.patch_size},
+                        {"num_channels", v.num_channels}};
+  if (v.image_size > 0) j["vision_config"]["image_size"] = v.image_size;
+  if (!v.model_type.empty()) j["vision_config"]["model_type"] = v.model_type;
+  if (v.model_type == "moonvit3d") {
+    j["vision_config"]["num_position_embeddings"] = v.num_position_embeddings;
+    j["vision_config"]["spatial_merge_size"] = v.spatial_merge_size;
+  } else if (v.spatial_merge_size > 0 && !v.model_type.empty()) {
+    j["vision_config"]["spatial_merge_size"] = v.spatial_merge_size;
+  } else if (v.spatial_merge_size > 0) {
+    j["vision_config"]["num_position_embeddings"] = v.num_position_embeddings;
+    j["vision_config"]["temporal_patch_size"] = v.temporal_patch_size;
+    j["vision_config"]["spatial_merge_size"] = v.spatial_merge_size;
+  }
+  if (v.projector_input_dim > 0) {
+    j["vision_config"]["projector_input_dim"] = v.projector_input_dim;
+    j["vision_config"]["projector_output_dim"] = v.projector_output_dim;
+    j["vision_config"]["pixel_shuffle_ratio"] = v.pixel_shuffle_ratio;
+  }
+}
+
+/// "quantization_config": the method and, where set, the block, bits and group.
+json quantization_config_json(const CheckpointQuantization& quantization) {
+  json q = {{"quant_method", quantization.quant_method}};
+  if (!quantization.weight_block_size.empty()) {
+    q["weight_block_size"] = quantization.weight_block_size;
+  }
+  if (quantization.num_bits > 0) q["num_bits"] = quantization.num_bits;
+  if (quantization.group_size > 0) q["group_size"] = quantization.group_size;
+  return q;
+}
+
+}  // namespace
+
 nlohmann::json to_json(const ModelSpec& s) {
   json j;
   j["id"] = s.id;
@@ -1048,41 +1154,9 @@ nlohmann::json to_json(const ModelSpec& s) {
   const Traits defaults = traits_for(s.model_type);  // written where set or where the family sets it
   if (s.attn_output_gate || defaults.attn_output_gate) j["attn_output_gate"] = s.attn_output_gate;
   if (s.shared_expert_gate || defaults.shared_expert_gate) j["shared_expert_gate"] = s.shared_expert_gate;
-  if (s.num_experts > 0) {
-    j["num_experts"] = s.num_experts;
-    j["num_experts_per_tok"] = s.num_experts_per_tok;
-    j["moe_intermediate_size"] = s.moe_intermediate_size;
-    if (s.shared_expert_intermediate_size > 0) j["shared_expert_intermediate_size"] = s.shared_expert_intermediate_size;
-    if (s.first_k_dense_replace > 0) j["first_k_dense_replace"] = s.first_k_dense_replace;
-    if (!s.mlp_only_layers.empty()) j["mlp_only_layers"] = s.mlp_only_layers;
-  }
-  if (is_mla(s)) {
-    if (s.q_lora_rank > 0) j["q_lora_rank"] = s.q_lora_rank;
-    j["kv_lora_rank"] = s.kv_lora_rank;
-    j["qk_rope_head_dim"] = s.qk_rope_head_dim;
-    j["qk_nope_head_dim"] = s.qk_nope_head_dim;
-    j["v_head_dim"] = s.v_head_dim;
-    if (s.index_n_heads > 0) {
-      j["index_n_heads"] = s.index_n_heads;
-      j["index_head_dim"] = s.index_head_dim;
-      j["index_topk"] = s.index_topk;
-    }
-  }
-  if (s.sliding_window > 0) {
-    j["sliding_window"] = s.sliding_window;
-    if (s.sliding_window_pattern > 0) j["sliding_window_pattern"] = s.sliding_window_pattern;
-  }
-  if (!s.layer_types.empty()) j["layer_types"] = s.layer_types;
-  if (!s.hybrid_override_pattern.empty()) j["hybrid_override_pattern"] = s.hybrid_override_pattern;
-  if (s.mamba_n_heads > 0) {
-    j["mamba_n_heads"] = s.mamba_n_heads;
-    j["mamba_d_head"] = s.mamba_d_head;
-    j["mamba_n_groups"] = s.mamba_n_groups;
-    j["mamba_d_state"] = s.mamba_d_state;
-    j["mamba_d_conv"] = s.mamba_d_conv;
-    j["mamba_conv_bias"] = s.mamba_conv_bias;
-    j["mamba_ssm_dtype"] = s.mamba_ssm_dtype;
-  }
+  if (s.num_experts > 0) write_experts(j, s);
+  if (is_mla(s)) write_mla(j, s);
+  write_layer_mix(j, s);
   if (s.linear_num_key_heads > 0) {
     if (s.full_attention_interval > 0) j["full_attention_interval"] = s.full_attention_interval;
     j["linear_num_key_heads"] = s.linear_num_key_heads;
@@ -1093,40 +1167,8 @@ nlohmann::json to_json(const ModelSpec& s) {
     j["mamba_ssm_dtype"] = s.mamba_ssm_dtype;
   }
   if (s.num_nextn_predict_layers > 0) j["num_nextn_predict_layers"] = s.num_nextn_predict_layers;
-  if (s.vision_config) {
-    const VisionTowerSpec& v = *s.vision_config;
-    j["vision_config"] = {{"hidden_size", v.hidden_size},
-                          {"num_hidden_layers", v.num_hidden_layers},
-                          {"intermediate_size", v.intermediate_size},
-                          {"patch_size", v.patch_size},
-                          {"num_channels", v.num_channels}};
-    if (v.image_size > 0) j["vision_config"]["image_size"] = v.image_size;
-    if (!v.model_type.empty()) j["vision_config"]["model_type"] = v.model_type;
-    if (v.model_type == "moonvit3d") {
-      j["vision_config"]["num_position_embeddings"] = v.num_position_embeddings;
-      j["vision_config"]["spatial_merge_size"] = v.spatial_merge_size;
-    } else if (v.spatial_merge_size > 0 && !v.model_type.empty()) {
-      j["vision_config"]["spatial_merge_size"] = v.spatial_merge_size;
-    } else if (v.spatial_merge_size > 0) {
-      j["vision_config"]["num_position_embeddings"] = v.num_position_embeddings;
-      j["vision_config"]["temporal_patch_size"] = v.temporal_patch_size;
-      j["vision_config"]["spatial_merge_size"] = v.spatial_merge_size;
-    }
-    if (v.projector_input_dim > 0) {
-      j["vision_config"]["projector_input_dim"] = v.projector_input_dim;
-      j["vision_config"]["projector_output_dim"] = v.projector_output_dim;
-      j["vision_config"]["pixel_shuffle_ratio"] = v.pixel_shuffle_ratio;
-    }
-  }
-  if (s.quantization_config) {
-    json q = {{"quant_method", s.quantization_config->quant_method}};
-    if (!s.quantization_config->weight_block_size.empty()) {
-      q["weight_block_size"] = s.quantization_config->weight_block_size;
-    }
-    if (s.quantization_config->num_bits > 0) q["num_bits"] = s.quantization_config->num_bits;
-    if (s.quantization_config->group_size > 0) q["group_size"] = s.quantization_config->group_size;
-    j["quantization_config"] = q;
-  }
+  if (s.vision_config) write_vision_config(j, *s.vision_config);
+  if (s.quantization_config) j["quantization_config"] = quantization_config_json(*s.quantization_config);
   if (!s.native_format.empty()) j["native_format"] = s.native_format;
   if (!s.checkpoint_includes.empty()) j["checkpoint_includes"] = s.checkpoint_includes;
   if (s.params_exact > 0) j["params_exact"] = s.params_exact;
@@ -1167,6 +1209,116 @@ ParameterCounts parameter_counts(const ModelSpec& spec) {
   return n;
 }
 
+namespace {
+
+/// Pixtral tower: per layer q/k/v/o, the gated MLP (w1, w2, w3) and two RMSNorms, no biases;
+/// the patch conv (no bias) and ln_pre; no position table (2-D RoPE). Mistral-3 projector:
+/// RMSNorm, patch merger (merge^2 x hidden -> hidden), linear_1 (-> text hidden), linear_2.
+uint64_t pixtral_tower_elements(const VisionTowerSpec& v, uint64_t h) {
+  const uint64_t hv = v.hidden_size;
+  const uint64_t per_layer = 4 * hv * hv + 3 * hv * v.intermediate_size + 2 * hv;
+  const uint64_t stem = v.num_channels * v.patch_size * v.patch_size * hv + hv;
+  const uint64_t merge = v.spatial_merge_size * v.spatial_merge_size;
+  const uint64_t projector = hv + merge * hv * hv + hv * h + h * h;
+  return v.num_hidden_layers * per_layer + stem + projector;
+}
+
+/// Llama 4 tower: unfolded patch Linear (no bias), class embedding, (image/patch)^2 + 1 learned
+/// positions, pre and post LayerNorms; per layer q/k/v/o with bias, fc1/fc2 with bias, two
+/// LayerNorms; the pixel-shuffle adapter (hidden / ratio^2 -> projector_input_dim ->
+/// projector_output_dim) and the multi-modal projector to the text hidden, all without bias.
+uint64_t llama4_tower_elements(const VisionTowerSpec& v, uint64_t h) {
+  const uint64_t hv = v.hidden_size;
+  const uint64_t per_layer =
+      4 * (hv * hv + hv) + (hv * v.intermediate_size + v.intermediate_size) + (v.intermediate_size * hv + hv) + 2 * (2 * hv);
+  const uint64_t side = v.image_size / v.patch_size;
+  const uint64_t stem = v.num_channels * v.patch_size * v.patch_size * hv + hv + (side * side + 1) * hv + 2 * (2 * hv);
+  const auto shuffled = static_cast<uint64_t>(std::llround(static_cast<double>(hv) / (v.pixel_shuffle_ratio * v.pixel_shuffle_ratio)));
+  const uint64_t adapter = shuffled * v.projector_input_dim + v.projector_input_dim * v.projector_output_dim;
+  return v.num_hidden_layers * per_layer + stem + adapter + v.projector_output_dim * h;
+}
+
+/// MoonViT-3D (Kimi-K2.5): per block norm0/norm1 LayerNorms (weight + bias), fused wqkv and wo
+/// with bias, fc0/fc1 with bias; a 2-D patch conv with bias; the learned position table
+/// (init_pos_emb_height x init_pos_emb_width rows; the temporal sin-cos table is not stored);
+/// final_layernorm; the patchmerger projector: pre_norm LayerNorm over one patch, a square
+/// Linear merge^2 patches wide and a Linear to the text hidden, both with bias.
+uint64_t moonvit_tower_elements(const VisionTowerSpec& v, uint64_t h) {
+  const uint64_t hv = v.hidden_size;
+  const uint64_t per_layer = 2 * (2 * hv) + (hv * 3 * hv + 3 * hv) + (hv * hv + hv) + (hv * v.intermediate_size + v.intermediate_size) +
+                             (v.intermediate_size * hv + hv);
+  const uint64_t patch_conv = v.num_channels * v.patch_size * v.patch_size * hv + hv;
+  const uint64_t merged = hv * v.spatial_merge_size * v.spatial_merge_size;
+  const uint64_t projector = 2 * hv + (merged * merged + merged) + (merged * h + h);
+  return v.num_hidden_layers * per_layer + patch_conv + v.num_position_embeddings * hv + 2 * hv + projector;
+}
+
+/// Qwen3-VL / Qwen3.5 vision tower: per block two LayerNorms (weight + bias), fused qkv and
+/// proj with bias, fc1/fc2 with bias; a 3-D patch conv with bias over temporal_patch_size
+/// frames; a learned table of num_position_embeddings; the patch merger: LayerNorm over one
+/// patch, then fc1 (merge^2 patches wide, square, with bias) and fc2 to the text hidden (with
+/// bias). deepstack_visual_indexes empty (Qwen3.5) adds no further mergers.
+uint64_t qwen_vl_tower_elements(const VisionTowerSpec& v, uint64_t h) {
+  const uint64_t hv = v.hidden_size;
+  const uint64_t per_layer = 2 * (2 * hv) + (hv * 3 * hv + 3 * hv) + (hv * hv + hv) + (hv * v.intermediate_size + v.intermediate_size) +
+                             (v.intermediate_size * hv + hv);
+  const uint64_t patch_conv = v.num_channels * v.temporal_patch_size * v.patch_size * v.patch_size * hv + hv;
+  const uint64_t merged = hv * v.spatial_merge_size * v.spatial_merge_size;
+  const uint64_t merger = 2 * hv + (merged * merged + merged) + (merged * h + h);
+  return v.num_hidden_layers * per_layer + patch_conv + v.num_position_embeddings * hv + merger;
+}
+
+/// SigLIP encoder (Gemma-3's vision_config): per layer q/k/v/o with bias,
+/// fc1/fc2 with bias, two LayerNorms (weight + bias); patch conv with bias;
+/// learned position table; post LayerNorm. Projector: Gemma3
+/// mm_input_projection (vision x text hidden) + mm_soft_emb_norm.
+uint64_t siglip_tower_elements(const VisionTowerSpec& v, uint64_t h) {
+  const uint64_t hv = v.hidden_size;
+  const uint64_t per_layer =
+      4 * (hv * hv + hv) + (hv * v.intermediate_size + v.intermediate_size) + (v.intermediate_size * hv + hv) + 2 * (2 * hv);
+  const uint64_t patches = (v.image_size / v.patch_size) * (v.image_size / v.patch_size);
+  const uint64_t tower =
+      v.num_hidden_layers * per_layer + (v.num_channels * v.patch_size * v.patch_size * hv + hv) + patches * hv + 2 * hv;
+  const uint64_t projector = hv * h + hv;
+  return tower + projector;
+}
+
+/// The stored vision tower and projector, by tower family; `h` is the text model's hidden size.
+uint64_t vision_tower_elements(const VisionTowerSpec& v, uint64_t h) {
+  if (v.model_type == "pixtral") return pixtral_tower_elements(v, h);
+  if (v.projector_input_dim > 0) return llama4_tower_elements(v, h);
+  if (v.model_type == "moonvit3d") return moonvit_tower_elements(v, h);
+  if (v.spatial_merge_size > 0 && v.model_type.empty()) return qwen_vl_tower_elements(v, h);
+  return siglip_tower_elements(v, h);
+}
+
+/// The scales a quantized checkpoint stores beside the weights of `blocks`.
+uint64_t quantization_scale_elements(const ModelSpec& s, const CheckpointQuantization& q, const std::vector<Tensor>& blocks) {
+  uint64_t scales = 0;
+  if (q.quant_method == "fp8" && q.weight_block_size.size() == 2) {
+    scales = fp8_scale_elements(s, blocks, q.weight_block_size[0], q.weight_block_size[1]);
+  } else if (q.quant_method == "mxfp4") {
+    // gpt-oss: experts only (modules_to_not_convert keeps attention, router,
+    // embeddings and head in BF16); one E8M0 scale per 32 weights.
+    for (const Tensor& t : blocks) {
+      if (is_expert_kind(t.kind)) scales += t.elements() / 32;
+    }
+  } else if (q.quant_method == "compressed-tensors" && q.group_size > 0) {
+    // Kimi-K2.5 pack-quantized INT4 (ignore: lm_head, self_attn, shared_experts, the dense MLP):
+    // the routed experts only. Per expert matrix: weight_packed (int32, 8 values each), one BF16
+    // weight_scale per group_size weights and a 2-element int32 weight_shape. The published total
+    // counts every int32 element as its 32 / num_bits packed values: weight_packed as the matrix's
+    // own elements (already in the weights) and weight_shape as 2 x 8 = 16.
+    const uint64_t per_int32 = 32 / q.num_bits;
+    for (const Tensor& t : blocks) {
+      if (is_expert_kind(t.kind)) scales += t.elements() / q.group_size + t.slices * 2 * per_int32;
+    }
+  }
+  return scales;
+}
+
+}  // namespace
+
 std::vector<CountTerm> checkpoint_extra_terms(const ModelSpec& s) {
   std::vector<CountTerm> terms;
   const auto includes = [&](const char* what) {
@@ -1184,75 +1336,7 @@ std::vector<CountTerm> checkpoint_extra_terms(const ModelSpec& s) {
     // The checkpoint stores lm_head.weight although tie_word_embeddings is true.
     terms.push_back({"untied_output_copy", embedding});
   }
-  if (includes("vision_tower") && s.vision_config && s.vision_config->model_type == "pixtral") {
-    // Pixtral tower: per layer q/k/v/o, the gated MLP (w1, w2, w3) and two RMSNorms, no biases;
-    // the patch conv (no bias) and ln_pre; no position table (2-D RoPE). Mistral-3 projector:
-    // RMSNorm, patch merger (merge^2 x hidden -> hidden), linear_1 (-> text hidden), linear_2.
-    const VisionTowerSpec& v = *s.vision_config;
-    const uint64_t hv = v.hidden_size;
-    const uint64_t per_layer = 4 * hv * hv + 3 * hv * v.intermediate_size + 2 * hv;
-    const uint64_t stem = v.num_channels * v.patch_size * v.patch_size * hv + hv;
-    const uint64_t merge = v.spatial_merge_size * v.spatial_merge_size;
-    const uint64_t projector = hv + merge * hv * hv + hv * h + h * h;
-    terms.push_back({"vision_tower", v.num_hidden_layers * per_layer + stem + projector});
-  } else if (includes("vision_tower") && s.vision_config && s.vision_config->projector_input_dim > 0) {
-    // Llama 4 tower: unfolded patch Linear (no bias), class embedding, (image/patch)^2 + 1 learned
-    // positions, pre and post LayerNorms; per layer q/k/v/o with bias, fc1/fc2 with bias, two
-    // LayerNorms; the pixel-shuffle adapter (hidden / ratio^2 -> projector_input_dim ->
-    // projector_output_dim) and the multi-modal projector to the text hidden, all without bias.
-    const VisionTowerSpec& v = *s.vision_config;
-    const uint64_t hv = v.hidden_size;
-    const uint64_t per_layer =
-        4 * (hv * hv + hv) + (hv * v.intermediate_size + v.intermediate_size) + (v.intermediate_size * hv + hv) + 2 * (2 * hv);
-    const uint64_t side = v.image_size / v.patch_size;
-    const uint64_t stem = v.num_channels * v.patch_size * v.patch_size * hv + hv + (side * side + 1) * hv + 2 * (2 * hv);
-    const auto shuffled = static_cast<uint64_t>(std::llround(static_cast<double>(hv) / (v.pixel_shuffle_ratio * v.pixel_shuffle_ratio)));
-    const uint64_t adapter = shuffled * v.projector_input_dim + v.projector_input_dim * v.projector_output_dim;
-    terms.push_back({"vision_tower", v.num_hidden_layers * per_layer + stem + adapter + v.projector_output_dim * h});
-  } else if (includes("vision_tower") && s.vision_config && s.vision_config->model_type == "moonvit3d") {
-    // MoonViT-3D (Kimi-K2.5): per block norm0/norm1 LayerNorms (weight + bias), fused wqkv and wo
-    // with bias, fc0/fc1 with bias; a 2-D patch conv with bias; the learned position table
-    // (init_pos_emb_height x init_pos_emb_width rows; the temporal sin-cos table is not stored);
-    // final_layernorm; the patchmerger projector: pre_norm LayerNorm over one patch, a square
-    // Linear merge^2 patches wide and a Linear to the text hidden, both with bias.
-    const VisionTowerSpec& v = *s.vision_config;
-    const uint64_t hv = v.hidden_size;
-    const uint64_t per_layer = 2 * (2 * hv) + (hv * 3 * hv + 3 * hv) + (hv * hv + hv) + (hv * v.intermediate_size + v.intermediate_size) +
-                               (v.intermediate_size * hv + hv);
-    const uint64_t patch_conv = v.num_channels * v.patch_size * v.patch_size * hv + hv;
-    const uint64_t merged = hv * v.spatial_merge_size * v.spatial_merge_size;
-    const uint64_t projector = 2 * hv + (merged * merged + merged) + (merged * h + h);
-    terms.push_back({"vision_tower", v.num_hidden_layers * per_layer + patch_conv + v.num_position_embeddings * hv + 2 * hv + projector});
-  } else if (includes("vision_tower") && s.vision_config && s.vision_config->spatial_merge_size > 0 &&
-             s.vision_config->model_type.empty()) {
-    // Qwen3-VL / Qwen3.5 vision tower: per block two LayerNorms (weight + bias), fused qkv and
-    // proj with bias, fc1/fc2 with bias; a 3-D patch conv with bias over temporal_patch_size
-    // frames; a learned table of num_position_embeddings; the patch merger: LayerNorm over one
-    // patch, then fc1 (merge^2 patches wide, square, with bias) and fc2 to the text hidden (with
-    // bias). deepstack_visual_indexes empty (Qwen3.5) adds no further mergers.
-    const VisionTowerSpec& v = *s.vision_config;
-    const uint64_t hv = v.hidden_size;
-    const uint64_t per_layer = 2 * (2 * hv) + (hv * 3 * hv + 3 * hv) + (hv * hv + hv) + (hv * v.intermediate_size + v.intermediate_size) +
-                               (v.intermediate_size * hv + hv);
-    const uint64_t patch_conv = v.num_channels * v.temporal_patch_size * v.patch_size * v.patch_size * hv + hv;
-    const uint64_t merged = hv * v.spatial_merge_size * v.spatial_merge_size;
-    const uint64_t merger = 2 * hv + (merged * merged + merged) + (merged * h + h);
-    terms.push_back({"vision_tower", v.num_hidden_layers * per_layer + patch_conv + v.num_position_embeddings * hv + merger});
-  } else if (includes("vision_tower") && s.vision_config) {
-    // SigLIP encoder (Gemma-3's vision_config): per layer q/k/v/o with bias,
-    // fc1/fc2 with bias, two LayerNorms (weight + bias); patch conv with bias;
-    // learned position table; post LayerNorm. Projector: Gemma3
-    // mm_input_projection (vision x text hidden) + mm_soft_emb_norm.
-    const VisionTowerSpec& v = *s.vision_config;
-    const uint64_t hv = v.hidden_size;
-    const uint64_t per_layer =
-        4 * (hv * hv + hv) + (hv * v.intermediate_size + v.intermediate_size) + (v.intermediate_size * hv + hv) + 2 * (2 * hv);
-    const uint64_t patches = (v.image_size / v.patch_size) * (v.image_size / v.patch_size);
-    const uint64_t tower =
-        v.num_hidden_layers * per_layer + (v.num_channels * v.patch_size * v.patch_size * hv + hv) + patches * hv + 2 * hv;
-    const uint64_t projector = hv * h + hv;
-    terms.push_back({"vision_tower", tower + projector});
-  }
+  if (includes("vision_tower") && s.vision_config) terms.push_back({"vision_tower", vision_tower_elements(*s.vision_config, h)});
   std::vector<Tensor> mtp_blocks;
   const bool shared_embedding = includes("mtp_layers_shared_embedding");
   if (includes("mtp_layers") || shared_embedding) {
@@ -1268,31 +1352,10 @@ std::vector<CountTerm> checkpoint_extra_terms(const ModelSpec& s) {
                      sum_elements(mtp_blocks) + s.num_nextn_predict_layers * per_module_extra});
   }
   if (includes("quantization_scales") && s.quantization_config) {
-    const CheckpointQuantization& q = *s.quantization_config;
     std::vector<Tensor> blocks;
     for (uint64_t i = 0; i < s.num_hidden_layers; ++i) add_block(s, i, blocks);
     blocks.insert(blocks.end(), mtp_blocks.begin(), mtp_blocks.end());
-    uint64_t scales = 0;
-    if (q.quant_method == "fp8" && q.weight_block_size.size() == 2) {
-      scales = fp8_scale_elements(s, blocks, q.weight_block_size[0], q.weight_block_size[1]);
-    } else if (q.quant_method == "mxfp4") {
-      // gpt-oss: experts only (modules_to_not_convert keeps attention, router,
-      // embeddings and head in BF16); one E8M0 scale per 32 weights.
-      for (const Tensor& t : blocks) {
-        if (is_expert_kind(t.kind)) scales += t.elements() / 32;
-      }
-    } else if (q.quant_method == "compressed-tensors" && q.group_size > 0) {
-      // Kimi-K2.5 pack-quantized INT4 (ignore: lm_head, self_attn, shared_experts, the dense MLP):
-      // the routed experts only. Per expert matrix: weight_packed (int32, 8 values each), one BF16
-      // weight_scale per group_size weights and a 2-element int32 weight_shape. The published total
-      // counts every int32 element as its 32 / num_bits packed values: weight_packed as the matrix's
-      // own elements (already in the weights) and weight_shape as 2 x 8 = 16.
-      const uint64_t per_int32 = 32 / q.num_bits;
-      for (const Tensor& t : blocks) {
-        if (is_expert_kind(t.kind)) scales += t.elements() / q.group_size + t.slices * 2 * per_int32;
-      }
-    }
-    terms.push_back({"quantization_scales", scales});
+    terms.push_back({"quantization_scales", quantization_scale_elements(s, *s.quantization_config, blocks)});
   }
   return terms;
 }

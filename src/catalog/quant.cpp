@@ -648,15 +648,12 @@ bool runs_checkpoint(const QuantFormat& format, const Capabilities& capabilities
 
 // --- quantize -------------------------------------------------------------------
 
-WeightsBreakdown quantize(const std::vector<Tensor>& tensors, const QuantModelFacts& facts, const QuantFormat& format, const QuantDb& db,
-                          const QuantOptions& options) {
-  WeightsBreakdown out;
-  out.format_id = format.id;
-  out.native_compute = format.native_compute;
-  out.container = format.container;
-  const bool gguf = format.container == Container::kGguf;
+namespace {
 
-  const std::string keep = format.keep_storage;
+/// What the mix rules look at beyond the tensor: the GQA ratio, the size class,
+/// whether an importance matrix is used and the default type's block.
+RuleContext rule_context(const QuantModelFacts& facts, const QuantFormat& format, const QuantDb& db, const QuantOptions& options,
+                         const GgmlType* default_type) {
   RuleContext ctx{facts, format, 0, {}, false, 1};
   ctx.imatrix = options.imatrix.value_or(format.imatrix);
   ctx.n_gqa = facts.n_head_kv > 0 ? facts.n_head / facts.n_head_kv : 0;
@@ -666,111 +663,112 @@ WeightsBreakdown quantize(const std::vector<Tensor>& tensors, const QuantModelFa
       break;
     }
   }
-  const GgmlType* default_type = gguf ? db.ggml_type(format.default_storage) : nullptr;
   ctx.default_block = default_type ? default_type->block_elements : 1;
-  const bool default_quantized = gguf ? (default_type && default_type->quantized) : true;
+  return ctx;
+}
 
-  // Categories, and whether the file has its own output matrix: llama.cpp
-  // treats the embeddings as tied when no output.weight exists, and then
-  // token_embd takes the output rules (llama_tensor_get_type_impl).
-  std::vector<std::string> names(tensors.size());
-  std::vector<std::string> categories(tensors.size());
+/// Each tensor's name and rule category, and whether the file has its own output matrix.
+struct Categorized {
+  std::vector<std::string> names;
+  std::vector<std::string> categories;
   bool has_output = false;
-  for (std::size_t i = 0; i < tensors.size(); ++i) {
-    names[i] = tensor_name(tensors[i]);
-    categories[i] = db.category_of(names[i]);
-    if (categories[i] == "output") has_output = true;
-  }
-  const bool tied = !has_output;
-  if (facts.tied_embeddings == has_output && !tensors.empty())
-    out.notes.push_back(has_output ? "the model is marked tied but has an output tensor; treated as untied, as llama.cpp does"
-                                   : "no output tensor: token_embd is treated as tied and follows the output rules");
+};
 
-  // llama.cpp walks tensors ordered by block index, then name (weight_name_comparer)
-  // and counts attn_v-like and ffn_* tensors as it goes (quantize_state_impl).
+Categorized categorize(const std::vector<Tensor>& tensors, const QuantDb& db) {
+  Categorized c;
+  c.names.resize(tensors.size());
+  c.categories.resize(tensors.size());
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    c.names[i] = tensor_name(tensors[i]);
+    c.categories[i] = db.category_of(c.names[i]);
+    if (c.categories[i] == "output") c.has_output = true;
+  }
+  return c;
+}
+
+/// What tensor `idx` is, before its storage: name, kind, rule category, group and size.
+void name_tensor(TensorAssignment& a, const Tensor& t, const Categorized& cat, std::size_t idx, bool tied) {
+  a.name = cat.names[idx];
+  a.kind = t.kind;
+  a.category = cat.categories[idx];
+  if (tied && a.category == "token_embd") {
+    a.category = "output";
+    a.note = "tied embeddings: follows the output rules";
+  }
+  a.group = tensor_group(t, cat.categories[idx]);
+  a.elements = t.elements();
+}
+
+/// The tensor indices in the order llama.cpp quantizes them.
+std::vector<std::size_t> walk_order(const std::vector<Tensor>& tensors, const std::vector<std::string>& names) {
   std::vector<std::size_t> order(tensors.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
     if (tensors[a].layer != tensors[b].layer) return tensors[a].layer < tensors[b].layer;
     return names[a] < names[b];
   });
-  int64_t n_attention_wv = 0;
-  for (std::size_t i = 0; i < tensors.size(); ++i)
-    if (contains(db.attn_v_categories(), categories[i])) ++n_attention_wv;
-  std::map<std::string, int64_t> counters;
+  return order;
+}
 
-  out.tensors.resize(tensors.size());
-  for (std::size_t idx : order) {
-    const Tensor& t = tensors[idx];
-    TensorAssignment& a = out.tensors[idx];
-    a.name = names[idx];
-    a.kind = t.kind;
-    a.category = categories[idx];
-    if (tied && a.category == "token_embd") {
-      a.category = "output";
-      a.note = "tied embeddings: follows the output rules";
-    }
-    a.group = tensor_group(t, categories[idx]);
-    a.elements = t.elements();
+/// Where a tensor of `category` sits for the positional rules, counting the
+/// attn_v-like and ffn_* tensors as llama.cpp does (quantize_state_impl).
+Position position_of(const Tensor& t, const std::string& category, const QuantModelFacts& facts, const QuantDb& db,
+                     int64_t n_attention_wv, std::map<std::string, int64_t>& counters) {
+  Position pos;
+  const bool attn_v_like = contains(db.attn_v_categories(), category);
+  const bool ffn = category == "ffn_down" || category == "ffn_gate" || category == "ffn_up";
+  if (attn_v_like || ffn) pos.counter = counters[attn_v_like ? "attn_v" : category]++;
+  if (attn_v_like) {
+    pos.index = pos.counter;
+    pos.n = n_attention_wv;
+  } else if (ffn) {
+    // layer_info: MoE models take the block index from the name, dense ones the counter.
+    pos.index = (facts.n_expert > 1 && t.layer >= 0) ? t.layer : pos.counter;
+    pos.n = facts.n_layers;
+  } else {
+    pos.index = t.layer;
+    pos.n = facts.n_layers;
+  }
+  return pos;
+}
 
-    // tensor_allows_quantization: 2-D and 3-D weights outside the exclusion list.
-    const bool eligible = !t.is_vector() && db.name_allows_quantization(a.name);
-    // The mix rules and the shape fallback only run when the default type is quantized.
-    const bool quantizable = eligible && default_quantized;
-    std::string storage = eligible ? format.default_storage : keep;
-    if (quantizable) {
-      Position pos;
-      const bool attn_v_like = contains(db.attn_v_categories(), a.category);
-      const bool ffn = a.category == "ffn_down" || a.category == "ffn_gate" || a.category == "ffn_up";
-      if (attn_v_like || ffn) pos.counter = counters[attn_v_like ? "attn_v" : a.category]++;
-      if (attn_v_like) {
-        pos.index = pos.counter;
-        pos.n = n_attention_wv;
-      } else if (ffn) {
-        // layer_info: MoE models take the block index from the name, dense ones the counter.
-        pos.index = (facts.n_expert > 1 && t.layer >= 0) ? t.layer : pos.counter;
-        pos.n = facts.n_layers;
-      } else {
-        pos.index = t.layer;
-        pos.n = facts.n_layers;
-      }
-      for (const QuantRule& rule : format.rules)
-        if (rule_applies(rule, ctx, t, a.category, pos, storage)) storage = rule.storage;
-      if (storage == kKeep) storage = keep;
-    }
-
-    if (gguf) {
-      const GgmlType* type = db.ggml_type(storage);
-      if (quantizable && type && t.row_elements % type->block_elements != 0) {
-        // tensor_type_fallback: the row does not hold whole blocks.
-        const GgmlType* fb = type->fallback.empty() ? nullptr : db.ggml_type(type->fallback);
-        std::string why = fmt::format("row of {} is not a multiple of {}'s {}", t.row_elements, type->id, type->block_elements);
-        if (!fb || t.row_elements % fb->block_elements != 0) fb = db.ggml_type(db.last_resort_type());
-        if (fb) {
-          a.note = fmt::format("{}: {} instead", why, fb->id);
-          type = fb;
-        }
-      }
-      if (type) {
-        a.storage = type->id;
-        a.bytes = type->bytes_for(a.elements);
-        a.quantized = type->quantized;
-      }
-    } else {
-      const StorageLayout* layout = db.layout(storage);
-      if (quantizable && layout && !layout->fits(t)) {
-        a.note = fmt::format("row of {} is not a multiple of the group of {}: kept {}", t.row_elements, layout->group_elements, keep);
-        layout = db.layout(keep);
-      }
-      if (layout) {
-        a.storage = layout->id;
-        a.bytes = layout->bytes_for(t);
-        a.quantized = a.storage != keep;
-      }
+/// Stores a tensor as GGUF type `storage`, or its fallback where a row does not hold whole blocks.
+void place_gguf(TensorAssignment& a, const Tensor& t, const std::string& storage, bool quantizable, const QuantDb& db) {
+  const GgmlType* type = db.ggml_type(storage);
+  if (quantizable && type && t.row_elements % type->block_elements != 0) {
+    // tensor_type_fallback: the row does not hold whole blocks.
+    const GgmlType* fb = type->fallback.empty() ? nullptr : db.ggml_type(type->fallback);
+    std::string why = fmt::format("row of {} is not a multiple of {}'s {}", t.row_elements, type->id, type->block_elements);
+    if (!fb || t.row_elements % fb->block_elements != 0) fb = db.ggml_type(db.last_resort_type());
+    if (fb) {
+      a.note = fmt::format("{}: {} instead", why, fb->id);
+      type = fb;
     }
   }
+  if (type) {
+    a.storage = type->id;
+    a.bytes = type->bytes_for(a.elements);
+    a.quantized = type->quantized;
+  }
+}
 
-  // Totals, groups, notes.
+/// Stores a tensor in layout `storage`, or kept as `keep` where a row does not hold whole groups.
+void place_layout(TensorAssignment& a, const Tensor& t, const std::string& storage, const std::string& keep, bool quantizable,
+                  const QuantDb& db) {
+  const StorageLayout* layout = db.layout(storage);
+  if (quantizable && layout && !layout->fits(t)) {
+    a.note = fmt::format("row of {} is not a multiple of the group of {}: kept {}", t.row_elements, layout->group_elements, keep);
+    layout = db.layout(keep);
+  }
+  if (layout) {
+    a.storage = layout->id;
+    a.bytes = layout->bytes_for(t);
+    a.quantized = a.storage != keep;
+  }
+}
+
+/// Totals, groups, notes.
+void add_totals(WeightsBreakdown& out) {
   std::map<std::string, uint64_t> fallback_counts;
   for (const auto& a : out.tensors) {
     out.weights_bytes += a.bytes;
@@ -780,28 +778,35 @@ WeightsBreakdown quantize(const std::vector<Tensor>& tensors, const QuantModelFa
   out.groups = group_totals(out.tensors);
   for (const auto& [note, count] : fallback_counts) out.notes.push_back(count == 1 ? note : fmt::format("{} tensors: {}", count, note));
   out.bits_per_weight = out.params > 0 ? 8.0 * static_cast<double>(out.weights_bytes) / static_cast<double>(out.params) : 0;
+}
 
-  // File size.
+/// A GGUF file: the header, the metadata, one tensor-info entry per tensor, each part aligned.
+void add_gguf_file_bytes(WeightsBreakdown& out, const std::vector<Tensor>& tensors, const Categorized& cat, const QuantDb& db) {
+  const auto& g = db.gguf_file();
+  // The vocabulary is ne[1] of token_embd (per_layer_token_embd only if nothing else).
+  uint64_t vocab = 0;
+  for (std::size_t i = 0; i < tensors.size(); ++i)
+    if (cat.categories[i] == "token_embd" && (vocab == 0 || tensors[i].kind == "token_embd")) vocab = tensors[i].rows;
+  uint64_t header = g.header_bytes + db.gguf_metadata_bytes(vocab);
+  uint64_t data = 0;
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    header += g.tensor_info_fixed_bytes + cat.names[i].size() + g.tensor_info_bytes_per_dim * gguf_dims(tensors[i]);
+    data += align_up(out.tensors[i].bytes, g.alignment_bytes);
+  }
+  out.file_bytes = align_up(header, g.alignment_bytes) + data;
+  out.file_overhead_modeled = true;
+  if (!db.gguf_file().metadata_bytes_by_vocab.count(vocab))
+    out.notes.push_back(fmt::format("GGUF metadata for a vocabulary of {} is not calibrated; estimated at {} bytes", vocab,
+                                    db.gguf_metadata_bytes(vocab)));
+}
+
+/// File size, by container; the header is what it holds beyond the weights.
+void add_file_bytes(WeightsBreakdown& out, const std::vector<Tensor>& tensors, const Categorized& cat, const QuantFormat& format,
+                    const QuantDb& db) {
   switch (format.container) {
-    case Container::kGguf: {
-      const auto& g = db.gguf_file();
-      // The vocabulary is ne[1] of token_embd (per_layer_token_embd only if nothing else).
-      uint64_t vocab = 0;
-      for (std::size_t i = 0; i < tensors.size(); ++i)
-        if (categories[i] == "token_embd" && (vocab == 0 || tensors[i].kind == "token_embd")) vocab = tensors[i].rows;
-      uint64_t header = g.header_bytes + db.gguf_metadata_bytes(vocab);
-      uint64_t data = 0;
-      for (std::size_t i = 0; i < tensors.size(); ++i) {
-        header += g.tensor_info_fixed_bytes + names[i].size() + g.tensor_info_bytes_per_dim * gguf_dims(tensors[i]);
-        data += align_up(out.tensors[i].bytes, g.alignment_bytes);
-      }
-      out.file_bytes = align_up(header, g.alignment_bytes) + data;
-      out.file_overhead_modeled = true;
-      if (!db.gguf_file().metadata_bytes_by_vocab.count(vocab))
-        out.notes.push_back(fmt::format("GGUF metadata for a vocabulary of {} is not calibrated; estimated at {} bytes", vocab,
-                                        db.gguf_metadata_bytes(vocab)));
+    case Container::kGguf:
+      add_gguf_file_bytes(out, tensors, cat, db);
       break;
-    }
     case Container::kSafetensors: {
       const auto& s = db.safetensors_file();
       uint64_t stored = 0;
@@ -821,6 +826,66 @@ WeightsBreakdown quantize(const std::vector<Tensor>& tensors, const QuantModelFa
       break;
   }
   out.header_bytes = out.file_bytes - out.weights_bytes;
+}
+
+}  // namespace
+
+WeightsBreakdown quantize(const std::vector<Tensor>& tensors, const QuantModelFacts& facts, const QuantFormat& format, const QuantDb& db,
+                          const QuantOptions& options) {
+  WeightsBreakdown out;
+  out.format_id = format.id;
+  out.native_compute = format.native_compute;
+  out.container = format.container;
+  const bool gguf = format.container == Container::kGguf;
+
+  const std::string keep = format.keep_storage;
+  const GgmlType* default_type = gguf ? db.ggml_type(format.default_storage) : nullptr;
+  const RuleContext ctx = rule_context(facts, format, db, options, default_type);
+  const bool default_quantized = gguf ? (default_type && default_type->quantized) : true;
+
+  // Categories, and whether the file has its own output matrix: llama.cpp
+  // treats the embeddings as tied when no output.weight exists, and then
+  // token_embd takes the output rules (llama_tensor_get_type_impl).
+  const Categorized cat = categorize(tensors, db);
+  const bool tied = !cat.has_output;
+  if (facts.tied_embeddings == cat.has_output && !tensors.empty())
+    out.notes.push_back(cat.has_output ? "the model is marked tied but has an output tensor; treated as untied, as llama.cpp does"
+                                       : "no output tensor: token_embd is treated as tied and follows the output rules");
+
+  // llama.cpp walks tensors ordered by block index, then name (weight_name_comparer)
+  // and counts attn_v-like and ffn_* tensors as it goes (quantize_state_impl).
+  const std::vector<std::size_t> order = walk_order(tensors, cat.names);
+  int64_t n_attention_wv = 0;
+  for (std::size_t i = 0; i < tensors.size(); ++i)
+    if (contains(db.attn_v_categories(), cat.categories[i])) ++n_attention_wv;
+  std::map<std::string, int64_t> counters;
+
+  out.tensors.resize(tensors.size());
+  for (std::size_t idx : order) {
+    const Tensor& t = tensors[idx];
+    TensorAssignment& a = out.tensors[idx];
+    name_tensor(a, t, cat, idx, tied);
+
+    // tensor_allows_quantization: 2-D and 3-D weights outside the exclusion list.
+    const bool eligible = !t.is_vector() && db.name_allows_quantization(a.name);
+    // The mix rules and the shape fallback only run when the default type is quantized.
+    const bool quantizable = eligible && default_quantized;
+    std::string storage = eligible ? format.default_storage : keep;
+    if (quantizable) {
+      const Position pos = position_of(t, a.category, facts, db, n_attention_wv, counters);
+      for (const QuantRule& rule : format.rules)
+        if (rule_applies(rule, ctx, t, a.category, pos, storage)) storage = rule.storage;
+      if (storage == kKeep) storage = keep;
+    }
+
+    if (gguf)
+      place_gguf(a, t, storage, quantizable, db);
+    else
+      place_layout(a, t, storage, keep, quantizable, db);
+  }
+
+  add_totals(out);
+  add_file_bytes(out, tensors, cat, format, db);
   return out;
 }
 

@@ -483,6 +483,10 @@ class SpecBuilder {
   }
   bool has_kind(std::string_view kind) const { return kinds_.count(std::string(kind)) > 0; }
 
+  void read_model_type(ModelSpec& s);
+  void read_depth(ModelSpec& s) const;
+  void read_width(ModelSpec& s) const;
+  void read_vocabulary(ModelSpec& s) const;
   void read_attention(ModelSpec& s);
   void read_experts(ModelSpec& s);
   void read_sliding_window(ModelSpec& s);
@@ -745,10 +749,8 @@ void SpecBuilder::read_mamba(ModelSpec& s) {
   notes_.push_back(fmt::format("{} of {} blocks are Mamba-2 (a fixed state, no KV cache)", mamba.size(), s.num_hidden_layers));
 }
 
-ModelSpec SpecBuilder::build() {
-  const auto arch = string("general.architecture");
-  if (!arch || arch->empty()) fail("metadata lacks general.architecture");
-  arch_ = *arch;
+/// The model_type each modelled llama.cpp architecture reads as.
+const std::map<std::string, std::string>& model_types() {
   static const std::map<std::string, std::string> kModelTypes = {{"llama", "llama"},
                                                                  {"mistral", "llama"},
                                                                  {"mixtral", "mixtral"},
@@ -768,18 +770,20 @@ ModelSpec SpecBuilder::build() {
                                                                  {"nemotron_h", "nemotron_h"},
                                                                  {"nemotron_h_moe", "nemotron_h"},
                                                                  {"granitehybrid", "granitemoehybrid"}};
-  ModelSpec s;
-  auto known = kModelTypes.find(arch_);
-  known_arch_ = known != kModelTypes.end();
+  return kModelTypes;
+}
+
+void SpecBuilder::read_model_type(ModelSpec& s) {
+  const auto& types = model_types();
+  auto known = types.find(arch_);
+  known_arch_ = known != types.end();
   s.model_type = known_arch_ ? known->second : "llama";
   if (!known_arch_)
     notes_.push_back(fmt::format("architecture '{}' is not modelled: treated as llama-like with the dimensions read from the file", arch_));
+}
 
-  const std::string general_name = string("general.name").value_or("");
-  s.name = !general_name.empty() ? general_name : fs::path(name_).stem().string();
-  s.id = "gguf:" + s.name;
-
-  // Depth.
+/// Depth: block_count, else the blocks in the tensor table; multi-token-prediction blocks are not layers.
+void SpecBuilder::read_depth(ModelSpec& s) const {
   uint64_t max_layer = 0;
   for (const TensorInfo& t : tensors_)
     if (t.layer >= 0) max_layer = std::max<uint64_t>(max_layer, static_cast<uint64_t>(t.layer) + 1);
@@ -795,8 +799,10 @@ ModelSpec SpecBuilder::build() {
     s.num_hidden_layers -= nextn;
     notes_.push_back(fmt::format("{} multi-token-prediction block(s) in the file are not counted as layers", nextn));
   }
+}
 
-  // Width.
+/// Width: embedding_length, else token_embd's ne[0].
+void SpecBuilder::read_width(ModelSpec& s) const {
   const TensorInfo* embd = tensor("token_embd.weight");
   if (auto hidden = uint(key("embedding_length"), kMaxWidth)) {
     s.hidden_size = *hidden;
@@ -805,14 +811,11 @@ ModelSpec SpecBuilder::build() {
     notes_.push_back(fmt::format("{} absent: width {} read from token_embd", key("embedding_length"), s.hidden_size));
   }
   if (s.hidden_size == 0) fail(fmt::format("metadata lacks {} (or it is 0)", key("embedding_length")));
+}
 
-  // Known-architecture quirks before the generic readers.
-  if (known_arch_ && arch_ == "llama" && uint(key("expert_count"), kMaxExperts).value_or(0) > 0) s.model_type = "mixtral";
-
-  read_attention(s);
-  read_experts(s);
-
-  // Vocabulary: the arch key, else the tokenizer's length; the embedding rows win when they differ.
+/// Vocabulary: the arch key, else the tokenizer's length; the embedding rows win when they differ.
+void SpecBuilder::read_vocabulary(ModelSpec& s) const {
+  const TensorInfo* embd = tensor("token_embd.weight");
   std::optional<uint64_t> vocab = uint(key("vocab_size"), kMaxWidth);
   if (!vocab) {
     if (const Value* tokens = find("tokenizer.ggml.tokens"); tokens != nullptr && tokens->type == kArray) vocab = tokens->count;
@@ -825,6 +828,28 @@ ModelSpec SpecBuilder::build() {
   if (!vocab || *vocab == 0 || *vocab > kMaxWidth)
     fail("no vocabulary size: neither " + key("vocab_size") + ", tokenizer.ggml.tokens nor token_embd.weight");
   s.vocab_size = *vocab;
+}
+
+ModelSpec SpecBuilder::build() {
+  const auto arch = string("general.architecture");
+  if (!arch || arch->empty()) fail("metadata lacks general.architecture");
+  arch_ = *arch;
+  ModelSpec s;
+  read_model_type(s);
+
+  const std::string general_name = string("general.name").value_or("");
+  s.name = !general_name.empty() ? general_name : fs::path(name_).stem().string();
+  s.id = "gguf:" + s.name;
+
+  read_depth(s);
+  read_width(s);
+
+  // Known-architecture quirks before the generic readers.
+  if (known_arch_ && arch_ == "llama" && uint(key("expert_count"), kMaxExperts).value_or(0) > 0) s.model_type = "mixtral";
+
+  read_attention(s);
+  read_experts(s);
+  read_vocabulary(s);
 
   s.max_position_embeddings = uint(key("context_length"), kMaxContext).value_or(0);
   if (s.max_position_embeddings == 0) notes_.push_back(fmt::format("{} absent: training context unknown", key("context_length")));
