@@ -337,6 +337,12 @@ void check_template(const std::string& text, const std::map<std::string, Assumpt
   }
 }
 
+/// " (did you mean 'x'?)" with the name of `names` closest to `name`, or "" when none is close.
+std::string did_you_mean(const std::string& name, const std::vector<std::string>& names) {
+  const auto close = closest_names(name, names, 1);
+  return close.empty() ? "" : " (did you mean '" + close[0] + "'?)";
+}
+
 Condition parse_condition(const nlohmann::json& j, const Catalog& catalog, const std::map<std::string, Assumption>& assumptions,
                           const Checker& c, const std::string& pointer) {
   Condition out;
@@ -362,8 +368,7 @@ Condition parse_condition(const nlohmann::json& j, const Catalog& catalog, const
   if (!info) {
     std::vector<std::string> names;
     for (const auto& f : fact_catalog()) names.push_back(f.name);
-    const auto close = closest_names(out.fact, names, 1);
-    c.add(pointer + "/fact", fmt::format("unknown fact '{}'{}", out.fact, close.empty() ? "" : " (did you mean '" + close[0] + "'?)"));
+    c.add(pointer + "/fact", fmt::format("unknown fact '{}'{}", out.fact, did_you_mean(out.fact, names)));
   }
   static const std::vector<std::string> ops = {"equals", "not_equals", "in", "not_in", "contains", "not_contains", "gt", "ge", "lt", "le"};
   int found = 0;
@@ -488,66 +493,88 @@ void check_param(const TransformParam& param, const nlohmann::json& value, const
   }
 }
 
-void parse_rule(const nlohmann::json& j, const Catalog& catalog, const std::map<std::string, Assumption>& assumptions, const Checker& c,
-                const std::string& pointer, Rule& r) {
-  r.id = j.at("id").get<std::string>();
-  r.title = j.at("title").get<std::string>();
-  r.summary = j.value("summary", "");
+/// What parsing one rule reads besides its JSON: the database, the assumptions, where problems go and
+/// the rule's JSON pointer.
+struct RuleContext {
+  const Catalog& catalog;
+  const std::map<std::string, Assumption>& assumptions;
+  const Checker& c;
+  const std::string& pointer;
+};
+
+void parse_goals(const nlohmann::json& j, const RuleContext& x, Rule& r) {
   for (const auto& g : j.at("goals")) {
     if (auto goal = goal_from_string(g.get<std::string>()))
       r.goals.push_back(*goal);
     else
-      c.add(pointer + "/goals", fmt::format("unknown goal '{}'", g.get<std::string>()));
+      x.c.add(x.pointer + "/goals", fmt::format("unknown goal '{}'", g.get<std::string>()));
   }
+}
+
+/// The triggers ("when") and prerequisites ("requires"), each with the text it needs.
+void parse_conditions(const nlohmann::json& j, const RuleContext& x, Rule& r) {
+  const Checker& c = x.c;
+  const std::string& pointer = x.pointer;
   if (j.contains("when"))
     for (std::size_t i = 0; i < j.at("when").size(); ++i)
-      r.when.push_back(parse_condition(j.at("when")[i], catalog, assumptions, c, pointer + "/when/" + std::to_string(i)));
+      r.when.push_back(parse_condition(j.at("when")[i], x.catalog, x.assumptions, c, pointer + "/when/" + std::to_string(i)));
   if (j.contains("requires"))
     for (std::size_t i = 0; i < j.at("requires").size(); ++i) {
       const std::string p = pointer + "/requires/" + std::to_string(i);
-      r.requires_.push_back(parse_condition(j.at("requires")[i], catalog, assumptions, c, p));
+      r.requires_.push_back(parse_condition(j.at("requires")[i], x.catalog, x.assumptions, c, p));
       if (r.requires_.back().reason.empty()) c.add(p, "a prerequisite needs a 'reason' (shown when it is not met)");
       if (r.requires_.back().text.empty()) c.add(p, "a prerequisite needs a 'text' (the requirement as a statement)");
     }
   for (std::size_t i = 0; i < r.when.size(); ++i)
     if (r.when[i].because.empty()) c.add(pointer + "/when/" + std::to_string(i), "a trigger needs a 'because' (why it applies here)");
-  if (j.contains("transform")) {
-    const auto& t = j.at("transform");
-    std::vector<nlohmann::json> steps;
-    if (t.is_array())
-      steps.assign(t.begin(), t.end());
-    else
-      steps.push_back(t);
-    for (std::size_t i = 0; i < steps.size(); ++i) {
-      const std::string p = pointer + "/transform" + (t.is_array() ? "/" + std::to_string(i) : "");
-      TransformStep step;
-      step.name = steps[i].at("name").get<std::string>();
-      step.params = steps[i].value("params", nlohmann::json::object());
-      const TransformInfo* info = find_transform(step.name);
-      if (!info) {
-        std::vector<std::string> names;
-        for (const auto& ti : transform_catalog()) names.push_back(ti.name);
-        const auto close = closest_names(step.name, names, 1);
-        c.add(p + "/name", fmt::format("unknown transform '{}'{}", step.name, close.empty() ? "" : " (did you mean '" + close[0] + "'?)"));
-        continue;
-      }
-      for (const auto& param : info->params)
-        if (param.required && !step.params.contains(param.name))
-          c.add(p + "/params", fmt::format("transform '{}' needs parameter '{}'", step.name, param.name));
-      for (const auto& item : step.params.items()) {
-        const std::string& key = item.key();
-        const auto& value = item.value();
-        auto it = std::find_if(info->params.begin(), info->params.end(), [&](const TransformParam& tp) { return tp.name == key; });
-        if (it == info->params.end()) {
-          c.add(p + "/params/" + key, fmt::format("transform '{}' has no parameter '{}'", step.name, key));
-          continue;
-        }
-        check_param(*it, value, catalog, assumptions, c, p + "/params/" + key, r.assumptions);
-      }
-      r.transform.push_back(std::move(step));
-    }
+}
+
+/// One transform step at `p`, or nothing when it names no known transform.
+std::optional<TransformStep> parse_transform_step(const nlohmann::json& json, const std::string& p, const RuleContext& x, Rule& r) {
+  const Checker& c = x.c;
+  TransformStep step;
+  step.name = json.at("name").get<std::string>();
+  step.params = json.value("params", nlohmann::json::object());
+  const TransformInfo* info = find_transform(step.name);
+  if (!info) {
+    std::vector<std::string> names;
+    for (const auto& ti : transform_catalog()) names.push_back(ti.name);
+    c.add(p + "/name", fmt::format("unknown transform '{}'{}", step.name, did_you_mean(step.name, names)));
+    return std::nullopt;
   }
-  // Training rules read training facts and change training requests; the others, inference ones.
+  for (const auto& param : info->params)
+    if (param.required && !step.params.contains(param.name))
+      c.add(p + "/params", fmt::format("transform '{}' needs parameter '{}'", step.name, param.name));
+  for (const auto& item : step.params.items()) {
+    const std::string& key = item.key();
+    const auto& value = item.value();
+    auto it = std::find_if(info->params.begin(), info->params.end(), [&](const TransformParam& tp) { return tp.name == key; });
+    if (it == info->params.end()) {
+      c.add(p + "/params/" + key, fmt::format("transform '{}' has no parameter '{}'", step.name, key));
+      continue;
+    }
+    check_param(*it, value, x.catalog, x.assumptions, c, p + "/params/" + key, r.assumptions);
+  }
+  return step;
+}
+
+/// The rule's "transform": one step or a list of them.
+void parse_transforms(const nlohmann::json& t, const RuleContext& x, Rule& r) {
+  std::vector<nlohmann::json> steps;
+  if (t.is_array())
+    steps.assign(t.begin(), t.end());
+  else
+    steps.push_back(t);
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const std::string p = x.pointer + "/transform" + (t.is_array() ? "/" + std::to_string(i) : "");
+    if (auto step = parse_transform_step(steps[i], p, x, r)) r.transform.push_back(std::move(*step));
+  }
+}
+
+// Training rules read training facts and change training requests; the others, inference ones.
+void check_training_split(const RuleContext& x, const Rule& r) {
+  const Checker& c = x.c;
+  const std::string& pointer = x.pointer;
   const bool training = r.serves(Goal::kTraining);
   if (training && r.goals.size() > 1) c.add(pointer + "/goals", "a rule serves training or the inference goals, not both");
   for (std::size_t i = 0; i < r.transform.size(); ++i) {
@@ -567,6 +594,12 @@ void parse_rule(const nlohmann::json& j, const Catalog& catalog, const std::map<
   };
   check_facts(r.when, pointer + "/when");
   check_facts(r.requires_, pointer + "/requires");
+}
+
+/// "not_quantified" (why a rule's effect is not computed) and the load comparison shown instead.
+void parse_unquantified(const nlohmann::json& j, const RuleContext& x, Rule& r) {
+  const Checker& c = x.c;
+  const std::string& pointer = x.pointer;
   r.not_quantified = j.value("not_quantified", "");
   if (r.transform.empty() == r.not_quantified.empty() && !j.contains("transform"))
     c.add(pointer, "a rule needs a 'transform', or 'not_quantified' saying why its effect is not computed");
@@ -576,19 +609,36 @@ void parse_rule(const nlohmann::json& j, const Catalog& catalog, const std::map<
     c.add(pointer + "/under_load", "'under_load' goes with 'not_quantified': a computed rule shows its effect itself");
   if (!r.under_load.empty() && !is_load_comparison(r.under_load))
     c.add(pointer + "/under_load", fmt::format("no load comparison '{}' (known: disaggregate)", r.under_load));
+}
+
+void parse_how(const nlohmann::json& j, const RuleContext& x, Rule& r) {
+  for (const auto& [engine, text] : j.at("how").items()) {
+    // listed_engine last: it reads every device profile, which a normal run never needs.
+    if (engine != "*" && !known_engine(x.catalog, engine) && !training_framework(x.catalog, engine) && !listed_engine(x.catalog, engine))
+      x.c.add(x.pointer + "/how/" + engine, fmt::format("unknown engine '{}' (use an engine id or \"*\")", engine));
+    r.how[engine] = text.get<std::string>();
+    check_template(r.how[engine], x.assumptions, x.c, x.pointer + "/how/" + engine);
+  }
+}
+
+void parse_rule(const nlohmann::json& j, const Catalog& catalog, const std::map<std::string, Assumption>& assumptions, const Checker& c,
+                const std::string& pointer, Rule& r) {
+  const RuleContext x{catalog, assumptions, c, pointer};
+  r.id = j.at("id").get<std::string>();
+  r.title = j.at("title").get<std::string>();
+  r.summary = j.value("summary", "");
+  parse_goals(j, x, r);
+  parse_conditions(j, x, r);
+  if (j.contains("transform")) parse_transforms(j.at("transform"), x, r);
+  check_training_split(x, r);
+  parse_unquantified(j, x, r);
   r.effort = j.at("effort").get<std::string>();
   r.quality = j.value("quality", "");
   if (r.quality_class() < 0)
     c.add(pointer + "/quality", fmt::format("quality '{}' is not one of lossless, near-lossless, lossy, different-model", r.quality));
   r.risk_level = j.at("risk").at("level").get<std::string>();
   r.risk = j.at("risk").at("text").get<std::string>();
-  for (const auto& [engine, text] : j.at("how").items()) {
-    // listed_engine last: it reads every device profile, which a normal run never needs.
-    if (engine != "*" && !known_engine(catalog, engine) && !training_framework(catalog, engine) && !listed_engine(catalog, engine))
-      c.add(pointer + "/how/" + engine, fmt::format("unknown engine '{}' (use an engine id or \"*\")", engine));
-    r.how[engine] = text.get<std::string>();
-    check_template(r.how[engine], assumptions, c, pointer + "/how/" + engine);
-  }
+  parse_how(j, x, r);
   r.sources = j.at("sources");
   r.effects = j.value("effects", std::vector<std::string>{});
   for (const auto& id : j.value("assumptions", std::vector<std::string>{})) {

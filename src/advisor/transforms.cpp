@@ -123,118 +123,133 @@ std::string family_of(const std::string& id) { return id.substr(0, id.find_first
 /// The drafter's cost per verification step of k drafts, as a fraction of a plain decode step of the target.
 using DraftCost = std::function<double(uint32_t)>;
 
-TransformResult speculative_decoding(const Params& p, const TransformInput& in) {
-  if (in.request.speculation.enabled())
-    return not_here(fmt::format("speculative decoding ({}) is already on", in.request.speculation.method));
-  const Scenario& s = in.prepared.scenario;
-  if (s.workload.gen_tokens == 0) return not_here("nothing is generated (--gen 0)");
-  if (!(in.analysis.decode.time_s > 0)) return not_here("no decode step to speculate on");
-  const std::string engine = s.engine.engine->id;
+/// What every drafter reads: the rule's parameters, the baseline and its decode step.
+struct DraftContext {
+  const Params& p;
+  const TransformInput& in;
+  const Scenario& s;
+  const Factors& f;
+  double hidden, vocab, t_plain, batch;
+};
+
+/// The speculation a drafter sets up: the drafter's cost and memory, the most drafts it proposes, the
+/// acceptance rate per draft (unset: a stated acceptance length) and what it notes.
+struct DraftSetup {
   Speculation spec;
-  spec.method = p.at("method").get<std::string>();
-  spec.draft_overhead = number(p, "draft_overhead", 0.0);
-  const std::string drafter = p.value("drafter", "none");
-  std::vector<std::string> notes;
-  const Factors& f = in.analysis.factors;
-  const double hidden = static_cast<double>(s.model.hidden_size);
-  const double vocab = static_cast<double>(s.model.vocab_size);
-  const double t_plain = in.analysis.decode.time_s;
-  const double batch = static_cast<double>(std::max<uint64_t>(in.analysis.batch, 1));
-  // A drafter pass reads its weights once for the batch (or does its matrix math, where that is
-  // longer) and launches its layers' kernels.
-  auto drafter_pass_s = [&](double params, double layers) {
-    const double read = params * kDraftBytesPerParam / std::max(f.achievable_bandwidth_bytes_per_s, 1.0);
-    const double math = 2.0 * params * batch / std::max(f.achievable_compute_flops_per_s, 1.0);
-    return std::max(read, math) + layers * f.layer_overhead_s;
-  };
+  DraftCost cost;
+  uint32_t max_k = 1;
   std::optional<double> rate;
-  if (p.contains("acceptance_rate")) rate = number_for_engine(p.at("acceptance_rate"), engine);
-  DraftCost cost = [&](uint32_t) { return spec.draft_overhead; };
-  uint32_t max_k = static_cast<uint32_t>(std::lround(number(p, p.contains("max_draft_tokens") ? "max_draft_tokens" : "draft_tokens", 1.0)));
-  if (drafter == "one-layer") {
-    // EAGLE: one decoder layer plus an output layer over the draft vocabulary, run once per drafted token.
-    const double head_vocab = std::min(vocab, number(p, "draft_vocab", vocab));
-    const double params = layer_params(s) + hidden * head_vocab;
-    spec.draft_memory_bytes = params * kDraftBytesPerParam;
-    const double per_token = drafter_pass_s(params, 1.0) / t_plain;
-    cost = [per_token](uint32_t k) { return per_token * k; };
-    notes.push_back(
-        fmt::format("drafter: one decoder layer and a {:.0f}-token output layer, {} in 16-bit; each drafted token costs {:.3f} of a "
-                    "target step",
-                    head_vocab, format_gb(spec.draft_memory_bytes), per_token));
-  } else if (drafter == "heads") {
-    // Medusa: every head (a residual block and its own output layer) runs once per step.
-    const double heads = number(p, "heads", 1.0);
-    const double params = heads * (hidden * hidden + hidden * vocab);
-    spec.draft_memory_bytes = params * kDraftBytesPerParam;
-    const double per_step = drafter_pass_s(params, heads) / t_plain;
-    cost = [per_step](uint32_t) { return per_step; };
-    // One head per drafted position.
-    const uint32_t head_count = static_cast<uint32_t>(std::lround(heads));
-    max_k = p.contains("max_draft_tokens") ? std::min(max_k, head_count) : head_count;
-    notes.push_back(fmt::format("drafter: {:.0f} heads with their own output layers, {} in 16-bit; drafting costs {:.3f} of a target step",
-                                heads, format_gb(spec.draft_memory_bytes), per_step));
-  } else if (drafter == "mtp") {
-    // The checkpoint's own multi-token-prediction layer drafts: one (MoE) layer's active weights and
-    // the shared output layer over the full vocabulary, per drafted token; its weights ship with the model.
-    if (s.model.num_nextn_predict_layers == 0) return not_here(fmt::format("{} ships no multi-token-prediction layers", s.model.name));
-    const double layers = static_cast<double>(std::max<uint64_t>(s.model.num_hidden_layers, 1));
-    const double params = s.weights.active_params / layers + hidden * vocab;
-    const double per_token = drafter_pass_s(params, 1.0) / t_plain;
-    cost = [per_token](uint32_t k) { return per_token * k; };
-    max_k = std::min<uint32_t>(max_k, static_cast<uint32_t>(s.model.num_nextn_predict_layers));
-    notes.push_back(
-        fmt::format("drafter: the model's own multi-token-prediction layer (in the checkpoint); each drafted token costs {:.3f} of a "
-                    "target step",
-                    per_token));
-  } else if (drafter == "draft-model") {
-    const ModelSpec* draft = draft_model_for(in.catalog, s, number(p, "max_draft_fraction", 0.25));
-    if (!draft) return not_here(fmt::format("no smaller model with {}'s tokenizer is in the catalog (optadvisor models)", s.model.name));
-    ScenarioRequest dr = in.request;
-    dr.model = ModelRequest{};
-    dr.model.preset = draft->id;
-    if (!in.prepared.model.gguf_quant_id.empty() && dr.quant.empty()) dr.quant = in.prepared.quant->id;
-    PreparedScenario draft_prepared;
-    try {
-      draft_prepared = prepare_scenario(in.catalog, dr);
-    } catch (const Error& e) {
-      return not_here(fmt::format("the draft model {} does not run here: {}", draft->id, e.what()));
-    }
-    const Analysis da = analyze(draft_prepared.scenario);
-    // Drafting k tokens runs the draft model k times.
-    const double per_token = da.decode.time_s / t_plain;
-    cost = [per_token](uint32_t k) { return per_token * k; };
-    spec.draft_memory_bytes = draft_prepared.scenario.weights.total_bytes +
-                              da.memory.kv_cache_bytes * std::max(1.0, static_cast<double>(s.workload.tp * s.workload.pp));
-    // Acceptance depends on the pairing: a draft of the target's own family agrees with it far more often.
-    const bool same_family = family_of(draft->id) == family_of(s.model.id);
-    if (same_family && p.contains("same_family_rate")) rate = number_for_engine(p.at("same_family_rate"), engine);
-    notes.push_back(fmt::format("draft model: {} ({}, {}, {} family); each drafted token costs {:.3f} of a target step", draft->id,
-                                draft_prepared.quant->id, format_gb(spec.draft_memory_bytes), same_family ? "the target's" : "another",
-                                per_token));
+  std::vector<std::string> notes;
+};
+
+// A drafter pass reads its weights once for the batch (or does its matrix math, where that is
+// longer) and launches its layers' kernels.
+double drafter_pass_s(const DraftContext& d, double params, double layers) {
+  const double read = params * kDraftBytesPerParam / std::max(d.f.achievable_bandwidth_bytes_per_s, 1.0);
+  const double math = 2.0 * params * d.batch / std::max(d.f.achievable_compute_flops_per_s, 1.0);
+  return std::max(read, math) + layers * d.f.layer_overhead_s;
+}
+
+void one_layer_drafter(const DraftContext& d, DraftSetup& out) {
+  // EAGLE: one decoder layer plus an output layer over the draft vocabulary, run once per drafted token.
+  const double head_vocab = std::min(d.vocab, number(d.p, "draft_vocab", d.vocab));
+  const double params = layer_params(d.s) + d.hidden * head_vocab;
+  out.spec.draft_memory_bytes = params * kDraftBytesPerParam;
+  const double per_token = drafter_pass_s(d, params, 1.0) / d.t_plain;
+  out.cost = [per_token](uint32_t k) { return per_token * k; };
+  out.notes.push_back(
+      fmt::format("drafter: one decoder layer and a {:.0f}-token output layer, {} in 16-bit; each drafted token costs {:.3f} of a "
+                  "target step",
+                  head_vocab, format_gb(out.spec.draft_memory_bytes), per_token));
+}
+
+void heads_drafter(const DraftContext& d, DraftSetup& out) {
+  // Medusa: every head (a residual block and its own output layer) runs once per step.
+  const double heads = number(d.p, "heads", 1.0);
+  const double params = heads * (d.hidden * d.hidden + d.hidden * d.vocab);
+  out.spec.draft_memory_bytes = params * kDraftBytesPerParam;
+  const double per_step = drafter_pass_s(d, params, heads) / d.t_plain;
+  out.cost = [per_step](uint32_t) { return per_step; };
+  // One head per drafted position.
+  const uint32_t head_count = static_cast<uint32_t>(std::lround(heads));
+  out.max_k = d.p.contains("max_draft_tokens") ? std::min(out.max_k, head_count) : head_count;
+  out.notes.push_back(
+      fmt::format("drafter: {:.0f} heads with their own output layers, {} in 16-bit; drafting costs {:.3f} of a target step", heads,
+                  format_gb(out.spec.draft_memory_bytes), per_step));
+}
+
+/// Empty when the drafter runs; else why not.
+std::optional<std::string> mtp_drafter(const DraftContext& d, DraftSetup& out) {
+  // The checkpoint's own multi-token-prediction layer drafts: one (MoE) layer's active weights and
+  // the shared output layer over the full vocabulary, per drafted token; its weights ship with the model.
+  if (d.s.model.num_nextn_predict_layers == 0) return fmt::format("{} ships no multi-token-prediction layers", d.s.model.name);
+  const double layers = static_cast<double>(std::max<uint64_t>(d.s.model.num_hidden_layers, 1));
+  const double params = d.s.weights.active_params / layers + d.hidden * d.vocab;
+  const double per_token = drafter_pass_s(d, params, 1.0) / d.t_plain;
+  out.cost = [per_token](uint32_t k) { return per_token * k; };
+  out.max_k = std::min<uint32_t>(out.max_k, static_cast<uint32_t>(d.s.model.num_nextn_predict_layers));
+  out.notes.push_back(
+      fmt::format("drafter: the model's own multi-token-prediction layer (in the checkpoint); each drafted token costs {:.3f} of a "
+                  "target step",
+                  per_token));
+  return std::nullopt;
+}
+
+/// Empty when the drafter runs; else why not.
+std::optional<std::string> draft_model_drafter(const DraftContext& d, const std::string& engine, DraftSetup& out) {
+  const TransformInput& in = d.in;
+  const Scenario& s = d.s;
+  const ModelSpec* draft = draft_model_for(in.catalog, s, number(d.p, "max_draft_fraction", 0.25));
+  if (!draft) return fmt::format("no smaller model with {}'s tokenizer is in the catalog (optadvisor models)", s.model.name);
+  ScenarioRequest dr = in.request;
+  dr.model = ModelRequest{};
+  dr.model.preset = draft->id;
+  if (!in.prepared.model.gguf_quant_id.empty() && dr.quant.empty()) dr.quant = in.prepared.quant->id;
+  PreparedScenario draft_prepared;
+  try {
+    draft_prepared = prepare_scenario(in.catalog, dr);
+  } catch (const Error& e) {
+    return fmt::format("the draft model {} does not run here: {}", draft->id, e.what());
   }
-  ScenarioRequest r = in.request;
-  if (!rate) {
-    // A stated acceptance length for a fixed draft (rule books of earlier versions, overlays).
-    spec.draft_tokens = max_k;
-    spec.accepted_tokens = std::min(number(p, "accepted_tokens", 1.0), static_cast<double>(max_k) + 1.0);
-    spec.draft_overhead = cost(max_k);
-    r.speculation = spec;
-    notes.push_back(fmt::format("{} accepted tokens per step of {} drafted", format_sig3(spec.accepted_tokens), spec.draft_tokens));
-    return changed(std::move(r), std::move(notes));
-  }
-  // The number of drafts that decodes fastest at this batch: each more draft adds a^k to the expected
-  // tokens per step and its drafting and verification cost (verification turns compute-bound as the batch grows).
-  // The request differs from the prepared one in its speculation alone, which preparing copies
-  // into the workload: each trial is the prepared scenario with that workload field changed.
+  const Analysis da = analyze(draft_prepared.scenario);
+  // Drafting k tokens runs the draft model k times.
+  const double per_token = da.decode.time_s / d.t_plain;
+  out.cost = [per_token](uint32_t k) { return per_token * k; };
+  out.spec.draft_memory_bytes = draft_prepared.scenario.weights.total_bytes +
+                                da.memory.kv_cache_bytes * std::max(1.0, static_cast<double>(s.workload.tp * s.workload.pp));
+  // Acceptance depends on the pairing: a draft of the target's own family agrees with it far more often.
+  const bool same_family = family_of(draft->id) == family_of(s.model.id);
+  if (same_family && d.p.contains("same_family_rate")) out.rate = number_for_engine(d.p.at("same_family_rate"), engine);
+  out.notes.push_back(fmt::format("draft model: {} ({}, {}, {} family); each drafted token costs {:.3f} of a target step", draft->id,
+                                  draft_prepared.quant->id, format_gb(out.spec.draft_memory_bytes),
+                                  same_family ? "the target's" : "another", per_token));
+  return std::nullopt;
+}
+
+/// A stated acceptance length for a fixed draft (rule books of earlier versions, overlays).
+TransformResult fixed_drafts(const Params& p, ScenarioRequest r, DraftSetup& setup) {
+  Speculation& spec = setup.spec;
+  spec.draft_tokens = setup.max_k;
+  spec.accepted_tokens = std::min(number(p, "accepted_tokens", 1.0), static_cast<double>(setup.max_k) + 1.0);
+  spec.draft_overhead = setup.cost(setup.max_k);
+  r.speculation = spec;
+  setup.notes.push_back(fmt::format("{} accepted tokens per step of {} drafted", format_sig3(spec.accepted_tokens), spec.draft_tokens));
+  return changed(std::move(r), std::move(setup.notes));
+}
+
+/// The number of drafts that decodes fastest at this batch: each more draft adds a^k to the expected
+/// tokens per step and its drafting and verification cost (verification turns compute-bound as the batch grows).
+/// The request differs from the prepared one in its speculation alone, which preparing copies
+/// into the workload: each trial is the prepared scenario with that workload field changed.
+TransformResult fastest_drafts(const Scenario& s, double batch, ScenarioRequest r, DraftSetup& setup) {
   double best_time = 0;
   Speculation best;
   Scenario trial_scenario = s;
-  for (uint32_t k = 1; k <= std::max<uint32_t>(max_k, 1); ++k) {
-    Speculation trial = spec;
+  for (uint32_t k = 1; k <= std::max<uint32_t>(setup.max_k, 1); ++k) {
+    Speculation trial = setup.spec;
     trial.draft_tokens = k;
-    trial.accepted_tokens = expected_accepted_tokens(*rate, k);
-    trial.draft_overhead = cost(k);
+    trial.accepted_tokens = expected_accepted_tokens(*setup.rate, k);
+    trial.draft_overhead = setup.cost(k);
     trial_scenario.workload.speculation = trial;
     double time = 0;
     try {
@@ -246,9 +261,46 @@ TransformResult speculative_decoding(const Params& p, const TransformInput& in) 
   }
   if (best.draft_tokens == 0) return not_here("no number of drafts runs here");
   r.speculation = best;
-  notes.push_back(fmt::format("{} drafts per step (fastest of 1-{} at batch {:.0f}): {} tokens per step at {:.0f}% acceptance per draft",
-                              best.draft_tokens, max_k, batch, format_sig3(best.accepted_tokens), *rate * 100));
-  return changed(std::move(r), std::move(notes));
+  setup.notes.push_back(
+      fmt::format("{} drafts per step (fastest of 1-{} at batch {:.0f}): {} tokens per step at {:.0f}% acceptance per draft",
+                  best.draft_tokens, setup.max_k, batch, format_sig3(best.accepted_tokens), *setup.rate * 100));
+  return changed(std::move(r), std::move(setup.notes));
+}
+
+TransformResult speculative_decoding(const Params& p, const TransformInput& in) {
+  if (in.request.speculation.enabled())
+    return not_here(fmt::format("speculative decoding ({}) is already on", in.request.speculation.method));
+  const Scenario& s = in.prepared.scenario;
+  if (s.workload.gen_tokens == 0) return not_here("nothing is generated (--gen 0)");
+  if (!(in.analysis.decode.time_s > 0)) return not_here("no decode step to speculate on");
+  const std::string engine = s.engine.engine->id;
+  DraftSetup setup;
+  setup.spec.method = p.at("method").get<std::string>();
+  setup.spec.draft_overhead = number(p, "draft_overhead", 0.0);
+  const std::string drafter = p.value("drafter", "none");
+  const DraftContext context{p,
+                             in,
+                             s,
+                             in.analysis.factors,
+                             static_cast<double>(s.model.hidden_size),
+                             static_cast<double>(s.model.vocab_size),
+                             in.analysis.decode.time_s,
+                             static_cast<double>(std::max<uint64_t>(in.analysis.batch, 1))};
+  if (p.contains("acceptance_rate")) setup.rate = number_for_engine(p.at("acceptance_rate"), engine);
+  setup.cost = [overhead = setup.spec.draft_overhead](uint32_t) { return overhead; };
+  setup.max_k = static_cast<uint32_t>(std::lround(number(p, p.contains("max_draft_tokens") ? "max_draft_tokens" : "draft_tokens", 1.0)));
+  std::optional<std::string> why_not;
+  if (drafter == "one-layer")
+    one_layer_drafter(context, setup);
+  else if (drafter == "heads")
+    heads_drafter(context, setup);
+  else if (drafter == "mtp")
+    why_not = mtp_drafter(context, setup);
+  else if (drafter == "draft-model")
+    why_not = draft_model_drafter(context, engine, setup);
+  if (why_not) return not_here(std::move(*why_not));
+  if (!setup.rate) return fixed_drafts(p, in.request, setup);
+  return fastest_drafts(s, context.batch, in.request, setup);
 }
 
 TransformResult prefix_caching(const Params& p, const TransformInput& in) {

@@ -112,6 +112,11 @@ class Simulation {
   ServingResult run();
 
  private:
+  static constexpr uint64_t kMaxIterations = 50'000'000;  // a bound, never reached by sized loads
+  void run_events();
+  void measure_latencies(ServingResult& out);
+  void measure_rates(ServingResult& out);
+  void attribute_time(ServingResult& out);
   double kv_bytes(const StepModel& m, double tokens) const { return request_kv_bytes(m, tokens); }
   void issue(double now);
   void dispatch(uint32_t id, const std::vector<std::size_t>& candidates, double now);
@@ -392,7 +397,7 @@ void Simulation::finish_iteration(std::size_t w, double now) {
   start(w, now);
 }
 
-ServingResult Simulation::run() {
+void Simulation::run_events() {
   if (load_.concurrency) {
     // The benchmark's clients all send their first request at once (vllm bench serve
     // --max-concurrency, genai-perf, aiperf); with fixed lengths the cohorts stay in step.
@@ -401,7 +406,6 @@ ServingResult Simulation::run() {
     push(0, 1, 0);
   }
   std::exponential_distribution<double> gap(std::max(load_.rate_per_s, 1e-9));
-  const uint64_t kMaxIterations = 50'000'000;  // a bound, never reached by sized loads
   while (!events_.empty() && done_measured_ < measured_end_ - warmup_ && result_.iterations < kMaxIterations) {
     const Event e = events_.top();
     events_.pop();
@@ -420,8 +424,25 @@ ServingResult Simulation::run() {
         dispatch(static_cast<uint32_t>(e.index), decode_workers_, now_);
     }
   }
+}
 
-  ServingResult& out = result_;
+/// Mean and percentiles (nearest rank) of `v`, which it sorts.
+LatencyStats latency_stats(std::vector<double>& v) {
+  LatencyStats s;
+  if (v.empty()) return s;
+  std::sort(v.begin(), v.end());
+  double sum = 0;
+  for (double x : v) sum += x;
+  s.mean = sum / static_cast<double>(v.size());
+  auto at = [&](double p) {
+    return v[std::min(v.size() - 1, static_cast<std::size_t>(std::floor(p * static_cast<double>(v.size() - 1) + 0.5)))];
+  };
+  s.p50 = at(0.50), s.p90 = at(0.90), s.p99 = at(0.99);
+  return s;
+}
+
+/// TTFT, TPOT and end-to-end latency of the measured requests, and the share of them within both SLOs.
+void Simulation::measure_latencies(ServingResult& out) {
   std::vector<double> ttft, tpot, e2e;
   const double slo_ttft = setup_.slo_ttft_s, slo_tpot = setup_.slo_tpot_s;
   uint64_t good = 0;
@@ -432,21 +453,13 @@ ServingResult Simulation::run() {
     ttft.push_back(t1), tpot.push_back(t2), e2e.push_back(q.finish - q.arrival);
     if ((slo_ttft <= 0 || t1 <= slo_ttft) && (slo_tpot <= 0 || t2 <= slo_tpot)) ++good;
   }
-  auto stats = [](std::vector<double>& v) {
-    LatencyStats s;
-    if (v.empty()) return s;
-    std::sort(v.begin(), v.end());
-    double sum = 0;
-    for (double x : v) sum += x;
-    s.mean = sum / static_cast<double>(v.size());
-    auto at = [&](double p) {
-      return v[std::min(v.size() - 1, static_cast<std::size_t>(std::floor(p * static_cast<double>(v.size() - 1) + 0.5)))];
-    };
-    s.p50 = at(0.50), s.p90 = at(0.90), s.p99 = at(0.99);
-    return s;
-  };
   const std::size_t measured = ttft.size();
-  out.ttft_s = stats(ttft), out.tpot_s = stats(tpot), out.e2e_s = stats(e2e);
+  out.ttft_s = latency_stats(ttft), out.tpot_s = latency_stats(tpot), out.e2e_s = latency_stats(e2e);
+  out.slo_attained = measured ? static_cast<double>(good) / static_cast<double>(measured) : 0;
+}
+
+/// Throughput over the measured window (`out.slo_attained` must be set).
+void Simulation::measure_rates(ServingResult& out) {
   out.simulated_requests = requests_.size();
   const double span = now_ - std::max(window_start_, 0.0);
   if (span > 0) {
@@ -454,9 +467,12 @@ ServingResult Simulation::run() {
     out.requests_per_s = (completions_ - window_done_start_) / span;
   }
   out.output_tokens_per_s_per_gpu = out.gpus ? out.output_tokens_per_s / static_cast<double>(out.gpus) : 0;
-  out.slo_attained = measured ? static_cast<double>(good) / static_cast<double>(measured) : 0;
   out.goodput_requests_per_s = out.requests_per_s * out.slo_attained;
   out.mean_decode_batch = decode_iterations_ > 0 ? decode_batches_ / decode_iterations_ : 0;
+}
+
+/// Where the binding ranks' time went, and the bound that follows.
+void Simulation::attribute_time(ServingResult& out) {
   const double busy = busy_compute_ + busy_bandwidth_ + busy_overhead_ + busy_comm_;
   if (busy > 0) {
     out.compute_share = busy_compute_ / busy, out.bandwidth_share = busy_bandwidth_ / busy;
@@ -474,6 +490,14 @@ ServingResult Simulation::run() {
                                                      {out.communication_share, ServingBound::kCommunication}};
     out.bound = std::max_element(std::begin(parts), std::end(parts))->second;
   }
+}
+
+ServingResult Simulation::run() {
+  run_events();
+  ServingResult& out = result_;
+  measure_latencies(out);
+  measure_rates(out);
+  attribute_time(out);
   if (result_.iterations >= kMaxIterations) out.notes.push_back("stopped at the iteration bound before every measured request finished");
   if (!load_.concurrency && out.requests_per_s > 0 && load_.rate_per_s > out.requests_per_s * 1.05)
     out.notes.push_back(

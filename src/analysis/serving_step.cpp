@@ -35,27 +35,16 @@ double bf16_peak(const HardwareProfile& hw) {
   return 0;
 }
 
-}  // namespace
+/// The GPUs a layout divides work over: tensor parallel, attention data parallel, both per pipeline stage.
+struct LayoutDegrees {
+  double tp, dp, pp, worker_gpus;
+};
 
-StepModel step_model(const Scenario& s, const ServingLayout& layout, const ServingEra& era, double peak_flops) {
-  StepModel sm;
-  const HardwareProfile& hw = *s.hardware;
-  const ModelSpec& m = s.model;
-  const WeightsSummary& w = s.weights;
-  const EngineProfile& engine = *s.engine.engine;
-  sm.layout = layout;
-  sm.scheduler = engine.serving.scheduler;
-  sm.admission = engine.serving.admission;
-  sm.max_batched_tokens = engine.serving.max_batched_tokens;
-  sm.max_sequences = engine.serving.max_sequences;
-  const double tp = std::max<uint32_t>(1, layout.tp);
-  const double dp = std::max<uint32_t>(1, layout.dp_attention);
-  const double pp = std::max<uint32_t>(1, layout.pp);
-  const double worker_gpus = tp * dp;  // per pipeline stage
-
-  // --- weights: dense parts sharded over tp, experts over every GPU ---------
-  // Pipeline stages hold 1/pp of the layers each but run one after another,
-  // so a step's time covers the whole stack at one GPU's rates.
+// --- weights: dense parts sharded over tp, experts over every GPU ---------
+// Pipeline stages hold 1/pp of the layers each but run one after another,
+// so a step's time covers the whole stack at one GPU's rates.
+void set_weights(StepModel& sm, const ModelSpec& m, const WeightsSummary& w, const LayoutDegrees& d) {
+  const double tp = d.tp, worker_gpus = d.worker_gpus;
   const double embedding_skipped = w.tied_embeddings ? 0.0 : w.token_embedding_bytes;
   const double dense_bytes = w.total_bytes - w.routed_expert_bytes;
   sm.dense_weight_bytes = (dense_bytes - embedding_skipped) / tp;
@@ -66,8 +55,12 @@ StepModel step_model(const Scenario& s, const ServingLayout& layout, const Servi
   // 2 FLOPs per weight per token (a multiply-add; Kaplan et al. 2020, eq. 2.1).
   sm.dense_flops_per_token = 2.0 * (w.active_params - routed_active) / tp;
   sm.expert_flops_per_token = 2.0 * routed_active / worker_gpus;
+}
 
-  // --- KV cache and attention ----------------------------------------------
+// --- KV cache and attention ----------------------------------------------
+void set_kv_and_attention(StepModel& sm, const Scenario& s, double tp) {
+  const ModelSpec& m = s.model;
+  const EngineProfile& engine = *s.engine.engine;
   const KvShape kv = kv_shape(m);
   const double kv_heads = static_cast<double>(std::max<uint64_t>(1, m.num_key_value_heads));
   const double split = m.kv_lora_rank ? 1.0 : std::min(tp, kv_heads);  // KV heads replicate when fewer than tp
@@ -92,32 +85,36 @@ StepModel step_model(const Scenario& s, const ServingLayout& layout, const Servi
     sm.indexer_flops_per_pair = 2.0 * static_cast<double>(m.index_n_heads * m.index_head_dim) * full_layers / tp;
   }
   sm.state_bytes_per_sequence = recurrent_state_bytes(kv, 1) / tp;
+}
 
-  // --- the KV pool each engine sizes ---------------------------------------
-  const double weights_memory = (dense_bytes / tp + w.routed_expert_bytes / worker_gpus) / pp;
+// --- the KV pool each engine sizes ---------------------------------------
+void set_kv_pool(StepModel& sm, const Scenario& s, const LayoutDegrees& d) {
+  const WeightsSummary& w = s.weights;
+  const EngineProfile& engine = *s.engine.engine;
+  const double tp = d.tp, pp = d.pp;
+  const double dense_bytes = w.total_bytes - w.routed_expert_bytes;
+  const double weights_memory = (dense_bytes / tp + w.routed_expert_bytes / d.worker_gpus) / pp;
   const double activations =
-      static_cast<double>(sm.max_batched_tokens) * static_cast<double>(m.hidden_size) * engine.memory.activation_bytes_per_token / tp;
+      static_cast<double>(sm.max_batched_tokens) * static_cast<double>(s.model.hidden_size) * engine.memory.activation_bytes_per_token / tp;
   const double fixed = weights_memory + activations + engine.memory.runtime_overhead_bytes;
-  const double capacity = hw.usable_memory_bytes();
+  const double capacity = s.hardware->usable_memory_bytes();
   double pool = capacity - fixed;
   if (engine.memory.reserve_fraction)
     pool = capacity * *engine.memory.reserve_fraction - fixed;  // vLLM, SGLang
   else if (engine.memory.free_fraction_for_kv)
     pool = (capacity - fixed) * *engine.memory.free_fraction_for_kv;  // TensorRT-LLM
   sm.kv_pool_bytes = std::max(pool, 0.0) * pp;                        // per rank-GPU column: every stage holds its layers' share
+}
 
-  // --- rates ----------------------------------------------------------------
-  sm.peak_bandwidth_bytes_per_s = hw.memory_bandwidth_bytes_per_s;
-  sm.peak_gemm_flops_per_s = peak_flops;
-  sm.peak_attention_flops_per_s = bf16_peak(hw);
-  sm.layers = static_cast<double>(m.num_hidden_layers);
-  for (uint64_t layer = 0; layer < m.num_hidden_layers; ++layer) sm.moe_layers += is_moe_layer(m, layer) ? 1.0 : 0.0;
-
-  // --- communication ---------------------------------------------------------
-  const Link* link = hw.default_multi_gpu_link();
+// --- communication ---------------------------------------------------------
+void set_communication(StepModel& sm, const Scenario& s, const ServingLayout& layout, const LayoutDegrees& d) {
+  const ModelSpec& m = s.model;
+  const EngineProfile& engine = *s.engine.engine;
+  const double tp = d.tp;
+  const Link* link = s.hardware->default_multi_gpu_link();
   sm.peak_link_bytes_per_s = link ? link->per_direction_bytes_per_s() : 0;
   const double hidden = static_cast<double>(m.hidden_size);
-  const bool experts_exchanged = sm.expert_pick > 0 && (layout.ep > 1 || dp > 1);
+  const bool experts_exchanged = sm.expert_pick > 0 && (layout.ep > 1 || d.dp > 1);
   if (tp > 1) {
     // A ring all-reduce moves 2(tp-1)/tp of a tokens x hidden bf16 message over
     // each link (Patarasuk and Yuan 2009); two per layer (attention, MLP), one
@@ -130,10 +127,41 @@ StepModel step_model(const Scenario& s, const ServingLayout& layout, const Servi
     // Expert parallelism: each token's hidden state goes to k experts and
     // comes back (dispatch in FP8, combine in BF16: DeepEP), (G-1)/G of it
     // off this GPU; a rank's tp GPUs share its tokens.
-    const double g = worker_gpus;
+    const double g = d.worker_gpus;
     sm.alltoall_bytes_per_token = sm.moe_layers * static_cast<double>(m.num_experts_per_tok) * hidden * (1.0 + 2.0) * (g - 1) / g / tp;
     sm.alltoall_latency_s = sm.moe_layers * 2.0 * engine.allreduce_latency_s;
   }
+}
+
+}  // namespace
+
+StepModel step_model(const Scenario& s, const ServingLayout& layout, const ServingEra& era, double peak_flops) {
+  StepModel sm;
+  const HardwareProfile& hw = *s.hardware;
+  const ModelSpec& m = s.model;
+  const EngineProfile& engine = *s.engine.engine;
+  sm.layout = layout;
+  sm.scheduler = engine.serving.scheduler;
+  sm.admission = engine.serving.admission;
+  sm.max_batched_tokens = engine.serving.max_batched_tokens;
+  sm.max_sequences = engine.serving.max_sequences;
+  const double tp = std::max<uint32_t>(1, layout.tp);
+  const double dp = std::max<uint32_t>(1, layout.dp_attention);
+  const double pp = std::max<uint32_t>(1, layout.pp);
+  const LayoutDegrees degrees{tp, dp, pp, tp * dp};  // worker GPUs per pipeline stage
+
+  set_weights(sm, m, s.weights, degrees);
+  set_kv_and_attention(sm, s, tp);
+  set_kv_pool(sm, s, degrees);
+
+  // --- rates ----------------------------------------------------------------
+  sm.peak_bandwidth_bytes_per_s = hw.memory_bandwidth_bytes_per_s;
+  sm.peak_gemm_flops_per_s = peak_flops;
+  sm.peak_attention_flops_per_s = bf16_peak(hw);
+  sm.layers = static_cast<double>(m.num_hidden_layers);
+  for (uint64_t layer = 0; layer < m.num_hidden_layers; ++layer) sm.moe_layers += is_moe_layer(m, layer) ? 1.0 : 0.0;
+
+  set_communication(sm, s, layout, degrees);
   set_era(sm, era);
   return sm;
 }

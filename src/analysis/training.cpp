@@ -422,17 +422,18 @@ void add_parallel_communication(MicrobatchTime& out, const TrainingScenario& s, 
   out.p2p_s = p2p_s_mb;
 }
 
-MicrobatchTime microbatch_time(const TrainingScenario& s, const StepShape& k, const StepRates& r) {
+/// FLOPs per token per layer on this GPU of the weight matmuls: the passes a layer runs, what recompute
+/// runs again, and the output layer's.
+struct GemmWork {
+  double layer = 0, recompute = 0, head = 0;
+};
+
+GemmWork gemm_work(const TrainingScenario& s, const StepShape& k, MicrobatchTime& out) {
   const TrainingModel& m = s.model;
   const TrainingEngineProfile& e = *s.engine;
   const TrainingWorkload& w = s.workload;
-  const double t = k.t, h = k.h, vocab = k.vocab, seq = k.seq, layers_per_stage = k.layers_per_stage;
-  const double tokens_local = k.tokens_local, none_per_token = k.none_per_token, kept_per_token = k.kept_per_token;
-  const double achievable_gemm = r.achievable_gemm, achievable_bf16 = r.achievable_bf16, achievable_attention = r.achievable_attention;
-  const double bandwidth = r.bandwidth, logits_bytes = k.logits_bytes;
-  const bool lora = k.lora, fp8 = r.fp8, pp_unsharded = k.pp_unsharded;
-  MicrobatchTime out;
-
+  const double t = k.t;
+  const bool lora = k.lora;
   // Weight matmuls: 2 FLOPs per parameter per token forward, 4 backward (Kaplan et al. 2020,
   // "Scaling Laws for Neural Language Models", arXiv:2001.08361, section 2.1: C = 6N per token).
   const double layer_gemm_fwd = 2 * m.layer_active_params / t;  // FLOPs per token per layer on this GPU
@@ -444,26 +445,48 @@ MicrobatchTime microbatch_time(const TrainingScenario& s, const StepShape& k, co
     if (it != m.layer_matmul_params_by_kind.end()) selective_matmul_params += it->second;
   }
   const double pass_factor = lora ? 2.0 : 3.0;  // LoRA: no weight gradients for the frozen base
-  double layer_gemm = pass_factor * layer_gemm_fwd + (lora ? adapter_flops : 0);
-  double recompute_gemm = 0;
+  GemmWork g;
+  g.layer = pass_factor * layer_gemm_fwd + (lora ? adapter_flops : 0);
   if (w.recompute == Recompute::kFull)
-    recompute_gemm = layer_gemm_fwd;
+    g.recompute = layer_gemm_fwd;
   else if (w.recompute == Recompute::kSelective)
-    recompute_gemm = 2 * selective_matmul_params / t;
-  const double head_gemm = pass_factor * head_gemm_fwd;
+    g.recompute = 2 * selective_matmul_params / t;
+  g.head = pass_factor * head_gemm_fwd;
+  return g;
+}
 
+/// Attention-core FLOPs per token per layer on this GPU, and what recompute runs again.
+struct AttentionWork {
+  double hw = 0, recompute = 0;
+};
+
+AttentionWork attention_work(const TrainingScenario& s, const StepShape& k, MicrobatchTime& out) {
+  const TrainingModel& m = s.model;
+  const TrainingWorkload& w = s.workload;
   // Attention core: causal with FlashAttention (the backward recomputes scores: 2.5 x forward; Dao 2023,
   // "FlashAttention-2", arXiv:2307.08691, section 3.1), full square without.
   const double qkv_dims = out.qkv_dims = static_cast<double>(m.q_width + m.attention_out_width);
-  const double keys = w.flash_attention ? causal_keys(m, seq) : seq;
-  const double attention_fwd = 2 * qkv_dims * keys / t;
-  const double attention_hw = attention_fwd * (w.flash_attention ? 3.5 : 3.0);
-  double attention_recompute = 0;
+  const double keys = w.flash_attention ? causal_keys(m, k.seq) : k.seq;
+  const double attention_fwd = 2 * qkv_dims * keys / k.t;
+  AttentionWork a;
+  a.hw = attention_fwd * (w.flash_attention ? 3.5 : 3.0);
   if (w.recompute == Recompute::kFull)
-    attention_recompute = attention_fwd;
-  else if (w.recompute == Recompute::kSelective && !w.flash_attention && contains(e.selective_drops, "attention_scores"))
-    attention_recompute = attention_fwd;
+    a.recompute = attention_fwd;
+  else if (w.recompute == Recompute::kSelective && !w.flash_attention && contains(s.engine->selective_drops, "attention_scores"))
+    a.recompute = attention_fwd;
+  return a;
+}
 
+/// Elementwise bytes per token on this GPU: per layer (all passes), run again by recompute, the FP8 casts
+/// per layer, and the loss buffers.
+struct ElementwiseWork {
+  double layer = 0, recompute = 0, fp8_cast = 0, loss = 0;
+};
+
+ElementwiseWork elementwise_work(const TrainingScenario& s, const StepShape& k, const StepRates& r) {
+  const TrainingModel& m = s.model;
+  const TrainingWorkload& w = s.workload;
+  const double t = k.t, h = k.h, seq = k.seq, none_per_token = k.none_per_token, kept_per_token = k.kept_per_token;
   // Elementwise traffic per token per layer in the forward pass (eager kernels; backward about twice).
   const double rep = (w.sequence_parallel && w.tp > 1) ? t : 1.0;
   const double f = m.ffn_active_width;
@@ -471,28 +494,42 @@ MicrobatchTime microbatch_time(const TrainingScenario& s, const StepShape& k, co
   elementwise_fwd += ((m.rope ? 4.0 * static_cast<double>(m.q_width + m.k_width) : 0) + (m.gated_mlp ? 10 * f : 4 * f)) / t;
   if (!w.flash_attention)
     elementwise_fwd += static_cast<double>(m.heads) * seq * (6 + (m.dropout ? 5 : 0)) / t;  // scores written, softmax, dropout
-  double elementwise_layer = 3 * elementwise_fwd;
-  double elementwise_recompute = 0;
+  ElementwiseWork x;
+  x.layer = 3 * elementwise_fwd;
   if (w.recompute == Recompute::kFull)
-    elementwise_recompute = elementwise_fwd;
+    x.recompute = elementwise_fwd;
   else if (w.recompute == Recompute::kSelective && none_per_token > 0)
-    elementwise_recompute = elementwise_fwd * (none_per_token - kept_per_token) / none_per_token;
-  double fp8_cast = 0;
-  if (fp8) {
+    x.recompute = elementwise_fwd * (none_per_token - kept_per_token) / none_per_token;
+  if (r.fp8) {
     // Tensor-wise scaling: cast every linear input (read 2 B, write 1 B) and keep a transposed copy for the
     // weight gradient, and cast the output gradients in the backward.
     const double inputs = (2 * h + static_cast<double>(m.attention_out_width) + f) / t;
     const double grads = (static_cast<double>(m.q_width + m.k_width + m.v_width) + 2 * h + (m.gated_mlp ? 2 * f : f)) / t;
-    fp8_cast = 3 * inputs + 2 * inputs + 3 * grads;
+    x.fp8_cast = 3 * inputs + 2 * inputs + 3 * grads;
   }
-  const double loss_traffic = vocab / t * logits_bytes * 2;  // write and read the loss buffers
+  x.loss = k.vocab / t * k.logits_bytes * 2;  // write and read the loss buffers
+  return x;
+}
+
+MicrobatchTime microbatch_time(const TrainingScenario& s, const StepShape& k, const StepRates& r) {
+  const TrainingModel& m = s.model;
+  const TrainingEngineProfile& e = *s.engine;
+  const TrainingWorkload& w = s.workload;
+  const double t = k.t, layers_per_stage = k.layers_per_stage, tokens_local = k.tokens_local;
+  const double achievable_gemm = r.achievable_gemm, achievable_bf16 = r.achievable_bf16, achievable_attention = r.achievable_attention;
+  const double bandwidth = r.bandwidth;
+  const bool lora = k.lora, fp8 = r.fp8, pp_unsharded = k.pp_unsharded;
+  MicrobatchTime out;
+  const GemmWork gemm = gemm_work(s, k, out);
+  const AttentionWork attention = attention_work(s, k, out);
+  const ElementwiseWork elementwise = elementwise_work(s, k, r);
 
   const double gemm_s_mb =
-      tokens_local * layers_per_stage * (layer_gemm + recompute_gemm) / achievable_gemm + tokens_local * head_gemm / achievable_bf16;
-  const double attention_s_mb = tokens_local * layers_per_stage * (attention_hw + attention_recompute) / achievable_attention;
+      tokens_local * layers_per_stage * (gemm.layer + gemm.recompute) / achievable_gemm + tokens_local * gemm.head / achievable_bf16;
+  const double attention_s_mb = tokens_local * layers_per_stage * (attention.hw + attention.recompute) / achievable_attention;
   double elementwise_bytes_mb =
-      tokens_local * (layers_per_stage * ((elementwise_layer + elementwise_recompute) * e.elementwise_traffic + fp8_cast) +
-                      loss_traffic * e.elementwise_traffic);
+      tokens_local * (layers_per_stage * ((elementwise.layer + elementwise.recompute) * e.elementwise_traffic + elementwise.fp8_cast) +
+                      elementwise.loss * e.elementwise_traffic);
   if (fp8) elementwise_bytes_mb += layers_per_stage * m.layer_params / t * 6;  // weight casts and transposes
   const double elementwise_s_mb = elementwise_bytes_mb / bandwidth;
   double dequant_s_mb = 0;
@@ -500,9 +537,9 @@ MicrobatchTime microbatch_time(const TrainingScenario& s, const StepShape& k, co
     const double passes = 2 + (w.recompute == Recompute::kFull ? 1 : 0);
     dequant_s_mb = passes * layers_per_stage * m.layer_params / t * (w.lora_base_bytes_per_param + 2 + 2) / bandwidth;
   }
-  const double recompute_s_mb = tokens_local * layers_per_stage * recompute_gemm / achievable_gemm +
-                                tokens_local * layers_per_stage * attention_recompute / achievable_attention +
-                                tokens_local * layers_per_stage * elementwise_recompute * e.elementwise_traffic / bandwidth;
+  const double recompute_s_mb = tokens_local * layers_per_stage * gemm.recompute / achievable_gemm +
+                                tokens_local * layers_per_stage * attention.recompute / achievable_attention +
+                                tokens_local * layers_per_stage * elementwise.recompute * e.elementwise_traffic / bandwidth;
   double overhead_s_mb = layers_per_stage * e.layer_overhead_s * (w.recompute == Recompute::kFull ? 4.0 / 3.0 : 1.0);
   if (w.sharding.stage >= 3 && !pp_unsharded)  // unpacking gathered layers and packing gradients, every microbatch
     overhead_s_mb += layers_per_stage * m.layer_params / t * e.gather_copy_bytes_per_param / bandwidth;

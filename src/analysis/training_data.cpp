@@ -249,6 +249,94 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 
 bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
 
+/// Query, key, value and attention-output widths over all heads.
+void set_attention_widths(TrainingModel& m, const ModelSpec& spec) {
+  if (spec.kv_lora_rank) {
+    const uint64_t qk = spec.qk_nope_head_dim + spec.qk_rope_head_dim;
+    m.q_width = m.heads * qk;
+    m.k_width = m.heads * qk;  // FlashAttention sees per-head keys expanded from the latent
+    m.v_width = m.heads * spec.v_head_dim;
+    m.attention_out_width = m.heads * spec.v_head_dim;
+  } else {
+    m.q_width = m.heads * spec.head_dim;
+    m.k_width = m.kv_heads * spec.head_dim;
+    m.v_width = m.kv_heads * spec.head_dim;
+    m.attention_out_width = m.heads * spec.head_dim;
+  }
+}
+
+/// Sums over the decoder layers' tensors: each layer's parameters, the parameters a token
+/// activates, and the LoRA adapter dimensions (rows plus columns of each adaptable matrix).
+struct LayerSums {
+  std::vector<double> layer_total;
+  double active_total = 0;
+  double lora_dims = 0;
+};
+
+/// Counts the checkpoint's tensors into `m` (outside the layers, and matmuls by kind) and the layers' sums.
+LayerSums count_tensors(TrainingModel& m, const ModelSpec& spec) {
+  const double routed_share =
+      spec.num_experts ? static_cast<double>(spec.num_experts_per_tok) / static_cast<double>(spec.num_experts) : 1.0;
+  LayerSums sums;
+  sums.layer_total.assign(m.layers, 0.0);
+  static const std::set<std::string> matmul_kinds = {"attn_q",   "attn_k", "attn_v",   "attn_output",
+                                                     "ffn_gate", "ffn_up", "ffn_down", "attn_qkv"};
+  for (const Tensor& t : model_tensors(spec)) {
+    const double e = static_cast<double>(t.elements());
+    if (t.layer < 0) {
+      if (t.kind == "token_embd")
+        m.embedding_params += e;
+      else if (t.kind == "output")
+        m.head_params += e;
+      else
+        m.other_params += e;
+      continue;
+    }
+    if (static_cast<uint64_t>(t.layer) < m.layers) sums.layer_total[static_cast<std::size_t>(t.layer)] += e;
+    const bool routed = t.kind.find("_exps") != std::string::npos;
+    sums.active_total += routed ? e * routed_share : e;
+    const bool adaptable = !t.is_vector() && !routed && t.kind != "ffn_gate_inp" && !ends_with(t.kind, ".bias") &&
+                           (starts_with(t.kind, "attn_") || starts_with(t.kind, "ffn_"));
+    if (adaptable) sums.lora_dims += static_cast<double>(t.row_elements + t.rows) * static_cast<double>(t.slices);
+    if (matmul_kinds.count(t.kind)) m.layer_matmul_params_by_kind[t.kind] += e;
+  }
+  return sums;
+}
+
+/// The per-layer averages of the sums and of the matmuls by kind.
+void set_layer_averages(TrainingModel& m, const LayerSums& sums, double blocks) {
+  double block_sum = 0;
+  for (double v : sums.layer_total) {
+    block_sum += v;
+    m.largest_layer_params = std::max(m.largest_layer_params, v);
+  }
+  m.layer_params = block_sum / blocks;
+  m.layer_active_params = sums.active_total / blocks;
+  m.layer_lora_dims = sums.lora_dims / blocks;
+  for (auto& [kind, v] : m.layer_matmul_params_by_kind) v /= blocks;
+  // Phi-3 fuses q/k/v and gate/up; split them by width so recompute choices still find their matmuls.
+  if (auto it = m.layer_matmul_params_by_kind.find("attn_qkv"); it != m.layer_matmul_params_by_kind.end()) {
+    const double total = it->second;
+    const double widths = static_cast<double>(m.q_width + m.k_width + m.v_width);
+    m.layer_matmul_params_by_kind["attn_q"] += total * static_cast<double>(m.q_width) / widths;
+    m.layer_matmul_params_by_kind["attn_k"] += total * static_cast<double>(m.k_width) / widths;
+    m.layer_matmul_params_by_kind["attn_v"] += total * static_cast<double>(m.v_width) / widths;
+    m.layer_matmul_params_by_kind.erase(it);
+  }
+}
+
+// MLP width a token passes through, averaged over layers.
+double ffn_active_width(const ModelSpec& spec, uint64_t layers, double blocks) {
+  double ffn = 0;
+  for (uint64_t i = 0; i < layers; ++i) {
+    if (is_moe_layer(spec, i))
+      ffn += static_cast<double>(spec.num_experts_per_tok * spec.moe_intermediate_size + spec.shared_expert_intermediate_size);
+    else
+      ffn += static_cast<double>(spec.intermediate_size);
+  }
+  return ffn / blocks;
+}
+
 }  // namespace
 
 TrainingModel training_model(const ModelSpec& spec) {
@@ -266,78 +354,17 @@ TrainingModel training_model(const ModelSpec& spec) {
   m.gated_mlp = true;  // every supported family uses a gated MLP (SwiGLU / GeGLU)
   m.rope = true;
   m.dropout = false;
-  if (spec.kv_lora_rank) {
-    const uint64_t qk = spec.qk_nope_head_dim + spec.qk_rope_head_dim;
-    m.q_width = m.heads * qk;
-    m.k_width = m.heads * qk;  // FlashAttention sees per-head keys expanded from the latent
-    m.v_width = m.heads * spec.v_head_dim;
-    m.attention_out_width = m.heads * spec.v_head_dim;
-  } else {
-    m.q_width = m.heads * spec.head_dim;
-    m.k_width = m.kv_heads * spec.head_dim;
-    m.v_width = m.kv_heads * spec.head_dim;
-    m.attention_out_width = m.heads * spec.head_dim;
-  }
+  set_attention_widths(m, spec);
   const KvShape kv = kv_shape(spec);
   m.sliding_window = kv.window_tokens;
   if (m.layers) m.sliding_layer_fraction = static_cast<double>(kv.sliding_layers) / static_cast<double>(m.layers);
 
-  const double routed_share =
-      spec.num_experts ? static_cast<double>(spec.num_experts_per_tok) / static_cast<double>(spec.num_experts) : 1.0;
-  std::vector<double> layer_total(m.layers, 0.0);
-  double active_total = 0;
-  double lora_dims = 0;
-  static const std::set<std::string> matmul_kinds = {"attn_q",   "attn_k", "attn_v",   "attn_output",
-                                                     "ffn_gate", "ffn_up", "ffn_down", "attn_qkv"};
-  for (const Tensor& t : model_tensors(spec)) {
-    const double e = static_cast<double>(t.elements());
-    if (t.layer < 0) {
-      if (t.kind == "token_embd")
-        m.embedding_params += e;
-      else if (t.kind == "output")
-        m.head_params += e;
-      else
-        m.other_params += e;
-      continue;
-    }
-    if (static_cast<uint64_t>(t.layer) < m.layers) layer_total[static_cast<std::size_t>(t.layer)] += e;
-    const bool routed = t.kind.find("_exps") != std::string::npos;
-    active_total += routed ? e * routed_share : e;
-    const bool adaptable = !t.is_vector() && !routed && t.kind != "ffn_gate_inp" && !ends_with(t.kind, ".bias") &&
-                           (starts_with(t.kind, "attn_") || starts_with(t.kind, "ffn_"));
-    if (adaptable) lora_dims += static_cast<double>(t.row_elements + t.rows) * static_cast<double>(t.slices);
-    if (matmul_kinds.count(t.kind)) m.layer_matmul_params_by_kind[t.kind] += e;
-  }
+  const LayerSums sums = count_tensors(m, spec);
   if (m.tied_embeddings) m.head_params = m.embedding_params;
   m.params = static_cast<double>(parameter_count(spec));
   const double blocks = static_cast<double>(std::max<uint64_t>(m.layers, 1));
-  double block_sum = 0;
-  for (double v : layer_total) {
-    block_sum += v;
-    m.largest_layer_params = std::max(m.largest_layer_params, v);
-  }
-  m.layer_params = block_sum / blocks;
-  m.layer_active_params = active_total / blocks;
-  m.layer_lora_dims = lora_dims / blocks;
-  for (auto& [kind, v] : m.layer_matmul_params_by_kind) v /= blocks;
-  // Phi-3 fuses q/k/v and gate/up; split them by width so recompute choices still find their matmuls.
-  if (auto it = m.layer_matmul_params_by_kind.find("attn_qkv"); it != m.layer_matmul_params_by_kind.end()) {
-    const double total = it->second;
-    const double widths = static_cast<double>(m.q_width + m.k_width + m.v_width);
-    m.layer_matmul_params_by_kind["attn_q"] += total * static_cast<double>(m.q_width) / widths;
-    m.layer_matmul_params_by_kind["attn_k"] += total * static_cast<double>(m.k_width) / widths;
-    m.layer_matmul_params_by_kind["attn_v"] += total * static_cast<double>(m.v_width) / widths;
-    m.layer_matmul_params_by_kind.erase(it);
-  }
-  // MLP width a token passes through, averaged over layers.
-  double ffn = 0;
-  for (uint64_t i = 0; i < m.layers; ++i) {
-    if (is_moe_layer(spec, i))
-      ffn += static_cast<double>(spec.num_experts_per_tok * spec.moe_intermediate_size + spec.shared_expert_intermediate_size);
-    else
-      ffn += static_cast<double>(spec.intermediate_size);
-  }
-  m.ffn_active_width = ffn / blocks;
+  set_layer_averages(m, sums, blocks);
+  m.ffn_active_width = ffn_active_width(spec, m.layers, blocks);
   return m;
 }
 

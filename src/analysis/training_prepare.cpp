@@ -386,31 +386,91 @@ TrainingRequest pinned(const TrainingRequest& request, const PreparedTraining& p
   return r;
 }
 
+/// The run with request `r` (the prepared model and data, all else from `r`): its memory and speed,
+/// nothing when the change is not valid for this run; `keep` receives the prepared run.
+std::optional<TrainingChange> evaluate_change(const Catalog& catalog, const PreparedTraining& prepared, const TrainingRequest& r,
+                                              PreparedTraining* keep) {
+  try {
+    const bool has_spec = prepared.model.origin != "architecture";
+    PreparedTraining p =
+        prepare_with(catalog, r, prepared.model, has_spec ? &prepared.model.spec : nullptr, prepared.scenario.model, prepared.data);
+    const TrainingAnalysis a = analyze_training(p.scenario);
+    TrainingChange c;
+    c.request = r;
+    c.memory_per_gpu_bytes = a.memory.total_bytes;
+    c.tokens_per_s = a.tokens_per_s;
+    c.fits = a.memory.fits;
+    if (keep) *keep = std::move(p);
+    return c;
+  } catch (const Error&) {
+    return std::nullopt;  // the change is not valid for this run (e.g. divisibility)
+  }
+}
+
+/// The single change that saves the most memory from `current` (at least 0.1% below `memory`),
+/// of the least drastic kind that saves any, with its prepared run.
+struct CombineStep {
+  std::optional<TrainingChange> change;
+  PreparedTraining prepared;
+  std::string kind;
+};
+
+CombineStep most_saving_change(const Catalog& catalog, const PreparedTraining& prepared, const TrainingRequest& current,
+                               const PreparedTraining& current_prepared, double memory) {
+  CombineStep best;
+  for (int allowed = 0; allowed <= 2 && !best.change; ++allowed) {
+    for (const auto& cand : single_changes(current, current_prepared)) {
+      if (kind_rank(cand.kind) != allowed) continue;
+      PreparedTraining p;
+      auto c = evaluate_change(catalog, prepared, cand.request, &p);
+      if (!c || c->memory_per_gpu_bytes >= memory * 0.999) continue;
+      if (!best.change || c->memory_per_gpu_bytes < best.change->memory_per_gpu_bytes) {
+        best.change = c;
+        best.change->description = cand.description;
+        best.prepared = std::move(p);
+        best.kind = cand.kind;
+      }
+    }
+  }
+  return best;
+}
+
+// No single change fits: combine, taking at each step the change that saves the most memory,
+// preferring changes that keep the math, then adding GPUs, then changing the run.
+std::optional<TrainingChange> combined_change(const Catalog& catalog, const PreparedTraining& prepared, const TrainingRequest& base) {
+  TrainingRequest current = base;
+  PreparedTraining current_prepared = prepared;
+  std::vector<std::string> steps;
+  std::string worst_kind = "same math";
+  std::optional<TrainingChange> combined;
+  double memory = analyze_training(prepared.scenario).memory.total_bytes;
+  for (int round = 0; round < 6; ++round) {
+    CombineStep step = most_saving_change(catalog, prepared, current, current_prepared, memory);
+    std::optional<TrainingChange>& best = step.change;
+    if (!best) break;
+    steps.push_back(best->description);
+    if (kind_rank(step.kind) > kind_rank(worst_kind)) worst_kind = step.kind;
+    current = best->request;
+    current_prepared = std::move(step.prepared);
+    memory = best->memory_per_gpu_bytes;
+    combined = best;
+    if (best->fits) break;
+  }
+  if (combined) {
+    combined->description = join(steps, " + ");
+    combined->kind = worst_kind;
+  }
+  return combined;
+}
+
 }  // namespace
 
 std::vector<TrainingChange> suggest_training_fixes(const Catalog& catalog, const PreparedTraining& prepared,
                                                    const TrainingRequest& request) {
-  auto evaluate = [&](const TrainingRequest& r, PreparedTraining* keep) -> std::optional<TrainingChange> {
-    try {
-      const bool has_spec = prepared.model.origin != "architecture";
-      PreparedTraining p =
-          prepare_with(catalog, r, prepared.model, has_spec ? &prepared.model.spec : nullptr, prepared.scenario.model, prepared.data);
-      const TrainingAnalysis a = analyze_training(p.scenario);
-      TrainingChange c;
-      c.request = r;
-      c.memory_per_gpu_bytes = a.memory.total_bytes;
-      c.tokens_per_s = a.tokens_per_s;
-      c.fits = a.memory.fits;
-      if (keep) *keep = std::move(p);
-      return c;
-    } catch (const Error&) {
-      return std::nullopt;  // the change is not valid for this run (e.g. divisibility)
-    }
-  };
   const TrainingRequest base = pinned(request, prepared);
   std::vector<TrainingChange> singles;
   for (const auto& cand : single_changes(base, prepared)) {
-    auto c = evaluate(cand.request, nullptr);
+    auto c = evaluate_change(catalog, prepared, cand.request, nullptr);
     if (!c) continue;
     c->description = cand.description;
     c->kind = cand.kind;
@@ -428,47 +488,8 @@ std::vector<TrainingChange> suggest_training_fixes(const Catalog& catalog, const
     return fitting;
   }
 
-  // No single change fits: combine, taking at each step the change that saves the most memory,
-  // preferring changes that keep the math, then adding GPUs, then changing the run.
-  TrainingRequest current = base;
-  PreparedTraining current_prepared = prepared;
-  std::vector<std::string> steps;
-  std::string worst_kind = "same math";
-  std::optional<TrainingChange> combined;
-  double memory = analyze_training(prepared.scenario).memory.total_bytes;
-  for (int round = 0; round < 6; ++round) {
-    std::optional<TrainingChange> best;
-    PreparedTraining best_prepared;
-    std::string best_kind;
-    for (int allowed = 0; allowed <= 2 && !best; ++allowed) {
-      for (const auto& cand : single_changes(current, current_prepared)) {
-        if (kind_rank(cand.kind) != allowed) continue;
-        PreparedTraining p;
-        auto c = evaluate(cand.request, &p);
-        if (!c || c->memory_per_gpu_bytes >= memory * 0.999) continue;
-        if (!best || c->memory_per_gpu_bytes < best->memory_per_gpu_bytes) {
-          best = c;
-          best->description = cand.description;
-          best_prepared = std::move(p);
-          best_kind = cand.kind;
-        }
-      }
-    }
-    if (!best) break;
-    steps.push_back(best->description);
-    if (kind_rank(best_kind) > kind_rank(worst_kind)) worst_kind = best_kind;
-    current = best->request;
-    current_prepared = std::move(best_prepared);
-    memory = best->memory_per_gpu_bytes;
-    combined = best;
-    if (best->fits) break;
-  }
   std::vector<TrainingChange> out;
-  if (combined) {
-    combined->description = join(steps, " + ");
-    combined->kind = worst_kind;
-    out.push_back(*combined);
-  }
+  if (auto combined = combined_change(catalog, prepared, base)) out.push_back(*combined);
   std::sort(singles.begin(), singles.end(),
             [](const TrainingChange& a, const TrainingChange& b) { return a.memory_per_gpu_bytes < b.memory_per_gpu_bytes; });
   for (const auto& c : singles) {

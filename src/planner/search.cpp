@@ -446,14 +446,66 @@ void rank(std::vector<SearchCandidate>& candidates, Goal goal) {
   });
 }
 
-}  // namespace
-
-SearchResult search(const Catalog& catalog, const ResolvedModel& model, const SearchRequest& request, const SearchProgress& progress) {
+void check_search_request(const SearchRequest& request) {
   if (request.goal == Goal::kTraining)
     throw bad_input("search plans inference: --goal latency, throughput or memory", "for training, optadvisor estimate --goal training");
   if (request.space.max_gpus < 1 || request.space.max_gpus > 1024) throw bad_input("--max-gpus must be between 1 and 1024");
   if (request.budget_usd && !(std::isfinite(*request.budget_usd) && *request.budget_usd > 0))
     throw bad_input("--budget-usd must be a positive number of US dollars");
+}
+
+/// A row for each batch of the prepared configuration that fits and meets the requirements;
+/// returns the batch that serves fastest, for the replicated layout.
+std::optional<uint64_t> add_batch_rows(const SearchRequest& request, const std::set<std::string>& sections, const Configuration& c,
+                                       PreparedScenario& ps, Detail detail, SearchResult& out) {
+  const Analysis first = analyze(ps.scenario, detail);
+  const EngineProfile& engine = *ps.scenario.engine.engine;
+  std::optional<uint64_t> best_batch;
+  double best_serving = 0;
+  for (uint64_t batch : batches_for(request, engine, first)) {
+    Analysis analysis;
+    if (batch == first.batch) {
+      analysis = first;
+    } else {
+      // What prepare_scenario gives for --batch N: only the batch differs.
+      ps.scenario.workload.batch = batch;
+      ps.scenario.workload.batch_max = false;
+      analysis = analyze(ps.scenario, detail);
+    }
+    ++out.stats.searched;
+    if (!analysis.memory.fits) continue;
+    ++out.stats.fit;
+    if (!meets(request.requirements, sections, ps, analysis)) continue;
+    ++out.stats.meet_requirements;
+    out.candidates.push_back(candidate_of(request, c, ps, analysis));
+    if (!best_batch || out.candidates.back().serving_tokens_per_s > best_serving)
+      best_batch = analysis.batch, best_serving = out.candidates.back().serving_tokens_per_s;
+  }
+  return best_batch;
+}
+
+/// The rows of one configuration the cache prepared.
+void add_configuration(const SearchRequest& request, const std::set<std::string>& sections, const Configuration& c, PreparedScenario& ps,
+                       SearchResult& out) {
+  ++out.stats.combinations;
+  // Rows need numbers only; requirements may read the explanation texts.
+  const Detail detail = request.requirements.empty() ? Detail::kNumbers : Detail::kFull;
+  const std::optional<uint64_t> best_batch = add_batch_rows(request, sections, c, ps, detail, out);
+  if (request.goal == Goal::kThroughput && best_batch && c.gpus < request.space.max_gpus) {
+    // The whole GPU budget as copies of this layout at its best batch, so that tensor parallelism
+    // competes with replicas on the same GPUs: their rates add, and so do their prices.
+    ps.scenario.workload.batch = *best_batch;
+    ps.scenario.workload.batch_max = false;
+    ps.scenario.workload.replicas = request.space.max_gpus / c.gpus;
+    const Analysis copies = analyze(ps.scenario, detail);
+    if (meets(request.requirements, sections, ps, copies)) out.candidates.push_back(candidate_of(request, c, ps, copies));
+  }
+}
+
+}  // namespace
+
+SearchResult search(const Catalog& catalog, const ResolvedModel& model, const SearchRequest& request, const SearchProgress& progress) {
+  check_search_request(request);
   // Every name first: a typo fails before any work.
   const auto devices = devices_of(catalog, request.space);
   const auto formats = formats_of(catalog, request.space);
@@ -489,44 +541,7 @@ SearchResult search(const Catalog& catalog, const ResolvedModel& model, const Se
       if (c.gpus == 1 && reasons.insert(fmt::format("{} with {}: {}", c.engine, c.quant, e.what())).second)
         out.skipped.push_back(fmt::format("{} with {}: {}", c.engine, c.quant, e.what()));
     }
-    if (prepared) {
-      ++out.stats.combinations;
-      PreparedScenario& ps = *prepared;
-      // Rows need numbers only; requirements may read the explanation texts.
-      const Detail detail = request.requirements.empty() ? Detail::kNumbers : Detail::kFull;
-      const Analysis first = analyze(ps.scenario, detail);
-      const EngineProfile& engine = *ps.scenario.engine.engine;
-      std::optional<uint64_t> best_batch;  // the batch that serves fastest, for the replicated layout
-      double best_serving = 0;
-      for (uint64_t batch : batches_for(request, engine, first)) {
-        Analysis analysis;
-        if (batch == first.batch) {
-          analysis = first;
-        } else {
-          // What prepare_scenario gives for --batch N: only the batch differs.
-          ps.scenario.workload.batch = batch;
-          ps.scenario.workload.batch_max = false;
-          analysis = analyze(ps.scenario, detail);
-        }
-        ++out.stats.searched;
-        if (!analysis.memory.fits) continue;
-        ++out.stats.fit;
-        if (!meets(request.requirements, sections, ps, analysis)) continue;
-        ++out.stats.meet_requirements;
-        out.candidates.push_back(candidate_of(request, c, ps, analysis));
-        if (!best_batch || out.candidates.back().serving_tokens_per_s > best_serving)
-          best_batch = analysis.batch, best_serving = out.candidates.back().serving_tokens_per_s;
-      }
-      if (request.goal == Goal::kThroughput && best_batch && c.gpus < request.space.max_gpus) {
-        // The whole GPU budget as copies of this layout at its best batch, so that tensor parallelism
-        // competes with replicas on the same GPUs: their rates add, and so do their prices.
-        ps.scenario.workload.batch = *best_batch;
-        ps.scenario.workload.batch_max = false;
-        ps.scenario.workload.replicas = request.space.max_gpus / c.gpus;
-        const Analysis copies = analyze(ps.scenario, detail);
-        if (meets(request.requirements, sections, ps, copies)) out.candidates.push_back(candidate_of(request, c, ps, copies));
-      }
-    }
+    if (prepared) add_configuration(request, sections, c, *prepared, out);
     if (progress) progress(i + 1, configs.size());
   }
   if (out.stats.combinations == 0) {
