@@ -10,7 +10,7 @@
 #include "cli/detect_tools.hpp"
 #include "optadvisor/analysis/serving_json.hpp"
 #include "optadvisor/base/version.hpp"
-#include "optadvisor/render/report_html.hpp"
+#include "optadvisor/render/html/report_html.hpp"
 #include "optadvisor/render/report_serve.hpp"
 
 namespace optadvisor::cli {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The HTML report. One page, nothing fetched: CSS in a <style> element, charts
 // as inline SVG, no scripts. Every string from data or the user is escaped.
-#include "optadvisor/render/report_html.hpp"
+#include "optadvisor/render/html/report_html.hpp"
 
 #include <algorithm>
 #include <cmath>
