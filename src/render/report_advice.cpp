@@ -264,29 +264,23 @@ nlohmann::json load_side_json(const std::string& label, const ServingResult& r) 
           {"output_tokens_per_s", r.output_tokens_per_s}};
 }
 
-}  // namespace
+/// A rule whose effect is not computed, with its serving comparison when it has one.
+nlohmann::json unquantified_json(const Unquantified& u) {
+  return {{"id", u.rule->id},
+          {"title", u.rule->title},
+          {"why", u.why},
+          {"not_quantified", u.rule->not_quantified},
+          {"under_load", u.under_load ? nlohmann::json{{"kind", u.under_load->kind},
+                                                       {"setting", u.under_load->setting},
+                                                       {"as_is", load_side_json(u.under_load->base_label, u.under_load->base)},
+                                                       {"changed", load_side_json(u.under_load->alt_label, u.under_load->alt)}}
+                                      : nlohmann::json(nullptr)},
+          {"how", {{"engine", u.how_engine}, {"text", u.how}}},
+          {"sources", u.rule->sources}};
+}
 
-nlohmann::json advice_json(const Advice& a, const RuleBook& book) {
-  nlohmann::json recs = nlohmann::json::array();
-  for (const auto& r : a.recommendations) recs.push_back(recommendation_json(r, a, book));
-  nlohmann::json alternatives = nlohmann::json::array();
-  for (const auto& r : a.alternatives) alternatives.push_back(recommendation_json(r, a, book));
-  nlohmann::json unq = nlohmann::json::array();
-  for (const auto& u : a.unquantified)
-    unq.push_back({{"id", u.rule->id},
-                   {"title", u.rule->title},
-                   {"why", u.why},
-                   {"not_quantified", u.rule->not_quantified},
-                   {"under_load", u.under_load ? nlohmann::json{{"kind", u.under_load->kind},
-                                                                {"setting", u.under_load->setting},
-                                                                {"as_is", load_side_json(u.under_load->base_label, u.under_load->base)},
-                                                                {"changed", load_side_json(u.under_load->alt_label, u.under_load->alt)}}
-                                                : nlohmann::json(nullptr)},
-                   {"how", {{"engine", u.how_engine}, {"text", u.how}}},
-                   {"sources", u.rule->sources}});
-  nlohmann::json na = nlohmann::json::array();
-  for (const auto& n : a.not_applicable)
-    if (n.stage != "goal") na.push_back({{"id", n.rule->id}, {"stage", n.stage}, {"reason", n.reason}});
+/// The stacked plan: its steps, the rules left out and the result against the scenario as given.
+nlohmann::json plan_json(const Advice& a) {
   nlohmann::json steps = nlohmann::json::array();
   for (std::size_t i = 0; i < a.plan.size(); ++i) {
     const PlanStep& s = a.plan[i];
@@ -305,36 +299,54 @@ nlohmann::json advice_json(const Advice& a, const RuleBook& book) {
   nlohmann::json skipped = nlohmann::json::array();
   for (const auto& s : a.plan_skipped) skipped.push_back({{"id", s.rule->id}, {"reason", s.reason}});
   const Evaluation& last = a.plan.empty() ? a.base : a.plan.back().result;
+  return {{"steps", steps},
+          {"skipped", skipped},
+          {"result",
+           {{"before", a.base.metric},
+            {"after", last.metric},
+            {"gain", gain_json(a.plan.empty() ? 1.0 : a.plan.back().cumulative_gain)},
+            {"memory_bytes", pair_json(a.base.memory_bytes, last.memory_bytes)}}}};
+}
+
+/// The training scenario the advice is about: hardware, model, engine and the parallel layout.
+nlohmann::json training_scenario_json(const TrainingRun& run) {
+  const TrainingScenario& t = run.prepared.scenario;
+  const TrainingWorkload& w = t.workload;
+  return {{"hardware", {{"id", t.hardware->id}, {"name", t.hardware->name}, {"class", std::string(to_string(t.hardware->device_class))}}},
+          {"model", {{"id", run.prepared.model.spec.id}, {"name", run.prepared.model.spec.name}, {"params", t.model.params}}},
+          {"engine", {{"id", t.engine->id}}},
+          {"workload",
+           {{"gpus", w.gpus},
+            {"dp", w.dp},
+            {"tp", w.tp},
+            {"pp", w.pp},
+            {"cp", w.cp},
+            {"seq", w.seq},
+            {"micro_batch", w.micro_batch},
+            {"global_batch", w.global_batch},
+            {"precision", std::string(to_string(w.precision))},
+            {"recompute", std::string(to_string(w.recompute))},
+            {"sharding", w.sharding.name},
+            {"optimizer", w.optimizer},
+            {"lora_rank", w.lora_rank}}}};
+}
+
+}  // namespace
+
+nlohmann::json advice_json(const Advice& a, const RuleBook& book) {
+  nlohmann::json recs = nlohmann::json::array();
+  for (const auto& r : a.recommendations) recs.push_back(recommendation_json(r, a, book));
+  nlohmann::json alternatives = nlohmann::json::array();
+  for (const auto& r : a.alternatives) alternatives.push_back(recommendation_json(r, a, book));
+  nlohmann::json unq = nlohmann::json::array();
+  for (const auto& u : a.unquantified) unq.push_back(unquantified_json(u));
+  nlohmann::json na = nlohmann::json::array();
+  for (const auto& n : a.not_applicable)
+    if (n.stage != "goal") na.push_back({{"id", n.rule->id}, {"stage", n.stage}, {"reason", n.reason}});
   nlohmann::json assumptions = nlohmann::json::object();
   for (const auto& [id, v] : a.assumption_values) assumptions[id] = v;
-  nlohmann::json scenario;
-  if (a.base.is_training()) {
-    const TrainingScenario& t = a.base.training().prepared.scenario;
-    const TrainingWorkload& w = t.workload;
-    scenario = {
-        {"hardware", {{"id", t.hardware->id}, {"name", t.hardware->name}, {"class", std::string(to_string(t.hardware->device_class))}}},
-        {"model",
-         {{"id", a.base.training().prepared.model.spec.id},
-          {"name", a.base.training().prepared.model.spec.name},
-          {"params", t.model.params}}},
-        {"engine", {{"id", t.engine->id}}},
-        {"workload",
-         {{"gpus", w.gpus},
-          {"dp", w.dp},
-          {"tp", w.tp},
-          {"pp", w.pp},
-          {"cp", w.cp},
-          {"seq", w.seq},
-          {"micro_batch", w.micro_batch},
-          {"global_batch", w.global_batch},
-          {"precision", std::string(to_string(w.precision))},
-          {"recompute", std::string(to_string(w.recompute))},
-          {"sharding", w.sharding.name},
-          {"optimizer", w.optimizer},
-          {"lora_rank", w.lora_rank}}}};
-  } else {
-    scenario = scenario_json(a.base.inference().prepared, a.base.inference().analysis);
-  }
+  const nlohmann::json scenario = a.base.is_training() ? training_scenario_json(a.base.training())
+                                                       : scenario_json(a.base.inference().prepared, a.base.inference().analysis);
   return {{"schema_version", kSchemaVersion},
           {"scenario", scenario},
           {"goal", std::string(to_string(a.goal))},
@@ -356,14 +368,7 @@ nlohmann::json advice_json(const Advice& a, const RuleBook& book) {
           {"alternatives", alternatives},
           {"unquantified", unq},
           {"not_applicable", na},
-          {"plan",
-           {{"steps", steps},
-            {"skipped", skipped},
-            {"result",
-             {{"before", a.base.metric},
-              {"after", last.metric},
-              {"gain", gain_json(a.plan.empty() ? 1.0 : a.plan.back().cumulative_gain)},
-              {"memory_bytes", pair_json(a.base.memory_bytes, last.memory_bytes)}}}}},
+          {"plan", plan_json(a)},
           {"assumptions", assumptions}};
 }
 

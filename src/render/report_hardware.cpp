@@ -75,51 +75,62 @@ std::string render_hardware_list(const std::vector<const HardwareProfile*>& devi
   return table.to_text() + fmt::format("\n{} devices. ", devices.size()) + footer;
 }
 
-std::string render_hardware_show(const HardwareProfile& hw, const Resolution& how, const std::string& origin, OutputFormat format,
-                                 const Style& style) {
-  if (format == OutputFormat::kJson) {
-    nlohmann::json out = {
-        {"schema_version", kSchemaVersion}, {"query", how.query}, {"resolved_via", how.via}, {"origin", origin}, {"hardware", hw.document}};
-    return out.dump(2) + "\n";
-  }
-  const bool md = format == OutputFormat::kMarkdown;
-  auto heading = [&](const std::string& s) { return md ? "\n## " + s + "\n\n" : "\n" + style.bold(s) + "\n"; };
-  auto item = [&](const std::string& key, const std::string& value) {
-    return md ? fmt::format("- **{}**: {}\n", key, value) : fmt::format("  {:<14}{}\n", key, value);
-  };
-  auto est = [&](const std::string& pointer) { return hw.is_estimated(pointer) ? " (estimate)" : ""; };
+namespace {
 
+/// The heading, item and estimate-marker writers every `hardware show` section uses (Markdown or text).
+struct ShowFormat {
+  const HardwareProfile& hw;
+  bool md;
+  const Style& style;
+
+  std::string heading(const std::string& s) const { return md ? "\n## " + s + "\n\n" : "\n" + style.bold(s) + "\n"; }
+  std::string item(const std::string& key, const std::string& value) const {
+    return md ? fmt::format("- **{}**: {}\n", key, value) : fmt::format("  {:<14}{}\n", key, value);
+  }
+  const char* est(const std::string& pointer) const { return hw.is_estimated(pointer) ? " (estimate)" : ""; }
+};
+
+std::string show_title(const ShowFormat& f, const Resolution& how) {
+  const auto& hw = f.hw;
   std::string out;
-  out += md ? fmt::format("# {} (`{}`)\n\n", hw.name, hw.id) : style.bold(fmt::format("{} ({})", hw.name, hw.id)) + "\n";
+  out += f.md ? fmt::format("# {} (`{}`)\n\n", hw.name, hw.id) : f.style.bold(fmt::format("{} ({})", hw.name, hw.id)) + "\n";
   if (how.via != "id") out += fmt::format("'{}' resolved to {} ({})\n", how.query, hw.id, how.via);
   out += fmt::format("class {}, vendor {}{}, launched {}{}\n", to_string(hw.device_class), hw.vendor,
                      hw.architecture.empty() ? "" : ", architecture " + hw.architecture, hw.launch_year,
                      hw.announced ? " (announced figures, not shipping)" : "");
+  return out;
+}
 
-  out += heading("Memory");
-  out += item("capacity", format_bytes(hw.memory_capacity_bytes) + " " + hw.memory_type + (hw.unified_memory ? ", unified" : "") +
-                              est("/memory/capacity_bytes"));
+std::string show_memory(const ShowFormat& f) {
+  const auto& hw = f.hw;
+  std::string out = f.heading("Memory");
+  out += f.item("capacity", format_bytes(hw.memory_capacity_bytes) + " " + hw.memory_type + (hw.unified_memory ? ", unified" : "") +
+                                f.est("/memory/capacity_bytes"));
   if (!hw.memory_options.empty()) {
     std::string sizes;
     for (const auto& o : hw.memory_options)
       sizes += (sizes.empty() ? "" : ", ") + fmt::format("{:g} GB", o.capacity_bytes / kBytesPerGB) +
                (o.price_usd ? fmt::format(" (${:.0f})", *o.price_usd) : "");
-    out += item("sold with", sizes + " (--memory picks one)");
+    out += f.item("sold with", sizes + " (--memory picks one)");
   }
   if (hw.memory_visible_bytes)
-    out += item("visible", format_bytes(*hw.memory_visible_bytes) + " as the driver reports it" + est("/memory/visible_bytes"));
-  out += item("bandwidth", format_bandwidth(hw.memory_bandwidth_bytes_per_s) + est("/memory/bandwidth_bytes_per_s"));
+    out += f.item("visible", format_bytes(*hw.memory_visible_bytes) + " as the driver reports it" + f.est("/memory/visible_bytes"));
+  out += f.item("bandwidth", format_bandwidth(hw.memory_bandwidth_bytes_per_s) + f.est("/memory/bandwidth_bytes_per_s"));
   if (hw.memory_usable_fraction)
-    out += item("usable", fmt::format("{} ({:.0f}% of capacity){}", format_bytes(hw.physical_memory_bytes() * *hw.memory_usable_fraction),
-                                      *hw.memory_usable_fraction * 100, est("/memory/usable_fraction")));
-  if (hw.app_limit_bytes) out += item("app limit", format_bytes(*hw.app_limit_bytes) + est("/memory/app_limit_bytes"));
+    out += f.item("usable", fmt::format("{} ({:.0f}% of capacity){}", format_bytes(hw.physical_memory_bytes() * *hw.memory_usable_fraction),
+                                        *hw.memory_usable_fraction * 100, f.est("/memory/usable_fraction")));
+  if (hw.app_limit_bytes) out += f.item("app limit", format_bytes(*hw.app_limit_bytes) + f.est("/memory/app_limit_bytes"));
   if (hw.app_limit_entitled_bytes)
-    out += item("entitled", format_bytes(*hw.app_limit_entitled_bytes) + " with the increased-memory-limit entitlement" +
-                                est("/memory/app_limit_entitled_bytes"));
+    out += f.item("entitled", format_bytes(*hw.app_limit_entitled_bytes) + " with the increased-memory-limit entitlement" +
+                                  f.est("/memory/app_limit_entitled_bytes"));
   if (hw.document.contains("memory") && hw.document["memory"].contains("usable_note"))
-    out += item("note", hw.document["memory"]["usable_note"].get<std::string>());
+    out += f.item("note", hw.document["memory"]["usable_note"].get<std::string>());
+  return out;
+}
 
-  out += heading("Compute (dense peak)");
+std::string show_compute(const ShowFormat& f) {
+  const auto& hw = f.hw;
+  std::string out = f.heading("Compute (dense peak)");
   static const std::vector<std::string> order = {"fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "int8", "fp6", "fp4", "int4"};
   for (const auto& dtype : order) {
     auto rate = hw.peak_flops_per_s(dtype);
@@ -129,32 +140,41 @@ std::string render_hardware_show(const HardwareProfile& hw, const Resolution& ho
     auto acc = hw.fp16_accumulate_flops_per_s.find(dtype);
     if (acc != hw.fp16_accumulate_flops_per_s.end())
       value += fmt::format(" with FP32 accumulate; {} with FP16 accumulate", format_flops(acc->second));
-    out += item(dtype, value + est("/compute/flops_per_s/" + dtype));
+    out += f.item(dtype, value + f.est("/compute/flops_per_s/" + dtype));
   }
   for (const auto& dtype : order) {
     auto it = hw.cpu_flops_per_s.find(dtype);
     if (it == hw.cpu_flops_per_s.end()) continue;
     std::string value = format_flops(it->second);
     if (dtype.rfind("int", 0) == 0) value.replace(value.find("FLOP"), 4, "OP");
-    out += item("cpu " + dtype, value + est("/compute/cpu_flops_per_s/" + dtype));
+    out += f.item("cpu " + dtype, value + f.est("/compute/cpu_flops_per_s/" + dtype));
   }
-  if (hw.npu_ops_per_s) out += item("npu", format_sig3(*hw.npu_ops_per_s / 1e12) + " TOPS" + est("/compute/npu_ops_per_s"));
-  if (hw.cache_bytes) out += item("cache", format_bytes(*hw.cache_bytes) + est("/cache_bytes"));
+  if (hw.npu_ops_per_s) out += f.item("npu", format_sig3(*hw.npu_ops_per_s / 1e12) + " TOPS" + f.est("/compute/npu_ops_per_s"));
+  if (hw.cache_bytes) out += f.item("cache", format_bytes(*hw.cache_bytes) + f.est("/cache_bytes"));
   if (hw.compute_units)
-    out += item("units", fmt::format("{} {}", *hw.compute_units, hw.compute_unit_kind.empty() ? "cores" : hw.compute_unit_kind));
-  if (hw.power_watts) out += item("power", fmt::format("{} W{}", format_sig3(*hw.power_watts), est("/power_watts")));
+    out += f.item("units", fmt::format("{} {}", *hw.compute_units, hw.compute_unit_kind.empty() ? "cores" : hw.compute_unit_kind));
+  if (hw.power_watts) out += f.item("power", fmt::format("{} W{}", format_sig3(*hw.power_watts), f.est("/power_watts")));
   if (hw.sustained_fraction)
-    out += item("sustained", fmt::format("{:.0f}% of burst throughput under thermal limits{}", *hw.sustained_fraction * 100,
-                                         est("/thermal/sustained_fraction")));
-  if (hw.price_usd) out += item("price", fmt::format("${:.0f}", *hw.price_usd));
+    out += f.item("sustained", fmt::format("{:.0f}% of burst throughput under thermal limits{}", *hw.sustained_fraction * 100,
+                                           f.est("/thermal/sustained_fraction")));
+  if (hw.price_usd) out += f.item("price", fmt::format("${:.0f}", *hw.price_usd));
+  return out;
+}
 
+std::string show_interconnect(const ShowFormat& f) {
+  const auto& hw = f.hw;
+  std::string out;
   if (hw.scale_up || hw.pcie) {
-    out += heading("Interconnect");
-    if (hw.scale_up) out += item("scale-up", scale_up_text(*hw.scale_up));
-    if (hw.pcie) out += item("pcie", link_text(*hw.pcie));
+    out += f.heading("Interconnect");
+    if (hw.scale_up) out += f.item("scale-up", scale_up_text(*hw.scale_up));
+    if (hw.pcie) out += f.item("pcie", link_text(*hw.pcie));
   }
+  return out;
+}
 
-  out += heading("Capabilities");
+std::string show_capabilities(const ShowFormat& f) {
+  const auto& hw = f.hw;
+  std::string out = f.heading("Capabilities");
   const auto& c = hw.capabilities;
   const std::vector<std::pair<std::string, bool>> caps = {{"fp8", c.fp8},
                                                           {"nvfp4", c.nvfp4},
@@ -171,17 +191,24 @@ std::string render_hardware_show(const HardwareProfile& hw, const Resolution& ho
     std::string& target = has ? yes : no;
     target += (target.empty() ? "" : ", ") + name;
   }
-  out += item("has", yes.empty() ? "-" : yes);
-  out += item("lacks", no.empty() ? "-" : no);
+  out += f.item("has", yes.empty() ? "-" : yes);
+  out += f.item("lacks", no.empty() ? "-" : no);
   std::string engines;
   for (const auto& e : hw.engines) engines += (engines.empty() ? "" : ", ") + e;
-  out += item("engines", engines);
+  out += f.item("engines", engines);
+  return out;
+}
 
+/// Notes, numbered sources, the estimated fields and where the profile came from.
+std::string show_provenance(const ShowFormat& f, const std::string& origin) {
+  const auto& hw = f.hw;
+  const bool md = f.md;
+  std::string out;
   if (!hw.notes.empty()) {
-    out += heading("Notes");
+    out += f.heading("Notes");
     for (const auto& n : hw.notes) out += (md ? "- " : "  - ") + n + "\n";
   }
-  out += heading("Sources");
+  out += f.heading("Sources");
   int i = 1;
   for (const auto& s : hw.sources) {
     std::string line = fmt::format("[{}] {}: {} (read {})", i++, s.value("title", ""), s.value("url", ""), s.value("read", ""));
@@ -195,6 +222,19 @@ std::string render_hardware_show(const HardwareProfile& hw, const Resolution& ho
   }
   out += (md ? "\n" : "") + fmt::format("{}Profile: {}\n", md ? "" : "  ", origin);
   return out;
+}
+
+}  // namespace
+
+std::string render_hardware_show(const HardwareProfile& hw, const Resolution& how, const std::string& origin, OutputFormat format,
+                                 const Style& style) {
+  if (format == OutputFormat::kJson) {
+    nlohmann::json out = {
+        {"schema_version", kSchemaVersion}, {"query", how.query}, {"resolved_via", how.via}, {"origin", origin}, {"hardware", hw.document}};
+    return out.dump(2) + "\n";
+  }
+  const ShowFormat f{hw, format == OutputFormat::kMarkdown, style};
+  return show_title(f, how) + show_memory(f) + show_compute(f) + show_interconnect(f) + show_capabilities(f) + show_provenance(f, origin);
 }
 
 }  // namespace optadvisor

@@ -78,9 +78,10 @@ nlohmann::json size_json(const SizeResult& r, bool verbose) {
   return out;
 }
 
-std::string render_size(const SizeResult& r, OutputFormat format, bool verbose, const Style& style) {
-  if (format == OutputFormat::kJson) return size_json(r, verbose).dump(2) + "\n";
-  const bool md = format == OutputFormat::kMarkdown;
+namespace {
+
+/// The model's name, how it was resolved, its parameter counts, native format and assumptions.
+std::string size_header(const SizeResult& r, bool md, const Style& style) {
   std::string out;
   const auto& spec = r.model.spec;
   out += md ? fmt::format("# {} (`{}`)\n\n", spec.name, spec.id) : style.bold(fmt::format("{} ({})", spec.name, spec.id)) + "\n";
@@ -92,80 +93,105 @@ std::string render_size(const SizeResult& r, OutputFormat format, bool verbose, 
   if (!spec.native_format.empty() && !r.model.gguf_weights)
     out += fmt::format("native checkpoint format: {} (the default weight format on engines that run it)\n", spec.native_format);
   for (const auto& a : r.model.assumptions) out += "assumption: " + a + "\n";
-  const bool with_kv = r.kv_request.context_tokens > 0;
+  return out;
+}
 
-  if (r.rows.size() > 1) {
-    using A = Table::Align;
-    std::vector<std::string> header = {"QUANT", "BITS/WEIGHT", "WEIGHTS GB", "WEIGHTS GiB", "FILE GB"};
-    if (with_kv) header.insert(header.end(), {"KV GB", "TOTAL GB", "TOTAL GiB"});
-    std::vector<A> align(header.size(), A::kRight);
-    align[0] = A::kLeft;
-    Table table(header, align);
-    for (const auto& row : r.rows) {
-      std::vector<std::string> cells = {row.format->id, fmt::format("{:.2f}", row.weights.bits_per_weight),
-                                        fmt::format("{:.2f}", static_cast<double>(row.weights.weights_bytes) / kBytesPerGB),
-                                        fmt::format("{:.2f}", static_cast<double>(row.weights.weights_bytes) / kBytesPerGiB),
-                                        fmt::format("{:.2f}", static_cast<double>(row.weights.file_bytes) / kBytesPerGB)};
-      if (with_kv && row.kv)
-        cells.insert(cells.end(), {fmt::format("{:.2f}", row.kv->bytes / kBytesPerGB), fmt::format("{:.2f}", row.total_bytes / kBytesPerGB),
-                                   fmt::format("{:.2f}", row.total_bytes / kBytesPerGiB)});
-      table.add_row(cells);
-    }
-    out += "\n" + (md ? table.to_markdown() : table.to_text());
-  } else {
-    const auto& row = r.rows.front();
-    const auto& w = row.weights;
-    out += fmt::format("format: {} ({})\n", row.format->id, row.format->name);
-    out += fmt::format("weights: {}, {:.3f} bits per weight\n", format_bytes(static_cast<double>(w.weights_bytes)), w.bits_per_weight);
-    const bool from_file = r.model.gguf_weights && r.model.gguf_weights->format_id == w.format_id;
-    if (from_file)
-      out += fmt::format("file on disk: {} (read from the file: {} of header and metadata before the tensor data)\n",
-                         format_bytes(static_cast<double>(w.file_bytes)), format_bytes(static_cast<double>(w.header_bytes)));
-    else if (w.file_overhead_modeled)
-      out += fmt::format("file on disk: {} (tensor data + {} of headers and metadata, estimated)\n",
-                         format_bytes(static_cast<double>(w.file_bytes)), format_bytes(static_cast<double>(w.header_bytes)));
-    if (verbose || md) {
-      using A = Table::Align;
-      Table table({"GROUP", "TENSORS", "PARAMS", "BYTES", "GB", "BITS/WEIGHT"},
-                  {A::kLeft, A::kRight, A::kRight, A::kRight, A::kRight, A::kRight});
-      for (const auto& g : w.groups)
-        table.add_row({g.group, std::to_string(g.tensors), with_commas(g.elements), with_commas(g.bytes),
-                       fmt::format("{:.3f}", static_cast<double>(g.bytes) / kBytesPerGB),
-                       fmt::format("{:.3f}", g.elements ? 8.0 * static_cast<double>(g.bytes) / static_cast<double>(g.elements) : 0.0)});
-      out += "\n" + (md ? table.to_markdown() : table.to_text());
-    }
-    if (verbose) {
-      // Storage types actually used, tensor counts and bytes: the mix at a glance.
-      std::map<std::string, std::pair<uint64_t, uint64_t>> by_storage;
-      for (const auto& t : w.tensors) {
-        auto& [count, bytes] = by_storage[t.storage];
-        ++count;
-        bytes += t.bytes;
-      }
-      using A = Table::Align;
-      Table table({"STORAGE", "TENSORS", "BYTES"}, {A::kLeft, A::kRight, A::kRight});
-      for (const auto& [storage, cb] : by_storage) table.add_row({storage, std::to_string(cb.first), with_commas(cb.second)});
-      out += "\n" + table.to_text();
-    }
-    for (const auto& n : w.notes) out += "note: " + n + "\n";
-    if (row.kv) {
-      const auto& kv = *row.kv;
-      out +=
-          fmt::format("\nKV cache: {} for {} x {} tokens at {} ({} per token, all layers{})\n", format_bytes(kv.bytes), r.kv_request.batch,
-                      with_commas(r.kv_request.context_tokens), r.kv_request.kv_dtype, format_bytes(kv.bytes_per_token_full),
-                      kv.shape.sliding_layers ? fmt::format("; {} of {} layers keep only a {}-token window", kv.shape.sliding_layers,
-                                                            kv.shape.sliding_layers + kv.shape.full_layers, kv.shape.window_tokens)
-                                              : std::string());
-      if (kv.shape.linear_layers > 0)
-        out += fmt::format(
-            "  of which {} is the fixed state of the {} recurrent layers (linear attention or Mamba-2; {} per sequence, any context)\n",
-            format_bytes(kv.state_bytes), kv.shape.linear_layers, format_bytes(kv.state_bytes_per_sequence));
-      if (kv.shape.sparse_topk > 0)
-        out += fmt::format("  (sparse attention: each token reads the indexer keys of the whole context but only {} selected entries)\n",
-                           with_commas(kv.shape.sparse_topk));
-      out += fmt::format("total: {}\n", format_bytes(row.total_bytes));
-    }
+/// Every format in one table, with the KV cache and total columns when a context was given.
+std::string formats_table(const SizeResult& r, bool md) {
+  const bool with_kv = r.kv_request.context_tokens > 0;
+  using A = Table::Align;
+  std::vector<std::string> header = {"QUANT", "BITS/WEIGHT", "WEIGHTS GB", "WEIGHTS GiB", "FILE GB"};
+  if (with_kv) header.insert(header.end(), {"KV GB", "TOTAL GB", "TOTAL GiB"});
+  std::vector<A> align(header.size(), A::kRight);
+  align[0] = A::kLeft;
+  Table table(header, align);
+  for (const auto& row : r.rows) {
+    std::vector<std::string> cells = {row.format->id, fmt::format("{:.2f}", row.weights.bits_per_weight),
+                                      fmt::format("{:.2f}", static_cast<double>(row.weights.weights_bytes) / kBytesPerGB),
+                                      fmt::format("{:.2f}", static_cast<double>(row.weights.weights_bytes) / kBytesPerGiB),
+                                      fmt::format("{:.2f}", static_cast<double>(row.weights.file_bytes) / kBytesPerGB)};
+    if (with_kv && row.kv)
+      cells.insert(cells.end(), {fmt::format("{:.2f}", row.kv->bytes / kBytesPerGB), fmt::format("{:.2f}", row.total_bytes / kBytesPerGB),
+                                 fmt::format("{:.2f}", row.total_bytes / kBytesPerGiB)});
+    table.add_row(cells);
   }
+  return "\n" + (md ? table.to_markdown() : table.to_text());
+}
+
+/// The tensor groups of one format: tensors, parameters, bytes and bits per weight each.
+std::string groups_table(const WeightsBreakdown& w, bool md) {
+  using A = Table::Align;
+  Table table({"GROUP", "TENSORS", "PARAMS", "BYTES", "GB", "BITS/WEIGHT"},
+              {A::kLeft, A::kRight, A::kRight, A::kRight, A::kRight, A::kRight});
+  for (const auto& g : w.groups)
+    table.add_row({g.group, std::to_string(g.tensors), with_commas(g.elements), with_commas(g.bytes),
+                   fmt::format("{:.3f}", static_cast<double>(g.bytes) / kBytesPerGB),
+                   fmt::format("{:.3f}", g.elements ? 8.0 * static_cast<double>(g.bytes) / static_cast<double>(g.elements) : 0.0)});
+  return "\n" + (md ? table.to_markdown() : table.to_text());
+}
+
+/// Storage types actually used, tensor counts and bytes: the mix at a glance.
+std::string storage_table(const WeightsBreakdown& w) {
+  std::map<std::string, std::pair<uint64_t, uint64_t>> by_storage;
+  for (const auto& t : w.tensors) {
+    auto& [count, bytes] = by_storage[t.storage];
+    ++count;
+    bytes += t.bytes;
+  }
+  using A = Table::Align;
+  Table table({"STORAGE", "TENSORS", "BYTES"}, {A::kLeft, A::kRight, A::kRight});
+  for (const auto& [storage, cb] : by_storage) table.add_row({storage, std::to_string(cb.first), with_commas(cb.second)});
+  return "\n" + table.to_text();
+}
+
+/// The KV cache for the requested context and batch, its recurrent state and sparse reads, and the total.
+std::string kv_text(const SizeResult& r, const SizeRow& row) {
+  const auto& kv = *row.kv;
+  std::string out =
+      fmt::format("\nKV cache: {} for {} x {} tokens at {} ({} per token, all layers{})\n", format_bytes(kv.bytes), r.kv_request.batch,
+                  with_commas(r.kv_request.context_tokens), r.kv_request.kv_dtype, format_bytes(kv.bytes_per_token_full),
+                  kv.shape.sliding_layers ? fmt::format("; {} of {} layers keep only a {}-token window", kv.shape.sliding_layers,
+                                                        kv.shape.sliding_layers + kv.shape.full_layers, kv.shape.window_tokens)
+                                          : std::string());
+  if (kv.shape.linear_layers > 0)
+    out += fmt::format(
+        "  of which {} is the fixed state of the {} recurrent layers (linear attention or Mamba-2; {} per sequence, any context)\n",
+        format_bytes(kv.state_bytes), kv.shape.linear_layers, format_bytes(kv.state_bytes_per_sequence));
+  if (kv.shape.sparse_topk > 0)
+    out += fmt::format("  (sparse attention: each token reads the indexer keys of the whole context but only {} selected entries)\n",
+                       with_commas(kv.shape.sparse_topk));
+  out += fmt::format("total: {}\n", format_bytes(row.total_bytes));
+  return out;
+}
+
+/// One format in detail: weights, the file on disk, its groups and storage mix, notes and the KV cache.
+std::string one_format_text(const SizeResult& r, bool md, bool verbose) {
+  std::string out;
+  const auto& row = r.rows.front();
+  const auto& w = row.weights;
+  out += fmt::format("format: {} ({})\n", row.format->id, row.format->name);
+  out += fmt::format("weights: {}, {:.3f} bits per weight\n", format_bytes(static_cast<double>(w.weights_bytes)), w.bits_per_weight);
+  const bool from_file = r.model.gguf_weights && r.model.gguf_weights->format_id == w.format_id;
+  if (from_file)
+    out += fmt::format("file on disk: {} (read from the file: {} of header and metadata before the tensor data)\n",
+                       format_bytes(static_cast<double>(w.file_bytes)), format_bytes(static_cast<double>(w.header_bytes)));
+  else if (w.file_overhead_modeled)
+    out += fmt::format("file on disk: {} (tensor data + {} of headers and metadata, estimated)\n",
+                       format_bytes(static_cast<double>(w.file_bytes)), format_bytes(static_cast<double>(w.header_bytes)));
+  if (verbose || md) out += groups_table(w, md);
+  if (verbose) out += storage_table(w);
+  for (const auto& n : w.notes) out += "note: " + n + "\n";
+  if (row.kv) out += kv_text(r, row);
+  return out;
+}
+
+}  // namespace
+
+std::string render_size(const SizeResult& r, OutputFormat format, bool verbose, const Style& style) {
+  if (format == OutputFormat::kJson) return size_json(r, verbose).dump(2) + "\n";
+  const bool md = format == OutputFormat::kMarkdown;
+  std::string out = size_header(r, md, style);
+  out += r.rows.size() > 1 ? formats_table(r, md) : one_format_text(r, md, verbose);
   out += "\nGB = 10^9 bytes, GiB = 2^30 bytes.\n";
   return out;
 }

@@ -8,7 +8,7 @@
 #include "cli/scenario_options.hpp"
 #include "optadvisor/advisor/playbook.hpp"
 #include "optadvisor/render/report_advice.hpp"
-#include "optadvisor/render/report_html.hpp"
+#include "optadvisor/render/html/report_html.hpp"
 #include "optadvisor/advisor/rules.hpp"
 #include "optadvisor/analysis/training.hpp"
 #include "optadvisor/base/version.hpp"

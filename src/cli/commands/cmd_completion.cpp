@@ -209,28 +209,20 @@ void for_each_value(const std::vector<CommandSpec>& commands, Emit emit) {
   }
 }
 
-std::string bash_script(const std::vector<CommandSpec>& commands, const Ids& ids) {
-  const auto globals = global_options(commands);
-  std::string subs, opts, valopts, kinds, choices;
-  for (const auto& c : commands) {
-    if (!c.subcommands.empty()) subs += fmt::format("  [{}]={}\n", sh_quote(c.path), sh_quote(join(sub_names(c))));
-    const auto options = with_globals(c, globals);
-    opts += fmt::format("  [{}]={}\n", sh_quote(c.path), sh_quote(join(all_names(options, false))));
-    valopts += fmt::format("  [{}]={}\n", sh_quote(c.path), sh_quote(join(all_names(options, true))));
-  }
-  for_each_value(commands, [&](const std::string& key, const OptionSpec& o) {
-    kinds += fmt::format("  [{}]={}\n", sh_quote(key), sh_quote(o.kind));
-    if (o.kind == "choices") choices += fmt::format("  [{}]={}\n", sh_quote(key), sh_quote(join(o.choices)));
-  });
-  std::string out = header("bash");
-  out += "\ndeclare -gA _optadvisor_subs=(\n" + subs + ")\n";
-  out += "declare -gA _optadvisor_opts=(\n" + opts + ")\n";
-  out += "declare -gA _optadvisor_valopts=(\n" + valopts + ")\n";
-  out += "declare -gA _optadvisor_kind=(\n" + kinds + ")\n";
-  out += "declare -gA _optadvisor_choices=(\n" + choices + ")\n";
+/// The associative arrays a bash or zsh script declares (`DECLARE_optadvisor_NAME=(` ... `)`, one entry a line),
+/// then one id list per kind (`ID_DECLARE_optadvisor_ids_KIND='...'`).
+std::string shell_tables(const std::string& declare, const std::vector<std::pair<std::string, std::string>>& tables,
+                         const std::string& id_declare, const Ids& ids) {
+  std::string out;
+  for (const auto& [name, entries] : tables) out += declare + "_optadvisor_" + name + "=(\n" + entries + ")\n";
   for (const char* kind : {"hardware", "model", "quant", "engine"})
-    out += fmt::format("_optadvisor_ids_{}={}\n", kind, sh_quote(join(ids_of(ids, kind))));
-  out += R"BASH(
+    out += fmt::format("{}_optadvisor_ids_{}={}\n", id_declare, kind, sh_quote(join(ids_of(ids, kind))));
+  return out;
+}
+
+/// The bash completion function: walks the words before the cursor to the command path, finds the option
+/// whose value is being typed and offers its values from the tables the script declares before it.
+constexpr const char* kBashFunction = R"BASH(
 _optadvisor() {
   local cur="${COMP_WORDS[COMP_CWORD]}" prev="" opt="" cmdpath="optadvisor" w i expect=0
   ((COMP_CWORD > 0)) && prev="${COMP_WORDS[COMP_CWORD-1]}"
@@ -288,6 +280,24 @@ _optadvisor() {
 }
 complete -F _optadvisor optadvisor
 )BASH";
+
+std::string bash_script(const std::vector<CommandSpec>& commands, const Ids& ids) {
+  const auto globals = global_options(commands);
+  std::string subs, opts, valopts, kinds, choices;
+  for (const auto& c : commands) {
+    if (!c.subcommands.empty()) subs += fmt::format("  [{}]={}\n", sh_quote(c.path), sh_quote(join(sub_names(c))));
+    const auto options = with_globals(c, globals);
+    opts += fmt::format("  [{}]={}\n", sh_quote(c.path), sh_quote(join(all_names(options, false))));
+    valopts += fmt::format("  [{}]={}\n", sh_quote(c.path), sh_quote(join(all_names(options, true))));
+  }
+  for_each_value(commands, [&](const std::string& key, const OptionSpec& o) {
+    kinds += fmt::format("  [{}]={}\n", sh_quote(key), sh_quote(o.kind));
+    if (o.kind == "choices") choices += fmt::format("  [{}]={}\n", sh_quote(key), sh_quote(join(o.choices)));
+  });
+  std::string out = header("bash") + "\n";
+  out +=
+      shell_tables("declare -gA ", {{"subs", subs}, {"opts", opts}, {"valopts", valopts}, {"kind", kinds}, {"choices", choices}}, "", ids);
+  out += kBashFunction;
   return out;
 }
 
@@ -311,34 +321,8 @@ std::vector<std::pair<std::string, std::string>> option_items(const std::vector<
   return out;
 }
 
-std::string zsh_script(const std::vector<CommandSpec>& commands, const Ids& ids) {
-  const auto globals = global_options(commands);
-  std::string subs, subdesc, optdesc, valopts, kinds, choices;
-  for (const auto& c : commands) {
-    if (!c.subcommands.empty()) {
-      subs += fmt::format("  {} {}\n", sh_quote(c.path), sh_quote(join(sub_names(c))));
-      subdesc += fmt::format("  {} {}\n", sh_quote(c.path), zsh_dollar_quote(describe_lines(c.subcommands)));
-    }
-    const auto options = with_globals(c, globals);
-    optdesc += fmt::format("  {} {}\n", sh_quote(c.path), zsh_dollar_quote(describe_lines(option_items(options))));
-    valopts += fmt::format("  {} {}\n", sh_quote(c.path), sh_quote(join(all_names(options, true))));
-  }
-  for_each_value(commands, [&](const std::string& key, const OptionSpec& o) {
-    kinds += fmt::format("  {} {}\n", sh_quote(key), sh_quote(o.kind));
-    if (o.kind == "choices") choices += fmt::format("  {} {}\n", sh_quote(key), sh_quote(join(o.choices)));
-  });
-  std::string out = "#compdef optadvisor\n" + header("zsh");
-  out +=
-      "\ntypeset -gA _optadvisor_subs _optadvisor_subdesc _optadvisor_optdesc _optadvisor_valopts _optadvisor_kind _optadvisor_choices\n";
-  out += "_optadvisor_subs=(\n" + subs + ")\n";
-  out += "_optadvisor_subdesc=(\n" + subdesc + ")\n";
-  out += "_optadvisor_optdesc=(\n" + optdesc + ")\n";
-  out += "_optadvisor_valopts=(\n" + valopts + ")\n";
-  out += "_optadvisor_kind=(\n" + kinds + ")\n";
-  out += "_optadvisor_choices=(\n" + choices + ")\n";
-  for (const char* kind : {"hardware", "model", "quant", "engine"})
-    out += fmt::format("typeset -g _optadvisor_ids_{}={}\n", kind, sh_quote(join(ids_of(ids, kind))));
-  out += R"ZSH(
+/// The zsh completion function: the same walk as bash, with descriptions through _describe.
+constexpr const char* kZshFunction = R"ZSH(
 _optadvisor() {
   local cmdpath=optadvisor w opt= key= kind= cur=$words[CURRENT] prev=$words[CURRENT-1]
   integer i expect=0
@@ -394,25 +378,35 @@ _optadvisor() {
 
 _optadvisor "$@"
 )ZSH";
+
+std::string zsh_script(const std::vector<CommandSpec>& commands, const Ids& ids) {
+  const auto globals = global_options(commands);
+  std::string subs, subdesc, optdesc, valopts, kinds, choices;
+  for (const auto& c : commands) {
+    if (!c.subcommands.empty()) {
+      subs += fmt::format("  {} {}\n", sh_quote(c.path), sh_quote(join(sub_names(c))));
+      subdesc += fmt::format("  {} {}\n", sh_quote(c.path), zsh_dollar_quote(describe_lines(c.subcommands)));
+    }
+    const auto options = with_globals(c, globals);
+    optdesc += fmt::format("  {} {}\n", sh_quote(c.path), zsh_dollar_quote(describe_lines(option_items(options))));
+    valopts += fmt::format("  {} {}\n", sh_quote(c.path), sh_quote(join(all_names(options, true))));
+  }
+  for_each_value(commands, [&](const std::string& key, const OptionSpec& o) {
+    kinds += fmt::format("  {} {}\n", sh_quote(key), sh_quote(o.kind));
+    if (o.kind == "choices") choices += fmt::format("  {} {}\n", sh_quote(key), sh_quote(join(o.choices)));
+  });
+  std::string out = "#compdef optadvisor\n" + header("zsh");
+  out +=
+      "\ntypeset -gA _optadvisor_subs _optadvisor_subdesc _optadvisor_optdesc _optadvisor_valopts _optadvisor_kind _optadvisor_choices\n";
+  out += shell_tables(
+      "", {{"subs", subs}, {"subdesc", subdesc}, {"optdesc", optdesc}, {"valopts", valopts}, {"kind", kinds}, {"choices", choices}},
+      "typeset -g ", ids);
+  out += kZshFunction;
   return out;
 }
 
-std::string fish_script(const std::vector<CommandSpec>& commands, const Ids& ids) {
-  const auto globals = global_options(commands);
-  std::string out = header("fish");
-  // Two lookups the path walk needs, as switch functions.
-  out += "\nfunction __optadvisor_subs\n    switch $argv[1]\n";
-  for (const auto& c : commands)
-    if (!c.subcommands.empty())
-      out += fmt::format("        case {}\n            printf '%s\\n' {}\n", fish_quote(c.path), join(sub_names(c)));
-  out += "    end\nend\n\nfunction __optadvisor_valopts\n";
-  out += "    switch $argv[1]\n";
-  for (const auto& c : commands) {
-    const auto names = all_names(with_globals(c, globals), true);
-    if (!names.empty()) out += fmt::format("        case {}\n            printf '%s\\n' {}\n", fish_quote(c.path), join(names));
-  }
-  out += "    end\nend\n";
-  out += R"FISH(
+/// The fish helpers that find the command path before the cursor, and the default of no file completion.
+constexpr const char* kFishPathWalk = R"FISH(
 # The command path before the cursor ("optadvisor hw list"), option values skipped;
 # computed once per command line, as every completion entry asks.
 function __optadvisor_path_is
@@ -450,6 +444,23 @@ end
 
 complete -c optadvisor -f
 )FISH";
+
+std::string fish_script(const std::vector<CommandSpec>& commands, const Ids& ids) {
+  const auto globals = global_options(commands);
+  std::string out = header("fish");
+  // Two lookups the path walk needs, as switch functions.
+  out += "\nfunction __optadvisor_subs\n    switch $argv[1]\n";
+  for (const auto& c : commands)
+    if (!c.subcommands.empty())
+      out += fmt::format("        case {}\n            printf '%s\\n' {}\n", fish_quote(c.path), join(sub_names(c)));
+  out += "    end\nend\n\nfunction __optadvisor_valopts\n";
+  out += "    switch $argv[1]\n";
+  for (const auto& c : commands) {
+    const auto names = all_names(with_globals(c, globals), true);
+    if (!names.empty()) out += fmt::format("        case {}\n            printf '%s\\n' {}\n", fish_quote(c.path), join(names));
+  }
+  out += "    end\nend\n";
+  out += kFishPathWalk;
   auto option_line = [&](const OptionSpec& o, const std::string& condition) {
     std::string line = "complete -c optadvisor";
     if (!condition.empty()) line += " -n " + fish_quote(condition);

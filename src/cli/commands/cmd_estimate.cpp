@@ -9,7 +9,7 @@
 #include "cli/detect_tools.hpp"
 #include "cli/scenario_options.hpp"
 #include "optadvisor/analysis/analysis.hpp"
-#include "optadvisor/render/report_html.hpp"
+#include "optadvisor/render/html/report_html.hpp"
 #include "optadvisor/render/report_training.hpp"
 #include "optadvisor/analysis/training.hpp"
 #include "optadvisor/base/version.hpp"

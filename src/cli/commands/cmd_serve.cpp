@@ -11,7 +11,7 @@
 #include "cli/scenario_options.hpp"
 #include "optadvisor/analysis/serving_json.hpp"
 #include "optadvisor/base/version.hpp"
-#include "optadvisor/render/report_html.hpp"
+#include "optadvisor/render/html/report_html.hpp"
 #include "optadvisor/render/report_serve.hpp"
 
 namespace optadvisor::cli {
@@ -127,40 +127,71 @@ ServeRequest finish(const ServeOptions& o, const Catalog& catalog) {
   return r;
 }
 
+/// Every option of `serve`, bound to the fields of `o`.
+void add_serve_options(CLI::App* cmd, ServeOptions& o) {
+  auto& s = o.request.scenario;
+  cmd->add_option("--hw", s.hardware, "Device id or name (optadvisor hw list)")->required();
+  add_device_options(cmd, s);
+  add_model_options(cmd, s.model);
+  cmd->add_option("--quant,-q", s.quant, "Weight format (default: the engine's)");
+  cmd->add_option("--engine,-e", o.engine, "vllm, sglang or tensorrt-llm, optionally @VERSION (vllm@0.19.0); default: the device's");
+  cmd->add_option("--kv-dtype", s.kv_dtype, "KV-cache dtype (default: f16/bf16)");
+  add_pool_options(cmd, o.request.aggregated, "", "Aggregated worker:", o.aggregated_only);
+  auto* conc = cmd->add_option("--concurrency", o.concurrency, "Closed loop: clients that each send a request when the last completes")
+                   ->check(CLI::Range(uint64_t{1}, kMaxServeConcurrency));
+  auto* rate = cmd->add_option("--rate", o.rate, "Open loop: Poisson arrivals, requests per second")->check(CLI::Range(1e-6, 1e6));
+  conc->excludes(rate);
+  cmd->add_option("--prompt", o.prompt, "Prompt tokens per request")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 22))
+      ->capture_default_str();
+  cmd->add_option("--gen", o.gen, "Generated tokens per request")->check(CLI::Range(uint64_t{1}, uint64_t{1} << 22))->capture_default_str();
+  cmd->add_option("--prefix-hit", o.request.load.prefix_hit, "Share of each prompt already in the prefix cache (0-1)")
+      ->check(CLI::Range(0.0, 0.99));
+  cmd->add_flag("--disaggregated", o.request.disaggregated, "Prefill and decode on separate worker pools");
+  add_pool_options(cmd, o.request.prefill, "prefill-", "Prefill", o.disaggregated_only);
+  add_pool_options(cmd, o.request.decode, "decode-", "Decode", o.disaggregated_only);
+  cmd->add_option("--slo-ttft", o.request.slo_ttft_s, "Time-to-first-token SLO, seconds (goodput)")->check(CLI::Range(1e-6, 3600.0));
+  cmd->add_option("--slo-tpot", o.request.slo_tpot_s, "Time-per-output-token SLO, seconds (goodput)")->check(CLI::Range(1e-6, 60.0));
+  cmd->add_flag("--sweep", o.sweep, "Run concurrency 1, 2, 4, ... up to --concurrency (or 1/8 to 1 of --rate) and print the table");
+  o.format.attach(cmd, true, true);
+  o.require.attach(cmd);
+}
+
+/// The HTML report of a sweep: the user's layout and, where it runs, the second layout over its own sweep.
+void print_serve_html(const Catalog& catalog, const ServeRequest& request, const PreparedServing& prepared,
+                      const std::vector<ServeRequest>& points, const std::vector<ServingResult>& results) {
+  std::vector<ServingSeries> series = {series_of(request, points, results)};
+  if (auto alt = second_layout(request)) {
+    try {
+      const PreparedServing other = prepare_serving(catalog, *alt);
+      std::vector<ServeRequest> alt_points = sweep_points(*alt);
+      std::vector<ServingResult> alt_results;
+      for (const auto& p : alt_points) alt_results.push_back(simulate_serving(other.setup, p.load));
+      series.push_back(series_of(*alt, alt_points, alt_results));
+    } catch (const Error&) {
+      // The second layout does not run for this model or device: the chart shows one line.
+    }
+  }
+  const Scenario& sc = prepared.base.scenario;
+  const std::string title =
+      fmt::format("{} ({}) on {} with {}", sc.model.name, sc.weights.quant_id, sc.hardware->name, sc.engine.engine->name);
+  std::vector<std::pair<std::string, std::string>> facts = {
+      {"layout", layout_label(request)},
+      {"load", fmt::format("{} + {} tokens per request, {}", request.load.prompt_tokens, request.load.gen_tokens,
+                           request.load.concurrency ? "closed loop" : "Poisson arrivals")},
+      {"KV cache", sc.workload.kv_dtype},
+      {"calibration era", prepared.era ? prepared.era->from_version : std::string{"-"}}};
+  fmt::print("{}", render_serve_html(title, facts, series, request.slo_ttft_s, request.slo_tpot_s, prepared.notes,
+                                     HtmlReportInfo{program_version(), data_version(), {}}));
+}
+
 }  // namespace
 
 void register_serve(CLI::App& app, const GlobalOptions& global) {
   auto o = std::make_shared<ServeOptions>();
   auto* cmd =
       app.add_subcommand("serve", "Serving under load: TTFT, TPOT and end-to-end latency percentiles, throughput and goodput under SLOs");
-  auto& s = o->request.scenario;
-  cmd->add_option("--hw", s.hardware, "Device id or name (optadvisor hw list)")->required();
-  add_device_options(cmd, s);
-  add_model_options(cmd, s.model);
-  cmd->add_option("--quant,-q", s.quant, "Weight format (default: the engine's)");
-  cmd->add_option("--engine,-e", o->engine, "vllm, sglang or tensorrt-llm, optionally @VERSION (vllm@0.19.0); default: the device's");
-  cmd->add_option("--kv-dtype", s.kv_dtype, "KV-cache dtype (default: f16/bf16)");
-  add_pool_options(cmd, o->request.aggregated, "", "Aggregated worker:", o->aggregated_only);
-  auto* conc = cmd->add_option("--concurrency", o->concurrency, "Closed loop: clients that each send a request when the last completes")
-                   ->check(CLI::Range(uint64_t{1}, kMaxServeConcurrency));
-  auto* rate = cmd->add_option("--rate", o->rate, "Open loop: Poisson arrivals, requests per second")->check(CLI::Range(1e-6, 1e6));
-  conc->excludes(rate);
-  cmd->add_option("--prompt", o->prompt, "Prompt tokens per request")
-      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 22))
-      ->capture_default_str();
-  cmd->add_option("--gen", o->gen, "Generated tokens per request")
-      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 22))
-      ->capture_default_str();
-  cmd->add_option("--prefix-hit", o->request.load.prefix_hit, "Share of each prompt already in the prefix cache (0-1)")
-      ->check(CLI::Range(0.0, 0.99));
-  cmd->add_flag("--disaggregated", o->request.disaggregated, "Prefill and decode on separate worker pools");
-  add_pool_options(cmd, o->request.prefill, "prefill-", "Prefill", o->disaggregated_only);
-  add_pool_options(cmd, o->request.decode, "decode-", "Decode", o->disaggregated_only);
-  cmd->add_option("--slo-ttft", o->request.slo_ttft_s, "Time-to-first-token SLO, seconds (goodput)")->check(CLI::Range(1e-6, 3600.0));
-  cmd->add_option("--slo-tpot", o->request.slo_tpot_s, "Time-per-output-token SLO, seconds (goodput)")->check(CLI::Range(1e-6, 60.0));
-  cmd->add_flag("--sweep", o->sweep, "Run concurrency 1, 2, 4, ... up to --concurrency (or 1/8 to 1 of --rate) and print the table");
-  o->format.attach(cmd, true, true);
-  o->require.attach(cmd);
+  add_serve_options(cmd, *o);
   cmd->callback([o, &global] {
     const std::vector<Requirement> requirements = o->require.parse();
     if (o->sweep && !requirements.empty())
@@ -174,29 +205,7 @@ void register_serve(CLI::App& app, const GlobalOptions& global) {
     const OutputFormat format = o->format.get();
     if (format == OutputFormat::kHtml) {
       if (!o->sweep) throw bad_input("--format html draws a load sweep", "add --sweep");
-      std::vector<ServingSeries> series = {series_of(request, points, results)};
-      if (auto alt = second_layout(request)) {
-        try {
-          const PreparedServing other = prepare_serving(catalog, *alt);
-          std::vector<ServeRequest> alt_points = sweep_points(*alt);
-          std::vector<ServingResult> alt_results;
-          for (const auto& p : alt_points) alt_results.push_back(simulate_serving(other.setup, p.load));
-          series.push_back(series_of(*alt, alt_points, alt_results));
-        } catch (const Error&) {
-          // The second layout does not run for this model or device: the chart shows one line.
-        }
-      }
-      const Scenario& sc = prepared.base.scenario;
-      const std::string title =
-          fmt::format("{} ({}) on {} with {}", sc.model.name, sc.weights.quant_id, sc.hardware->name, sc.engine.engine->name);
-      std::vector<std::pair<std::string, std::string>> facts = {
-          {"layout", layout_label(request)},
-          {"load", fmt::format("{} + {} tokens per request, {}", request.load.prompt_tokens, request.load.gen_tokens,
-                               request.load.concurrency ? "closed loop" : "Poisson arrivals")},
-          {"KV cache", sc.workload.kv_dtype},
-          {"calibration era", prepared.era ? prepared.era->from_version : std::string{"-"}}};
-      fmt::print("{}", render_serve_html(title, facts, series, request.slo_ttft_s, request.slo_tpot_s, prepared.notes,
-                                         HtmlReportInfo{program_version(), data_version(), {}}));
+      print_serve_html(catalog, request, prepared, points, results);
       return;
     }
     auto document = [&] { return serve_json(prepared, request, points, results, o->sweep); };

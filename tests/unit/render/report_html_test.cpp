@@ -7,9 +7,9 @@
 
 #include "optadvisor/catalog/catalog.hpp"
 #include "optadvisor/advisor/playbook.hpp"
-#include "optadvisor/render/report_html.hpp"
+#include "optadvisor/render/html/report_html.hpp"
 #include "optadvisor/advisor/rules.hpp"
-#include "optadvisor/render/svg_roofline.hpp"
+#include "optadvisor/render/html/svg_roofline.hpp"
 #include "fixtures.hpp"
 
 using namespace optadvisor;

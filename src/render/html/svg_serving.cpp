@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
-#include "optadvisor/render/svg_serving.hpp"
+#include "optadvisor/render/html/svg_serving.hpp"
 
 #include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
 
-#include "optadvisor/render/svg_roofline.hpp"
+#include "optadvisor/render/html/svg_roofline.hpp"
 
 namespace optadvisor {
 namespace {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The roofline chart: scales, ticks and the SVG text. Coordinates are printed
 // with one decimal so the output is byte-for-byte reproducible.
-#include "optadvisor/render/svg_roofline.hpp"
+#include "optadvisor/render/html/svg_roofline.hpp"
 
 #include <algorithm>
 #include <array>

@@ -14,8 +14,8 @@
 #include "optadvisor/analysis/prepare.hpp"
 #include "optadvisor/render/report_advice.hpp"
 #include "optadvisor/advisor/rules.hpp"
-#include "optadvisor/render/svg_roofline.hpp"
-#include "optadvisor/render/svg_serving.hpp"
+#include "optadvisor/render/html/svg_roofline.hpp"
+#include "optadvisor/render/html/svg_serving.hpp"
 
 namespace optadvisor {
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The HTML report. One page, nothing fetched: CSS in a <style> element, charts
 // as inline SVG, no scripts. Every string from data or the user is escaped.
-#include "optadvisor/render/report_html.hpp"
+#include "optadvisor/render/html/report_html.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -366,6 +366,119 @@ std::string risk_badge(const std::string& level) {
   return fmt::format("<span class=\"badge{}\">{}</span>", cls, h(level));
 }
 
+/// One ranked recommendation as a table row: the metric before and after, memory and the training or decode effects.
+std::string recommendation_row(const Advice& a, const Recommendation& r) {
+  const std::string effects = a.base.is_training()
+                                  ? fmt::format("{} &rarr; {}<br><span class=\"small\">MFU {} &rarr; {}</span>",
+                                                h(format_seconds(a.base.training().analysis.time.step_time_s)),
+                                                h(format_seconds(r.after.training().analysis.time.step_time_s)),
+                                                percent(a.base.training().analysis.mfu), percent(r.after.training().analysis.mfu))
+                                  : bytes_pair(a.base.bytes_per_token, r.after.bytes_per_token);
+  std::string phases;
+  if (!a.base.is_training() && a.goal != Goal::kMemory)
+    phases = fmt::format(
+        "<br><span class=\"small\">first token {} &rarr; {}; per token {} &rarr; {}</span>",
+        h(format_seconds(a.base.inference().analysis.prefill.time_s)), h(format_seconds(r.after.inference().analysis.prefill.time_s)),
+        h(format_seconds(a.base.inference().analysis.decode.time_s)), h(format_seconds(r.after.inference().analysis.decode.time_s)));
+  const bool fits_after = r.after.is_training() ? r.after.training().analysis.memory.fits : r.after.inference().analysis.memory.fits;
+  return fmt::format(
+      "<tr class=\"rec\" data-rule=\"{}\"><td class=\"num\">{}</td><td><strong>{}</strong><br><code>{}</code></td><td>{} &rarr; {}{}</td>"
+      "<td class=\"num\">{}</td><td>{}{}</td><td>{}</td><td>effort {}<br>risk {}</td></tr>\n",
+      h(r.rule->id), r.rank, h(r.rule->title), h(r.rule->id), h(metric_value(a.goal, a.base.metric)),
+      h(metric_value(a.goal, r.after.metric)), phases, h(gain_value(r.gain, r.gain_basis)),
+      bytes_pair(a.base.memory_bytes, r.after.memory_bytes), fits_after ? "" : " <span class=\"small\">(does not fit)</span>", effects,
+      risk_badge(r.rule->effort), risk_badge(r.rule->risk_level));
+}
+
+/// The detail row under a recommendation: why, changes, needs, how, risk, assumptions and sources.
+std::string recommendation_detail(const Advice& a, const Recommendation& r, const RuleBook& book) {
+  std::string detail;
+  if (!r.why.empty()) detail += "<p><strong>why:</strong> " + h(join(r.why, "; ")) + "</p>";
+  if (!r.notes.empty()) detail += "<p><strong>changes:</strong> " + h(join(r.notes, "; ")) + "</p>";
+  if (!r.prerequisites.empty()) detail += "<p><strong>needs:</strong> " + h(join(r.prerequisites, "; ")) + "</p>";
+  const std::string how = r.how.empty() ? "" : fill_template(r.how, a.base.facts, a.assumption_values);
+  detail += fmt::format("<p><strong>how{}:</strong> {}</p>", r.rule->how.count(r.how_engine) ? " (" + h(r.how_engine) + ")" : "",
+                        how.empty() ? "see the sources" : "<code>" + h(how) + "</code>");
+  detail += "<p><strong>risk:</strong> " + h(fill_template(r.rule->risk, a.base.facts, a.assumption_values)) + "</p>";
+  if (!r.assumptions.empty()) {
+    std::vector<std::string> used;
+    for (const auto& u : r.assumptions) {
+      const auto it = book.assumptions().find(u.id);
+      const std::string unit = it == book.assumptions().end() ? "" : " " + it->second.unit;
+      used.push_back(fmt::format("{} = {}{}{}", u.id, format_sig3(u.value), unit, u.overridden ? " (your --assume)" : ""));
+    }
+    detail +=
+        "<p><strong>assumes:</strong> " + h(join(used, "; ")) + " <span class=\"small\">(override with --assume NAME=VALUE)</span></p>";
+  }
+  if (r.rule->sources.is_array() && !r.rule->sources.empty()) detail += "<p><strong>sources:</strong></p>" + sources_html(r.rule->sources);
+  return "<tr class=\"detail\"><td></td><td colspan=\"6\">" + detail + "</td></tr>\n";
+}
+
+/// The stacked plan: one row per step from "as given", the result, and the rules left out of the stack.
+std::string stacked_plan_html(const Advice& a) {
+  std::string out;
+  out +=
+      "<h3>Stacked plan <span class=\"small\">(the best combination of the top recommendations, each re-checked; gains do not simply "
+      "multiply)</span></h3>\n";
+  out += fmt::format(
+      "<table class=\"plan\">\n<thead><tr><th class=\"num\">step</th><th>apply</th><th>{}</th><th class=\"num\">step gain</th>"
+      "<th class=\"num\">total gain</th><th>memory per device</th></tr></thead>\n<tbody>\n",
+      h(a.metric.label));
+  out += fmt::format("<tr class=\"plan-step\"><td class=\"num\">0</td><td>as given</td><td>{}</td><td></td><td></td><td>{}</td></tr>\n",
+                     h(metric_value(a.goal, a.base.metric)), h(format_bytes(a.base.memory_bytes)));
+  for (std::size_t i = 0; i < a.plan.size(); ++i) {
+    const PlanStep& s = a.plan[i];
+    std::string total = gain_value(s.cumulative_gain, "metric");
+    if (!a.base.runs && !s.result.runs)
+      total = gain_value(s.cumulative_gain, "memory");
+    else if (!a.base.runs && s.first_running_step != static_cast<int>(i + 1))
+      total = fmt::format("{:.2f}x over step {}", s.gain_over_first, s.first_running_step);
+    out += fmt::format(
+        "<tr class=\"plan-step\"><td class=\"num\">{}</td><td>+ <code>{}</code>{}</td><td>{}</td><td class=\"num\">{}</td><td "
+        "class=\"num\">{}</td>"
+        "<td>{}</td></tr>\n",
+        i + 1, h(s.rule->id), s.notes.empty() ? "" : "<br><span class=\"small\">" + h(join(s.notes, "; ")) + "</span>",
+        h(metric_value(a.goal, s.result.metric)), h(gain_value(s.step_gain, s.gain_basis)), h(total),
+        h(format_bytes(s.result.memory_bytes)));
+  }
+  out += "</tbody>\n</table>\n";
+  const Evaluation& last = a.plan.back().result;
+  out +=
+      "<p>result: " + h(workload_text(last)) +
+      (last.is_training() ? ""
+                          : "; " + h(last.inference().prepared.scenario.engine.id()) + " with " + h(last.inference().prepared.quant->id)) +
+      "</p>\n";
+  for (const auto& s : a.plan_skipped)
+    out += "<p class=\"small\">not stacked: <code>" + h(s.rule->id) + "</code>: " + h(s.reason) + "</p>\n";
+  return out;
+}
+
+/// A different model instead of a technique: listed, not ranked.
+std::string alternatives_html(const Advice& a) {
+  std::string out =
+      "<h3>Alternatives <span class=\"small\">(a different model; not ranked among the techniques)</span></h3>\n<ul "
+      "class=\"alternatives\">\n";
+  for (const auto& r : a.alternatives)
+    out += fmt::format("<li><strong>{}</strong> <code>{}</code>: {}; {} {} -&gt; {} ({}){}</li>\n", h(r.rule->title), h(r.rule->id),
+                       h(join(r.why, "; ")), h(a.metric.label), h(metric_value(a.goal, a.base.metric)),
+                       h(metric_value(a.goal, r.after.metric)), h(gain_value(r.gain, r.gain_basis)),
+                       r.notes.empty() ? "" : "; " + h(join(r.notes, "; ")));
+  return out + "</ul>\n";
+}
+
+/// Rules whose effect is not computed, with what they would change under load and how to apply them.
+std::string unquantified_html(const Advice& a) {
+  std::string out = "<h3>Also worth considering <span class=\"small\">(effect not computed)</span></h3>\n<ul class=\"unquantified\">\n";
+  for (const auto& u : a.unquantified) {
+    const std::string how = fill_template(u.how, a.base.facts, a.assumption_values);
+    const auto load = under_load_lines(u);
+    out += fmt::format("<li><strong>{}</strong> <code>{}</code>: {}; not computed: {}.{}{}</li>\n", h(u.rule->title), h(u.rule->id),
+                       h(join(u.why, "; ")), h(u.rule->not_quantified), load.empty() ? "" : " Under load: " + h(join(load, "; ")) + ".",
+                       how.empty() ? "" : " How: <code>" + h(how) + "</code>");
+  }
+  return out + "</ul>\n";
+}
+
 std::string playbook_section(const Advice& a, const RuleBook& book) {
   std::string out = "<section id=\"playbook\">\n";
   out += fmt::format("<h2>Playbook <span class=\"small\">(ranked by {} after the change, then quality, effort and risk)</span></h2>\n",
@@ -376,110 +489,12 @@ std::string playbook_section(const Advice& a, const RuleBook& book) {
       "class=\"num\">gain</th>"
       "<th>memory per device</th><th>{}</th><th>effort / risk</th></tr></thead>\n<tbody>\n",
       h(a.metric.label), a.base.is_training() ? "step time / MFU" : "decode traffic per token");
-  for (const auto& r : a.recommendations) {
-    const std::string effects = a.base.is_training()
-                                    ? fmt::format("{} &rarr; {}<br><span class=\"small\">MFU {} &rarr; {}</span>",
-                                                  h(format_seconds(a.base.training().analysis.time.step_time_s)),
-                                                  h(format_seconds(r.after.training().analysis.time.step_time_s)),
-                                                  percent(a.base.training().analysis.mfu), percent(r.after.training().analysis.mfu))
-                                    : bytes_pair(a.base.bytes_per_token, r.after.bytes_per_token);
-    std::string phases;
-    if (!a.base.is_training() && a.goal != Goal::kMemory)
-      phases = fmt::format(
-          "<br><span class=\"small\">first token {} &rarr; {}; per token {} &rarr; {}</span>",
-          h(format_seconds(a.base.inference().analysis.prefill.time_s)), h(format_seconds(r.after.inference().analysis.prefill.time_s)),
-          h(format_seconds(a.base.inference().analysis.decode.time_s)), h(format_seconds(r.after.inference().analysis.decode.time_s)));
-    const bool fits_after = r.after.is_training() ? r.after.training().analysis.memory.fits : r.after.inference().analysis.memory.fits;
-    out += fmt::format(
-        "<tr class=\"rec\" data-rule=\"{}\"><td class=\"num\">{}</td><td><strong>{}</strong><br><code>{}</code></td><td>{} &rarr; {}{}</td>"
-        "<td class=\"num\">{}</td><td>{}{}</td><td>{}</td><td>effort {}<br>risk {}</td></tr>\n",
-        h(r.rule->id), r.rank, h(r.rule->title), h(r.rule->id), h(metric_value(a.goal, a.base.metric)),
-        h(metric_value(a.goal, r.after.metric)), phases, h(gain_value(r.gain, r.gain_basis)),
-        bytes_pair(a.base.memory_bytes, r.after.memory_bytes), fits_after ? "" : " <span class=\"small\">(does not fit)</span>", effects,
-        risk_badge(r.rule->effort), risk_badge(r.rule->risk_level));
-    std::string detail;
-    if (!r.why.empty()) detail += "<p><strong>why:</strong> " + h(join(r.why, "; ")) + "</p>";
-    if (!r.notes.empty()) detail += "<p><strong>changes:</strong> " + h(join(r.notes, "; ")) + "</p>";
-    if (!r.prerequisites.empty()) detail += "<p><strong>needs:</strong> " + h(join(r.prerequisites, "; ")) + "</p>";
-    const std::string how = r.how.empty() ? "" : fill_template(r.how, a.base.facts, a.assumption_values);
-    detail += fmt::format("<p><strong>how{}:</strong> {}</p>", r.rule->how.count(r.how_engine) ? " (" + h(r.how_engine) + ")" : "",
-                          how.empty() ? "see the sources" : "<code>" + h(how) + "</code>");
-    detail += "<p><strong>risk:</strong> " + h(fill_template(r.rule->risk, a.base.facts, a.assumption_values)) + "</p>";
-    if (!r.assumptions.empty()) {
-      std::vector<std::string> used;
-      for (const auto& u : r.assumptions) {
-        const auto it = book.assumptions().find(u.id);
-        const std::string unit = it == book.assumptions().end() ? "" : " " + it->second.unit;
-        used.push_back(fmt::format("{} = {}{}{}", u.id, format_sig3(u.value), unit, u.overridden ? " (your --assume)" : ""));
-      }
-      detail +=
-          "<p><strong>assumes:</strong> " + h(join(used, "; ")) + " <span class=\"small\">(override with --assume NAME=VALUE)</span></p>";
-    }
-    if (r.rule->sources.is_array() && !r.rule->sources.empty())
-      detail += "<p><strong>sources:</strong></p>" + sources_html(r.rule->sources);
-    out += "<tr class=\"detail\"><td></td><td colspan=\"6\">" + detail + "</td></tr>\n";
-  }
+  for (const auto& r : a.recommendations) out += recommendation_row(a, r) + recommendation_detail(a, r, book);
   out += "</tbody>\n</table>\n";
 
-  if (!a.plan.empty()) {
-    out +=
-        "<h3>Stacked plan <span class=\"small\">(the best combination of the top recommendations, each re-checked; gains do not simply "
-        "multiply)</span></h3>\n";
-    out += fmt::format(
-        "<table class=\"plan\">\n<thead><tr><th class=\"num\">step</th><th>apply</th><th>{}</th><th class=\"num\">step gain</th>"
-        "<th class=\"num\">total gain</th><th>memory per device</th></tr></thead>\n<tbody>\n",
-        h(a.metric.label));
-    out += fmt::format("<tr class=\"plan-step\"><td class=\"num\">0</td><td>as given</td><td>{}</td><td></td><td></td><td>{}</td></tr>\n",
-                       h(metric_value(a.goal, a.base.metric)), h(format_bytes(a.base.memory_bytes)));
-    for (std::size_t i = 0; i < a.plan.size(); ++i) {
-      const PlanStep& s = a.plan[i];
-      std::string total = gain_value(s.cumulative_gain, "metric");
-      if (!a.base.runs && !s.result.runs)
-        total = gain_value(s.cumulative_gain, "memory");
-      else if (!a.base.runs && s.first_running_step != static_cast<int>(i + 1))
-        total = fmt::format("{:.2f}x over step {}", s.gain_over_first, s.first_running_step);
-      out += fmt::format(
-          "<tr class=\"plan-step\"><td class=\"num\">{}</td><td>+ <code>{}</code>{}</td><td>{}</td><td class=\"num\">{}</td><td "
-          "class=\"num\">{}</td>"
-          "<td>{}</td></tr>\n",
-          i + 1, h(s.rule->id), s.notes.empty() ? "" : "<br><span class=\"small\">" + h(join(s.notes, "; ")) + "</span>",
-          h(metric_value(a.goal, s.result.metric)), h(gain_value(s.step_gain, s.gain_basis)), h(total),
-          h(format_bytes(s.result.memory_bytes)));
-    }
-    out += "</tbody>\n</table>\n";
-    const Evaluation& last = a.plan.back().result;
-    out += "<p>result: " + h(workload_text(last)) +
-           (last.is_training()
-                ? ""
-                : "; " + h(last.inference().prepared.scenario.engine.id()) + " with " + h(last.inference().prepared.quant->id)) +
-           "</p>\n";
-    for (const auto& s : a.plan_skipped)
-      out += "<p class=\"small\">not stacked: <code>" + h(s.rule->id) + "</code>: " + h(s.reason) + "</p>\n";
-  }
-
-  if (!a.alternatives.empty()) {
-    out +=
-        "<h3>Alternatives <span class=\"small\">(a different model; not ranked among the techniques)</span></h3>\n<ul "
-        "class=\"alternatives\">\n";
-    for (const auto& r : a.alternatives)
-      out += fmt::format("<li><strong>{}</strong> <code>{}</code>: {}; {} {} -&gt; {} ({}){}</li>\n", h(r.rule->title), h(r.rule->id),
-                         h(join(r.why, "; ")), h(a.metric.label), h(metric_value(a.goal, a.base.metric)),
-                         h(metric_value(a.goal, r.after.metric)), h(gain_value(r.gain, r.gain_basis)),
-                         r.notes.empty() ? "" : "; " + h(join(r.notes, "; ")));
-    out += "</ul>\n";
-  }
-
-  if (!a.unquantified.empty()) {
-    out += "<h3>Also worth considering <span class=\"small\">(effect not computed)</span></h3>\n<ul class=\"unquantified\">\n";
-    for (const auto& u : a.unquantified) {
-      const std::string how = fill_template(u.how, a.base.facts, a.assumption_values);
-      const auto load = under_load_lines(u);
-      out += fmt::format("<li><strong>{}</strong> <code>{}</code>: {}; not computed: {}.{}{}</li>\n", h(u.rule->title), h(u.rule->id),
-                         h(join(u.why, "; ")), h(u.rule->not_quantified), load.empty() ? "" : " Under load: " + h(join(load, "; ")) + ".",
-                         how.empty() ? "" : " How: <code>" + h(how) + "</code>");
-    }
-    out += "</ul>\n";
-  }
+  if (!a.plan.empty()) out += stacked_plan_html(a);
+  if (!a.alternatives.empty()) out += alternatives_html(a);
+  if (!a.unquantified.empty()) out += unquantified_html(a);
   return out + "</section>\n";
 }
 
@@ -703,15 +718,32 @@ MemoryBar memory_bar(const std::string& label, const TrainingMemory& m) {
   return b;
 }
 
-std::string render_memory_bars_svg(const std::vector<MemoryBar>& bars) {
-  constexpr double kWidth = 1040, kLabel = 120, kBarLeft = 130, kBarRight = 1020, kRow = 62, kBarHeight = 24, kLegendRow = 18;
+namespace {
+
+/// The memory chart's layout in px: the legend entries wrapped to the bars' width, where the first bar
+/// starts, and the byte scale every bar shares.
+struct MemoryChart {
+  static constexpr double kWidth = 1040, kLabel = 120, kBarLeft = 130, kBarRight = 1020, kRow = 62, kBarHeight = 24, kLegendRow = 18;
+  std::vector<std::string> names;                    ///< every part that appears in some bar, in order
+  std::vector<std::pair<double, double>> legend_at;  ///< where each name's legend entry sits
+  double top = 0;                                    ///< y of the first bar, below the legend
+  double scale_max = 0;                              ///< the bytes at the bars' right end
+
+  explicit MemoryChart(const std::vector<MemoryBar>& bars);
+  double x_of(double bytes) const { return kBarLeft + (scale_max > 0 ? bytes / scale_max : 0) * (kBarRight - kBarLeft); }
+  static std::string px(double v) { return fmt::format("{:.1f}", v); }
+  std::string open_svg(std::size_t rows) const;
+  std::string legend_svg() const;
+  std::string bar_svg(const MemoryBar& b, double y) const;
+  std::string capacity_label_svg(const MemoryBar& first) const;
+};
+
+MemoryChart::MemoryChart(const std::vector<MemoryBar>& bars) {
   // Legend: every part that appears in some bar, in order, wrapped to the bar's width
   // (text width estimated at 6.5 px a character).
-  std::vector<std::string> names;
   for (const auto& b : bars)
     for (const auto& [name, bytes] : b.segments)
       if (bytes > 0 && std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
-  std::vector<std::pair<double, double>> legend_at;
   double lx = kBarLeft, ly = 18;
   for (const auto& name : names) {
     const double width = 16 + 6.5 * static_cast<double>(name.size()) + 20;
@@ -722,79 +754,93 @@ std::string render_memory_bars_svg(const std::vector<MemoryBar>& bars) {
     legend_at.push_back({lx, ly});
     lx += width;
   }
-  const double kTop = ly + 32;
-  double scale_max = 0;
+  top = ly + 32;
   for (const auto& b : bars) scale_max = std::max({scale_max, b.total_bytes, b.capacity_bytes});
   scale_max *= 1.04;
-  const double height = kTop + kRow * static_cast<double>(bars.size()) + 6;
-  auto X = [&](double bytes) { return kBarLeft + (scale_max > 0 ? bytes / scale_max : 0) * (kBarRight - kBarLeft); };
-  auto px = [](double v) { return fmt::format("{:.1f}", v); };
-  std::string svg = fmt::format(
+}
+
+std::string MemoryChart::open_svg(std::size_t rows) const {
+  const double height = top + kRow * static_cast<double>(rows) + 6;
+  return fmt::format(
       R"(<svg xmlns="http://www.w3.org/2000/svg" class="memory-bars" viewBox="0 0 {w} {h}" width="{w}" height="{h}" role="img" aria-labelledby="mem-title" font-size="12">)"
       "\n<title id=\"mem-title\">Memory needed per device against what it may use</title>\n",
       fmt::arg("w", px(kWidth)), fmt::arg("h", px(height)));
-  svg += "<g class=\"legend\">\n";
+}
+
+std::string MemoryChart::legend_svg() const {
+  std::string svg = "<g class=\"legend\">\n";
   for (std::size_t i = 0; i < names.size(); ++i)
     svg += fmt::format(R"(<rect x="{}" y="{}" width="12" height="12" fill="{}"/><text x="{}" y="{}">{}</text>)"
                        "\n",
                        px(legend_at[i].first), px(legend_at[i].second - 10), segment_color(i), px(legend_at[i].first + 16),
                        px(legend_at[i].second), h(names[i]));
-  svg += "</g>\n";
-  if (scale_max <= 0) return svg + "</svg>\n";
-  for (std::size_t row = 0; row < bars.size(); ++row) {
-    const MemoryBar& b = bars[row];
-    const double y = kTop + kRow * static_cast<double>(row);
-    svg += fmt::format("<g class=\"bar\" data-label=\"{}\">\n", h(b.label));
-    svg += fmt::format(R"(<text x="{}" y="{}" text-anchor="end" font-weight="bold">{}</text>)"
-                       "\n",
-                       px(kLabel), px(y + 16), h(b.label));
-    svg += fmt::format(R"(<rect x="{}" y="{}" width="{}" height="{}" fill="#f8fafc" stroke="#e2e8f0"/>)"
-                       "\n",
-                       px(kBarLeft), px(y), px(kBarRight - kBarLeft), px(kBarHeight));
-    double at = 0;
-    for (const auto& [name, bytes] : b.segments) {
-      if (!(bytes > 0)) continue;
-      const std::size_t color = static_cast<std::size_t>(std::find(names.begin(), names.end(), name) - names.begin());
-      const double x0 = X(at), x1 = X(at + bytes);
-      svg += fmt::format(
-          R"(<rect class="segment" data-part="{}" x="{}" y="{}" width="{}" height="{}" fill="{}"><title>{}: {}</title></rect>)"
-          "\n",
-          h(name), px(x0), px(y), px(std::max(x1 - x0, 0.5)), px(kBarHeight), segment_color(color), h(name), h(format_bytes(bytes)));
-      const std::string inside = fmt::format("{} {}", name, format_gb(bytes));
-      if (x1 - x0 > 6.6 * static_cast<double>(inside.size()) + 8)
-        svg += fmt::format(R"(<text x="{}" y="{}" fill="#ffffff">{}</text>)"
-                           "\n",
-                           px(x0 + 5), px(y + 16), h(inside));
-      at += bytes;
-    }
-    const std::string allowed =
-        b.limit_bytes < b.capacity_bytes * 0.999
-            ? fmt::format("the engine may use {} of {} usable", format_bytes(b.limit_bytes), format_bytes(b.capacity_bytes))
-            : format_bytes(b.capacity_bytes) + " usable";
-    svg += fmt::format(R"(<text class="bar-total" x="{}" y="{}">{} needed; {}: {}{}</text>)"
-                       "\n",
-                       px(kBarLeft), px(y + kBarHeight + 16), h(format_bytes(b.total_bytes)), h(allowed), b.fits ? "fits" : "does not fit",
-                       b.note.empty() ? "" : " (" + h(b.note) + ")");
-    // What the device (and the engine) allow, across this bar.
-    svg += fmt::format(
-        R"(<line class="capacity" x1="{x}" y1="{}" x2="{x}" y2="{}" stroke="#b91c1c" stroke-width="2" stroke-dasharray="5 3"><title>usable capacity {}</title></line>)"
-        "\n",
-        px(y - 5), px(y + kBarHeight + 5), h(format_bytes(b.capacity_bytes)), fmt::arg("x", px(X(b.capacity_bytes))));
-    if (b.limit_bytes < b.capacity_bytes * 0.999)
-      svg += fmt::format(
-          R"(<line class="engine-limit" x1="{x}" y1="{}" x2="{x}" y2="{}" stroke="#d97706" stroke-width="2" stroke-dasharray="2 2"><title>the engine may use {}</title></line>)"
-          "\n",
-          px(y - 5), px(y + kBarHeight + 5), h(format_bytes(b.limit_bytes)), fmt::arg("x", px(X(b.limit_bytes))));
-    svg += "</g>\n";
-  }
-  // One label for the capacity line, above the first bar.
-  const double cap_x = X(bars.front().capacity_bytes);
-  const bool right_half = cap_x > (kBarLeft + kBarRight) / 2;
-  svg += fmt::format(R"(<text class="capacity-label" x="{}" y="{}" text-anchor="{}" fill="#b91c1c">usable {}</text>)"
+  return svg + "</g>\n";
+}
+
+/// One device's bar at height y: its label, the parts in legend colours, the totals line and the capacity marks.
+std::string MemoryChart::bar_svg(const MemoryBar& b, double y) const {
+  std::string svg = fmt::format("<g class=\"bar\" data-label=\"{}\">\n", h(b.label));
+  svg += fmt::format(R"(<text x="{}" y="{}" text-anchor="end" font-weight="bold">{}</text>)"
                      "\n",
-                     px(cap_x + (right_half ? -4 : 4)), px(kTop - 10), right_half ? "end" : "start",
-                     h(format_bytes(bars.front().capacity_bytes)));
-  return svg + "</svg>\n";
+                     px(kLabel), px(y + 16), h(b.label));
+  svg += fmt::format(R"(<rect x="{}" y="{}" width="{}" height="{}" fill="#f8fafc" stroke="#e2e8f0"/>)"
+                     "\n",
+                     px(kBarLeft), px(y), px(kBarRight - kBarLeft), px(kBarHeight));
+  double at = 0;
+  for (const auto& [name, bytes] : b.segments) {
+    if (!(bytes > 0)) continue;
+    const std::size_t color = static_cast<std::size_t>(std::find(names.begin(), names.end(), name) - names.begin());
+    const double x0 = x_of(at), x1 = x_of(at + bytes);
+    svg += fmt::format(R"(<rect class="segment" data-part="{}" x="{}" y="{}" width="{}" height="{}" fill="{}"><title>{}: {}</title></rect>)"
+                       "\n",
+                       h(name), px(x0), px(y), px(std::max(x1 - x0, 0.5)), px(kBarHeight), segment_color(color), h(name),
+                       h(format_bytes(bytes)));
+    const std::string inside = fmt::format("{} {}", name, format_gb(bytes));
+    if (x1 - x0 > 6.6 * static_cast<double>(inside.size()) + 8)
+      svg += fmt::format(R"(<text x="{}" y="{}" fill="#ffffff">{}</text>)"
+                         "\n",
+                         px(x0 + 5), px(y + 16), h(inside));
+    at += bytes;
+  }
+  const std::string allowed =
+      b.limit_bytes < b.capacity_bytes * 0.999
+          ? fmt::format("the engine may use {} of {} usable", format_bytes(b.limit_bytes), format_bytes(b.capacity_bytes))
+          : format_bytes(b.capacity_bytes) + " usable";
+  svg += fmt::format(R"(<text class="bar-total" x="{}" y="{}">{} needed; {}: {}{}</text>)"
+                     "\n",
+                     px(kBarLeft), px(y + kBarHeight + 16), h(format_bytes(b.total_bytes)), h(allowed), b.fits ? "fits" : "does not fit",
+                     b.note.empty() ? "" : " (" + h(b.note) + ")");
+  // What the device (and the engine) allow, across this bar.
+  svg += fmt::format(
+      R"(<line class="capacity" x1="{x}" y1="{}" x2="{x}" y2="{}" stroke="#b91c1c" stroke-width="2" stroke-dasharray="5 3"><title>usable capacity {}</title></line>)"
+      "\n",
+      px(y - 5), px(y + kBarHeight + 5), h(format_bytes(b.capacity_bytes)), fmt::arg("x", px(x_of(b.capacity_bytes))));
+  if (b.limit_bytes < b.capacity_bytes * 0.999)
+    svg += fmt::format(
+        R"(<line class="engine-limit" x1="{x}" y1="{}" x2="{x}" y2="{}" stroke="#d97706" stroke-width="2" stroke-dasharray="2 2"><title>the engine may use {}</title></line>)"
+        "\n",
+        px(y - 5), px(y + kBarHeight + 5), h(format_bytes(b.limit_bytes)), fmt::arg("x", px(x_of(b.limit_bytes))));
+  return svg + "</g>\n";
+}
+
+/// One label for the capacity line, above the first bar.
+std::string MemoryChart::capacity_label_svg(const MemoryBar& first) const {
+  const double cap_x = x_of(first.capacity_bytes);
+  const bool right_half = cap_x > (kBarLeft + kBarRight) / 2;
+  return fmt::format(R"(<text class="capacity-label" x="{}" y="{}" text-anchor="{}" fill="#b91c1c">usable {}</text>)"
+                     "\n",
+                     px(cap_x + (right_half ? -4 : 4)), px(top - 10), right_half ? "end" : "start", h(format_bytes(first.capacity_bytes)));
+}
+
+}  // namespace
+
+std::string render_memory_bars_svg(const std::vector<MemoryBar>& bars) {
+  const MemoryChart chart(bars);
+  std::string svg = chart.open_svg(bars.size()) + chart.legend_svg();
+  if (chart.scale_max <= 0) return svg + "</svg>\n";
+  for (std::size_t row = 0; row < bars.size(); ++row)
+    svg += chart.bar_svg(bars[row], chart.top + MemoryChart::kRow * static_cast<double>(row));
+  return svg + chart.capacity_label_svg(bars.front()) + "</svg>\n";
 }
 
 std::string render_advice_html(const Advice& a, const RuleBook& book, const AdviceView& view, const HtmlReportInfo& info) {
