@@ -182,7 +182,7 @@ TEST_CASE("published totals decompose into explicit checkpoint terms", "[model]"
   CHECK(parameter_count(preset("gpt-oss-120b")) == 116829156672);
 }
 
-TEST_CASE("tensor names and ggml shapes follow convert_hf_to_gguf", "[model]") {
+TEST_CASE("tensor names and ggml shapes follow convert_hf_to_gguf: dense models", "[model]") {
   SECTION("llama-3.1-8b: GQA, untied") {
     const auto t = model_tensors(preset("llama-3.1-8b"));
     CHECK(t.size() == 1 + 32 * 9 + 2);  // token_embd, 9 per block, output_norm, output
@@ -235,6 +235,9 @@ TEST_CASE("tensor names and ggml shapes follow convert_hf_to_gguf", "[model]") {
     CHECK_FALSE(has_tensor(t, "blk.0.attn_q.weight"));
     CHECK_FALSE(has_tensor(t, "blk.0.ffn_gate.weight"));
   }
+}
+
+TEST_CASE("tensor names and ggml shapes follow convert_hf_to_gguf: mixture-of-experts models", "[model]") {
   SECTION("mixtral: merged experts and router") {
     const auto t = model_tensors(preset("mixtral-8x7b"));
     check_shape(t, "blk.0.ffn_gate_inp.weight", 4096, 8);
