@@ -406,7 +406,7 @@ struct Options {
 };
 
 /// In-sample errors with the efficiencies as shipped (or as just fitted).
-SpeedErrors report_speed(const TrainingData& training, const std::vector<SpeedCase>& speed, std::map<std::string, Params>& fitted,
+SpeedErrors report_speed(const TrainingData& training, const std::vector<SpeedCase>& speed, const std::map<std::string, Params>& fitted,
                          const Options& o, std::string& report) {
   report +=
       "\nTokens/s per GPU and MFU against the published runs (efficiencies as " + std::string(o.do_fit ? "fitted" : "shipped") + "):\n";
@@ -414,7 +414,7 @@ SpeedErrors report_speed(const TrainingData& training, const std::vector<SpeedCa
   for (const auto& c : speed) {
     const TrainingEngineProfile* base = training.find_engine(c.engine);
     TrainingEngineProfile e = *base;
-    if (fitted.count(c.engine)) fitted[c.engine].apply(e);
+    if (fitted.count(c.engine)) fitted.at(c.engine).apply(e);
     const double predicted = predict_tps(c, e);
     if (c.id == o.show) {
       TrainingScenario sc = c.prepared.scenario;
@@ -498,8 +498,7 @@ int main(int argc, char** argv) {
   report_measured_memory(catalog, rows, memory, skipped, report);
 
   const std::vector<SpeedCase> speed = speed_cases(catalog, rows, skipped);
-  std::map<std::string, Params> fitted;
-  if (o.do_fit) fitted = fit_engines(training, speed, o.write, report);
+  const std::map<std::string, Params> fitted = o.do_fit ? fit_engines(training, speed, o.write, report) : std::map<std::string, Params>{};
   const std::size_t memory_over_capacity = report_fullest(speed, report);
   const SpeedErrors errors = report_speed(training, speed, fitted, o, report);
   for (const auto& s : skipped) report += "  not expressible: " + s + "\n";
