@@ -23,6 +23,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "bench_common.hpp"
 #include "csv.hpp"
 #include "optadvisor/analysis/analysis.hpp"
 #include "optadvisor/catalog/catalog.hpp"
@@ -138,7 +139,24 @@ std::vector<Param> backend_params(BackendProfile& b, bool has_decode, bool has_p
   return p;
 }
 
-}  // namespace
+/// The key of backend `backend_name` of engine `engine_id` in the fit report: the engine id alone for its default backend.
+std::string backend_key(const std::string& engine_id, const std::string& backend_name) {
+  return backend_name == "default" ? engine_id : engine_id + ":" + backend_name;
+}
+
+/// Calls `write(name, backend, its fit-report entry)` for each backend of engine `id` that the fit report
+/// holds; returns whether there was one.
+template <typename Write>
+bool for_each_fitted_backend(const std::string& id, const EngineProfile& engine, const nlohmann::json& fit_report, Write write) {
+  bool changed = false;
+  for (const auto& [bname, b] : engine.backends) {
+    const std::string key = backend_key(id, bname);
+    if (!fit_report.contains(key)) continue;
+    changed = true;
+    write(bname, b, fit_report.at(key));
+  }
+  return changed;
+}
 
 /// Rewrites each engine file in data/engines whose document `edit` changes (edit returns whether it did).
 template <typename Edit>
@@ -155,38 +173,43 @@ void rewrite_engine_files(const Engines& engines, Edit edit) {
   }
 }
 
-int main(int argc, char** argv) {
+/// The command line.
+struct Options {
   std::string data = std::string(OPTADVISOR_SOURCE_DIR) + "/bench/data/speed_scenarios.csv";
   std::string check_path, json_path;
   bool do_fit = false, do_fit_moe = false, do_write = false, verbose = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--data" && i + 1 < argc)
-      data = argv[++i];
-    else if (a == "--fit")
-      do_fit = true;
-    else if (a == "--fit-moe")
-      do_fit_moe = true;
-    else if (a == "--write")
-      do_write = true;
-    else if (a == "--check" && i + 1 < argc)
-      check_path = argv[++i];
-    else if (a == "--json" && i + 1 < argc)
-      json_path = argv[++i];
-    else if (a == "-v")
-      verbose = true;
-    else {
-      fmt::print(stderr, "usage: optadvisor_accuracy [--data CSV] [--fit | --fit-moe [--write]] [--check BASELINE] [--json OUT] [-v]\n");
-      return 2;
-    }
-  }
-  const Catalog catalog = Catalog::load({});
-  Engines engines;
-  for (const auto& e : catalog.engines()) engines.by_id[e.id] = e;
+};
 
-  // --- build the cases -------------------------------------------------------
+/// The scenario request a CSV row describes.
+ScenarioRequest request_of(const CsvRow& row, const std::string& metric) {
+  ScenarioRequest r;
+  r.hardware = row.at("hw");
+  r.model.preset = row.at("model");
+  r.quant = row.at("quant");
+  r.engine = row.at("engine");
+  // A throughput row without a batch is a max-throughput run: as many sequences as fit.
+  r.batch = row.at("batch").empty() ? (metric == "output_tokens_per_s" ? "max" : "1") : row.at("batch");
+  r.prompt_tokens = to_int(row.at("prompt"), 0);
+  r.gen_tokens = to_int(row.at("gen"), 0);
+  r.ubatch_tokens = to_int(row.count("ubatch") ? row.at("ubatch") : "", 0);
+  if (row.count("kv_dtype") && !row.at("kv_dtype").empty()) r.kv_dtype = row.at("kv_dtype");
+  r.tp = to_int(row.at("tp"), 1);
+  r.pp = to_int(row.at("pp"), 1);
+  r.gpus = to_int(row.at("gpus"), 0);
+  // Expert offload (llama.cpp --n-cpu-moe N / --cpu-moe) on the named host CPU, where the CSV has the columns.
+  if (row.count("host")) r.host = row.at("host");
+  if (row.count("cpu_moe") && row.at("cpu_moe") == "all") r.cpu_moe = true;
+  if (row.count("cpu_moe") && !row.at("cpu_moe").empty() && row.at("cpu_moe") != "all") r.n_cpu_moe = to_int(row.at("cpu_moe"), 0);
+  if (row.at("flash_attn") == "on") r.flash_attention = true;
+  if (row.at("flash_attn") == "off") r.flash_attention = false;
+  // llama-bench style rows: decode-only rows without a length are tg128.
+  if (metric == "decode_tokens_per_s" && r.gen_tokens == 0) r.gen_tokens = 128;
+  return r;
+}
+
+/// Every mappable row of `data` the model can express; the others counted by reason in `skipped`.
+std::vector<Case> build_cases(const Catalog& catalog, const std::string& data, std::map<std::string, int>& skipped) {
   std::vector<Case> cases;
-  std::map<std::string, int> skipped;
   for (const auto& row : optadvisor::bench::read_csv(data)) {
     if (row.at("mappable") != "yes") continue;
     const std::string metric = row.at("metric");
@@ -205,28 +228,7 @@ int main(int argc, char** argv) {
     c.metric = metric;
     c.measured = std::stod(row.at("value"));
     c.uncertain = row.at("uncertain") == "yes";
-    ScenarioRequest r;
-    r.hardware = row.at("hw");
-    r.model.preset = row.at("model");
-    r.quant = row.at("quant");
-    r.engine = row.at("engine");
-    // A throughput row without a batch is a max-throughput run: as many sequences as fit.
-    r.batch = row.at("batch").empty() ? (metric == "output_tokens_per_s" ? "max" : "1") : row.at("batch");
-    r.prompt_tokens = to_int(row.at("prompt"), 0);
-    r.gen_tokens = to_int(row.at("gen"), 0);
-    r.ubatch_tokens = to_int(row.count("ubatch") ? row.at("ubatch") : "", 0);
-    if (row.count("kv_dtype") && !row.at("kv_dtype").empty()) r.kv_dtype = row.at("kv_dtype");
-    r.tp = to_int(row.at("tp"), 1);
-    r.pp = to_int(row.at("pp"), 1);
-    r.gpus = to_int(row.at("gpus"), 0);
-    // Expert offload (llama.cpp --n-cpu-moe N / --cpu-moe) on the named host CPU, where the CSV has the columns.
-    if (row.count("host")) r.host = row.at("host");
-    if (row.count("cpu_moe") && row.at("cpu_moe") == "all") r.cpu_moe = true;
-    if (row.count("cpu_moe") && !row.at("cpu_moe").empty() && row.at("cpu_moe") != "all") r.n_cpu_moe = to_int(row.at("cpu_moe"), 0);
-    if (row.at("flash_attn") == "on") r.flash_attention = true;
-    if (row.at("flash_attn") == "off") r.flash_attention = false;
-    // llama-bench style rows: decode-only rows without a length are tg128.
-    if (metric == "decode_tokens_per_s" && r.gen_tokens == 0) r.gen_tokens = 128;
+    const ScenarioRequest r = request_of(row, metric);
     try {
       c.ps = prepare_scenario(catalog, r);
     } catch (const Error& e) {
@@ -238,213 +240,240 @@ int main(int argc, char** argv) {
     c.device_class = std::string(to_string(c.ps.scenario.hardware->device_class));
     cases.push_back(std::move(c));
   }
-  for (auto& c : cases) point_at(c, engines);
+  return cases;
+}
 
-  auto select = [&](const std::function<bool(const Case&)>& keep) {
-    std::vector<const Case*> out;
-    for (const auto& c : cases)
-      if (keep(c)) out.push_back(&c);
-    return out;
-  };
+std::vector<const Case*> select(const std::vector<Case>& cases, const std::function<bool(const Case&)>& keep) {
+  std::vector<const Case*> out;
+  for (const auto& c : cases)
+    if (keep(c)) out.push_back(&c);
+  return out;
+}
 
-  // --- fit -----------------------------------------------------------------
-  nlohmann::json fit_report = nlohmann::json::object();
-  if (do_fit) {
-    std::set<std::string> keys;
-    for (const auto& c : cases) keys.insert(c.engine_key);
-    for (const auto& key : keys) {
-      // Rows marked uncertain are left out, unless a phase has no other evidence.
-      auto rows = select([&](const Case& c) { return c.engine_key == key && !c.uncertain; });
-      for (Kind kind : {Kind::kPrefill, Kind::kDecode, Kind::kThroughput}) {
-        const bool covered = std::any_of(rows.begin(), rows.end(), [&](const Case* c) { return c->kind == kind; });
-        if (!covered)
-          for (const auto& c : cases)
-            if (c.engine_key == key && c.kind == kind) rows.push_back(&c);
-      }
-      if (rows.empty()) continue;
-      auto& engine = engines.by_id.at(rows.front()->ps.scenario.engine.engine->id);
-      auto& backend = engine.backends.at(rows.front()->ps.scenario.engine.backend->name);
-      const bool has_decode = std::any_of(rows.begin(), rows.end(), [](const Case* c) { return c->kind != Kind::kPrefill; });
-      const bool has_prefill = std::any_of(rows.begin(), rows.end(), [](const Case* c) { return c->kind != Kind::kDecode; });
-      auto params = backend_params(backend, has_decode, has_prefill);
-      // Leave one device out: fit without it, predict it.
-      std::set<std::string> devices;
-      for (const auto* c : rows) devices.insert(c->device);
-      std::vector<double> lodo_prefill, lodo_decode;
-      if (devices.size() > 2) {
-        const BackendProfile saved = backend;
-        for (const auto& held : devices) {
-          std::vector<const Case*> train;
-          for (const auto* c : rows)
-            if (c->device != held) train.push_back(c);
-          fit(params, train);
-          for (const auto* c : rows)
-            if (c->device == held) (c->kind == Kind::kPrefill ? lodo_prefill : lodo_decode).push_back(ape(*c));
-          backend = saved;
-        }
-      }
+/// The mutable backend a case's scenario points at.
+BackendProfile& backend_of(Engines& engines, const Case& c) {
+  auto& engine = engines.by_id.at(c.ps.scenario.engine.engine->id);
+  return engine.backends.at(c.ps.scenario.engine.backend->name);
+}
+
+// --- fit -----------------------------------------------------------------
+
+/// The efficiencies of one engine backend (`key`) fitted on its rows, with leave-one-device-out errors.
+void fit_backend(const std::vector<Case>& cases, Engines& engines, const std::string& key, nlohmann::json& fit_report) {
+  // Rows marked uncertain are left out, unless a phase has no other evidence.
+  auto rows = select(cases, [&](const Case& c) { return c.engine_key == key && !c.uncertain; });
+  for (Kind kind : {Kind::kPrefill, Kind::kDecode, Kind::kThroughput}) {
+    const bool covered = std::any_of(rows.begin(), rows.end(), [&](const Case* c) { return c->kind == kind; });
+    if (!covered)
+      for (const auto& c : cases)
+        if (c.engine_key == key && c.kind == kind) rows.push_back(&c);
+  }
+  if (rows.empty()) return;
+  auto& backend = backend_of(engines, *rows.front());
+  const bool has_decode = std::any_of(rows.begin(), rows.end(), [](const Case* c) { return c->kind != Kind::kPrefill; });
+  const bool has_prefill = std::any_of(rows.begin(), rows.end(), [](const Case* c) { return c->kind != Kind::kDecode; });
+  auto params = backend_params(backend, has_decode, has_prefill);
+  // Leave one device out: fit without it, predict it.
+  std::set<std::string> devices;
+  for (const auto* c : rows) devices.insert(c->device);
+  std::vector<double> lodo_prefill, lodo_decode;
+  if (devices.size() > 2) {
+    const BackendProfile saved = backend;
+    for (const auto& held : devices) {
+      std::vector<const Case*> train;
+      for (const auto* c : rows)
+        if (c->device != held) train.push_back(c);
+      fit(params, train);
+      for (const auto* c : rows)
+        if (c->device == held) (c->kind == Kind::kPrefill ? lodo_prefill : lodo_decode).push_back(ape(*c));
+      backend = saved;
+    }
+  }
+  fit(params, rows);
+  nlohmann::json values;
+  for (const auto& p : params) values[p.name] = *p.value;
+  std::vector<std::string> ids;
+  for (const auto* c : rows) ids.push_back(c->row.at("id"));
+  fit_report[key] = {{"rows", rows.size()},
+                     {"devices", devices.size()},
+                     {"values", values},
+                     {"row_ids", ids},
+                     {"lodo_prefill_median", quantile(lodo_prefill, 0.5)},
+                     {"lodo_decode_median", quantile(lodo_decode, 0.5)}};
+  fmt::print("fit {:<18} rows {:>3} devices {:>2}  {}  leave-one-device-out median APE: prefill {:.1f}% decode {:.1f}%\n", key, rows.size(),
+             devices.size(), values.dump(), 100 * quantile(lodo_prefill, 0.5), 100 * quantile(lodo_decode, 0.5));
+}
+
+/// Dequantization costs differ by weight format: fit a decode and a prefill
+/// multiplier per engine and format, relative to the engine's most common format.
+void fit_quant_efficiency(const std::vector<Case>& cases, Engines& engines, nlohmann::json& fit_report) {
+  std::map<std::string, std::map<std::string, std::vector<const Case*>>> by_engine_quant;
+  for (const auto& c : cases)
+    if (!c.uncertain) by_engine_quant[c.engine_key][c.ps.scenario.weights.quant_id].push_back(&c);
+  for (auto& [engine_key, quants] : by_engine_quant) {
+    if (quants.size() < 2) continue;
+    std::string reference;
+    for (const auto& [q, rows] : quants)
+      if (reference.empty() || rows.size() > quants[reference].size()) reference = q;
+    auto& backend = backend_of(engines, *quants.begin()->second.front());
+    for (auto& [q, rows] : quants) {
+      if (q == reference || rows.size() < 8) continue;
+      auto& qe = backend.quant_efficiency[q];
+      std::vector<Param> params = {{&qe.decode, 0.4, 1.3, 0.01, "decode"}, {&qe.prefill, 0.3, 2.0, 0.01, "prefill"}};
       fit(params, rows);
-      nlohmann::json values;
-      for (const auto& p : params) values[p.name] = *p.value;
-      std::vector<std::string> ids;
-      for (const auto* c : rows) ids.push_back(c->row.at("id"));
-      fit_report[key] = {{"rows", rows.size()},
-                         {"devices", devices.size()},
-                         {"values", values},
-                         {"row_ids", ids},
-                         {"lodo_prefill_median", quantile(lodo_prefill, 0.5)},
-                         {"lodo_decode_median", quantile(lodo_decode, 0.5)}};
-      fmt::print("fit {:<18} rows {:>3} devices {:>2}  {}  leave-one-device-out median APE: prefill {:.1f}% decode {:.1f}%\n", key,
-                 rows.size(), devices.size(), values.dump(), 100 * quantile(lodo_prefill, 0.5), 100 * quantile(lodo_decode, 0.5));
+      fit_report["quant:" + engine_key + ":" + q] = {
+          {"rows", rows.size()}, {"decode", qe.decode}, {"prefill", qe.prefill}, {"relative_to", reference}};
+      fmt::print("fit {:<18} {:<8} rows {:>3}  decode x{:.2f} prefill x{:.2f} (relative to {})\n", engine_key, q, rows.size(), qe.decode,
+                 qe.prefill, reference);
     }
-    // Dequantization costs differ by weight format: fit a decode and a prefill
-    // multiplier per engine and format, relative to the engine's most common format.
-    std::map<std::string, std::map<std::string, std::vector<const Case*>>> by_engine_quant;
-    for (const auto& c : cases)
-      if (!c.uncertain) by_engine_quant[c.engine_key][c.ps.scenario.weights.quant_id].push_back(&c);
-    for (auto& [engine_key, quants] : by_engine_quant) {
-      if (quants.size() < 2) continue;
-      std::string reference;
-      for (const auto& [q, rows] : quants)
-        if (reference.empty() || rows.size() > quants[reference].size()) reference = q;
-      const Case& sample = *quants.begin()->second.front();
-      auto& engine = engines.by_id.at(sample.ps.scenario.engine.engine->id);
-      auto& backend = engine.backends.at(sample.ps.scenario.engine.backend->name);
-      for (auto& [q, rows] : quants) {
-        if (q == reference || rows.size() < 8) continue;
-        auto& qe = backend.quant_efficiency[q];
-        std::vector<Param> params = {{&qe.decode, 0.4, 1.3, 0.01, "decode"}, {&qe.prefill, 0.3, 2.0, 0.01, "prefill"}};
-        fit(params, rows);
-        fit_report["quant:" + engine_key + ":" + q] = {
-            {"rows", rows.size()}, {"decode", qe.decode}, {"prefill", qe.prefill}, {"relative_to", reference}};
-        fmt::print("fit {:<18} {:<8} rows {:>3}  decode x{:.2f} prefill x{:.2f} (relative to {})\n", engine_key, q, rows.size(), qe.decode,
-                   qe.prefill, reference);
-      }
-    }
-    if (do_write) {
-      rewrite_engine_files(engines, [&](const std::string& id, const EngineProfile& engine, nlohmann::ordered_json& doc) {
-        bool changed = false;
-        for (const auto& [bname, b] : engine.backends) {
-          const std::string key = bname == "default" ? id : id + ":" + bname;
-          if (!fit_report.contains(key)) continue;
-          changed = true;
+  }
+}
+
+/// Stores the fitted efficiencies and format multipliers in data/engines/.
+void write_dense_fit(const Engines& engines, const nlohmann::json& fit_report) {
+  rewrite_engine_files(engines, [&](const std::string& id, const EngineProfile& engine, nlohmann::ordered_json& doc) {
+    bool changed =
+        for_each_fitted_backend(id, engine, fit_report, [&](const std::string& bname, const BackendProfile& b, const nlohmann::json& r) {
           auto& jb = doc["backends"][bname];
           auto round_to = [](double v, double step) { return std::round(v / step) * step; };
           jb["decode_bandwidth_efficiency"] = round_to(b.decode_bandwidth_efficiency, 0.01);
           jb["prefill_compute_efficiency"] = round_to(b.prefill_compute_efficiency, 0.01);
           jb["layer_overhead_s"] = round_to(b.layer_overhead_s, 1e-7);
           std::set<std::string> ids;
-          for (const auto& rid : fit_report[key]["row_ids"]) ids.insert(rid.get<std::string>());
+          for (const auto& rid : r.at("row_ids")) ids.insert(rid.get<std::string>());
           jb["calibrated_on"] = std::vector<std::string>(ids.begin(), ids.end());
-        }
-        for (const auto& [bname, b] : engine.backends) {
-          const std::string key = bname == "default" ? id : id + ":" + bname;
-          for (const auto& [q, qe] : b.quant_efficiency) {
-            if (!fit_report.contains("quant:" + key + ":" + q)) continue;
-            auto round_to = [](double v) { return std::round(v * 100) / 100; };
-            doc["backends"][bname]["quant_efficiency"][q] = {{"decode", round_to(qe.decode)}, {"prefill", round_to(qe.prefill)}};
-            changed = true;
-          }
-        }
-        return changed;
-      });
+        });
+    for (const auto& [bname, b] : engine.backends) {
+      const std::string key = backend_key(id, bname);
+      for (const auto& [q, qe] : b.quant_efficiency) {
+        if (!fit_report.contains("quant:" + key + ":" + q)) continue;
+        auto round_to = [](double v) { return std::round(v * 100) / 100; };
+        doc["backends"][bname]["quant_efficiency"][q] = {{"decode", round_to(qe.decode)}, {"prefill", round_to(qe.prefill)}};
+        changed = true;
+      }
     }
-  }
+    return changed;
+  });
+}
 
-  // --- fit the grouped expert GEMM (MoE prefill) ------------------------------
-  if (do_fit_moe) {
-    auto moe_prefill = [](const Case& c) { return c.kind == Kind::kPrefill && c.ps.scenario.model.num_experts > 0; };
-    // The parameter describes the expert GEMMs relative to the dense ones: where the data holds
-    // dense models' prefill on the same device and backend, their median log error is taken out
-    // of the MoE rows' (a dense calibration error is not the experts' to absorb).
-    std::map<std::pair<std::string, std::string>, std::vector<double>> dense_errors;
+/// --fit: every backend's efficiencies and the format multipliers; with --write stored in data/engines/.
+void fit_dense(const std::vector<Case>& cases, Engines& engines, bool write, nlohmann::json& fit_report) {
+  std::set<std::string> keys;
+  for (const auto& c : cases) keys.insert(c.engine_key);
+  for (const auto& key : keys) fit_backend(cases, engines, key, fit_report);
+  fit_quant_efficiency(cases, engines, fit_report);
+  if (write) write_dense_fit(engines, fit_report);
+}
+
+// --- fit the grouped expert GEMM (MoE prefill) ------------------------------
+
+bool moe_prefill(const Case& c) { return c.kind == Kind::kPrefill && c.ps.scenario.model.num_experts > 0; }
+
+/// The MoE prefill rows' log error, less the median log error of dense models' prefill on the same device and backend.
+struct MoeObjective {
+  // The parameter describes the expert GEMMs relative to the dense ones: where the data holds
+  // dense models' prefill on the same device and backend, their median log error is taken out
+  // of the MoE rows' (a dense calibration error is not the experts' to absorb).
+  std::map<std::pair<std::string, std::string>, std::vector<double>> dense_errors;
+
+  explicit MoeObjective(const std::vector<Case>& cases) {
     for (const auto& c : cases)
       if (c.kind == Kind::kPrefill && c.ps.scenario.model.num_experts == 0 && !c.uncertain)
         dense_errors[{c.engine_key, c.device}].push_back(std::log(std::max(predict(c), 1e-12) / c.measured));
-    auto dense_offset = [&](const Case& c) {
-      auto it = dense_errors.find({c.engine_key, c.device});
-      return it == dense_errors.end() ? 0.0 : quantile(it->second, 0.5);
-    };
-    auto relative_error = [&](const Case& c) { return std::fabs(std::log(std::max(predict(c), 1e-12) / c.measured) - dense_offset(c)); };
-    auto fit_half = [&](double& half, const std::vector<const Case*>& train) {
-      double best = half, best_cost = INFINITY;
-      for (double v = 0; v <= 1000; v += 1) {
-        half = v;
-        double cost = 0;
-        for (const auto* c : train) cost += relative_error(*c);
-        if (cost < best_cost - 1e-12) best_cost = cost, best = v;
-      }
-      half = best;
-    };
-    for (const auto& [k, errors] : dense_errors)
-      fmt::print("dense prefill on {} {}: median log error {:+.2f} ({} rows)\n", k.first, k.second, quantile(errors, 0.5), errors.size());
-    std::set<std::string> keys;
-    for (const auto& c : cases)
-      if (moe_prefill(c)) keys.insert(c.engine_key);
-    for (const auto& key : keys) {
-      auto rows = select([&](const Case& c) { return c.engine_key == key && moe_prefill(c) && !c.uncertain; });
-      if (rows.empty()) rows = select([&](const Case& c) { return c.engine_key == key && moe_prefill(c); });
-      auto& engine = engines.by_id.at(rows.front()->ps.scenario.engine.engine->id);
-      auto& backend = engine.backends.at(rows.front()->ps.scenario.engine.backend->name);
-      std::set<std::string> devices;
-      for (const auto* c : rows) devices.insert(c->device);
-      std::vector<double> lodo;
-      if (devices.size() > 1) {
-        const double saved = backend.expert_gemm_half_tokens;
-        for (const auto& held : devices) {
-          std::vector<const Case*> train;
-          for (const auto* c : rows)
-            if (c->device != held) train.push_back(c);
-          fit_half(backend.expert_gemm_half_tokens, train);
-          for (const auto* c : rows)
-            if (c->device == held) lodo.push_back(ape(*c));
-          backend.expert_gemm_half_tokens = saved;
-        }
-      }
-      fit_half(backend.expert_gemm_half_tokens, rows);
-      std::vector<std::string> ids;
-      for (const auto* c : rows) ids.push_back(c->row.at("id"));
-      std::sort(ids.begin(), ids.end());
-      fit_report[key] = {{"rows", rows.size()},
-                         {"devices", devices.size()},
-                         {"half_tokens", backend.expert_gemm_half_tokens},
-                         {"row_ids", ids},
-                         {"lodo_prefill_median", quantile(lodo, 0.5)},
-                         {"lodo_prefill_p90", quantile(lodo, 0.9)},
-                         {"lodo_rows", lodo.size()}};
-      fmt::print(
-          "fit-moe {:<18} rows {:>3} devices {:>2}  half_tokens {:.0f}  leave-one-device-out prefill median {:.1f}% p90 {:.1f}% ({} "
-          "rows)\n",
-          key, rows.size(), devices.size(), backend.expert_gemm_half_tokens, 100 * quantile(lodo, 0.5), 100 * quantile(lodo, 0.9),
-          lodo.size());
+  }
+  double dense_offset(const Case& c) const {
+    auto it = dense_errors.find({c.engine_key, c.device});
+    return it == dense_errors.end() ? 0.0 : quantile(it->second, 0.5);
+  }
+  double relative_error(const Case& c) const { return std::fabs(std::log(std::max(predict(c), 1e-12) / c.measured) - dense_offset(c)); }
+  void fit_half(double& half, const std::vector<const Case*>& train) const {
+    double best = half, best_cost = INFINITY;
+    for (double v = 0; v <= 1000; v += 1) {
+      half = v;
+      double cost = 0;
+      for (const auto* c : train) cost += relative_error(*c);
+      if (cost < best_cost - 1e-12) best_cost = cost, best = v;
     }
-    if (do_write) {
-      const auto today = std::chrono::floor<std::chrono::days>(std::chrono::system_clock::now());
-      const std::chrono::year_month_day ymd{today};
-      const std::string date = fmt::format("{:04}-{:02}-{:02}", static_cast<int>(ymd.year()), static_cast<unsigned>(ymd.month()),
-                                           static_cast<unsigned>(ymd.day()));
-      rewrite_engine_files(engines, [&](const std::string& id, const EngineProfile& engine, nlohmann::ordered_json& doc) {
-        bool changed = false;
-        for (const auto& [bname, b] : engine.backends) {
-          const std::string key = bname == "default" ? id : id + ":" + bname;
-          if (!fit_report.contains(key)) continue;
-          changed = true;
-          const auto& r = fit_report[key];
-          doc["backends"][bname]["grouped_expert_gemm"] = {
-              {"half_tokens", std::round(b.expert_gemm_half_tokens)},
-              {"note", fmt::format("fitted {} (optadvisor_accuracy --fit-moe) on {} published MoE prefill rows of {} device(s) in "
-                                   "bench/data/moe_scenarios.csv (each row names its source), holding the dense efficiencies fixed and "
-                                   "taking out the median "
-                                   "error of dense models' prefill on the same device and backend where the data has them",
-                                   date, r["rows"].get<std::size_t>(), r["devices"].get<std::size_t>())},
-              {"calibrated_on", r["row_ids"]}};
-        }
-        return changed;
-      });
+    half = best;
+  }
+};
+
+/// The grouped expert-GEMM parameter of one backend (`key`) fitted on its MoE prefill rows, with leave-one-device-out errors.
+void fit_moe_backend(const std::vector<Case>& cases, Engines& engines, const MoeObjective& objective, const std::string& key,
+                     nlohmann::json& fit_report) {
+  auto rows = select(cases, [&](const Case& c) { return c.engine_key == key && moe_prefill(c) && !c.uncertain; });
+  if (rows.empty()) rows = select(cases, [&](const Case& c) { return c.engine_key == key && moe_prefill(c); });
+  auto& backend = backend_of(engines, *rows.front());
+  std::set<std::string> devices;
+  for (const auto* c : rows) devices.insert(c->device);
+  std::vector<double> lodo;
+  if (devices.size() > 1) {
+    const double saved = backend.expert_gemm_half_tokens;
+    for (const auto& held : devices) {
+      std::vector<const Case*> train;
+      for (const auto* c : rows)
+        if (c->device != held) train.push_back(c);
+      objective.fit_half(backend.expert_gemm_half_tokens, train);
+      for (const auto* c : rows)
+        if (c->device == held) lodo.push_back(ape(*c));
+      backend.expert_gemm_half_tokens = saved;
     }
   }
+  objective.fit_half(backend.expert_gemm_half_tokens, rows);
+  std::vector<std::string> ids;
+  for (const auto* c : rows) ids.push_back(c->row.at("id"));
+  std::sort(ids.begin(), ids.end());
+  fit_report[key] = {{"rows", rows.size()},
+                     {"devices", devices.size()},
+                     {"half_tokens", backend.expert_gemm_half_tokens},
+                     {"row_ids", ids},
+                     {"lodo_prefill_median", quantile(lodo, 0.5)},
+                     {"lodo_prefill_p90", quantile(lodo, 0.9)},
+                     {"lodo_rows", lodo.size()}};
+  fmt::print(
+      "fit-moe {:<18} rows {:>3} devices {:>2}  half_tokens {:.0f}  leave-one-device-out prefill median {:.1f}% p90 {:.1f}% ({} "
+      "rows)\n",
+      key, rows.size(), devices.size(), backend.expert_gemm_half_tokens, 100 * quantile(lodo, 0.5), 100 * quantile(lodo, 0.9), lodo.size());
+}
 
-  // --- report --------------------------------------------------------------
+/// Stores the fitted grouped expert-GEMM parameters in data/engines/, dated today.
+void write_moe_fit(const Engines& engines, const nlohmann::json& fit_report) {
+  const auto today = std::chrono::floor<std::chrono::days>(std::chrono::system_clock::now());
+  const std::chrono::year_month_day ymd{today};
+  const std::string date =
+      fmt::format("{:04}-{:02}-{:02}", static_cast<int>(ymd.year()), static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()));
+  rewrite_engine_files(engines, [&](const std::string& id, const EngineProfile& engine, nlohmann::ordered_json& doc) {
+    return for_each_fitted_backend(id, engine, fit_report, [&](const std::string& bname, const BackendProfile& b, const nlohmann::json& r) {
+      doc["backends"][bname]["grouped_expert_gemm"] = {
+          {"half_tokens", std::round(b.expert_gemm_half_tokens)},
+          {"note", fmt::format("fitted {} (optadvisor_accuracy --fit-moe) on {} published MoE prefill rows of {} device(s) in "
+                               "bench/data/moe_scenarios.csv (each row names its source), holding the dense efficiencies fixed and "
+                               "taking out the median "
+                               "error of dense models' prefill on the same device and backend where the data has them",
+                               date, r.at("rows").get<std::size_t>(), r.at("devices").get<std::size_t>())},
+          {"calibrated_on", r.at("row_ids")}};
+    });
+  });
+}
+
+/// --fit-moe: every backend's grouped expert-GEMM parameter; with --write stored in data/engines/.
+void fit_moe(const std::vector<Case>& cases, Engines& engines, bool write, nlohmann::json& fit_report) {
+  const MoeObjective objective(cases);
+  for (const auto& [k, errors] : objective.dense_errors)
+    fmt::print("dense prefill on {} {}: median log error {:+.2f} ({} rows)\n", k.first, k.second, quantile(errors, 0.5), errors.size());
+  std::set<std::string> keys;
+  for (const auto& c : cases)
+    if (moe_prefill(c)) keys.insert(c.engine_key);
+  for (const auto& key : keys) fit_moe_backend(cases, engines, objective, key, fit_report);
+  if (write) write_moe_fit(engines, fit_report);
+}
+
+// --- report --------------------------------------------------------------
+
+nlohmann::json summary_json(const Summary& s) { return {{"n", s.n}, {"median", s.median}, {"p90", s.p90}}; }
+
+/// The error table per engine and device class, then over all rows; returns the same as JSON.
+nlohmann::json report_groups(const std::vector<Case>& cases) {
   std::set<std::pair<std::string, std::string>> groups;
   for (const auto& c : cases) groups.insert({c.engine_key, c.device_class});
   fmt::print("\n{:<18} {:<16} {:>11} {:>8} {:>8} {:>11} {:>8} {:>8} {:>11} {:>8}\n", "ENGINE", "CLASS", "PREFILL N", "MEDIAN", "P90",
@@ -453,30 +482,24 @@ int main(int argc, char** argv) {
     return s.n ? fmt::format("{:>11} {:>7.1f}% {:>7.1f}%", s.n, 100 * s.median, 100 * s.p90)
                : fmt::format("{:>11} {:>8} {:>8}", 0, "-", "-");
   };
-  nlohmann::json summary;
-  for (const auto& [engine, cls] : groups) {
-    auto in_group = [&, e = engine, k = cls](Kind kind) {
-      return select([&](const Case& c) { return c.engine_key == e && c.device_class == k && c.kind == kind; });
-    };
-    const Summary pre = summarize(in_group(Kind::kPrefill)), dec = summarize(in_group(Kind::kDecode)),
-                  thr = summarize(in_group(Kind::kThroughput));
+  auto row = [&](const std::string& engine, const std::string& cls, const std::function<bool(const Case&)>& in) {
+    auto of_kind = [&](Kind kind) { return summarize(select(cases, [&](const Case& c) { return in(c) && c.kind == kind; })); };
+    const Summary pre = of_kind(Kind::kPrefill), dec = of_kind(Kind::kDecode), thr = of_kind(Kind::kThroughput);
     fmt::print("{:<18} {:<16} {} {} {:>11} {:>7}\n", engine, cls, cell(pre), cell(dec), thr.n,
                thr.n ? fmt::format("{:.1f}%", 100 * thr.median) : "-");
-    summary["groups"][engine + " / " + cls] = {{"prefill", {{"n", pre.n}, {"median", pre.median}, {"p90", pre.p90}}},
-                                               {"decode", {{"n", dec.n}, {"median", dec.median}, {"p90", dec.p90}}},
-                                               {"throughput", {{"n", thr.n}, {"median", thr.median}, {"p90", thr.p90}}}};
-  }
-  const Summary all_pre = summarize(select([](const Case& c) { return c.kind == Kind::kPrefill; }));
-  const Summary all_dec = summarize(select([](const Case& c) { return c.kind == Kind::kDecode; }));
-  const Summary all_thr = summarize(select([](const Case& c) { return c.kind == Kind::kThroughput; }));
-  fmt::print("{:<18} {:<16} {} {} {:>11} {:>7}\n", "ALL", "", cell(all_pre), cell(all_dec), all_thr.n,
-             all_thr.n ? fmt::format("{:.1f}%", 100 * all_thr.median) : "-");
-  summary["all"] = {{"prefill", {{"n", all_pre.n}, {"median", all_pre.median}, {"p90", all_pre.p90}}},
-                    {"decode", {{"n", all_dec.n}, {"median", all_dec.median}, {"p90", all_dec.p90}}},
-                    {"throughput", {{"n", all_thr.n}, {"median", all_thr.median}, {"p90", all_thr.p90}}}};
+    return nlohmann::json{{"prefill", summary_json(pre)}, {"decode", summary_json(dec)}, {"throughput", summary_json(thr)}};
+  };
+  nlohmann::json summary;
+  for (const auto& [engine, cls] : groups)
+    summary["groups"][engine + " / " + cls] =
+        row(engine, cls, [&, e = engine, k = cls](const Case& c) { return c.engine_key == e && c.device_class == k; });
+  summary["all"] = row("ALL", "", [](const Case&) { return true; });
+  return summary;
+}
 
-  // Worst rows first.
-  std::vector<const Case*> all = select([](const Case&) { return true; });
+/// Worst rows first (every row with -v, else 15), then what was skipped.
+void report_rows(const std::vector<Case>& cases, const std::map<std::string, int>& skipped, bool verbose) {
+  std::vector<const Case*> all = select(cases, [](const Case&) { return true; });
   std::sort(all.begin(), all.end(), [](const Case* a, const Case* b) { return ape(*a) > ape(*b); });
   fmt::print("\nworst rows (predicted vs measured):\n");
   for (std::size_t i = 0; i < all.size() && i < (verbose ? all.size() : 15); ++i) {
@@ -487,33 +510,62 @@ int main(int argc, char** argv) {
   }
   fmt::print("\n{} cases evaluated; skipped:\n", cases.size());
   for (const auto& [why, n] : skipped) fmt::print("  {:>4}  {}\n", n, why);
+}
 
-  if (!json_path.empty()) {
-    std::ofstream out(json_path);
+/// The exit status of --check: 0 when every median is within the baseline's, 1 when one regressed, 2 without a baseline.
+int check_baseline(const nlohmann::json& summary, const std::string& check_path) {
+  std::ifstream in(check_path);
+  if (!in) {
+    fmt::print(stderr, "cannot read baseline {}\n", check_path);
+    return 2;
+  }
+  const auto baseline = nlohmann::json::parse(in);
+  int failures = 0;
+  for (const char* kind : {"prefill", "decode", "throughput"}) {
+    if (!baseline.contains(kind) || !summary["all"][kind]["median"].is_number()) continue;
+    const double now = summary["all"][kind]["median"].get<double>();
+    const double then = baseline.at(kind).at("median").get<double>();
+    const double slack = baseline.value("slack", 0.01);
+    if (now > then + slack) {
+      fmt::print(stderr, "accuracy regressed: {} median APE {:.1f}% > recorded {:.1f}% (+{:.1f} slack)\n", kind, 100 * now, 100 * then,
+                 100 * slack);
+      ++failures;
+    }
+  }
+  if (failures) return 1;
+  fmt::print("accuracy within the recorded baseline\n");
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  if (!optadvisor::bench::parse_args(
+          argc, argv, {{"--fit", &o.do_fit}, {"--fit-moe", &o.do_fit_moe}, {"--write", &o.do_write}, {"-v", &o.verbose}},
+          {{"--data", &o.data}, {"--check", &o.check_path}, {"--json", &o.json_path}},
+          "usage: optadvisor_accuracy [--data CSV] [--fit | --fit-moe [--write]] [--check BASELINE] [--json OUT] [-v]"))
+    return 2;
+  const Catalog catalog = Catalog::load({});
+  Engines engines;
+  for (const auto& e : catalog.engines()) engines.by_id[e.id] = e;
+
+  std::map<std::string, int> skipped;
+  std::vector<Case> cases = build_cases(catalog, o.data, skipped);
+  for (auto& c : cases) point_at(c, engines);
+
+  nlohmann::json fit_report = nlohmann::json::object();
+  if (o.do_fit) fit_dense(cases, engines, o.do_write, fit_report);
+  if (o.do_fit_moe) fit_moe(cases, engines, o.do_write, fit_report);
+
+  nlohmann::json summary = report_groups(cases);
+  report_rows(cases, skipped, o.verbose);
+
+  if (!o.json_path.empty()) {
+    std::ofstream out(o.json_path);
     summary["fit"] = fit_report;
     out << summary.dump(2) << "\n";
   }
-  if (!check_path.empty()) {
-    std::ifstream in(check_path);
-    if (!in) {
-      fmt::print(stderr, "cannot read baseline {}\n", check_path);
-      return 2;
-    }
-    const auto baseline = nlohmann::json::parse(in);
-    int failures = 0;
-    for (const char* kind : {"prefill", "decode", "throughput"}) {
-      if (!baseline.contains(kind) || !summary["all"][kind]["median"].is_number()) continue;
-      const double now = summary["all"][kind]["median"].get<double>();
-      const double then = baseline.at(kind).at("median").get<double>();
-      const double slack = baseline.value("slack", 0.01);
-      if (now > then + slack) {
-        fmt::print(stderr, "accuracy regressed: {} median APE {:.1f}% > recorded {:.1f}% (+{:.1f} slack)\n", kind, 100 * now, 100 * then,
-                   100 * slack);
-        ++failures;
-      }
-    }
-    if (failures) return 1;
-    fmt::print("accuracy within the recorded baseline\n");
-  }
+  if (!o.check_path.empty()) return check_baseline(summary, o.check_path);
   return 0;
 }

@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "bench_common.hpp"
 #include "csv.hpp"
 #include "training_rows.hpp"
 #include "optadvisor/advisor/rules.hpp"
@@ -205,46 +206,30 @@ Stats stats(const std::vector<const Result*>& rs) {
   return {e.size(), quantile(e, 0.5), quantile(e, 0.9)};
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  const std::string dir = std::string(OPTADVISOR_SOURCE_DIR) + "/bench/data/";
-  std::string data = dir + "effects_scenarios.csv";
+/// The command line.
+struct Args {
+  std::string data = std::string(OPTADVISOR_SOURCE_DIR) + "/bench/data/effects_scenarios.csv";
   std::string check_path;
   bool markdown = false, verbose = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--data" && i + 1 < argc)
-      data = argv[++i];
-    else if (a == "--check" && i + 1 < argc)
-      check_path = argv[++i];
-    else if (a == "--markdown")
-      markdown = true;
-    else if (a == "-v")
-      verbose = true;
-    else {
-      fmt::print(stderr, "usage: optadvisor_effects [--data CSV] [--check BASELINE] [--markdown] [-v]\n");
-      return 2;
-    }
-  }
-  const Catalog catalog = Catalog::load({});
-  const RuleBook book = RuleBook::load(catalog);
-  Context cx{catalog, book, {}};
-  for (auto& row : bench::read_csv(dir + "training_runs.csv")) cx.training_rows[row.at("id")] = row;
-  std::map<std::string, CsvRow> effects;
-  for (auto& row : bench::read_csv(dir + "effects.csv")) effects[row.at("id")] = row;
+};
 
+/// The rows of `data` evaluated, and the effects it leaves unexpressed with the reason.
+struct Evaluated {
   std::vector<Result> results;
   std::vector<std::string> skipped;
-  std::size_t rows_total = effects.size();
+};
+
+/// Every row of `data` predicted; false (with the row and the reason on stderr) when a row is not of
+/// effects.csv or cannot be predicted.
+bool evaluate(const Context& cx, const std::map<std::string, CsvRow>& effects, const std::string& data, Evaluated& out) {
   for (const auto& row : bench::read_csv(data)) {
     const std::string id = row.at("id");
     if (!effects.count(id)) {
       fmt::print(stderr, "{}: not a row of effects.csv\n", id);
-      return 1;
+      return false;
     }
     if (row.at("expressed") != "yes") {
-      skipped.push_back(fmt::format("{} ({}): {}", id, effects.at(id).at("technique"), row.at("note")));
+      out.skipped.push_back(fmt::format("{} ({}): {}", id, effects.at(id).at("technique"), row.at("note")));
       continue;
     }
     Result r;
@@ -259,34 +244,36 @@ int main(int argc, char** argv) {
                                                  : predict_inference(cx, r.metric, base, opt, r.notes);
     } catch (const std::exception& e) {
       fmt::print(stderr, "{}: {}\n", id, e.what());
-      return 1;
+      return false;
     }
     r.error = ratio_error(r.predicted, r.measured);
-    results.push_back(std::move(r));
+    out.results.push_back(std::move(r));
   }
+  return true;
+}
 
-  std::map<std::string, std::vector<const Result*>> by_family;
-  std::vector<const Result*> all;
-  for (const auto& r : results) by_family[r.family].push_back(&r), all.push_back(&r);
+using ByFamily = std::map<std::string, std::vector<const Result*>>;
+
+void print_markdown(const std::vector<Result>& results, const std::map<std::string, CsvRow>& effects, const ByFamily& by_family,
+                    const Stats& total) {
+  fmt::print("| row | family | technique | metric | measured | predicted | error |\n|---|---|---|---|---:|---:|---:|\n");
+  for (const auto& r : results)
+    fmt::print("| {} | {} | {} | {} | {:.3f} | {:.3f} | {:.1f}% |\n", r.id, r.family, effects.at(r.id).at("technique"), r.metric,
+               r.measured, r.predicted, 100 * r.error);
+  fmt::print("\n| family | rows | median | p90 |\n|---|---:|---:|---:|\n");
+  for (const auto& [f, rs] : by_family) {
+    const Stats s = stats(rs);
+    fmt::print("| {} | {} | {:.1f}% | {:.1f}% |\n", f, s.n, 100 * s.median, 100 * s.p90);
+  }
+  fmt::print("| all | {} | {:.1f}% | {:.1f}% |\n", total.n, 100 * total.median, 100 * total.p90);
+}
+
+void print_text(const Evaluated& ev, const ByFamily& by_family, const std::vector<const Result*>& all, std::size_t rows_total,
+                bool verbose) {
   const Stats total = stats(all);
-
-  if (markdown) {
-    fmt::print("| row | family | technique | metric | measured | predicted | error |\n|---|---|---|---|---:|---:|---:|\n");
-    for (const auto& r : results)
-      fmt::print("| {} | {} | {} | {} | {:.3f} | {:.3f} | {:.1f}% |\n", r.id, r.family, effects.at(r.id).at("technique"), r.metric,
-                 r.measured, r.predicted, 100 * r.error);
-    fmt::print("\n| family | rows | median | p90 |\n|---|---:|---:|---:|\n");
-    for (const auto& [f, rs] : by_family) {
-      const Stats s = stats(rs);
-      fmt::print("| {} | {} | {:.1f}% | {:.1f}% |\n", f, s.n, 100 * s.median, 100 * s.p90);
-    }
-    fmt::print("| all | {} | {:.1f}% | {:.1f}% |\n", total.n, 100 * total.median, 100 * total.p90);
-    return 0;
-  }
-
   fmt::print("Technique effects: predicted vs measured ratio (changed / baseline), error = exp(|ln(pred/meas)|) - 1\n\n");
   fmt::print("  {:<5} {:<22} {:<14} {:>9} {:>9} {:>7}\n", "row", "family", "metric", "measured", "predicted", "error");
-  for (const auto& r : results) {
+  for (const auto& r : ev.results) {
     fmt::print("  {:<5} {:<22} {:<14} {:>9.3f} {:>9.3f} {:>6.1f}%\n", r.id, r.family, r.metric, r.measured, r.predicted, 100 * r.error);
     if (verbose)
       for (const auto& n : r.notes) fmt::print("          {}\n", n);
@@ -304,38 +291,70 @@ int main(int argc, char** argv) {
   for (std::size_t i = 0; i < std::min<std::size_t>(worst.size(), 8); ++i)
     fmt::print("  {} {:.1f}%: {}\n", worst[i]->id, 100 * worst[i]->error, worst[i]->note);
   if (verbose) {
-    fmt::print("\nNot expressed ({}):\n", skipped.size());
-    for (const auto& s : skipped) fmt::print("  {}\n", s);
+    fmt::print("\nNot expressed ({}):\n", ev.skipped.size());
+    for (const auto& s : ev.skipped) fmt::print("  {}\n", s);
   }
+}
 
-  if (!check_path.empty()) {
-    std::ifstream in(check_path);
-    if (!in) {
-      fmt::print(stderr, "cannot read {}\n", check_path);
-      return 2;
-    }
-    const nlohmann::json baseline = nlohmann::json::parse(in);
-    const double slack = baseline.value("slack", 0.01);
-    int failures = 0;
-    auto gate = [&](const std::string& what, const Stats& s, const nlohmann::json& want) {
-      if (s.n < want.at("n").get<std::size_t>()) {
-        fmt::print("FAIL {}: {} rows expressed, the baseline has {}\n", what, s.n, want.at("n").get<std::size_t>());
-        ++failures;
-      }
-      if (s.median > want.at("median").get<double>() + slack) {
-        fmt::print("FAIL {}: median {:.1f}% > baseline {:.1f}% + {:.0f} points\n", what, 100 * s.median,
-                   100 * want.at("median").get<double>(), 100 * slack);
-        ++failures;
-      }
-    };
-    gate("all", total, baseline.at("all"));
-    for (const auto& [f, want] : baseline.at("families").items())
-      if (by_family.count(f))
-        gate(f, stats(by_family.at(f)), want);
-      else
-        fmt::print("FAIL {}: no rows\n", f), ++failures;
-    if (failures) return 1;
-    fmt::print("\ncheck: medians within {:.0f} points of {}\n", 100 * slack, check_path);
+/// The exit status of --check: 0 when each family's median is within the baseline's, 1 when one is not, 2 without a baseline.
+int check_baseline(const std::string& check_path, const Stats& total, const ByFamily& by_family) {
+  std::ifstream in(check_path);
+  if (!in) {
+    fmt::print(stderr, "cannot read {}\n", check_path);
+    return 2;
   }
+  const nlohmann::json baseline = nlohmann::json::parse(in);
+  const double slack = baseline.value("slack", 0.01);
+  int failures = 0;
+  auto gate = [&](const std::string& what, const Stats& s, const nlohmann::json& want) {
+    if (s.n < want.at("n").get<std::size_t>()) {
+      fmt::print("FAIL {}: {} rows expressed, the baseline has {}\n", what, s.n, want.at("n").get<std::size_t>());
+      ++failures;
+    }
+    if (s.median > want.at("median").get<double>() + slack) {
+      fmt::print("FAIL {}: median {:.1f}% > baseline {:.1f}% + {:.0f} points\n", what, 100 * s.median,
+                 100 * want.at("median").get<double>(), 100 * slack);
+      ++failures;
+    }
+  };
+  gate("all", total, baseline.at("all"));
+  for (const auto& [f, want] : baseline.at("families").items())
+    if (by_family.count(f))
+      gate(f, stats(by_family.at(f)), want);
+    else
+      fmt::print("FAIL {}: no rows\n", f), ++failures;
+  if (failures) return 1;
+  fmt::print("\ncheck: medians within {:.0f} points of {}\n", 100 * slack, check_path);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string dir = std::string(OPTADVISOR_SOURCE_DIR) + "/bench/data/";
+  Args o;
+  if (!bench::parse_args(argc, argv, {{"--markdown", &o.markdown}, {"-v", &o.verbose}}, {{"--data", &o.data}, {"--check", &o.check_path}},
+                         "usage: optadvisor_effects [--data CSV] [--check BASELINE] [--markdown] [-v]"))
+    return 2;
+  const Catalog catalog = Catalog::load({});
+  const RuleBook book = RuleBook::load(catalog);
+  Context cx{catalog, book, {}};
+  for (auto& row : bench::read_csv(dir + "training_runs.csv")) cx.training_rows[row.at("id")] = row;
+  std::map<std::string, CsvRow> effects;
+  for (auto& row : bench::read_csv(dir + "effects.csv")) effects[row.at("id")] = row;
+
+  Evaluated ev;
+  if (!evaluate(cx, effects, o.data, ev)) return 1;
+  ByFamily by_family;
+  std::vector<const Result*> all;
+  for (const auto& r : ev.results) by_family[r.family].push_back(&r), all.push_back(&r);
+  const Stats total = stats(all);
+
+  if (o.markdown) {
+    print_markdown(ev.results, effects, by_family, total);
+    return 0;
+  }
+  print_text(ev, by_family, all, effects.size(), o.verbose);
+  if (!o.check_path.empty()) return check_baseline(o.check_path, total, by_family);
   return 0;
 }

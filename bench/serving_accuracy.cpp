@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "bench_common.hpp"
 #include "csv.hpp"
 #include "optadvisor/analysis/serving_setup.hpp"
 #include "optadvisor/base/error.hpp"
@@ -26,6 +27,7 @@
 
 using namespace optadvisor;
 using optadvisor::bench::CsvRow;
+using optadvisor::bench::median;
 
 namespace {
 
@@ -99,12 +101,6 @@ ServePoolRequest pool(const CsvRow& r, const std::string& prefix) {
 
 double err(double pred, double meas) { return pred > 0 && meas > 0 ? std::exp(std::fabs(std::log(pred / meas))) - 1 : 9.99; }
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 double quantile(std::vector<double> v, double q) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());

@@ -25,6 +25,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "bench_common.hpp"
 #include "csv.hpp"
 #include "optadvisor/catalog/catalog.hpp"
 #include "optadvisor/readers/model_source.hpp"
@@ -168,138 +169,130 @@ std::string cell(const Stats& s) {
 
 std::string gb(double bytes) { return fmt::format("{:.3f} GB", bytes / 1e9); }
 
-}  // namespace
+std::string field(const CsvRow& row, const char* name) {
+  const auto it = row.find(name);
+  return it == row.end() ? std::string() : it->second;
+}
 
-int main(int argc, char** argv) {
+/// The command line.
+struct Options {
   std::string data = std::string(OPTADVISOR_SOURCE_DIR) + "/bench/data/sizes.csv";
   std::string map_path = std::string(OPTADVISOR_SOURCE_DIR) + "/bench/data/sizes_mapped.csv";
   std::string json_path;
   bool verbose = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--data" && i + 1 < argc)
-      data = argv[++i];
-    else if (a == "--map" && i + 1 < argc)
-      map_path = argv[++i];
-    else if (a == "--json" && i + 1 < argc)
-      json_path = argv[++i];
-    else if (a == "-v")
-      verbose = true;
-    else {
-      fmt::print(stderr, "usage: optadvisor_size_accuracy [--data CSV] [--map CSV] [--json OUT] [-v]\n");
-      return 2;
-    }
-  }
+};
 
-  std::vector<CsvRow> sizes, mapped;
-  try {
-    sizes = optadvisor::bench::read_csv(data);
-    mapped = optadvisor::bench::read_csv(map_path);
-  } catch (const std::exception& e) {
-    fmt::print(stderr, "optadvisor_size_accuracy: error: {}\n", e.what());
-    return 2;
-  }
-  const Catalog catalog = Catalog::load({});
-  const QuantDb& db = catalog.quant();
+// --- join and check the mapping: every problem is collected --------------
 
-  // --- join and check the mapping: every problem is collected --------------
+/// sizes.csv joined with its mapping: the rows compared, the rows not mappable, and every problem found.
+struct Joined {
+  std::vector<Result> results;
+  std::vector<std::pair<const CsvRow*, const CsvRow*>> unmapped;  // (sizes row, mapping row)
   std::vector<std::string> problems;
-  auto field = [](const CsvRow& row, const char* name) {
-    const auto it = row.find(name);
-    return it == row.end() ? std::string() : it->second;
-  };
+};
+
+/// The size `quantize()` predicts for row `r`, from its preset's tensors (computed once per preset).
+void predict_size(const Catalog& catalog, const std::string& imatrix, std::map<std::string, std::vector<Tensor>>& tensors_by_model, Result& r) {
+  const QuantDb& db = catalog.quant();
+  const ModelSpec& spec = catalog.resolve_model(r.model);
+  auto [t, inserted] = tensors_by_model.try_emplace(spec.id);
+  if (inserted) t->second = model_tensors(spec);
+  QuantOptions options;
+  if (imatrix == "yes") options.imatrix = true;
+  if (imatrix == "no") options.imatrix = false;
+  const WeightsBreakdown w = quantize(t->second, quant_facts(spec), db.resolve(r.quant), db, options);
+  r.predicted_bytes = r.compare == "tensors" ? w.weights_bytes : w.file_bytes;
+  r.error_pct = 100.0 * (static_cast<double>(r.predicted_bytes) - r.measured_bytes) / r.measured_bytes;
+}
+
+/// The compared row of sizes row `s` mapped by `m`, its problems added to `problems`; nullopt when it cannot be compared.
+std::optional<Result> compare_row(const Catalog& catalog, const CsvRow& s, const CsvRow& m, const std::string& where,
+                                  std::map<std::string, std::vector<Tensor>>& tensors_by_model, std::vector<std::string>& problems) {
+  const QuantDb& db = catalog.quant();
+  Result r;
+  r.id = field(s, "id");
+  r.family = family_of(field(s, "format"));
+  r.model = field(m, "model");
+  r.quant = field(m, "quant");
+  r.source_model = field(s, "model");
+  r.source_quant = field(s, "quant");
+  r.compare = field(m, "compare");
+  r.note = field(m, "note");
+  r.standard = field(m, "standard") == "yes";
+  const std::string imatrix = field(m, "imatrix");
+  if (r.compare != "file" && r.compare != "tensors") problems.push_back(where + ": compare must be file or tensors");
+  if (field(m, "standard") != "yes" && field(m, "standard") != "no") problems.push_back(where + ": standard must be yes or no");
+  if (imatrix != "yes" && imatrix != "no" && imatrix != "unknown") problems.push_back(where + ": imatrix must be yes, no or unknown");
+  if (!catalog.find_model(r.model)) problems.push_back(fmt::format("{}: unknown model preset '{}'", where, r.model));
+  if (!db.find(r.quant)) problems.push_back(fmt::format("{}: unknown quant '{}'", where, r.quant));
+
+  if (const std::string bytes = field(s, "file_bytes"); !bytes.empty()) {
+    r.measured_bytes = std::stod(bytes);
+  } else if (const auto listing = parse_listing(field(s, "file_gb_as_listed"))) {
+    r.exact = false;
+    r.as_listed = field(s, "file_gb_as_listed");
+    r.measured_bytes = listing->bytes;
+    r.half_width_bytes = listing->half_width_bytes;
+  } else {
+    problems.push_back(fmt::format("{}: no file_bytes and unreadable listing '{}'", where, field(s, "file_gb_as_listed")));
+  }
+  if (!catalog.find_model(r.model) || !db.find(r.quant) || !(r.measured_bytes > 0)) return std::nullopt;
+  predict_size(catalog, imatrix, tensors_by_model, r);
+  return r;
+}
+
+Joined join(const Catalog& catalog, const std::vector<CsvRow>& sizes, const std::vector<CsvRow>& mapped, const std::string& map_path) {
+  Joined out;
   std::map<std::string, const CsvRow*> by_id;
   for (const auto& m : mapped) {
     const std::string id = field(m, "id");
-    if (!by_id.emplace(id, &m).second) problems.push_back(fmt::format("{}: id '{}' is mapped twice", map_path, id));
+    if (!by_id.emplace(id, &m).second) out.problems.push_back(fmt::format("{}: id '{}' is mapped twice", map_path, id));
   }
   std::map<std::string, std::vector<Tensor>> tensors_by_model;
-  std::vector<Result> results;
-  std::vector<std::pair<const CsvRow*, const CsvRow*>> unmapped;  // (sizes row, mapping row)
   std::size_t seen = 0;
   for (const auto& s : sizes) {
     const std::string id = field(s, "id");
     const auto it = by_id.find(id);
     if (it == by_id.end()) {
-      problems.push_back(fmt::format("row {} of sizes.csv has no mapping row", id));
+      out.problems.push_back(fmt::format("row {} of sizes.csv has no mapping row", id));
       continue;
     }
     ++seen;
     const CsvRow& m = *it->second;
     const std::string where = fmt::format("{}: id {}", map_path, id);
     if (field(m, "mappable") != "yes") {
-      if (field(m, "mappable") != "no") problems.push_back(where + ": mappable must be yes or no");
-      if (field(m, "note").empty()) problems.push_back(where + ": an unmappable row needs a note saying why");
-      unmapped.emplace_back(&s, &m);
+      if (field(m, "mappable") != "no") out.problems.push_back(where + ": mappable must be yes or no");
+      if (field(m, "note").empty()) out.problems.push_back(where + ": an unmappable row needs a note saying why");
+      out.unmapped.emplace_back(&s, &m);
       continue;
     }
-    Result r;
-    r.id = id;
-    r.family = family_of(field(s, "format"));
-    r.model = field(m, "model");
-    r.quant = field(m, "quant");
-    r.source_model = field(s, "model");
-    r.source_quant = field(s, "quant");
-    r.compare = field(m, "compare");
-    r.note = field(m, "note");
-    r.standard = field(m, "standard") == "yes";
-    const std::string imatrix = field(m, "imatrix");
-    if (r.compare != "file" && r.compare != "tensors") problems.push_back(where + ": compare must be file or tensors");
-    if (field(m, "standard") != "yes" && field(m, "standard") != "no") problems.push_back(where + ": standard must be yes or no");
-    if (imatrix != "yes" && imatrix != "no" && imatrix != "unknown") problems.push_back(where + ": imatrix must be yes, no or unknown");
-    if (!catalog.find_model(r.model)) problems.push_back(fmt::format("{}: unknown model preset '{}'", where, r.model));
-    if (!db.find(r.quant)) problems.push_back(fmt::format("{}: unknown quant '{}'", where, r.quant));
-
-    if (const std::string bytes = field(s, "file_bytes"); !bytes.empty()) {
-      r.measured_bytes = std::stod(bytes);
-    } else if (const auto listing = parse_listing(field(s, "file_gb_as_listed"))) {
-      r.exact = false;
-      r.as_listed = field(s, "file_gb_as_listed");
-      r.measured_bytes = listing->bytes;
-      r.half_width_bytes = listing->half_width_bytes;
-    } else {
-      problems.push_back(fmt::format("{}: no file_bytes and unreadable listing '{}'", where, field(s, "file_gb_as_listed")));
-    }
-    if (!catalog.find_model(r.model) || !db.find(r.quant) || !(r.measured_bytes > 0)) continue;
-
-    const ModelSpec& spec = catalog.resolve_model(r.model);
-    auto [t, inserted] = tensors_by_model.try_emplace(spec.id);
-    if (inserted) t->second = model_tensors(spec);
-    QuantOptions options;
-    if (imatrix == "yes") options.imatrix = true;
-    if (imatrix == "no") options.imatrix = false;
-    const WeightsBreakdown w = quantize(t->second, quant_facts(spec), db.resolve(r.quant), db, options);
-    r.predicted_bytes = r.compare == "tensors" ? w.weights_bytes : w.file_bytes;
-    r.error_pct = 100.0 * (static_cast<double>(r.predicted_bytes) - r.measured_bytes) / r.measured_bytes;
-    results.push_back(std::move(r));
+    if (auto r = compare_row(catalog, s, m, where, tensors_by_model, out.problems)) out.results.push_back(std::move(*r));
   }
-  if (seen != by_id.size()) problems.push_back(fmt::format("{} holds ids that sizes.csv does not", map_path));
-  if (!problems.empty()) {
-    for (const auto& p : problems) fmt::print(stderr, "optadvisor_size_accuracy: error: {}\n", p);
-    return 2;
-  }
+  if (seen != by_id.size()) out.problems.push_back(fmt::format("{} holds ids that sizes.csv does not", map_path));
+  return out;
+}
 
-  auto select = [&](auto keep) {
-    std::vector<const Result*> out;
-    for (const auto& r : results)
-      if (keep(r)) out.push_back(&r);
-    return out;
-  };
-  const std::size_t n_standard = select([](const Result& r) { return r.standard; }).size();
+template <typename Keep>
+std::vector<const Result*> select(const std::vector<Result>& results, Keep keep) {
+  std::vector<const Result*> out;
+  for (const auto& r : results)
+    if (keep(r)) out.push_back(&r);
+  return out;
+}
 
-  // --- per family -------------------------------------------------------------
-  fmt::print("size accuracy: {} rows in {}, {} compared ({} standard, {} publisher recipes), {} not mappable\n\n", sizes.size(),
-             data.substr(data.find_last_of('/') + 1), results.size(), n_standard, results.size() - n_standard, unmapped.size());
+// --- per family -------------------------------------------------------------
+
+/// The error table per family (its standard rows, exact bytes and listings apart) and the publisher recipes;
+/// returns the families as JSON, each family's standard rows in `all_by_family`.
+nlohmann::json report_families(const std::vector<Result>& results, std::map<std::string, Stats>& all_by_family) {
   fmt::print("absolute error of the predicted size; standard file types and checkpoint formats\n");
   fmt::print("{:<7} {:<16} {:>4} {:>8} {:>8} {:>8} {:>12}\n", "FAMILY", "ROWS", "N", "MEDIAN", "P90", "MAX", "IN ROUNDING");
-  nlohmann::json summary;
-  summary["schema_version"] = 1;
-  std::map<std::string, Stats> all_by_family;
+  nlohmann::json families;
   for (const auto& family : kFamilies) {
-    const Stats exact = stats_of(select([&](const Result& r) { return r.standard && r.family == family && r.exact; }));
-    const Stats listed = stats_of(select([&](const Result& r) { return r.standard && r.family == family && !r.exact; }));
-    const Stats all = stats_of(select([&](const Result& r) { return r.standard && r.family == family; }));
-    const Stats family_recipes = stats_of(select([&](const Result& r) { return !r.standard && r.family == family; }));
+    const Stats exact = stats_of(select(results, [&](const Result& r) { return r.standard && r.family == family && r.exact; }));
+    const Stats listed = stats_of(select(results, [&](const Result& r) { return r.standard && r.family == family && !r.exact; }));
+    const Stats all = stats_of(select(results, [&](const Result& r) { return r.standard && r.family == family; }));
+    const Stats family_recipes = stats_of(select(results, [&](const Result& r) { return !r.standard && r.family == family; }));
     all_by_family[family] = all;
     std::string label = family;
     if (exact.n) fmt::print("{:<7} {:<16} {}\n", std::exchange(label, ""), "exact bytes", cell(exact));
@@ -307,18 +300,22 @@ int main(int argc, char** argv) {
       fmt::print("{:<7} {:<16} {} {:>12}\n", std::exchange(label, ""), "GB/GiB listings", cell(listed),
                  fmt::format("{}/{}", listed.within_rounding, listed.n));
     fmt::print("{:<7} {:<16} {}\n", label, "all", cell(all));
-    summary["families"][family] = {{"exact", to_json(exact, false)},
-                                   {"listed", to_json(listed, true)},
-                                   {"all", to_json(all, true)},
-                                   {"publisher_recipes", to_json(family_recipes, true)}};
+    families[family] = {{"exact", to_json(exact, false)},
+                        {"listed", to_json(listed, true)},
+                        {"all", to_json(all, true)},
+                        {"publisher_recipes", to_json(family_recipes, true)}};
   }
-  const Stats recipes = stats_of(select([](const Result& r) { return !r.standard; }));
+  const Stats recipes = stats_of(select(results, [](const Result& r) { return !r.standard; }));
   if (recipes.n)
     fmt::print("\npublisher recipes (not modelled, left out of the targets): n {}, median {:.2f}%, max {:.2f}%\n", recipes.n,
                recipes.median_pct, recipes.max_pct);
+  return families;
+}
 
-  // --- rows over 1 % ----------------------------------------------------------
-  auto over = select([](const Result& r) { return r.abs_error_pct() > kReportOverPct; });
+// --- rows over 1 % ----------------------------------------------------------
+
+nlohmann::json report_over(const std::vector<Result>& results) {
+  auto over = select(results, [](const Result& r) { return r.abs_error_pct() > kReportOverPct; });
   std::sort(over.begin(), over.end(), [](const Result* a, const Result* b) { return a->abs_error_pct() > b->abs_error_pct(); });
   fmt::print("\nrows over {:.0f}% (predicted vs measured):\n", kReportOverPct);
   nlohmann::json over_json = nlohmann::json::array();
@@ -342,26 +339,34 @@ int main(int argc, char** argv) {
     fmt::print("  none\n");
   else
     fmt::print("  (* a GB/GiB listing; [recipe] a publisher recipe, outside the targets)\n");
+  return over_json;
+}
 
+nlohmann::json report_unmapped(const std::vector<std::pair<const CsvRow*, const CsvRow*>>& unmapped) {
   fmt::print("\nnot mappable ({}):\n", unmapped.size());
   nlohmann::json unmapped_json = nlohmann::json::array();
   for (const auto& [s, m] : unmapped) {
     fmt::print("  {:>4} {:<44} {:<8} {}\n", field(*s, "id"), field(*s, "model"), field(*s, "quant"), field(*m, "note"));
     unmapped_json.push_back({{"id", field(*s, "id")}, {"reason", field(*m, "note")}});
   }
+  return unmapped_json;
+}
 
-  if (verbose) {
-    fmt::print("\nevery compared row:\n");
-    for (const auto& r : results)
-      fmt::print("  {:>4} {:<6} {:<16} {:<10} {:<7} {:>15} vs {:>15.0f}{} {:>+8.3f}%{}{}\n", r.id, r.family, r.model, r.quant, r.compare,
-                 r.predicted_bytes, r.measured_bytes, r.exact ? " " : "*", r.error_pct,
-                 r.exact ? "" : (r.within_rounding() ? " in rounding" : " outside rounding"), r.standard ? "" : " [recipe]");
-  }
+void report_every_row(const std::vector<Result>& results) {
+  fmt::print("\nevery compared row:\n");
+  for (const auto& r : results)
+    fmt::print("  {:>4} {:<6} {:<16} {:<10} {:<7} {:>15} vs {:>15.0f}{} {:>+8.3f}%{}{}\n", r.id, r.family, r.model, r.quant, r.compare,
+               r.predicted_bytes, r.measured_bytes, r.exact ? " " : "*", r.error_pct,
+               r.exact ? "" : (r.within_rounding() ? " in rounding" : " outside rounding"), r.standard ? "" : " [recipe]");
+}
 
-  // --- targets ------------------------------------------------------------------
+// --- targets ------------------------------------------------------------------
+
+/// The targets of docs/accuracy-sizes.md on the standard rows, as JSON; `met_all` says whether every one was met.
+nlohmann::json report_targets(const std::vector<Result>& results, std::map<std::string, Stats>& all_by_family, bool& met_all) {
   fmt::print("\ntargets (standard rows):\n");
   nlohmann::json targets = nlohmann::json::array();
-  bool met_all = true;
+  met_all = true;
   auto check = [&](const std::string& name, const Stats& s, double value_pct, double limit_pct) {
     const bool met = s.n == 0 || value_pct <= limit_pct;
     met_all = met_all && met;
@@ -376,18 +381,59 @@ int main(int argc, char** argv) {
   check("GGUF median", all_by_family["GGUF"], all_by_family["GGUF"].median_pct, kGgufMedianLimitPct);
   for (const char* f : {"AWQ", "GPTQ", "FP8", "MLX"})
     check(fmt::format("{} median", f), all_by_family[f], all_by_family[f].median_pct, kCheckpointMedianLimitPct);
-  const Stats every = stats_of(select([](const Result& r) { return r.standard; }));
+  const Stats every = stats_of(select(results, [](const Result& r) { return r.standard; }));
   check("every standard row", every, every.max_pct, kRowLimitPct);
+  return targets;
+}
 
-  summary["rows"] = {{"in_data", sizes.size()}, {"compared", results.size()}, {"standard", n_standard}, {"not_mappable", unmapped.size()}};
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  if (!optadvisor::bench::parse_args(argc, argv, {{"-v", &o.verbose}},
+                                     {{"--data", &o.data}, {"--map", &o.map_path}, {"--json", &o.json_path}},
+                                     "usage: optadvisor_size_accuracy [--data CSV] [--map CSV] [--json OUT] [-v]"))
+    return 2;
+
+  std::vector<CsvRow> sizes, mapped;
+  try {
+    sizes = optadvisor::bench::read_csv(o.data);
+    mapped = optadvisor::bench::read_csv(o.map_path);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "optadvisor_size_accuracy: error: {}\n", e.what());
+    return 2;
+  }
+  const Catalog catalog = Catalog::load({});
+  const Joined joined = join(catalog, sizes, mapped, o.map_path);
+  if (!joined.problems.empty()) {
+    for (const auto& p : joined.problems) fmt::print(stderr, "optadvisor_size_accuracy: error: {}\n", p);
+    return 2;
+  }
+  const std::vector<Result>& results = joined.results;
+  const std::size_t n_standard = select(results, [](const Result& r) { return r.standard; }).size();
+
+  fmt::print("size accuracy: {} rows in {}, {} compared ({} standard, {} publisher recipes), {} not mappable\n\n", sizes.size(),
+             o.data.substr(o.data.find_last_of('/') + 1), results.size(), n_standard, results.size() - n_standard, joined.unmapped.size());
+  nlohmann::json summary;
+  summary["schema_version"] = 1;
+  std::map<std::string, Stats> all_by_family;
+  summary["families"] = report_families(results, all_by_family);
+  const nlohmann::json over_json = report_over(results);
+  const nlohmann::json unmapped_json = report_unmapped(joined.unmapped);
+  if (o.verbose) report_every_row(results);
+  bool met_all = true;
+  const nlohmann::json targets = report_targets(results, all_by_family, met_all);
+
+  summary["rows"] = {
+      {"in_data", sizes.size()}, {"compared", results.size()}, {"standard", n_standard}, {"not_mappable", joined.unmapped.size()}};
   summary["over_1_pct"] = over_json;
   summary["not_mappable"] = unmapped_json;
   summary["targets"] = targets;
   summary["targets_met"] = met_all;
-  if (!json_path.empty()) {
-    std::ofstream out(json_path);
+  if (!o.json_path.empty()) {
+    std::ofstream out(o.json_path);
     if (!out) {
-      fmt::print(stderr, "optadvisor_size_accuracy: error: cannot write {}\n", json_path);
+      fmt::print(stderr, "optadvisor_size_accuracy: error: cannot write {}\n", o.json_path);
       return 2;
     }
     out << summary.dump(2) << "\n";

@@ -23,6 +23,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "bench_common.hpp"
 #include "csv.hpp"
 #include "training_rows.hpp"
 #include "optadvisor/catalog/catalog.hpp"
@@ -33,8 +34,10 @@
 using namespace optadvisor;
 using optadvisor::bench::CsvRow;
 using optadvisor::bench::integer;
+using optadvisor::bench::median;
 using optadvisor::bench::num;
 using optadvisor::bench::prepare_row;
+using optadvisor::bench::quantile;
 using optadvisor::bench::str;
 
 namespace {
@@ -49,22 +52,6 @@ struct SpeedCase {
   bool uncertain = false;
   bool fp8 = false;
 };
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-double percentile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const double pos = q * static_cast<double>(v.size() - 1);
-  const std::size_t lo = static_cast<std::size_t>(std::floor(pos));
-  const std::size_t hi = std::min(lo + 1, v.size() - 1);
-  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
-}
 
 /// Efficiencies the fit varies, for one engine.
 struct Params {
@@ -182,53 +169,18 @@ std::string summary(const char* what, const Errors& e) {
   return fmt::format(
       "  {:<44} n={:<3} tokens/s error median {:5.1f}%  p90 {:5.1f}%  max {:5.1f}%   MFU error median {:4.1f} pts  "
       "p90 {:4.1f}  max {:4.1f}   within targets {}/{}\n",
-      what, e.tps_pct.size(), median(e.tps_pct), percentile(e.tps_pct, 0.9), *std::max_element(e.tps_pct.begin(), e.tps_pct.end()),
-      median(e.mfu_pts), percentile(e.mfu_pts, 0.9), *std::max_element(e.mfu_pts.begin(), e.mfu_pts.end()), within, e.tps_pct.size());
+      what, e.tps_pct.size(), median(e.tps_pct), quantile(e.tps_pct, 0.9), *std::max_element(e.tps_pct.begin(), e.tps_pct.end()),
+      median(e.mfu_pts), quantile(e.mfu_pts, 0.9), *std::max_element(e.mfu_pts.begin(), e.mfu_pts.end()), within, e.tps_pct.size());
 }
 
-}  // namespace
+/// The memory errors, % of the published figure.
+struct MemoryErrors {
+  std::vector<double> estimator, states, measured, measured_uncertain;
+};
 
-int main(int argc, char** argv) {
-  std::string data = std::string(OPTADVISOR_SOURCE_DIR) + "/bench/data/training_runs.csv";
-  bool do_fit = false, write = false, check = false, verbose = false;
-  std::string show;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--data" && i + 1 < argc)
-      data = argv[++i];
-    else if (a == "--fit")
-      do_fit = true;
-    else if (a == "--write")
-      write = true;
-    else if (a == "--check")
-      check = true;
-    else if (a == "--verbose")
-      verbose = true;
-    else if (a == "--show" && i + 1 < argc)
-      show = argv[++i];
-    else {
-      fmt::print(stderr, "usage: optadvisor_training_accuracy [--data FILE] [--fit [--write]] [--check] [--verbose] [--show ID]\n");
-      return 2;
-    }
-  }
-  const Catalog catalog = Catalog::load({});
-  const TrainingData training = training_data(catalog);
-  std::vector<CsvRow> rows;
-  try {
-    rows = optadvisor::bench::read_csv(data);
-  } catch (const std::exception& e) {
-    fmt::print(stderr, "{}\n", e.what());
-    return 2;
-  }
+// ------------------------------------------------------------------ memory: estimator, ZeRO paper, measured
 
-  std::vector<SpeedCase> speed;
-  std::vector<std::string> skipped;
-  int failures = 0;
-  std::size_t memory_over_capacity = 0;
-  std::string report;
-
-  // ------------------------------------------------------------------ memory: estimator, ZeRO paper, measured
-  std::vector<double> estimator_err, states_err, measured_err, measured_uncertain_err;
+void report_estimator(const std::vector<CsvRow>& rows, MemoryErrors& errors, std::string& report) {
   report += "DeepSpeed estimator samples (deepspeed_estimate, exact formulas):\n";
   for (const auto& r : rows) {
     if (str(r, "kind") != "estimator") continue;
@@ -246,17 +198,21 @@ int main(int argc, char** argv) {
     const double gpu = est.gpu_bytes / kBytesPerGiB;
     const double want_gpu = num(r, "estimator_gpu_gib");
     const double err = 100 * std::fabs(gpu - want_gpu) / want_gpu;
-    estimator_err.push_back(err);
+    errors.estimator.push_back(err);
     std::string cpu_text;
     if (!str(r, "estimator_cpu_gib").empty()) {
       const double want_cpu = num(r, "estimator_cpu_gib");
       const double cpu = est.cpu_bytes / kBytesPerGiB;
       const double cerr = 100 * std::fabs(cpu - want_cpu) / want_cpu;
-      estimator_err.push_back(cerr);
+      errors.estimator.push_back(cerr);
       cpu_text = fmt::format("; CPU {:.2f} vs {:.2f} GiB ({:.2f}%)", cpu, want_cpu, cerr);
     }
     report += fmt::format("  {:<34} GPU {:7.3f} vs {:7.3f} GiB ({:.2f}%){}\n", str(r, "id"), gpu, want_gpu, err, cpu_text);
   }
+}
+
+void report_states(const Catalog& catalog, const TrainingData& training, const std::vector<CsvRow>& rows, MemoryErrors& errors,
+                   std::string& report) {
   const TrainingEngineProfile* deepspeed = training.find_engine("deepspeed");
   report += "ZeRO paper, 7.5B on 64 GPUs, model states per GPU (deepspeed profile):\n";
   for (const auto& r : rows) {
@@ -278,9 +234,13 @@ int main(int argc, char** argv) {
     const double states = analyze_training(s).memory.model_state_bytes() / kBytesPerGiB;
     const double want = num(r, "memory_gib");
     const double err = 100 * std::fabs(states - want) / want;
-    states_err.push_back(err);
+    errors.states.push_back(err);
     report += fmt::format("  {:<34} {:7.3f} vs {:7.3f} GiB ({:.2f}%)\n", str(r, "id"), states, want, err);
   }
+}
+
+void report_measured_memory(const Catalog& catalog, const std::vector<CsvRow>& rows, MemoryErrors& errors,
+                            std::vector<std::string>& skipped, std::string& report) {
   report += "Measured peak memory per GPU (GiB; reserved by the caching allocator where torchtitan reports it):\n";
   for (const auto& r : rows) {
     if (str(r, "kind") != "memory") continue;
@@ -289,15 +249,19 @@ int main(int argc, char** argv) {
       const double predicted = analyze_training(p.scenario).memory.total_bytes / kBytesPerGiB;
       const double want = num(r, "memory_gib");
       const double err = 100 * (predicted - want) / want;
-      (integer(r, "uncertain") ? measured_uncertain_err : measured_err).push_back(std::fabs(err));
+      (integer(r, "uncertain") ? errors.measured_uncertain : errors.measured).push_back(std::fabs(err));
       report += fmt::format("  {:<34} {:7.2f} vs {:7.2f} GiB ({:+.1f}%){}  {}\n", str(r, "id"), predicted, want, err,
                             integer(r, "uncertain") ? " [compiled/fp8: not modelled]" : "", str(r, "notes"));
     } catch (const Error& e) {
       skipped.push_back(fmt::format("{}: {}", str(r, "id"), e.what()));
     }
   }
+}
 
-  // ------------------------------------------------------------------ speed
+// ------------------------------------------------------------------ speed
+
+std::vector<SpeedCase> speed_cases(const Catalog& catalog, const std::vector<CsvRow>& rows, std::vector<std::string>& skipped) {
+  std::vector<SpeedCase> speed;
   for (const auto& r : rows) {
     if (str(r, "kind") != "speed") continue;
     try {
@@ -318,155 +282,229 @@ int main(int argc, char** argv) {
       skipped.push_back(fmt::format("{}: {}", str(r, "id"), e.what()));
     }
   }
+  return speed;
+}
+
+/// Leave-one-out: refit without each row, predict it.
+void report_leave_one_out(const std::string& id, const std::vector<const SpeedCase*>& cases, const TrainingEngineProfile& base,
+                          const Params& p, std::string& report) {
+  Errors loo;
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    std::vector<const SpeedCase*> rest;
+    for (std::size_t j = 0; j < cases.size(); ++j)
+      if (j != i) rest.push_back(cases[j]);
+    const Params q = fit(rest, base, p);
+    TrainingEngineProfile e = base;
+    q.apply(e);
+    add_error(loo, *cases[i], predict_tps(*cases[i], e));
+  }
+  report += summary(fmt::format("{} leave-one-out", id).c_str(), loo);
+}
+
+/// Leave one source out: fit on the other groups, predict this one.
+void report_held_out_sources(const std::string& id, const std::vector<const SpeedCase*>& cases, const TrainingEngineProfile& base,
+                             const Params& p, std::string& report) {
+  std::set<std::string> groups;
+  for (const auto* c : cases) groups.insert(c->group);
+  if (groups.size() <= 1) return;
+  for (const auto& g : groups) {
+    std::vector<const SpeedCase*> train, test;
+    for (const auto* c : cases) (c->group == g ? test : train).push_back(c);
+    // A held-out precision cannot be predicted from the others; keep what the rest can fit.
+    bool train_fp8 = false;
+    for (const auto* c : train) train_fp8 |= c->fp8;
+    Params q = fit(train, base, p);
+    if (!train_fp8) q.gemm_fp8 = p.gemm_fp8;
+    TrainingEngineProfile e = base;
+    q.apply(e);
+    Errors held;
+    for (const auto* c : test) add_error(held, *c, predict_tps(*c, e));
+    report += summary(fmt::format("{} held out: {}{}", id, g, train_fp8 ? "" : " (fp8 GEMM from the full fit)").c_str(), held);
+  }
+}
+
+/// Stores engine `id`'s fitted efficiencies and the rows they came from in data/training/<id>.json.
+void write_training_fit(const std::string& id, const std::vector<const SpeedCase*>& cases, const Params& p, std::string& report) {
+  const std::string path = fmt::format("{}/data/training/{}.json", OPTADVISOR_SOURCE_DIR, id);
+  std::ifstream in(path);
+  nlohmann::ordered_json doc = nlohmann::ordered_json::parse(in);
+  auto round3 = [](double v) { return std::round(v * 1000) / 1000; };
+  doc["efficiency"]["gemm"]["bf16"] = round3(p.gemm_bf16);
+  bool any_fp8 = false;
+  for (const auto* c : cases) any_fp8 |= c->fp8;
+  if (any_fp8) doc["efficiency"]["gemm"]["fp8"] = round3(p.gemm_fp8);
+  doc["efficiency"]["attention"] = round3(p.attention);
+  doc["efficiency"]["elementwise_traffic"] = round3(p.elementwise);
+  doc["efficiency"]["layer_overhead_s"] = std::round(p.overhead * 1e7) / 1e7;
+  bool any_sharded3 = false;
+  for (const auto* c : cases) any_sharded3 |= c->prepared.scenario.workload.sharding.stage >= 3;
+  if (any_sharded3) doc["efficiency"]["gather_copy_bytes_per_param"] = std::round(p.copy * 10) / 10;
+  nlohmann::ordered_json ids = nlohmann::ordered_json::array();
+  for (const auto* c : cases) ids.push_back(c->id);
+  doc["calibrated_on"] = ids;
+  std::ofstream out(path);
+  out << doc.dump(1) << "\n";
+  report += fmt::format("  wrote {}\n", path);
+}
+
+/// --fit: each engine's efficiencies fitted on its rows, with leave-one-out and leave-one-source-out errors.
+std::map<std::string, Params> fit_engines(const TrainingData& training, const std::vector<SpeedCase>& speed, bool write,
+                                          std::string& report) {
   std::set<std::string> engines;
   for (const auto& c : speed) engines.insert(c.engine);
-
   std::map<std::string, Params> fitted;
-  if (do_fit) {
-    for (const auto& id : engines) {
-      const TrainingEngineProfile* base = training.find_engine(id);
-      if (!base) continue;
-      std::vector<const SpeedCase*> cases;
-      for (const auto& c : speed)
-        if (c.engine == id && c.fit && !c.uncertain) cases.push_back(&c);
-      if (cases.empty()) continue;
-      const Params start = Params::from(*base);
-      Params p = fit(cases, *base, start);
-      fitted[id] = p;
-      report += fmt::format(
-          "\nfit {} on {} rows: gemm bf16 {:.3f}, gemm fp8 {:.3f}, attention {:.3f}, elementwise {:.3f}, "
-          "layer overhead {:.1f} us, gather copies {:.1f} B/param (loss {:.4f})\n",
-          id, cases.size(), p.gemm_bf16, p.gemm_fp8, p.attention, p.elementwise, p.overhead * 1e6, p.copy, loss(cases, *base, p));
-      // Leave-one-out: refit without each row, predict it.
-      Errors loo;
-      for (std::size_t i = 0; i < cases.size(); ++i) {
-        std::vector<const SpeedCase*> rest;
-        for (std::size_t j = 0; j < cases.size(); ++j)
-          if (j != i) rest.push_back(cases[j]);
-        const Params q = fit(rest, *base, p);
-        TrainingEngineProfile e = *base;
-        q.apply(e);
-        add_error(loo, *cases[i], predict_tps(*cases[i], e));
-      }
-      report += summary(fmt::format("{} leave-one-out", id).c_str(), loo);
-      // Leave one source out: fit on the other groups, predict this one.
-      std::set<std::string> groups;
-      for (const auto* c : cases) groups.insert(c->group);
-      if (groups.size() > 1) {
-        for (const auto& g : groups) {
-          std::vector<const SpeedCase*> train, test;
-          for (const auto* c : cases) (c->group == g ? test : train).push_back(c);
-          // A held-out precision cannot be predicted from the others; keep what the rest can fit.
-          bool train_fp8 = false;
-          for (const auto* c : train) train_fp8 |= c->fp8;
-          Params q = fit(train, *base, p);
-          if (!train_fp8) q.gemm_fp8 = p.gemm_fp8;
-          TrainingEngineProfile e = *base;
-          q.apply(e);
-          Errors held;
-          for (const auto* c : test) add_error(held, *c, predict_tps(*c, e));
-          report += summary(fmt::format("{} held out: {}{}", id, g, train_fp8 ? "" : " (fp8 GEMM from the full fit)").c_str(), held);
-        }
-      }
-      if (write) {
-        const std::string path = fmt::format("{}/data/training/{}.json", OPTADVISOR_SOURCE_DIR, id);
-        std::ifstream in(path);
-        nlohmann::ordered_json doc = nlohmann::ordered_json::parse(in);
-        auto round3 = [](double v) { return std::round(v * 1000) / 1000; };
-        doc["efficiency"]["gemm"]["bf16"] = round3(p.gemm_bf16);
-        bool any_fp8 = false;
-        for (const auto* c : cases) any_fp8 |= c->fp8;
-        if (any_fp8) doc["efficiency"]["gemm"]["fp8"] = round3(p.gemm_fp8);
-        doc["efficiency"]["attention"] = round3(p.attention);
-        doc["efficiency"]["elementwise_traffic"] = round3(p.elementwise);
-        doc["efficiency"]["layer_overhead_s"] = std::round(p.overhead * 1e7) / 1e7;
-        bool any_sharded3 = false;
-        for (const auto* c : cases) any_sharded3 |= c->prepared.scenario.workload.sharding.stage >= 3;
-        if (any_sharded3) doc["efficiency"]["gather_copy_bytes_per_param"] = std::round(p.copy * 10) / 10;
-        nlohmann::ordered_json ids = nlohmann::ordered_json::array();
-        for (const auto* c : cases) ids.push_back(c->id);
-        doc["calibrated_on"] = ids;
-        std::ofstream out(path);
-        out << doc.dump(1) << "\n";
-        report += fmt::format("  wrote {}\n", path);
-      }
-    }
+  for (const auto& id : engines) {
+    const TrainingEngineProfile* base = training.find_engine(id);
+    if (!base) continue;
+    std::vector<const SpeedCase*> cases;
+    for (const auto& c : speed)
+      if (c.engine == id && c.fit && !c.uncertain) cases.push_back(&c);
+    if (cases.empty()) continue;
+    const Params start = Params::from(*base);
+    Params p = fit(cases, *base, start);
+    fitted[id] = p;
+    report += fmt::format(
+        "\nfit {} on {} rows: gemm bf16 {:.3f}, gemm fp8 {:.3f}, attention {:.3f}, elementwise {:.3f}, "
+        "layer overhead {:.1f} us, gather copies {:.1f} B/param (loss {:.4f})\n",
+        id, cases.size(), p.gemm_bf16, p.gemm_fp8, p.attention, p.elementwise, p.overhead * 1e6, p.copy, loss(cases, *base, p));
+    report_leave_one_out(id, cases, *base, p, report);
+    report_held_out_sources(id, cases, *base, p, report);
+    if (write) write_training_fit(id, cases, p, report);
   }
+  return fitted;
+}
 
-  // Every published run ran, so each must fit in the model too; report the tightest.
-  {
-    std::vector<std::pair<double, std::string>> ratios;
-    std::size_t over = 0;
-    for (const auto& c : speed) {
-      const TrainingAnalysis a = analyze_training(c.prepared.scenario);
-      const double ratio = a.memory.total_bytes / a.memory.capacity_bytes;
-      if (ratio > 1) ++over;
-      ratios.emplace_back(ratio, c.id);
-    }
-    std::sort(ratios.rbegin(), ratios.rend());
-    report += fmt::format("\nPublished runs that the memory model says do not fit: {} of {}", over, ratios.size());
-    for (std::size_t i = 0; i < std::min<std::size_t>(6, ratios.size()); ++i)
-      report += fmt::format("{} {} {:.0f}%", i ? "," : "; fullest:", ratios[i].second, 100 * ratios[i].first);
-    report += "\n";
-    memory_over_capacity = over;
+/// Every published run ran, so each must fit in the model too; reports the tightest and returns how many do not fit.
+std::size_t report_fullest(const std::vector<SpeedCase>& speed, std::string& report) {
+  std::vector<std::pair<double, std::string>> ratios;
+  std::size_t over = 0;
+  for (const auto& c : speed) {
+    const TrainingAnalysis a = analyze_training(c.prepared.scenario);
+    const double ratio = a.memory.total_bytes / a.memory.capacity_bytes;
+    if (ratio > 1) ++over;
+    ratios.emplace_back(ratio, c.id);
   }
+  std::sort(ratios.rbegin(), ratios.rend());
+  report += fmt::format("\nPublished runs that the memory model says do not fit: {} of {}", over, ratios.size());
+  for (std::size_t i = 0; i < std::min<std::size_t>(6, ratios.size()); ++i)
+    report += fmt::format("{} {} {:.0f}%", i ? "," : "; fullest:", ratios[i].second, 100 * ratios[i].first);
+  report += "\n";
+  return over;
+}
 
-  // In-sample errors with the efficiencies as shipped (or as just fitted).
-  report += "\nTokens/s per GPU and MFU against the published runs (efficiencies as " + std::string(do_fit ? "fitted" : "shipped") + "):\n";
+/// The speed errors with the efficiencies as shipped or fitted.
+struct SpeedErrors {
   std::map<std::string, Errors> by_engine, by_group;
   Errors held_out;
+};
+
+/// What the command line asks the report to show.
+struct Options {
+  std::string data = std::string(OPTADVISOR_SOURCE_DIR) + "/bench/data/training_runs.csv";
+  bool do_fit = false, write = false, check = false, verbose = false;
+  std::string show;
+};
+
+/// In-sample errors with the efficiencies as shipped (or as just fitted).
+SpeedErrors report_speed(const TrainingData& training, const std::vector<SpeedCase>& speed, const std::map<std::string, Params>& fitted,
+                         const Options& o, std::string& report) {
+  report +=
+      "\nTokens/s per GPU and MFU against the published runs (efficiencies as " + std::string(o.do_fit ? "fitted" : "shipped") + "):\n";
+  SpeedErrors errors;
   for (const auto& c : speed) {
     const TrainingEngineProfile* base = training.find_engine(c.engine);
     TrainingEngineProfile e = *base;
-    if (fitted.count(c.engine)) fitted[c.engine].apply(e);
+    if (fitted.count(c.engine)) fitted.at(c.engine).apply(e);
     const double predicted = predict_tps(c, e);
-    if (c.id == show) {
+    if (c.id == o.show) {
       TrainingScenario sc = c.prepared.scenario;
       sc.engine = &e;
       report += render_training_estimate(c.prepared, analyze_training(sc), OutputFormat::kText, Style{});
     }
-    if (verbose)
+    if (o.verbose)
       report += fmt::format("    {:<28} predicted {:10.1f} published {:10.1f} tokens/s/GPU ({:+.1f}%)\n", c.id, predicted, c.published_tps,
                             100 * (predicted / c.published_tps - 1));
     if (c.uncertain) {
-      add_error(held_out, c, predicted);
+      add_error(errors.held_out, c, predicted);
       continue;
     }
-    add_error(by_engine[c.engine], c, predicted);
-    add_error(by_group[c.engine + " " + c.group], c, predicted);
+    add_error(errors.by_engine[c.engine], c, predicted);
+    add_error(errors.by_group[c.engine + " " + c.group], c, predicted);
   }
-  for (const auto& [g, e] : by_group) report += summary(g.c_str(), e);
-  for (const auto& [id, e] : by_engine) report += summary((id + " (all calibrated rows)").c_str(), e);
-  report += summary("uncertain rows (not fitted)", held_out);
-  for (const auto& [id, e] : by_engine)
+  for (const auto& [g, e] : errors.by_group) report += summary(g.c_str(), e);
+  for (const auto& [id, e] : errors.by_engine) report += summary((id + " (all calibrated rows)").c_str(), e);
+  report += summary("uncertain rows (not fitted)", errors.held_out);
+  for (const auto& [id, e] : errors.by_engine)
     for (const auto& w : e.worst) report += "    outside targets: " + w + "\n";
-  for (const auto& w : held_out.worst) report += "    outside targets (uncertain row): " + w + "\n";
-  for (const auto& s : skipped) report += "  not expressible: " + s + "\n";
+  for (const auto& w : errors.held_out.worst) report += "    outside targets (uncertain row): " + w + "\n";
+  return errors;
+}
 
-  report += fmt::format(
+std::string memory_summary(const MemoryErrors& m) {
+  return fmt::format(
       "\nmemory: DeepSpeed estimator samples max error {:.2f}% (n={}); ZeRO paper example max {:.2f}% (n={}); "
       "measured peaks (eager bf16) median {:.1f}% (n={}); compiled/fp8 runs median {:.1f}% (n={})\n",
-      estimator_err.empty() ? 0 : *std::max_element(estimator_err.begin(), estimator_err.end()), estimator_err.size(),
-      states_err.empty() ? 0 : *std::max_element(states_err.begin(), states_err.end()), states_err.size(), median(measured_err),
-      measured_err.size(), median(measured_uncertain_err), measured_uncertain_err.size());
+      m.estimator.empty() ? 0 : *std::max_element(m.estimator.begin(), m.estimator.end()), m.estimator.size(),
+      m.states.empty() ? 0 : *std::max_element(m.states.begin(), m.states.end()), m.states.size(), median(m.measured), m.measured.size(),
+      median(m.measured_uncertain), m.measured_uncertain.size());
+}
+
+/// --check: the targets of docs/training.md; returns how many were missed, each named on stderr.
+int check_targets(const SpeedErrors& speed, const MemoryErrors& memory, const std::vector<std::string>& skipped,
+                  std::size_t memory_over_capacity) {
+  int failures = 0;
+  auto gate = [&](bool ok, const std::string& what) {
+    if (!ok) {
+      fmt::print(stderr, "training accuracy gate failed: {}\n", what);
+      ++failures;
+    }
+  };
+  for (const auto& [id, e] : speed.by_engine) {
+    gate(median(e.tps_pct) <= 15, fmt::format("{} median tokens/s error {:.1f}% > 15%", id, median(e.tps_pct)));
+    gate(median(e.mfu_pts) <= 5, fmt::format("{} median MFU error {:.1f} points > 5", id, median(e.mfu_pts)));
+  }
+  for (double e : memory.estimator) gate(e <= 1, fmt::format("a DeepSpeed estimator sample is off by {:.2f}%", e));
+  for (double e : memory.states) gate(e <= 5, fmt::format("the ZeRO paper example is off by {:.2f}%", e));
+  gate(median(memory.measured) <= 10, fmt::format("median error on measured peaks {:.1f}% > 10%", median(memory.measured)));
+  gate(skipped.empty(), fmt::format("{} row(s) could not be expressed", skipped.size()));
+  gate(memory_over_capacity == 0, fmt::format("{} published run(s) do not fit per the memory model", memory_over_capacity));
+  return failures;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  if (!optadvisor::bench::parse_args(
+          argc, argv, {{"--fit", &o.do_fit}, {"--write", &o.write}, {"--check", &o.check}, {"--verbose", &o.verbose}},
+          {{"--data", &o.data}, {"--show", &o.show}},
+          "usage: optadvisor_training_accuracy [--data FILE] [--fit [--write]] [--check] [--verbose] [--show ID]"))
+    return 2;
+  const Catalog catalog = Catalog::load({});
+  const TrainingData training = training_data(catalog);
+  std::vector<CsvRow> rows;
+  try {
+    rows = optadvisor::bench::read_csv(o.data);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "{}\n", e.what());
+    return 2;
+  }
+
+  std::vector<std::string> skipped;
+  std::string report;
+  MemoryErrors memory;
+  report_estimator(rows, memory, report);
+  report_states(catalog, training, rows, memory, report);
+  report_measured_memory(catalog, rows, memory, skipped, report);
+
+  const std::vector<SpeedCase> speed = speed_cases(catalog, rows, skipped);
+  const std::map<std::string, Params> fitted = o.do_fit ? fit_engines(training, speed, o.write, report) : std::map<std::string, Params>{};
+  const std::size_t memory_over_capacity = report_fullest(speed, report);
+  const SpeedErrors errors = report_speed(training, speed, fitted, o, report);
+  for (const auto& s : skipped) report += "  not expressible: " + s + "\n";
+  report += memory_summary(memory);
   fmt::print("{}", report);
 
-  if (check) {
-    auto gate = [&](bool ok, const std::string& what) {
-      if (!ok) {
-        fmt::print(stderr, "training accuracy gate failed: {}\n", what);
-        ++failures;
-      }
-    };
-    for (const auto& [id, e] : by_engine) {
-      gate(median(e.tps_pct) <= 15, fmt::format("{} median tokens/s error {:.1f}% > 15%", id, median(e.tps_pct)));
-      gate(median(e.mfu_pts) <= 5, fmt::format("{} median MFU error {:.1f} points > 5", id, median(e.mfu_pts)));
-    }
-    for (double e : estimator_err) gate(e <= 1, fmt::format("a DeepSpeed estimator sample is off by {:.2f}%", e));
-    for (double e : states_err) gate(e <= 5, fmt::format("the ZeRO paper example is off by {:.2f}%", e));
-    gate(median(measured_err) <= 10, fmt::format("median error on measured peaks {:.1f}% > 10%", median(measured_err)));
-    gate(skipped.empty(), fmt::format("{} row(s) could not be expressed", skipped.size()));
-    gate(memory_over_capacity == 0, fmt::format("{} published run(s) do not fit per the memory model", memory_over_capacity));
-  }
+  const int failures = o.check ? check_targets(errors, memory, skipped, memory_over_capacity) : 0;
   return failures ? 1 : 0;
 }

@@ -30,4 +30,50 @@ const RuleBook& rule_book() {
   return b;
 }
 
+PlainEngine::PlainEngine(double bw_eff, double compute_eff, uint64_t max_batched_tokens, uint64_t kv_block_tokens) {
+  engine.id = "plain";
+  engine.kind = "inference";
+  BackendProfile b;
+  b.name = "default";
+  b.decode_bandwidth_efficiency = bw_eff;
+  b.prefill_compute_efficiency = compute_eff;
+  b.layer_overhead_s = 0;
+  b.step_overhead_s = 0;
+  engine.backends["default"] = b;
+  engine.memory.runtime_overhead_bytes = 0;
+  engine.memory.max_batched_tokens = max_batched_tokens;
+  engine.memory.kv_block_tokens = kv_block_tokens;
+}
+
+Scenario plain_scenario(const HardwareProfile& hw, const std::string& model, const PlainEngine& e) {
+  Scenario s;
+  s.hardware = &hw;
+  s.model = catalog().resolve_model(model);
+  s.engine = e.choice();
+  s.workload.kv_bytes_per_element = 2.0;
+  return s;
+}
+
+Scenario plain_scenario(const HardwareProfile& hw, const std::string& model, const PlainEngine& e, const HandWeights& w, uint64_t prompt,
+                        uint64_t gen) {
+  Scenario s = plain_scenario(hw, model, e);
+  s.weights.total_bytes = w.total_bytes;
+  s.weights.params = w.params;
+  s.weights.active_params = w.active_params;
+  s.workload.prompt_tokens = prompt;
+  s.workload.gen_tokens = gen;
+  return s;
+}
+
+ScenarioRequest request(const std::string& hardware, const std::string& model, const std::string& quant, const std::string& engine) {
+  ScenarioRequest r;
+  r.hardware = hardware;
+  r.model.preset = model;
+  r.quant = quant;
+  r.engine = engine;
+  return r;
+}
+
+Analysis analyze_request(const ScenarioRequest& r) { return analyze(prepare_scenario(catalog(), r).scenario); }
+
 }  // namespace optadvisor::fixtures

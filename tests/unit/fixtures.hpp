@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: MIT
-// What many unit tests share: the shipped catalog, loaded once per test binary, and a
-// preset resolved as --model would resolve it.
+// What many unit tests share: the shipped catalog, loaded once per test binary, a preset
+// resolved as --model would resolve it, and scenarios set up for figures worked by hand.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include <catch2/catch.hpp>
 
 #include "optadvisor/advisor/rules.hpp"
+#include "optadvisor/analysis/analysis.hpp"
+#include "optadvisor/analysis/prepare.hpp"
 #include "optadvisor/base/error.hpp"
 #include "optadvisor/catalog/catalog.hpp"
 #include "optadvisor/readers/model_source.hpp"
@@ -26,6 +29,34 @@ HardwareProfile round_device(double bandwidth_bytes_per_s, double flops_per_s, d
 
 /// The shipped rule book of catalog(), loaded once.
 const RuleBook& rule_book();
+
+/// An engine with no overheads and stated efficiencies, for figures worked by hand.
+struct PlainEngine {
+  EngineProfile engine;
+  PlainEngine(double bw_eff, double compute_eff, uint64_t max_batched_tokens = 8192, uint64_t kv_block_tokens = 0);
+  EngineChoice choice() const { return {&engine, &engine.backends.at("default"), false}; }
+};
+
+/// Preset `model` of catalog() on `hw` under `e`, with a 16-bit KV cache; the weights are left to the test.
+Scenario plain_scenario(const HardwareProfile& hw, const std::string& model, const PlainEngine& e);
+
+/// The weights of a figure worked by hand: bytes as stored, parameters, parameters touched per token.
+struct HandWeights {
+  double total_bytes = 0;
+  double params = 0;
+  double active_params = 0;
+};
+
+/// plain_scenario() with weights `w`, each sequence prefilling `prompt` tokens and generating `gen`.
+Scenario plain_scenario(const HardwareProfile& hw, const std::string& model, const PlainEngine& e, const HandWeights& w, uint64_t prompt,
+                        uint64_t gen);
+
+/// A request for preset `model` on `hardware`; "" leaves the quant or the engine to the defaults.
+ScenarioRequest request(const std::string& hardware, const std::string& model, const std::string& quant = "",
+                        const std::string& engine = "");
+
+/// The analysis of the scenario `r` prepares to (catalog()).
+Analysis analyze_request(const ScenarioRequest& r);
 
 /// The message of the bad_input error `f` throws, checking that it is one (exit 2); "" when it throws none.
 template <typename F>

@@ -25,35 +25,12 @@ const RuleBook& book() { return fixtures::rule_book(); }
 
 using fixtures::round_device;
 
-struct PlainEngine {
-  EngineProfile engine;
-  explicit PlainEngine(uint64_t kv_block_tokens = 0) {
-    engine.id = "plain";
-    engine.kind = "inference";
-    BackendProfile b;
-    b.name = "default";
-    b.decode_bandwidth_efficiency = 1.0;
-    b.prefill_compute_efficiency = 1.0;
-    b.layer_overhead_s = 0;
-    b.step_overhead_s = 0;
-    engine.backends["default"] = b;
-    engine.memory.runtime_overhead_bytes = 0;
-    engine.memory.max_batched_tokens = 1u << 20;
-    engine.memory.kv_block_tokens = kv_block_tokens;
-  }
-  EngineChoice choice() const { return {&engine, &engine.backends.at("default"), false}; }
-};
+/// An engine with no overheads, full efficiencies and room for a million batched tokens.
+fixtures::PlainEngine plain_engine(uint64_t kv_block_tokens = 0) { return {1.0, 1.0, 1u << 20, kv_block_tokens}; }
 
-Scenario llama8b(const HardwareProfile& hw, const PlainEngine& e) {
-  Scenario s;
-  s.hardware = &hw;
-  s.model = catalog().resolve_model("llama-3.1-8b");
-  s.engine = e.choice();
-  s.workload.kv_bytes_per_element = 2.0;
-  s.weights.total_bytes = 16e9;
-  s.weights.params = 8e9;
-  s.weights.active_params = 8e9;
-  return s;
+/// Llama-3.1-8B with 16 GB of 16-bit weights on `hw` under `e`, each sequence prefilling `prompt` tokens and generating `gen`.
+Scenario llama8b(const HardwareProfile& hw, const fixtures::PlainEngine& e, uint64_t prompt, uint64_t gen) {
+  return fixtures::plain_scenario(hw, "llama-3.1-8b", e, {16e9, 8e9, 8e9}, prompt, gen);
 }
 
 AdviceRequest request(const std::string& hw, Goal goal, const std::string& model = "", const std::string& engine = "") {
@@ -96,10 +73,8 @@ std::string why_not(const Advice& a, const std::string& id, const std::string& s
 TEST_CASE("speculative decoding: one verify step plus drafting, over the accepted tokens", "[analysis][speculative]") {
   // Bandwidth-bound: 1 TB/s, compute so fast it never binds, so verifying 5 tokens costs what 1 does.
   const auto hw = round_device(1e12, 1e18, 80e9);
-  const PlainEngine e;
-  Scenario s = llama8b(hw, e);
-  s.workload.prompt_tokens = 0;
-  s.workload.gen_tokens = 1;
+  const auto e = plain_engine();
+  Scenario s = llama8b(hw, e, 0, 1);
   const double plain = analyze(s).decode.time_s;
   // 16e9 bytes (tied embeddings not skipped here) / 1e12 B/s = 16 ms, plus a negligible KV read.
   CHECK(plain == Approx(0.016).epsilon(0.001));
@@ -120,10 +95,8 @@ TEST_CASE("speculative decoding turns compute-bound at large batch", "[analysis]
   // 2 TB/s and 200 TFLOP/s: at batch 64 a 9-token verify step is 576 tokens x 16 GFLOP = 9.2 TFLOP = 46 ms,
   // far above the 8 ms weight read, so speculation stops paying.
   const auto hw = round_device(2e12, 200e12, 200e9);
-  const PlainEngine e;
-  Scenario s = llama8b(hw, e);
-  s.workload.prompt_tokens = 0;
-  s.workload.gen_tokens = 1;
+  const auto e = plain_engine();
+  Scenario s = llama8b(hw, e, 0, 1);
   s.workload.batch = 64;
   const double plain = analyze(s).decode.time_s;
   s.workload.speculation = {"eagle", 5.71, 8, 0.89, 0};
@@ -140,10 +113,8 @@ TEST_CASE("speculative decoding turns compute-bound at large batch", "[analysis]
 TEST_CASE("prefix caching recomputes only the uncached part of the prompt", "[analysis][prefix]") {
   // Compute-bound prefill: the cached half is exactly a prefill of 500 tokens that is not run.
   const auto hw = round_device(1e18, 100e12, 80e9);
-  const PlainEngine e;
-  Scenario s = llama8b(hw, e);
-  s.workload.gen_tokens = 0;
-  s.workload.prompt_tokens = 1000;
+  const auto e = plain_engine();
+  Scenario s = llama8b(hw, e, 1000, 0);
   const double full = analyze(s).prefill.flops;
   s.workload.prompt_tokens = 500;
   const double first_half = analyze(s).prefill.flops;
@@ -158,10 +129,8 @@ TEST_CASE("prefix caching recomputes only the uncached part of the prompt", "[an
 
 TEST_CASE("a paged engine stores a shared prefix once for the whole batch", "[analysis][prefix]") {
   const auto hw = round_device(1e12, 1e15, 80e9);
-  const PlainEngine paged(16);
-  Scenario s = llama8b(hw, paged);
-  s.workload.prompt_tokens = 1000;
-  s.workload.gen_tokens = 0;
+  const auto paged = plain_engine(16);
+  Scenario s = llama8b(hw, paged, 1000, 0);
   s.workload.batch = 4;
   // 131,072 bytes per token: 4 x 1000 tokens = 524,288,000 bytes.
   CHECK(analyze(s).memory.kv_cache_bytes == Approx(524288000.0));
@@ -169,17 +138,15 @@ TEST_CASE("a paged engine stores a shared prefix once for the whole batch", "[an
   // The 500-token prefix once plus 4 x 500 own tokens = 2,500 tokens = 327,680,000 bytes.
   CHECK(analyze(s).memory.kv_cache_bytes == Approx(327680000.0));
   // An engine without paging (llama.cpp's slots) keeps a copy per sequence.
-  const PlainEngine contiguous;
+  const auto contiguous = plain_engine();
   s.engine = contiguous.choice();
   CHECK(analyze(s).memory.kv_cache_bytes == Approx(524288000.0));
 }
 
 TEST_CASE("faster attention kernels speed up the attention part only", "[analysis][attention]") {
   const auto hw = round_device(1e18, 100e12, 80e9);
-  const PlainEngine e;
-  Scenario s = llama8b(hw, e);
-  s.workload.prompt_tokens = 1000;
-  s.workload.gen_tokens = 0;
+  const auto e = plain_engine();
+  Scenario s = llama8b(hw, e, 1000, 0);
   const Analysis base = analyze(s);
   // Attention: 2.62144e11 FLOP / 1e14 = 2.62 ms of the 162.6 ms.
   CHECK(base.prefill.attention_compute_time_s == Approx(2.62144e-3).epsilon(0.001));
@@ -214,20 +181,20 @@ TEST_CASE("memory limits: a raised wired limit, the iOS entitlement, mapped weig
 }
 
 TEST_CASE("prerequisites: techniques the hardware or engine cannot run are left out with the reason", "[advisor][prerequisites]") {
-  SECTION("no FP8 on RTX 3090 or A100") {
-    for (const std::string hw : {"rtx3090", "a100-sxm-80gb"}) {
+  // On each device of `hws`, Llama-3.1-8B under vLLM for latency leaves rule `id` out for a prerequisite, saying `why` first.
+  auto left_out_on = [](const std::vector<std::string>& hws, const std::string& id, const std::string& why) {
+    for (const std::string& hw : hws) {
       const Advice a = advise(catalog(), book(), request(hw, Goal::kLatency, "llama-3.1-8b", "vllm"));
       INFO(hw);
-      CHECK_THAT(why_not(a, "fp8-weights", "prerequisite"), Catch::StartsWith("no FP8 on NVIDIA"));
+      CHECK_THAT(why_not(a, id, "prerequisite"), Catch::StartsWith(why));
     }
+  };
+  SECTION("no FP8 on RTX 3090 or A100") {
+    left_out_on({"rtx3090", "a100-sxm-80gb"}, "fp8-weights", "no FP8 on NVIDIA");
     CHECK(recommended(advise(catalog(), book(), request("h100", Goal::kLatency)), "fp8-weights"));
   }
   SECTION("no NVFP4 before Blackwell") {
-    for (const std::string hw : {"h100", "a100-sxm-80gb", "rtx4090"}) {
-      const Advice a = advise(catalog(), book(), request(hw, Goal::kLatency, "llama-3.1-8b", "vllm"));
-      INFO(hw);
-      CHECK_THAT(why_not(a, "nvfp4-weights", "prerequisite"), Catch::StartsWith("no NVFP4 before Blackwell"));
-    }
+    left_out_on({"h100", "a100-sxm-80gb", "rtx4090"}, "nvfp4-weights", "no NVFP4 before Blackwell");
     CHECK(recommended(advise(catalog(), book(), request("b200", Goal::kLatency)), "nvfp4-weights"));
   }
   SECTION("no FlashAttention-3 off Hopper") {

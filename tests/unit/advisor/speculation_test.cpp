@@ -42,10 +42,7 @@ TransformResult speculate(const std::string& rule_id, const ScenarioRequest& r) 
 }
 
 ScenarioRequest request(const std::string& hw, const std::string& model, const std::string& engine, const std::string& batch) {
-  ScenarioRequest r;
-  r.hardware = hw;
-  r.model.preset = model;
-  r.engine = engine;
+  ScenarioRequest r = fixtures::request(hw, model, "", engine);
   r.batch = batch;
   r.prompt_tokens = 128;
   r.gen_tokens = 256;

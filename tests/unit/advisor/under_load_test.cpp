@@ -10,6 +10,7 @@
 
 using namespace optadvisor;
 using fixtures::catalog;
+using fixtures::request;
 
 namespace {
 
@@ -22,10 +23,7 @@ std::optional<LoadComparison> compare(const ScenarioRequest& r, std::string& why
 }  // namespace
 
 TEST_CASE("disaggregation under load: long prompts stop stalling the token streams", "[advisor][under_load]") {
-  ScenarioRequest r;
-  r.hardware = "h100";
-  r.model.preset = "llama-3.1-8b";
-  r.engine = "vllm";
+  ScenarioRequest r = request("h100", "llama-3.1-8b", "", "vllm");
   r.batch = "16";
   r.prompt_tokens = 8192;
   std::string why;
@@ -42,10 +40,7 @@ TEST_CASE("disaggregation under load: long prompts stop stalling the token strea
 }
 
 TEST_CASE("disaggregation under load is not simulated for an engine without a serving model", "[advisor][under_load]") {
-  ScenarioRequest r;
-  r.hardware = "h100";
-  r.model.preset = "llama-3.1-8b";
-  r.engine = "llama.cpp";
+  ScenarioRequest r = request("h100", "llama-3.1-8b", "", "llama.cpp");
   std::string why;
   CHECK_FALSE(compare(r, why));
   CHECK(why == "llama.cpp has no serving model");

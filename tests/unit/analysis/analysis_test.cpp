@@ -10,38 +10,16 @@ using namespace optadvisor;
 
 namespace {
 
+using fixtures::analyze_request;
 using fixtures::catalog;
+using fixtures::request;
 
 /// A device with round numbers, so expected times can be worked by hand.
 using fixtures::round_device;
 
-/// An engine with no overheads and stated efficiencies.
-struct PlainEngine {
-  EngineProfile engine;
-  PlainEngine(double bw_eff, double compute_eff) {
-    engine.id = "plain";
-    engine.kind = "inference";
-    BackendProfile b;
-    b.name = "default";
-    b.decode_bandwidth_efficiency = bw_eff;
-    b.prefill_compute_efficiency = compute_eff;
-    b.layer_overhead_s = 0;
-    b.step_overhead_s = 0;
-    engine.backends["default"] = b;
-    engine.memory.runtime_overhead_bytes = 0;
-    engine.memory.max_batched_tokens = 8192;
-  }
-  EngineChoice choice() const { return {&engine, &engine.backends.at("default"), false}; }
-};
-
-Scenario scenario_for(const HardwareProfile& hw, const std::string& model, const PlainEngine& e) {
-  Scenario s;
-  s.hardware = &hw;
-  s.model = catalog().resolve_model(model);
-  s.engine = e.choice();
-  s.workload.kv_bytes_per_element = 2.0;
-  return s;
-}
+using fixtures::HandWeights;
+using fixtures::plain_scenario;
+using fixtures::PlainEngine;
 
 }  // namespace
 
@@ -49,7 +27,7 @@ TEST_CASE("KV bytes per token for GQA, MLA and sliding windows", "[analysis][kv]
   const auto hw = round_device(1e12, 1e15, 80e9);
   const PlainEngine e(1.0, 1.0);
   // Llama-3.1-8B: 2 (K,V) x 32 layers x 8 KV heads x 128 dims x 2 bytes = 131,072 bytes per token.
-  Scenario llama = scenario_for(hw, "llama-3.1-8b", e);
+  Scenario llama = plain_scenario(hw, "llama-3.1-8b", e);
   CHECK(kv_bytes_per_sequence(llama, 1) == Approx(131072));
   CHECK(kv_bytes_per_sequence(llama, 1000) == Approx(131072000));
   // Tensor parallel 2 splits the 8 KV heads: half per device.
@@ -57,13 +35,13 @@ TEST_CASE("KV bytes per token for GQA, MLA and sliding windows", "[analysis][kv]
   CHECK(kv_bytes_per_sequence(llama, 1000) == Approx(65536000));
   // DeepSeek-V3 MLA caches the 512-wide latent plus the 64-wide rotary key, shared by all heads:
   // 61 layers x 576 x 2 bytes = 70,272 bytes per token, and TP does not split it.
-  Scenario deepseek = scenario_for(hw, "deepseek-v3", e);
+  Scenario deepseek = plain_scenario(hw, "deepseek-v3", e);
   CHECK(kv_bytes_per_sequence(deepseek, 1) == Approx(70272));
   deepseek.workload.tp = 8;
   CHECK(kv_bytes_per_sequence(deepseek, 1) == Approx(70272));
   // Gemma-2-9B: 42 layers, 8 KV heads x 256 dims; every other layer slides over 4,096 tokens.
   // At 8,192 tokens: 21 x 8192 + 21 x 4096 = 258,048 token-layers x 2 x 8 x 256 x 2 bytes = 2,113,929,216 bytes.
-  Scenario gemma = scenario_for(hw, "gemma-2-9b", e);
+  Scenario gemma = plain_scenario(hw, "gemma-2-9b", e);
   CHECK(kv_bytes_per_sequence(gemma, 8192) == Approx(2113929216.0));
   // FP8 KV halves it.
   gemma.workload.kv_bytes_per_element = 1.0;
@@ -74,13 +52,8 @@ TEST_CASE("a bandwidth-bound decode step worked by hand", "[analysis][decode]") 
   // 1 TB/s at 50% efficiency = 500 GB/s achievable; compute so fast it never binds.
   const auto hw = round_device(1e12, 1e18, 80e9);
   const PlainEngine e(0.5, 1.0);
-  Scenario s = scenario_for(hw, "llama-3.1-8b", e);
-  s.weights.total_bytes = 16e9;
+  Scenario s = plain_scenario(hw, "llama-3.1-8b", e, HandWeights{16e9, 8e9, 8e9}, 0, 1);
   s.weights.token_embedding_bytes = 1e9;  // untied: decode reads only its rows
-  s.weights.params = 8e9;
-  s.weights.active_params = 8e9;
-  s.workload.prompt_tokens = 0;
-  s.workload.gen_tokens = 1;
   const Analysis a = analyze(s);
   // Streamed per token: 16e9 - 1e9 = 15e9 bytes / 5e11 B/s = 30 ms; the KV cache at half a token of
   // context is 65,536 bytes, 0.13 us. So 33.3 tokens/s.
@@ -98,12 +71,7 @@ TEST_CASE("a compute-bound prefill worked by hand", "[analysis][prefill]") {
   // 100 TFLOP/s at 50% = 50 TFLOP/s; bandwidth so high that weight reads vanish.
   const auto hw = round_device(1e18, 100e12, 80e9);
   const PlainEngine e(1.0, 0.5);
-  Scenario s = scenario_for(hw, "llama-3.1-8b", e);
-  s.weights.total_bytes = 16e9;
-  s.weights.params = 8e9;
-  s.weights.active_params = 8e9;
-  s.workload.prompt_tokens = 1000;
-  s.workload.gen_tokens = 0;
+  const Scenario s = plain_scenario(hw, "llama-3.1-8b", e, HandWeights{16e9, 8e9, 8e9}, 1000, 0);
   const Analysis a = analyze(s);
   // Linear layers: 2 x 8e9 x 1000 = 1.6e13 FLOP. Causal attention: 32 layers x 2 x 32 heads x (128 + 128)
   // x 1000^2 / 2 = 2.62144e11 FLOP. Total 1.6262144e13 / 5e13 = 0.32524 s.
@@ -115,13 +83,8 @@ TEST_CASE("a compute-bound prefill worked by hand", "[analysis][prefill]") {
 TEST_CASE("MoE decode reads only the experts a batch touches", "[analysis][moe]") {
   const auto hw = round_device(1e12, 1e18, 200e9);
   const PlainEngine e(1.0, 1.0);
-  Scenario s = scenario_for(hw, "mixtral-8x7b", e);
-  s.weights.total_bytes = 90e9;
+  Scenario s = plain_scenario(hw, "mixtral-8x7b", e, HandWeights{90e9, 45e9, 13e9}, 0, 1);
   s.weights.routed_expert_bytes = 80e9;
-  s.weights.params = 45e9;
-  s.weights.active_params = 13e9;
-  s.workload.prompt_tokens = 0;
-  s.workload.gen_tokens = 1;
   // One token picks 2 of 8 experts: 1 - (1 - 2/8)^1 = 25% of 80 GB + 10 GB dense = 30 GB -> 30 ms.
   CHECK(analyze(s).decode.time_s == Approx(0.030).epsilon(0.001));
   // Eight sequences touch 1 - 0.75^8 = 89.99% of the experts: 10 + 71.99 GB = 81.99 GB -> 82 ms per step.
@@ -130,10 +93,7 @@ TEST_CASE("MoE decode reads only the experts a batch touches", "[analysis][moe]"
 }
 
 TEST_CASE("the model is monotonic where physics says it must be", "[analysis][properties]") {
-  ScenarioRequest r;
-  r.hardware = "rtx4090";
-  r.model.preset = "llama-3.1-8b";
-  r.quant = "q4_k_m";
+  ScenarioRequest r = request("rtx4090", "llama-3.1-8b", "q4_k_m");
   auto run = [](const ScenarioRequest& req) { return analyze(prepare_scenario(catalog(), req).scenario); };
   const Analysis base = run(r);
 
@@ -180,12 +140,7 @@ TEST_CASE("fit and no-fit boundaries", "[analysis][memory]") {
   // Activations: 8,192 batched tokens x 4,096 hidden x 0 bytes = 0.
   auto at_capacity = [&](double capacity) {
     const auto hw = round_device(1e12, 1e15, capacity);
-    Scenario s = scenario_for(hw, "llama-3.1-8b", e);
-    s.weights.total_bytes = 10e9;
-    s.weights.params = 8e9;
-    s.workload.prompt_tokens = 900;
-    s.workload.gen_tokens = 100;
-    return analyze(s).memory;
+    return analyze(plain_scenario(hw, "llama-3.1-8b", e, HandWeights{10e9, 8e9, 0}, 900, 100)).memory;
   };
   CHECK(at_capacity(10.131072e9 + 1).fits);
   CHECK_FALSE(at_capacity(10.131072e9 - 1e3).fits);
@@ -198,10 +153,7 @@ TEST_CASE("fit and no-fit boundaries", "[analysis][memory]") {
 }
 
 TEST_CASE("vLLM claims 90% of memory and gives the KV cache what is left", "[analysis][memory]") {
-  ScenarioRequest r;
-  r.hardware = "h100-sxm";
-  r.model.preset = "llama-3.1-8b";
-  r.engine = "vllm";
+  ScenarioRequest r = request("h100-sxm", "llama-3.1-8b", "", "vllm");
   r.batch = "max";
   const PreparedScenario p = prepare_scenario(catalog(), r);
   const Analysis a = analyze(p.scenario);
@@ -216,14 +168,10 @@ TEST_CASE("vLLM claims 90% of memory and gives the KV cache what is left", "[ana
 }
 
 TEST_CASE("tensor parallelism splits weights and adds all-reduces", "[analysis][multi-gpu]") {
-  ScenarioRequest r;
-  r.hardware = "h100-sxm";
-  r.model.preset = "llama-3.1-70b";
-  r.quant = "fp8";
-  r.engine = "vllm";
-  const Analysis one = analyze(prepare_scenario(catalog(), r).scenario);
+  ScenarioRequest r = request("h100-sxm", "llama-3.1-70b", "fp8", "vllm");
+  const Analysis one = analyze_request(r);
   r.tp = 2;
-  const Analysis two = analyze(prepare_scenario(catalog(), r).scenario);
+  const Analysis two = analyze_request(r);
   CHECK(two.memory.weights_bytes == Approx(one.memory.weights_bytes / 2));
   CHECK(two.decode.interconnect_time_s > 0);
   CHECK(one.decode.interconnect_time_s == 0);
@@ -232,11 +180,8 @@ TEST_CASE("tensor parallelism splits weights and adds all-reduces", "[analysis][
 }
 
 TEST_CASE("llama.cpp offloads layers that do not fit to host memory", "[analysis][offload]") {
-  ScenarioRequest r;
-  r.hardware = "rtx4090";
-  r.model.preset = "llama-3.1-70b";
-  r.quant = "q4_k_m";
-  const Analysis a = analyze(prepare_scenario(catalog(), r).scenario);
+  ScenarioRequest r = request("rtx4090", "llama-3.1-70b", "q4_k_m");
+  const Analysis a = analyze_request(r);
   CHECK_FALSE(a.memory.fits);
   CHECK(a.memory.offloaded_layers > 0);
   CHECK(a.memory.offloaded_layers < 80);
@@ -245,9 +190,7 @@ TEST_CASE("llama.cpp offloads layers that do not fit to host memory", "[analysis
 }
 
 TEST_CASE("phones report a thermal derating and the app memory limit", "[analysis][mobile]") {
-  ScenarioRequest r;
-  r.hardware = "a18-pro";
-  r.model.preset = "llama-3.2-3b";
+  ScenarioRequest r = request("a18-pro", "llama-3.2-3b");
   const PreparedScenario p = prepare_scenario(catalog(), r);
   const Analysis a = analyze(p.scenario);
   CHECK(a.sustained_factor < 1.0);
@@ -264,10 +207,7 @@ TEST_CASE("bad scenarios are bad input with a clear message", "[analysis][errors
     }
     return "no error";
   };
-  ScenarioRequest ok;
-  ok.hardware = "h100";
-  ok.model.preset = "llama-3.1-8b";
-  ok.engine = "vllm";
+  ScenarioRequest ok = request("h100", "llama-3.1-8b", "", "vllm");
   CHECK(message_of(ok) == "no error");
   auto with = [&](auto change) {
     ScenarioRequest r = ok;
@@ -294,10 +234,7 @@ TEST_CASE("bad scenarios are bad input with a clear message", "[analysis][errors
 }
 
 TEST_CASE("a context beyond the model's maximum is bad input", "[analysis][errors]") {
-  ScenarioRequest r;
-  r.hardware = "h200";
-  r.model.preset = "llama-2-7b";
-  r.engine = "vllm";
+  ScenarioRequest r = request("h200", "llama-2-7b", "", "vllm");
   r.prompt_tokens = 8000;  // 8000 + 128 generated = 8128 > Llama-2's 4096
   try {
     (void)prepare_scenario(catalog(), r);
@@ -337,14 +274,9 @@ TEST_CASE("analyze with Detail::kNumbers gives the same numbers without the text
 TEST_CASE("a two-trillion-parameter MoE at 1M context and batch 4096 stays finite", "[analysis][robustness]") {
   const auto hw = round_device(8e12, 5e15, 288e9);
   const PlainEngine e(0.8, 0.6);
-  Scenario s = scenario_for(hw, "deepseek-v3", e);
-  s.weights.total_bytes = 2e12;
+  Scenario s = plain_scenario(hw, "deepseek-v3", e, HandWeights{2e12, 2e12, 1e11}, 1 << 20, 1024);
   s.weights.routed_expert_bytes = 1.9e12;
-  s.weights.params = 2e12;
-  s.weights.active_params = 1e11;
   s.workload.batch = 4096;
-  s.workload.prompt_tokens = 1 << 20;
-  s.workload.gen_tokens = 1024;
   const Analysis a = analyze(s);
   CHECK(std::isfinite(a.prefill.time_s));
   CHECK(std::isfinite(a.decode.tokens_per_s));
@@ -354,10 +286,7 @@ TEST_CASE("a two-trillion-parameter MoE at 1M context and batch 4096 stays finit
 
 TEST_CASE("offload, attention kernels and activations follow the engine's data, not its name", "[analysis][engine-data]") {
   // Llama-3.1-70B q4_k_m (~40 GB) on a 24 GB RTX 4090 under llama.cpp: layers go to host memory.
-  ScenarioRequest r;
-  r.hardware = "rtx4090";
-  r.model.preset = "llama-3.1-70b";
-  r.quant = "q4_k_m";
+  ScenarioRequest r = request("rtx4090", "llama-3.1-70b", "q4_k_m");
   PreparedScenario ps = prepare_scenario(catalog(), r);
   EngineProfile renamed = *ps.scenario.engine.engine;
   renamed.id = "renamed";
@@ -378,12 +307,7 @@ TEST_CASE("offload, attention kernels and activations follow the engine's data, 
   // Flash attention on a device without FlashAttention-2: only with the engine's own kernels.
   const HardwareProfile hw = round_device(1e12, 100e12, 80e9);
   PlainEngine e(0.8, 0.5);
-  Scenario s = scenario_for(hw, "llama-3.1-8b", e);
-  s.weights.total_bytes = 16e9;
-  s.weights.params = 8e9;
-  s.weights.active_params = 8e9;
-  s.workload.prompt_tokens = 512;
-  s.workload.gen_tokens = 128;
+  Scenario s = plain_scenario(hw, "llama-3.1-8b", e, HandWeights{16e9, 8e9, 8e9}, 512, 128);
   s.workload.batch = 1;
   REQUIRE_FALSE(hw.capabilities.flash_attention_2);
   CHECK_FALSE(analyze(s).factors.flash_attention);

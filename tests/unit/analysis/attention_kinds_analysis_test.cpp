@@ -13,40 +13,16 @@ using namespace optadvisor;
 
 namespace {
 
-/// An engine with no overheads and stated efficiencies.
-struct PlainEngine {
-  EngineProfile engine;
-  PlainEngine(double bw_eff, double compute_eff) {
-    engine.id = "plain";
-    engine.kind = "inference";
-    BackendProfile b;
-    b.name = "default";
-    b.decode_bandwidth_efficiency = bw_eff;
-    b.prefill_compute_efficiency = compute_eff;
-    b.layer_overhead_s = 0;
-    b.step_overhead_s = 0;
-    engine.backends["default"] = b;
-    engine.memory.runtime_overhead_bytes = 0;
-    engine.memory.max_batched_tokens = 8192;
-  }
-  EngineChoice choice() const { return {&engine, &engine.backends.at("default"), false}; }
-};
-
-Scenario scenario_for(const HardwareProfile& hw, const std::string& model, const PlainEngine& e) {
-  Scenario s;
-  s.hardware = &hw;
-  s.model = fixtures::catalog().resolve_model(model);
-  s.engine = e.choice();
-  s.workload.kv_bytes_per_element = 2.0;
-  return s;
-}
+using fixtures::HandWeights;
+using fixtures::plain_scenario;
+using fixtures::PlainEngine;
 
 }  // namespace
 
 TEST_CASE("hybrid linear-attention model: KV for the full layers plus a fixed state", "[analysis][kv]") {
   const auto hw = fixtures::round_device(1e12, 1e15, 200e9);
   const PlainEngine e(1.0, 1.0);
-  Scenario s = scenario_for(hw, "qwen3.5-397b-a17b", e);
+  Scenario s = plain_scenario(hw, "qwen3.5-397b-a17b", e);
   // 15 full layers x 2 x 2 KV heads x 256 x 2 bytes = 30,720 bytes per token; the 45 Gated DeltaNet
   // layers hold 4,268,032 bytes each (float32 64 x 128 x 128 state + 16-bit conv) = 192,061,440 per sequence.
   CHECK(kv_bytes_per_sequence(s, 1000) == Approx(30720000.0 + 192061440.0));
@@ -60,12 +36,7 @@ TEST_CASE("linear-attention layers cost context-free FLOPs in prefill", "[analys
   // 100 TFLOP/s at 50% = 50 TFLOP/s; bandwidth so high that weight reads vanish.
   const auto hw = fixtures::round_device(1e18, 100e12, 200e9);
   const PlainEngine e(1.0, 0.5);
-  Scenario s = scenario_for(hw, "qwen3.5-27b", e);
-  s.weights.total_bytes = 2e9;
-  s.weights.params = 1e9;
-  s.weights.active_params = 1e9;
-  s.workload.prompt_tokens = 1000;
-  s.workload.gen_tokens = 0;
+  const Scenario s = plain_scenario(hw, "qwen3.5-27b", e, HandWeights{2e9, 1e9, 1e9}, 1000, 0);
   // Linear layers (weights): 2 x 1e9 x 1000 = 2e12 FLOP. Causal attention in the 16 full layers:
   // 16 x 2 x 24 heads x (256 + 256) x 1000^2 / 2 = 1.96608e11. Gated DeltaNet state work in the
   // 48 linear layers: 48 x 7 x 48 value heads x 128 x 128 x 1000 = 2.64241152e11 (a dense layer
@@ -76,12 +47,7 @@ TEST_CASE("linear-attention layers cost context-free FLOPs in prefill", "[analys
 TEST_CASE("DSA decode reads every indexer key but only the top-k latents", "[analysis][decode]") {
   const auto hw = fixtures::round_device(1e12, 1e18, 200e9);
   const PlainEngine e(1.0, 1.0);
-  Scenario s = scenario_for(hw, "deepseek-v3.2", e);
-  s.weights.total_bytes = 1e9;
-  s.weights.params = 1e9;
-  s.weights.active_params = 1e9;
-  s.workload.prompt_tokens = 100000;
-  s.workload.gen_tokens = 1;
+  const Scenario s = plain_scenario(hw, "deepseek-v3.2", e, HandWeights{1e9, 1e9, 1e9}, 100000, 1);
   // Cache: 61 layers x (576 latent + 128 indexer key) x 2 bytes = 85,888 bytes per token.
   CHECK(kv_bytes_per_sequence(s, 1) == Approx(85888));
   // One step at 100,000 tokens reads 61 x 2 x (128 x 100,000 + 576 x 2,048) = 1,705,517,056 bytes of

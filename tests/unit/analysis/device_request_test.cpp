@@ -11,7 +11,9 @@ using namespace optadvisor;
 
 namespace {
 
+using fixtures::analyze_request;
 using fixtures::catalog;
+using fixtures::request;
 
 std::string all_notes(const PreparedScenario& p) {
   std::string out;
@@ -26,9 +28,7 @@ std::string bad_input_message(const ScenarioRequest& r) {
 }  // namespace
 
 TEST_CASE("a --memory size the part is sold in sets the capacity; the usable share follows", "[analysis][memory]") {
-  ScenarioRequest r;
-  r.hardware = "m4-max-40c";
-  r.model.preset = "llama-3.1-8b";
+  ScenarioRequest r = request("m4-max-40c", "llama-3.1-8b");
   const PreparedScenario full = prepare_scenario(catalog(), r);
   CHECK(full.scenario.hardware->memory_capacity_bytes == Approx(128e9));
   CHECK(all_notes(full).find("memory: 128 GB (m4-max-40c is sold with 48, 64 or 128 GB; give yours with --memory)") != std::string::npos);
@@ -55,9 +55,7 @@ TEST_CASE("a --memory size the part is sold in sets the capacity; the usable sha
 }
 
 TEST_CASE("a memory size the part is not sold in is bad input naming the sizes", "[analysis][memory]") {
-  ScenarioRequest r;
-  r.hardware = "m4-max-40c";
-  r.model.preset = "llama-3.1-8b";
+  ScenarioRequest r = request("m4-max-40c", "llama-3.1-8b");
   r.memory = "100GB";
   CHECK(bad_input_message(r) == "--memory 100GB: m4-max-40c is sold with 48, 64 or 128 GB");
   r.memory = "lots";
@@ -68,21 +66,18 @@ TEST_CASE("a memory size the part is not sold in is bad input naming the sizes",
 }
 
 TEST_CASE("two RTX 3090s talk over PCIe unless --link nvlink says the bridge is fitted", "[analysis][link]") {
-  ScenarioRequest r;
-  r.hardware = "rtx3090";
-  r.model.preset = "llama-3.1-8b";
-  r.engine = "vllm";
+  ScenarioRequest r = request("rtx3090", "llama-3.1-8b", "", "vllm");
   r.tp = 2;
   const PreparedScenario pcie = prepare_scenario(catalog(), r);
   CHECK(analyze(pcie.scenario).factors.link_bandwidth_bytes_per_s == Approx(32e9));  // PCIe 4.0 x16, per direction
   CHECK(all_notes(pcie).find("link: pcie4 x16 (the NVLink 3 bridge (2 GPUs) is sold separately") != std::string::npos);
   r.link = "nvlink";
-  const Analysis bridged = analyze(prepare_scenario(catalog(), r).scenario);
+  const Analysis bridged = analyze_request(r);
   CHECK(bridged.factors.link_bandwidth_bytes_per_s == Approx(56.25e9));  // 112.5 GB/s bidirectional / 2
   CHECK(bridged.decode.interconnect_time_s < analyze(pcie.scenario).decode.interconnect_time_s);
   r.link = "pcie";
   r.hardware = "h100-sxm";
-  CHECK(analyze(prepare_scenario(catalog(), r).scenario).factors.link_bandwidth_bytes_per_s ==
+  CHECK(analyze_request(r).factors.link_bandwidth_bytes_per_s ==
         Approx(catalog().resolve_hardware("h100-sxm").pcie->per_direction_bytes_per_s()));
   r.link = "nvlink";
   r.hardware = "rtx4090";

@@ -8,19 +8,18 @@
 #include "fixtures.hpp"
 
 using namespace optadvisor;
+using fixtures::analyze_request;
 using fixtures::catalog;
+using fixtures::request;
 
 namespace {
 
 double overhead(const std::string& model, bool graphs) {
-  ScenarioRequest r;
-  r.hardware = "h100-sxm";
-  r.model.preset = model;
-  r.engine = "vllm";
+  ScenarioRequest r = request("h100-sxm", model, "", "vllm");
   r.prompt_tokens = 0;
   r.gen_tokens = 1;
   r.graphs = graphs;
-  return analyze(prepare_scenario(catalog(), r).scenario).decode.overhead_time_s;
+  return analyze_request(r).decode.overhead_time_s;
 }
 
 }  // namespace
@@ -41,14 +40,11 @@ TEST_CASE("without graphs every kernel of every layer is launched", "[analysis][
 TEST_CASE("the exposed components sum to the phase's time", "[analysis][diagnosis]") {
   // gpt-oss-120b prefill on an H100: the weight reads (93% of the time) hide the matrix math, so
   // compute shows 0%, not the 39% it would be on its own; the shares add up to the phase.
-  ScenarioRequest r;
-  r.hardware = "h100-sxm";
-  r.model.preset = "gpt-oss-120b";
-  r.engine = "vllm";
+  ScenarioRequest r = request("h100-sxm", "gpt-oss-120b", "", "vllm");
   r.batch = "16";
   for (const auto& batch : {"1", "16", "256"}) {
     r.batch = batch;
-    const Analysis a = analyze(prepare_scenario(catalog(), r).scenario);
+    const Analysis a = analyze_request(r);
     for (const PhaseEstimate* p : {&a.prefill, &a.decode}) {
       const double sum = p->exposed_compute_s + p->exposed_weights_s + p->exposed_kv_s + p->exposed_offload_s + p->overhead_time_s +
                          p->interconnect_time_s;
@@ -60,15 +56,11 @@ TEST_CASE("the exposed components sum to the phase's time", "[analysis][diagnosi
 }
 
 TEST_CASE("llama.cpp without flash attention moves the score matrix", "[analysis][flash-attention]") {
-  ScenarioRequest r;
-  r.hardware = "rtx4090";
-  r.model.preset = "llama-3.1-8b";
-  r.quant = "q4_k_m";
-  r.engine = "llama.cpp";
+  ScenarioRequest r = request("rtx4090", "llama-3.1-8b", "q4_k_m", "llama.cpp");
   r.prompt_tokens = 4096;
   r.gen_tokens = 0;
   r.flash_attention = true;
-  const Analysis on = analyze(prepare_scenario(catalog(), r).scenario);
+  const Analysis on = analyze_request(r);
   r.flash_attention = false;
   const Scenario s = prepare_scenario(catalog(), r).scenario;
   const Analysis off = analyze(s);

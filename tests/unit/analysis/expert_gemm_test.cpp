@@ -9,6 +9,7 @@
 
 using namespace optadvisor;
 using fixtures::catalog;
+using fixtures::request;
 
 namespace {
 
@@ -17,6 +18,14 @@ ModelSpec moe(uint64_t experts, uint64_t per_token) {
   m.num_experts = experts;
   m.num_experts_per_tok = per_token;
   return m;
+}
+
+/// Qwen3-30B-A3B q4_k_m under llama.cpp's ROCm backend on a Ryzen AI Max+ 395, prefilling `prompt` tokens only.
+ScenarioRequest qwen_prefill(int64_t prompt) {
+  ScenarioRequest r = request("ryzen-ai-max-395", "qwen3-30b-a3b", "q4_k_m", "llama.cpp:rocm");
+  r.prompt_tokens = prompt;
+  r.gen_tokens = 0;
+  return r;
 }
 
 }  // namespace
@@ -47,13 +56,7 @@ TEST_CASE("an expert GEMM's efficiency follows its tokens per expert", "[analysi
 }
 
 TEST_CASE("prefill runs the routed experts' FLOPs at the grouped efficiency", "[analysis][moe]") {
-  ScenarioRequest r;
-  r.hardware = "ryzen-ai-max-395";
-  r.model.preset = "qwen3-30b-a3b";
-  r.quant = "q4_k_m";
-  r.engine = "llama.cpp:rocm";
-  r.prompt_tokens = 512;
-  r.gen_tokens = 0;
+  ScenarioRequest r = qwen_prefill(512);
   Scenario s = prepare_scenario(catalog(), r).scenario;
   // 48 layers x 128 experts x (gate, up, down: 3 x 2048 x 768 = 4,718,592) = 28,991,029,248 routed
   // weights, 8 of 128 experts per token: 1,811,939,328 active.
@@ -77,13 +80,7 @@ TEST_CASE("prefill runs the routed experts' FLOPs at the grouped efficiency", "[
 }
 
 TEST_CASE("a one-token ubatch reads only the experts its token picks", "[analysis][moe]") {
-  ScenarioRequest r;
-  r.hardware = "ryzen-ai-max-395";
-  r.model.preset = "qwen3-30b-a3b";
-  r.quant = "q4_k_m";
-  r.engine = "llama.cpp:rocm";
-  r.prompt_tokens = 64;
-  r.gen_tokens = 0;
+  ScenarioRequest r = qwen_prefill(64);
   r.ubatch_tokens = 1;
   const Scenario s = prepare_scenario(catalog(), r).scenario;
   const Analysis a = analyze(s);

@@ -14,14 +14,11 @@ using namespace optadvisor;
 namespace {
 
 using fixtures::catalog;
+using fixtures::request;
 
 /// Qwen3-30B-A3B Q4_K_M on an RTX 4090 with llama.cpp, the host a Ryzen 9 9950X.
 ScenarioRequest qwen3_on_4090() {
-  ScenarioRequest r;
-  r.hardware = "rtx4090";
-  r.model.preset = "qwen3-30b-a3b";
-  r.quant = "q4_k_m";
-  r.engine = "llama.cpp:cuda";
+  ScenarioRequest r = request("rtx4090", "qwen3-30b-a3b", "q4_k_m", "llama.cpp:cuda");
   r.host = "ryzen-9-9950x";
   return r;
 }

@@ -12,12 +12,10 @@ using namespace optadvisor;
 namespace {
 
 using fixtures::catalog;
+using fixtures::request;
 
 ScenarioRequest rtx4090_70b() {
-  ScenarioRequest r;
-  r.hardware = "rtx4090";
-  r.model.preset = "llama-3.1-70b";
-  r.quant = "q4_k_m";
+  ScenarioRequest r = request("rtx4090", "llama-3.1-70b", "q4_k_m");
   return r;
 }
 
@@ -33,10 +31,7 @@ TEST_CASE("a cpu-class device runs llama.cpp's CPU backend by default", "[analys
   CHECK(choice.backend->name == "cpu");
   CHECK(choice.defaulted);
   // Decode on the CPU reads its own memory: 460.8e9 B/s x the cpu backend's efficiency, no offload.
-  ScenarioRequest r;
-  r.hardware = "epyc-9654";
-  r.model.preset = "llama-3.1-8b";
-  r.quant = "q4_k_m";
+  ScenarioRequest r = request("epyc-9654", "llama-3.1-8b", "q4_k_m");
   const PreparedScenario p = prepare_scenario(catalog(), r);
   CHECK_FALSE(p.scenario.workload.host_bandwidth_bytes_per_s);
   CHECK(p.scenario.workload.host_id.empty());

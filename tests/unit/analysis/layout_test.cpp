@@ -12,6 +12,7 @@ using namespace optadvisor;
 namespace {
 
 using fixtures::catalog;
+using fixtures::request;
 
 /// 24 attention heads over 8 KV heads (GQA 3:1), 40 layers: tp 12 divides
 /// the heads (24 / 12 = 2) but neither divides 8 nor is a multiple of it.
@@ -122,10 +123,7 @@ TEST_CASE("kv_dtype_notes: fp8 KV without native FP8 converts on read", "[analys
 
 TEST_CASE("estimate refuses a tp that neither divides nor is a multiple of the KV heads", "[analysis][layout]") {
   // Qwen2.5-7B: 28 attention heads, 4 KV heads. tp 14 divides 28 but 4 % 14 = 4, 14 % 4 = 2.
-  ScenarioRequest r;
-  r.hardware = "h100";
-  r.model.preset = "qwen2.5-7b";
-  r.engine = "vllm";
+  ScenarioRequest r = request("h100", "qwen2.5-7b", "", "vllm");
   r.tp = 14;
   CHECK_THROWS_WITH(prepare_scenario(catalog(), r),
                     Catch::Contains("--tp 14 neither divides the model's 4 key-value heads nor is a multiple of them"));

@@ -73,6 +73,16 @@ TrainingRequest request(const std::string& hw, const std::string& model) {
   return r;
 }
 
+/// Llama-3.1-70B under Megatron on `gpus` H100s, tensor parallel `tp`, sequences of `seq` tokens.
+TrainingRequest megatron_70b(int64_t gpus, int64_t tp, int64_t seq) {
+  TrainingRequest r = request("h100", "llama-3.1-70b");
+  r.engine = "megatron";
+  r.gpus = gpus;
+  r.tp = tp;
+  r.seq = seq;
+  return r;
+}
+
 TrainingAnalysis run(const TrainingRequest& r) { return analyze_training(prepare_training(catalog(), r).scenario); }
 
 std::string bad_input_message(const TrainingRequest& r) {
@@ -239,11 +249,7 @@ TEST_CASE("invariants: more sharding never raises per-GPU memory", "[training][i
 }
 
 TEST_CASE("invariants: parallelism splits memory, more GPUs never slow a sharded run per token", "[training][invariants]") {
-  TrainingRequest r = request("h100", "llama-3.1-70b");
-  r.engine = "megatron";
-  r.seq = 4096;
-  r.gpus = 8;
-  r.tp = 1;
+  TrainingRequest r = megatron_70b(8, 1, 4096);
   const double tp1 = run(r).memory.total_bytes;
   r.tp = 8;
   const double tp8 = run(r).memory.total_bytes;
@@ -378,69 +384,37 @@ TEST_CASE("defaults are chosen and said", "[training][prepare]") {
 }
 
 TEST_CASE("bad input gives one clear message", "[training][prepare][errors]") {
-  TrainingRequest r = request("h100", "llama-3.1-8b");
-  r.gpus = 12;
-  r.tp = 8;
-  CHECK_THAT(bad_input_message(r), Catch::Contains("--gpus 12 is not a multiple of --tp 8 x --pp 1 x --cp 1 = 8"));
-
-  r = request("h100", "llama-3.1-8b");
-  r.gpus = 8;
-  r.micro_batch = 2;
-  r.global_batch = 20;
-  CHECK_THAT(bad_input_message(r), Catch::Contains("--global-batch 20 is not divisible by --micro-batch 2 x 8 data-parallel ranks = 16"));
-
-  r = request("a100-sxm-80gb", "llama-3.1-8b");
-  r.precision = "fp8";
-  CHECK_THAT(bad_input_message(r), Catch::Contains("fp8 training needs FP8 tensor cores"));
-
-  r = request("h100", "llama-3.1-8b");
-  r.engine = "megatron";
-  r.sharding = "zero2";
-  CHECK_THAT(bad_input_message(r), Catch::Contains("megatron has no --sharding zero2"));
-
-  r = request("h100", "llama-3.1-8b");
-  r.quant = "nf4";
-  CHECK_THAT(bad_input_message(r), Catch::Contains("--quant sets the frozen base of QLoRA"));
-
-  r = request("h100", "llama-3.1-8b");
-  r.lora_rank = 16;
-  r.quant = "q4_k_m";
-  CHECK_THAT(bad_input_message(r), Catch::Contains("cannot train LoRA on a q4_k_m base"));
-
-  r = request("h100", "llama-3.1-8b");
-  r.cp = 2;
-  r.flash_attention = false;
-  CHECK_THAT(bad_input_message(r), Catch::Contains("context parallelism needs FlashAttention"));
-
-  r = request("rtx4090", "llama-3.1-8b");
-  r.engine = "megatron";
-  CHECK_THAT(bad_input_message(r), Catch::Contains("training engine 'megatron' does not run on rtx4090"));
-
-  r = request("h100", "llama-3.1-8b");
-  r.engine = "jax";
-  CHECK_THAT(bad_input_message(r), Catch::Contains("unknown training engine 'jax'"));
-
-  r = request("h100", "llama-3.1-8b");
-  r.tp = 3;
-  CHECK_THAT(bad_input_message(r), Catch::Contains("--tp 3 does not divide the model's 32 attention heads"));
-
-  r = request("h100", "llama-3.1-8b");
-  r.seq = 4097;
-  r.cp = 2;
-  r.gpus = 2;
-  CHECK_THAT(bad_input_message(r), Catch::Contains("--seq 4097 is not divisible by --cp 2"));
-
-  r = request("m4-max-40c", "llama-3.2-1b");
-  r.gpus = 2;
-  CHECK_THAT(bad_input_message(r), Catch::Contains("single-chip device"));
+  // The message of a request for `model` on `hw` with `change` made to it.
+  auto message = [](const std::string& hw, const std::string& model, auto change) {
+    TrainingRequest r = request(hw, model);
+    change(r);
+    return bad_input_message(r);
+  };
+  CHECK_THAT(message("h100", "llama-3.1-8b", [](auto& r) { r.gpus = 12, r.tp = 8; }),
+             Catch::Contains("--gpus 12 is not a multiple of --tp 8 x --pp 1 x --cp 1 = 8"));
+  CHECK_THAT(message("h100", "llama-3.1-8b", [](auto& r) { r.gpus = 8, r.micro_batch = 2, r.global_batch = 20; }),
+             Catch::Contains("--global-batch 20 is not divisible by --micro-batch 2 x 8 data-parallel ranks = 16"));
+  CHECK_THAT(message("a100-sxm-80gb", "llama-3.1-8b", [](auto& r) { r.precision = "fp8"; }),
+             Catch::Contains("fp8 training needs FP8 tensor cores"));
+  CHECK_THAT(message("h100", "llama-3.1-8b", [](auto& r) { r.engine = "megatron", r.sharding = "zero2"; }),
+             Catch::Contains("megatron has no --sharding zero2"));
+  CHECK_THAT(message("h100", "llama-3.1-8b", [](auto& r) { r.quant = "nf4"; }), Catch::Contains("--quant sets the frozen base of QLoRA"));
+  CHECK_THAT(message("h100", "llama-3.1-8b", [](auto& r) { r.lora_rank = 16, r.quant = "q4_k_m"; }),
+             Catch::Contains("cannot train LoRA on a q4_k_m base"));
+  CHECK_THAT(message("h100", "llama-3.1-8b", [](auto& r) { r.cp = 2, r.flash_attention = false; }),
+             Catch::Contains("context parallelism needs FlashAttention"));
+  CHECK_THAT(message("rtx4090", "llama-3.1-8b", [](auto& r) { r.engine = "megatron"; }),
+             Catch::Contains("training engine 'megatron' does not run on rtx4090"));
+  CHECK_THAT(message("h100", "llama-3.1-8b", [](auto& r) { r.engine = "jax"; }), Catch::Contains("unknown training engine 'jax'"));
+  CHECK_THAT(message("h100", "llama-3.1-8b", [](auto& r) { r.tp = 3; }),
+             Catch::Contains("--tp 3 does not divide the model's 32 attention heads"));
+  CHECK_THAT(message("h100", "llama-3.1-8b", [](auto& r) { r.seq = 4097, r.cp = 2, r.gpus = 2; }),
+             Catch::Contains("--seq 4097 is not divisible by --cp 2"));
+  CHECK_THAT(message("m4-max-40c", "llama-3.2-1b", [](auto& r) { r.gpus = 2; }), Catch::Contains("single-chip device"));
 }
 
 TEST_CASE("fit suggestions: the smallest change that makes a run fit", "[training][fit]") {
-  TrainingRequest r = request("h100", "llama-3.1-70b");
-  r.engine = "megatron";
-  r.gpus = 64;
-  r.tp = 8;
-  r.seq = 8192;
+  TrainingRequest r = megatron_70b(64, 8, 8192);
   r.global_batch = 64;
   r.recompute = "selective";
   const PreparedTraining p = prepare_training(catalog(), r);

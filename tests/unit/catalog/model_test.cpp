@@ -182,7 +182,7 @@ TEST_CASE("published totals decompose into explicit checkpoint terms", "[model]"
   CHECK(parameter_count(preset("gpt-oss-120b")) == 116829156672);
 }
 
-TEST_CASE("tensor names and ggml shapes follow convert_hf_to_gguf", "[model]") {
+TEST_CASE("tensor names and ggml shapes follow convert_hf_to_gguf: dense models", "[model]") {
   SECTION("llama-3.1-8b: GQA, untied") {
     const auto t = model_tensors(preset("llama-3.1-8b"));
     CHECK(t.size() == 1 + 32 * 9 + 2);  // token_embd, 9 per block, output_norm, output
@@ -235,6 +235,9 @@ TEST_CASE("tensor names and ggml shapes follow convert_hf_to_gguf", "[model]") {
     CHECK_FALSE(has_tensor(t, "blk.0.attn_q.weight"));
     CHECK_FALSE(has_tensor(t, "blk.0.ffn_gate.weight"));
   }
+}
+
+TEST_CASE("tensor names and ggml shapes follow convert_hf_to_gguf: mixture-of-experts models", "[model]") {
   SECTION("mixtral: merged experts and router") {
     const auto t = model_tensors(preset("mixtral-8x7b"));
     check_shape(t, "blk.0.ffn_gate_inp.weight", 4096, 8);
@@ -528,36 +531,33 @@ TEST_CASE("model_from_json reports semantic problems with pointers", "[model]") 
     return std::any_of(problems.begin(), problems.end(),
                        [&](const Problem& p) { return p.pointer == pointer && p.message == message && p.file.empty(); });
   };
+  // `base` with field `name` set to `value`.
+  auto with = [&](const std::string& name, const json& value) {
+    json doc = base;
+    doc[name] = value;
+    return doc;
+  };
 
-  json too_many = base;
-  too_many["num_experts_per_tok"] = 200;
-  CHECK(has(problems_of(too_many), "/num_experts_per_tok", "num_experts_per_tok (200) exceeds num_experts (128)"));
+  CHECK(has(problems_of(with("num_experts_per_tok", 200)), "/num_experts_per_tok", "num_experts_per_tok (200) exceeds num_experts (128)"));
 
-  json heads = base;
-  heads["num_key_value_heads"] = 5;
-  CHECK(has(problems_of(heads), "/num_key_value_heads", "num_attention_heads (32) must be a multiple of num_key_value_heads (5)"));
+  CHECK(has(problems_of(with("num_key_value_heads", 5)), "/num_key_value_heads",
+            "num_attention_heads (32) must be a multiple of num_key_value_heads (5)"));
 
   json pattern = to_json(preset("gpt-oss-20b"));
   pattern["layer_types"].erase(0);
   CHECK(has(problems_of(pattern), "/layer_types", "has 23 entries for 24 layers"));
 
-  json unknown = base;
-  unknown["hidden_sise"] = 1;
-  CHECK(has(problems_of(unknown), "/hidden_sise", "unknown field 'hidden_sise'"));
+  CHECK(has(problems_of(with("hidden_sise", 1)), "/hidden_sise", "unknown field 'hidden_sise'"));
 
   // Ranges come before any per-layer loop; each names its field.
-  json wide = base;
-  wide["intermediate_size"] = uint64_t{1} << 60;  // wrapped to a 2.39B-parameter model before
-  CHECK(has(problems_of(wide), "/intermediate_size", "1152921504606846976 is beyond the limit of 16777216 for any model"));
-  json deep = base;
-  deep["num_hidden_layers"] = uint64_t{1000000000000000};  // hung building the tensor list
-  CHECK(has(problems_of(deep), "/num_hidden_layers", "1000000000000000 is beyond the limit of 10000 for any model"));
-  json experts = base;
-  experts["num_experts"] = 65537;
-  CHECK(has(problems_of(experts), "/num_experts", "65537 is beyond the limit of 65536 for any model"));
-  json heads_limit = base;
-  heads_limit["num_attention_heads"] = 65537;
-  CHECK(has(problems_of(heads_limit), "/num_attention_heads", "65537 is beyond the limit of 65536 for any model"));
+  // An intermediate size of 2^60 wrapped to a 2.39B-parameter model before.
+  CHECK(has(problems_of(with("intermediate_size", uint64_t{1} << 60)), "/intermediate_size",
+            "1152921504606846976 is beyond the limit of 16777216 for any model"));
+  // 10^15 layers hung building the tensor list.
+  CHECK(has(problems_of(with("num_hidden_layers", uint64_t{1000000000000000})), "/num_hidden_layers",
+            "1000000000000000 is beyond the limit of 10000 for any model"));
+  CHECK(has(problems_of(with("num_experts", 65537)), "/num_experts", "65537 is beyond the limit of 65536 for any model"));
+  CHECK(has(problems_of(with("num_attention_heads", 65537)), "/num_attention_heads", "65537 is beyond the limit of 65536 for any model"));
   // Every dimension in range, the product not: 128 experts x 2^24 x 2^24 = 2^55 elements in one
   // expert tensor alone (2^50 is the limit), which wrapped silently in uint64 products before.
   json product = base;
@@ -569,9 +569,7 @@ TEST_CASE("model_from_json reports semantic problems with pointers", "[model]") 
   CHECK_THAT(overflow.front().message, Catch::Contains("parameters, beyond the limit of 1.13e+15 for any model"));
   CHECK_THAT(overflow.front().message, Catch::Contains("[16777216 x 16777216 x 128], has 3.6e+16"));
 
-  json typed = base;
-  typed["hidden_size"] = "2048";
-  CHECK(has(problems_of(typed), "/hidden_size", "expected a non-negative integer"));
+  CHECK(has(problems_of(with("hidden_size", "2048")), "/hidden_size", "expected a non-negative integer"));
 
   json missing = base;
   missing.erase("vocab_size");

@@ -12,6 +12,7 @@ using namespace optadvisor;
 namespace {
 
 using fixtures::catalog;
+using fixtures::request;
 
 using fixtures::model;
 
@@ -119,11 +120,7 @@ TEST_CASE("search: throughput tries powers of two up to the largest batch that f
   std::sort(batches.begin(), batches.end());
   // The largest batch is what `fit` reports: sequences of 640 tokens whose KV cache fits beside the weights
   // (below vLLM's cap of 1024). The list is the powers of two below it, then it.
-  ScenarioRequest fit;
-  fit.hardware = "h100";
-  fit.model.preset = "llama-3.1-8b";
-  fit.engine = "vllm";
-  fit.quant = "fp8";
+  ScenarioRequest fit = request("h100", "llama-3.1-8b", "fp8", "vllm");
   const uint64_t largest = analyze(prepare_scenario(catalog(), fit).scenario).memory.max_batch;
   REQUIRE(largest > 512);
   REQUIRE(largest < 1024);

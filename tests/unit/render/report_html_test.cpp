@@ -200,15 +200,14 @@ TEST_CASE("the advisor's page has the chart with points before and after, the me
 }
 
 TEST_CASE("memory bars label GB and GiB and split the parts", "[report_html]") {
-  MemoryBreakdown m;
-  m.weights_bytes = 16e9;
-  m.kv_cache_bytes = 2e9;
-  m.activation_bytes = 1e9;
-  m.overhead_bytes = 1e9;
-  m.total_bytes = 20e9;
-  m.capacity_bytes = 24e9;
-  m.limit_bytes = 24e9;
-  m.fits = true;
+  const MemoryBreakdown m{.weights_bytes = 16e9,
+                          .kv_cache_bytes = 2e9,
+                          .activation_bytes = 1e9,
+                          .overhead_bytes = 1e9,
+                          .total_bytes = 20e9,
+                          .capacity_bytes = 24e9,
+                          .limit_bytes = 24e9,
+                          .fits = true};
   const MemoryBar b = memory_bar("as given", m);
   CHECK(b.segments.size() == 4);  // the parts add up: no "other"
   const std::string svg = render_memory_bars_svg({b});
