@@ -83,3 +83,16 @@ TEST_CASE("two RTX 3090s talk over PCIe unless --link nvlink says the bridge is 
   r.hardware = "rtx4090";
   CHECK(bad_input_message(r) == "--link nvlink: rtx4090 has no NVLink connector");
 }
+
+TEST_CASE("--memory naming the only size a part is sold in is accepted, and says so", "[analysis][memory]") {
+  ScenarioRequest r = fixtures::request("rtx4090", "llama-3.1-8b", "q4_k_m");
+  r.memory = "24GB";
+  const PreparedScenario p = prepare_scenario(catalog(), r);
+  CHECK(p.scenario.hardware->memory_capacity_bytes == catalog().resolve_hardware("rtx4090").memory_capacity_bytes);
+  CHECK(all_notes(p).find("memory: 24 GB (--memory; rtx4090 is sold with that size only)") != std::string::npos);
+  // 8% either way still names it (24 GiB = 25.8 GB is 7.4% over); 26GB (8.3%) does not.
+  r.memory = "24GiB";
+  CHECK_NOTHROW(prepare_scenario(catalog(), r));
+  r.memory = "26GB";
+  CHECK(bad_input_message(r) == "--memory 26GB: rtx4090 is sold with 24 GB only");
+}

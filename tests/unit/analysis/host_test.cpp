@@ -73,3 +73,42 @@ TEST_CASE("the host (--host) must be a CPU profile", "[analysis][cpu]") {
   r.host = "rtx3090";
   CHECK(bad_input_message(r) == "--host 'rtx3090' is a consumer-gpu profile, not a CPU");
 }
+
+TEST_CASE("host-resident layers stream to the GPU over PCIe for prompt batches and run on the host CPU below 32 tokens",
+          "[analysis][cpu][offload]") {
+  const EngineProfile& engine = catalog().resolve_engine("llama.cpp");
+  REQUIRE(engine.host_weights_streamed_min_tokens == 32);     // ggml-cuda offload_op: min_batch_size = 32
+  REQUIRE(engine.host_to_device_fraction == Approx(0.889));  // 256-byte PCIe payloads, 8/9 of the link
+  ScenarioRequest r = rtx4090_70b();
+  r.host = "epyc-9654";
+  r.prompt_tokens = 512;
+  const PreparedScenario p = prepare_scenario(catalog(), r);
+  // The host's matrix rate: epyc-9654 int8 29.4912e12 x the CPU backend's 0.3 = 8.84736e12 FLOP/s.
+  CHECK(*p.scenario.workload.host_compute_flops_per_s == Approx(8.84736e12));
+  const Analysis a = analyze(p.scenario);
+  REQUIRE(a.memory.offloaded_layers == 33);
+  const double host_bytes = a.memory.offloaded_bytes;
+  // RTX 4090: PCIe 4.0 x16, 32e9 B/s per direction x 0.889 = 28.448e9 B/s.
+  CHECK(a.factors.host_to_device_bytes_per_s == Approx(28.448e9));
+
+  // Prefill: one 512-token ubatch (>= 32), so the 33 host layers are copied to the GPU once.
+  CHECK(a.prefill.host_weights_streamed);
+  CHECK(a.prefill.offload_time_s == Approx(host_bytes / 28.448e9));
+  CHECK(a.prefill.bound == Bound::kInterconnect);
+
+  // Decode, one token a step: the host reads its layers at 460.8e9 x 0.7 = 322.56e9 B/s, which
+  // takes longer than their math (2 x 70.6e9 x 33/80 = 58 GFLOP at 8.85 TFLOP/s = 6.6 ms vs 54 ms).
+  CHECK_FALSE(a.decode.host_weights_streamed);
+  CHECK(a.decode.offload_time_s == Approx(host_bytes / 322.56e9));
+
+  // A 16-token prompt stays under the threshold, so the host multiplies it: its share of the
+  // 2 x active params x 16 FLOPs at 8.84736e12 FLOP/s, longer than reading the bytes.
+  r.prompt_tokens = 16;
+  const PreparedScenario small = prepare_scenario(catalog(), r);
+  const Analysis b = analyze(small.scenario);
+  const WeightsSummary& w = small.scenario.weights;
+  const double host_flops = 2.0 * w.active_params * 16 * (host_bytes / w.total_bytes);
+  REQUIRE(host_flops / 8.84736e12 > host_bytes / 322.56e9);
+  CHECK_FALSE(b.prefill.host_weights_streamed);
+  CHECK(b.prefill.offload_time_s == Approx(host_flops / 8.84736e12));
+}

@@ -124,3 +124,27 @@ TEST_CASE("engine names with backends are checked", "[compare]") {
   }
   CHECK_THROWS_AS(check_engine_name(catalog(), "vlm-x"), Error);
 }
+
+TEST_CASE("compare: a device entry may carry its memory size (m4-max-40c:64GB)", "[compare][memory]") {
+  // data/hardware/apple-silicon/m4-max-40c.json: sold with 48, 64 or 128 GB (GiB-sized parts,
+  // memory_capacity_in_gib), macOS lets the GPU wire 75% of it.
+  const Comparison c =
+      compare(catalog(), model("llama-3.1-8b"), hardware_request({"m4-max-40c:64GB", "m4-max-40c:128GB", "rtx4090:24GB"}));
+  REQUIRE(c.rows.size() == 3);
+  CHECK(c.rows[0].value == "m4-max-40c:64GB");
+  CHECK(c.rows[0].request.hardware == "m4-max-40c");
+  CHECK(c.rows[0].request.memory == "64GB");
+  // 64 x 2^30 x 0.75 = 51,539,607,552 B; 128 x 2^30 x 0.75 = 103,079,215,104 B.
+  CHECK(c.rows[0].analysis.memory.limit_bytes == Approx(51539607552.0));
+  CHECK(c.rows[1].analysis.memory.limit_bytes == Approx(103079215104.0));
+  // A part sold in one size accepts that size: the RTX 4090 row is its own 24 GB.
+  CHECK(c.rows[2].status == CandidateStatus::kFits);
+
+  const auto message = [](std::vector<std::string> devices) {
+    return fixtures::bad_input_message([&] { (void)compare(catalog(), model("llama-3.1-8b"), hardware_request(std::move(devices))); });
+  };
+  CHECK(message({"rtx4090", ":24GB"}) == "--hw entry ':24GB' is not a device or device:size");
+  CHECK(message({"rtx4090", "m4-max-40c:"}) == "--hw entry 'm4-max-40c:' is not a device or device:size");
+  CHECK(message({"rtx4090", "m4-max-40c:50GB"}) == "--memory 50GB: m4-max-40c is sold with 48, 64 or 128 GB");
+  CHECK(message({"rtx4090:48GB", "m4-max-40c"}) == "--memory 48GB: rtx4090 is sold with 24 GB only");
+}
