@@ -84,7 +84,7 @@ TEST_CASE("two RTX 3090s talk over PCIe unless --link nvlink says the bridge is 
   CHECK(bad_input_message(r) == "--link nvlink: rtx4090 has no NVLink connector");
 }
 
-TEST_CASE("--memory naming the only size a part is sold in is accepted, and says so", "[analysis][memory]") {
+TEST_CASE("a --memory naming the only size a part is sold in is accepted, and says so", "[analysis][memory]") {
   ScenarioRequest r = fixtures::request("rtx4090", "llama-3.1-8b", "q4_k_m");
   r.memory = "24GB";
   const PreparedScenario p = prepare_scenario(catalog(), r);

@@ -145,6 +145,6 @@ TEST_CASE("compare: a device entry may carry its memory size (m4-max-40c:64GB)",
   };
   CHECK(message({"rtx4090", ":24GB"}) == "--hw entry ':24GB' is not a device or device:size");
   CHECK(message({"rtx4090", "m4-max-40c:"}) == "--hw entry 'm4-max-40c:' is not a device or device:size");
-  CHECK(message({"rtx4090", "m4-max-40c:50GB"}) == "--memory 50GB: m4-max-40c is sold with 48, 64 or 128 GB");
+  CHECK(message({"rtx4090", "m4-max-40c:96GB"}) == "--memory 96GB: m4-max-40c is sold with 48, 64 or 128 GB");
   CHECK(message({"rtx4090:48GB", "m4-max-40c"}) == "--memory 48GB: rtx4090 is sold with 24 GB only");
 }
