@@ -67,6 +67,8 @@ PreparedServing prepare_serving(const Catalog& catalog, const ServeRequest& r) {
   if (!engine.serving.enabled())
     throw bad_input(fmt::format("engine '{}' has no serving model", engine.id),
                     "optadvisor serve models continuous batching for vllm, sglang and tensorrt-llm");
+  // What preparing the scenario said about the device, the host and the format (--memory, --host, ...).
+  out.notes = base.notes;
   const ServingEra* era = engine.serving.era_for(r.engine_version);
   out.era = era;
   if (!r.engine_version.empty()) {

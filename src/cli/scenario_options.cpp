@@ -19,6 +19,10 @@ CLI::Option* add_gpus_option(CLI::App* cmd, int64_t& gpus, const std::string& de
   return cmd->add_option("--gpus", gpus, description)->check(at_least_one);
 }
 
+CLI::Option* add_host_option(CLI::App* cmd, ScenarioRequest& r) {
+  return cmd->add_option("--host", r.host, "The CPU whose memory holds offloaded layers (optadvisor hw list --class cpu)");
+}
+
 std::vector<CLI::Option*> add_workload_options(CLI::App* cmd, ScenarioRequest& r, std::string& host_bandwidth) {
   return {cmd->add_option("--batch,-b", r.batch, "Concurrent sequences, or 'max' for as many as fit")
               ->default_str(ScenarioRequest::kDefaultBatch),
@@ -30,7 +34,7 @@ std::vector<CLI::Option*> add_workload_options(CLI::App* cmd, ScenarioRequest& r
           cmd->add_option("--ubatch", r.ubatch_tokens, "Prompt tokens per forward pass (llama.cpp -ub; default: the engine's)"),
           cmd->add_option("--kv-dtype", r.kv_dtype, "KV-cache element type: f16, bf16, fp8, q8_0, q4_0"),
           cmd->add_option("--host-bandwidth", host_bandwidth, "Host memory bandwidth in bytes/s for offloaded layers (e.g. 60e9)"),
-          cmd->add_option("--host", r.host, "The CPU whose memory holds offloaded layers (optadvisor hw list --class cpu)"),
+          add_host_option(cmd, r),
           cmd->add_option("--n-cpu-moe", r.n_cpu_moe, "Keep the routed experts of the first N layers in host memory, run on the CPU (llama.cpp)"),
           cmd->add_flag("--cpu-moe", r.cpu_moe, "Keep every layer's routed experts in host memory, run on the CPU (llama.cpp)")};
 }

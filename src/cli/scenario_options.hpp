@@ -33,6 +33,9 @@ TrainingRequest training_request(const TrainingOptions& options);
 
 /// --gpus N: an explicit count must be at least 1 (left out, the count is tp x pp).
 CLI::Option* add_gpus_option(CLI::App* cmd, int64_t& gpus, const std::string& description);
+/// --host: the cpu-class profile whose memory and compute offloaded layers use. Serving engines keep
+/// every layer on the GPU, so serve and plan take it only to say the host is not used.
+CLI::Option* add_host_option(CLI::App* cmd, ScenarioRequest& request);
 /// --memory (a size the device is sold in: 64GB, 64GiB, 0.5TB) and --link (pcie, or nvlink where the
 /// part has the connector); prepare_scenario checks them against the device. Returns both options.
 std::vector<CLI::Option*> add_device_options(CLI::App* cmd, ScenarioRequest& request);

@@ -22,6 +22,7 @@ void register_plan(CLI::App& app, const GlobalOptions& global) {
       "plan", "Capacity planning: the fewest GPUs and the cheapest layout that serve a request rate within TTFT/TPOT SLOs");
   cmd->add_option("--hw", q->scenario.hardware, "Device id or name (optadvisor hw list)")->required();
   add_device_options(cmd, q->scenario);
+  add_host_option(cmd, q->scenario);
   add_model_options(cmd, q->scenario.model);
   cmd->add_option("--quant,-q", q->scenario.quant, "Weight format (default: try the engine's, fp8 and nvfp4 where the device runs them)");
   cmd->add_option("--engine,-e", q->scenario.engine, "Engine (default: try vllm, sglang and tensorrt-llm)");
