@@ -741,6 +741,7 @@ Facts inference_facts(const PreparedScenario& ps, const Analysis& a, Goal goal) 
   f["workload.gpus"] = w.gpus;
   f["workload.tp"] = w.tp;
   f["workload.replicas"] = w.replicas;
+  f["workload.expert_offload_layers"] = w.cpu_moe_layers;
   f["workload.pp"] = w.pp;
   f["workload.flash_attention"] = a.factors.flash_attention;
   f["workload.attention_kernel"] = w.attention_kernel;

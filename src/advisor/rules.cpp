@@ -94,6 +94,7 @@ const std::vector<FactInfo>& fact_catalog() {
       {"workload.tp", T::kNumber, "tensor-parallel degree"},
       {"workload.replicas", T::kNumber, "data-parallel copies of the tp x pp layout"},
       {"workload.pp", T::kNumber, "pipeline (layer-split) degree"},
+      {"workload.expert_offload_layers", T::kNumber, "layers whose routed experts stay in host memory (llama.cpp --n-cpu-moe; 0 when off)"},
       {"workload.flash_attention", T::kBool, "fused (flash) attention in effect"},
       {"workload.attention_kernel", T::kString, "attention kernel chosen explicitly: \"\", fa2 or fa3"},
       {"workload.graphs", T::kBool, "decode step captured as a CUDA graph"},

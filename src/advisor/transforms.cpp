@@ -385,6 +385,47 @@ TransformResult replicate(const Params&, const TransformInput& in) {
   return changed(std::move(*best), std::move(notes));
 }
 
+/// llama.cpp's expert offload in place of layer offload: the routed experts of the first N layers
+/// stay in host memory (--n-cpu-moe N) and every layer's attention, shared experts and norms run on
+/// the GPU. N is the smallest count with which the rest fits (memory falls as N grows, so a
+/// bisection finds it); --cpu-moe when N is every layer.
+TransformResult offload_experts(const Params&, const TransformInput& in) {
+  const Scenario& s = in.prepared.scenario;
+  const uint64_t layers = s.model.num_hidden_layers;
+  if (s.model.num_experts == 0 || s.weights.routed_expert_bytes <= 0) return not_here(fmt::format("{} has no routed experts", s.model.name));
+  if (!s.engine.engine->offloads_to_host || s.hardware->unified_memory)
+    return not_here(fmt::format("{} keeps no experts in host memory on {}", s.engine.engine->name, s.hardware->name));
+  if (in.request.n_cpu_moe || in.request.cpu_moe) return not_here("the experts are already in host memory (--n-cpu-moe)");
+  if (s.workload.tp > 1 || s.workload.pp > 1) return not_here("expert offload is modelled on one GPU");
+  if (in.analysis.memory.fits) return not_here("it fits on the GPU already");
+  const auto fits_with = [&](uint64_t n) {
+    ScenarioRequest r = in.request;
+    r.n_cpu_moe = static_cast<int64_t>(n);
+    try {
+      return analyze(prepare_scenario(in.catalog, r, in.prepared.model).scenario, Detail::kNumbers).memory.fits;
+    } catch (const Error&) {
+      return false;
+    }
+  };
+  if (!fits_with(layers)) return not_here("even with every layer's experts in host memory the rest does not fit");
+  uint64_t lo = 1, hi = layers;  // fits_with(hi) holds
+  while (lo < hi) {
+    const uint64_t mid = lo + (hi - lo) / 2;
+    if (fits_with(mid))
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  ScenarioRequest r = in.request;
+  if (hi == layers)
+    r.cpu_moe = true;
+  else
+    r.n_cpu_moe = static_cast<int64_t>(hi);
+  std::string note = fmt::format("the routed experts of {} of {} layers in host memory ({}), every layer's attention on the GPU", hi,
+                                 layers, hi == layers ? "--cpu-moe" : fmt::format("--n-cpu-moe {}", hi));
+  return changed(std::move(r), {std::move(note)});
+}
+
 TransformResult set_batch(const Params& p, const TransformInput& in) {
   ScenarioRequest r = in.request;
   const uint64_t current = in.analysis.batch;
@@ -741,6 +782,8 @@ const std::vector<Entry>& entries() {
       {{"cuda_graphs", "capture the decode step as a CUDA graph", {}}, cuda_graphs},
       {{"tensor_parallel", "split every layer across GPUs", {{"degree", "integer", true, "GPUs per model replica"}}}, tensor_parallel},
       {{"replicate", "serve the same GPUs as data-parallel replicas of a smaller tensor-parallel layout", {}}, replicate},
+      {{"offload_experts", "keep the routed experts of the fewest layers that make the rest fit in host memory (llama.cpp --n-cpu-moe)", {}},
+       offload_experts},
       {{"set_batch", "serve more sequences at once", {{"batch", "batch", true, "\"max\" (as many as fit) or a number"}}}, set_batch},
       {{"switch_engine",
         "serve with another engine, keeping the weights' precision",

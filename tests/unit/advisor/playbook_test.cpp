@@ -250,6 +250,7 @@ std::vector<AdviceRequest> coverage_scenarios() {
     out.push_back(request("m4max", g, "llama-3.3-70b"));
     out.push_back(request("h100", g, "llama-3.1-70b"));
     out.push_back(request("rtx4090", g, "llama-3.1-70b", "vllm"));
+    out.push_back(request("rtx4090", g, "gpt-oss-120b"));  // an MoE past the GPU: expert offload
     out.push_back(request("a100-sxm-80gb", g, "", "vllm"));
     AdviceRequest mtp = request("h100", g, "glm-4.5-air", "vllm");
     mtp.scenario.quant = "fp8";
