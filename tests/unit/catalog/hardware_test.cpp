@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <vector>
 
 #include "optadvisor/catalog/catalog.hpp"
 #include "fixtures.hpp"
@@ -354,6 +355,49 @@ TEST_CASE("a part sold in several memory sizes lists them; --memory matches GB o
   const HardwareProfile s64 = with_memory_option(strix, *strix.memory_option(64e9));
   CHECK_FALSE(s64.price_usd.has_value());
   CHECK(s64.usable_memory_bytes() == Approx(48e9));  // 64 GB x 0.75
+}
+
+TEST_CASE("the sizes each two-size card and Apple bin is sold in and their launch prices", "[hardware][memory]") {
+  const auto sizes_gb = [](const HardwareProfile& hw) {
+    std::vector<double> out;
+    for (const auto& o : hw.memory_options) out.push_back(o.capacity_bytes / 1e9);
+    return out;
+  };
+  const auto price = [](const HardwareProfile& hw, double bytes) {
+    return with_memory_option(hw, *hw.memory_option(bytes)).price_usd.value_or(0);
+  };
+  // RTX 4060 Ti: NVIDIA's launch, 8 GB $399 and 16 GB $499, both 288 GB/s (progressiverobot copy of the specs).
+  const HardwareProfile& ti40 = shipped().resolve_hardware("rtx4060ti");
+  CHECK(sizes_gb(ti40) == std::vector<double>{8, 16});
+  CHECK(price(ti40, 8e9) == Approx(399));
+  CHECK(price(ti40, 16e9) == Approx(499));
+  const HardwareProfile ti40_8 = with_memory_option(ti40, *ti40.memory_option(8e9));
+  CHECK(ti40_8.usable_memory_bytes() == Approx(8e9));  // the 16 GiB visible_bytes belongs to the 16 GB card only
+  CHECK(ti40_8.memory_bandwidth_bytes_per_s == Approx(288e9));
+  // RTX 5060 Ti: 8 GB $379, 16 GB $429, both 448 GB/s (Biggo launch report).
+  const HardwareProfile& ti50 = shipped().resolve_hardware("rtx5060ti");
+  CHECK(sizes_gb(ti50) == std::vector<double>{8, 16});
+  CHECK(price(ti50, 8e9) == Approx(379));
+  CHECK(price(ti50, 16e9) == Approx(429));
+  // RX 9060 XT: 8 GB $299, 16 GB $349 (GadgetBond, AMD's Computex 2025 prices).
+  const HardwareProfile& xt = shipped().resolve_hardware("rx9060xt");
+  CHECK(sizes_gb(xt) == std::vector<double>{8, 16});
+  CHECK(price(xt, 8e9) == Approx(299));
+  CHECK(price(xt, 16e9) == Approx(349));
+  // Apple bins differ within a chip: the 30-core M3 Max came with 36 or 96 GB, the 40-core with
+  // 48, 64 or 128 GB (huggingface.js hardware.ts lists the chip's 36/48/64/96/128); the 30-core
+  // M2 Max with 32 or 64 GB, the 38-core also with 96 GB (The Apple Wiki: Mac Studio (2023)).
+  CHECK(sizes_gb(shipped().resolve_hardware("m3-max-30c")) == std::vector<double>{36, 96});
+  CHECK(sizes_gb(shipped().resolve_hardware("m3-max-40c")) == std::vector<double>{48, 64, 128});
+  CHECK(sizes_gb(shipped().resolve_hardware("m2-max-30c")) == std::vector<double>{32, 64});
+  CHECK(sizes_gb(shipped().resolve_hardware("m2-max-38c")) == std::vector<double>{32, 64, 96});
+  // M2 Ultra, both bins: 64, 128 or 192 GB (huggingface.js PR #1937, after Apple's Mac Studio 2023 specs).
+  CHECK(sizes_gb(shipped().resolve_hardware("m2-ultra-76c")) == std::vector<double>{64, 128, 192});
+  // The 32-core M4 Max is sold with 36 GB only, so it lists no options.
+  CHECK(shipped().resolve_hardware("m4-max-32c").memory_options.empty());
+  // Apple sizes are GiB: 36 GB on the 30-core M3 Max is 36 x 2^30 bytes, 3/4 of it GPU-visible as written.
+  const HardwareProfile& m3 = shipped().resolve_hardware("m3-max-30c");
+  CHECK(with_memory_option(m3, *m3.memory_option(36e9)).physical_memory_bytes() == Approx(36.0 * 1073741824));
 }
 
 TEST_CASE("consumer cards with an NVLink connector default to PCIe", "[hardware][link]") {
