@@ -146,7 +146,9 @@ HardwareProfile with_memory_option(const HardwareProfile& hw, const MemoryOption
     return out;
   }
   out.memory_capacity_bytes = option.capacity_bytes;
-  out.memory_visible_bytes.reset();
+  // The driver-visible bytes measured on the default size scale with the size: a GDDR card's
+  // "16 GB" shows 16 GiB, its "8 GB" part 8 GiB (same chips, half as many or half as dense).
+  if (out.memory_visible_bytes) *out.memory_visible_bytes *= option.capacity_bytes / hw.memory_capacity_bytes;
   out.price_usd = option.price_usd;  // the default size's price says nothing about this one
   return out;
 }

@@ -134,7 +134,7 @@ struct HardwareProfile {
 
 /// The same device with another of its sold memory sizes: capacity and price follow the
 /// option (no price when the option has none), the measured driver-visible bytes of the
-/// default size are dropped. The usable fraction (macOS wired limit) applies unchanged.
+/// default size scale with the size. The usable fraction (macOS wired limit) applies unchanged.
 HardwareProfile with_memory_option(const HardwareProfile& hw, const MemoryOption& option);
 
 /// Builds a profile from a schema-valid document; semantic problems (e.g. a
