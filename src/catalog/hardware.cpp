@@ -6,6 +6,8 @@
 #include <cmath>
 #include <utility>
 
+#include <fmt/format.h>
+
 #include "base/json_fields.hpp"
 #include "base/units.hpp"
 #include "catalog/embedded.hpp"
@@ -149,6 +151,10 @@ HardwareProfile with_memory_option(const HardwareProfile& hw, const MemoryOption
   // The driver-visible bytes measured on the default size scale with the size: a GDDR card's
   // "16 GB" shows 16 GiB, its "8 GB" part 8 GiB (same chips, half as many or half as dense).
   if (out.memory_visible_bytes) *out.memory_visible_bytes *= option.capacity_bytes / hw.memory_capacity_bytes;
+  // A name that states the size ("RTX 4060 Ti 16GB") states the one chosen.
+  const std::string stated = fmt::format("{:g}GB", hw.memory_capacity_bytes / kBytesPerGB);
+  if (const auto at = out.name.find(stated); at != std::string::npos)
+    out.name.replace(at, stated.size(), fmt::format("{:g}GB", option.capacity_bytes / kBytesPerGB));
   out.price_usd = option.price_usd;  // the default size's price says nothing about this one
   return out;
 }

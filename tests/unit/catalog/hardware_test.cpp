@@ -375,6 +375,7 @@ TEST_CASE("the sizes each two-size card and Apple bin is sold in and their launc
   // The 16 GB card's measured 16 GiB visible scales to the 8 GB card: 17,179,869,184 x 8/16 = 8 GiB.
   CHECK(*ti40_8.memory_visible_bytes == Approx(8589934592.0));
   CHECK(ti40_8.physical_memory_bytes() == Approx(8589934592.0));
+  CHECK(ti40_8.name == "NVIDIA GeForce RTX 4060 Ti 8GB");  // the name states the size chosen
   CHECK(ti40_8.memory_bandwidth_bytes_per_s == Approx(288e9));
   // RTX 5060 Ti: 8 GB $379, 16 GB $429, both 448 GB/s (Biggo launch report).
   const HardwareProfile& ti50 = shipped().resolve_hardware("rtx5060ti");
