@@ -502,11 +502,18 @@ PreparedScenario prepare_scenario(const Catalog& catalog, const ScenarioRequest&
   if (std::find(engine.kv_dtypes.begin(), engine.kv_dtypes.end(), w.kv_dtype) == engine.kv_dtypes.end())
     throw bad_input(fmt::format("engine '{}' has no {} KV cache", engine.id, w.kv_dtype), "it supports: " + join(engine.kv_dtypes));
   for (auto& note : kv_dtype_notes(hw, w.kv_dtype)) out.notes.push_back(std::move(note));
-  w.host_bandwidth_bytes_per_s = host_bandwidth_for(hw, engine, r.host_bandwidth_bytes_per_s);
-  if (!r.host.empty()) apply_host(catalog, hw, engine, r, w, out.notes);
-  if (w.host_bandwidth_bytes_per_s) w.host_compute_flops_per_s = host_compute_for(catalog, engine, w.host_id).flops_per_s;
+  set_host(catalog, hw, engine, r, w, out.notes);
   set_expert_offload(catalog, hw, engine, s.model, s.weights, r, w, out.notes);
   return out;
+}
+
+void set_host(const Catalog& catalog, const HardwareProfile& hw, const EngineProfile& engine, const ScenarioRequest& r, Workload& w,
+              std::vector<std::string>& notes) {
+  w.host_bandwidth_bytes_per_s = host_bandwidth_for(hw, engine, r.host_bandwidth_bytes_per_s);
+  w.host_id.clear();
+  if (!r.host.empty()) apply_host(catalog, hw, engine, r, w, notes);
+  w.host_compute_flops_per_s.reset();
+  if (w.host_bandwidth_bytes_per_s) w.host_compute_flops_per_s = host_compute_for(catalog, engine, w.host_id).flops_per_s;
 }
 
 }  // namespace optadvisor

@@ -97,9 +97,9 @@ PreparedScenario ScenarioCache::prepare(const HardwareProfile& hw, const std::st
   w.tp = tp;
   w.pp = pp;
   // What prepare_scenario decides from the device, by the same functions.
-  w.host_bandwidth_bytes_per_s = host_bandwidth_for(hw, profile, base_.host_bandwidth_bytes_per_s);
-  if (!profile.offloads_to_host || hw.unified_memory || tp * pp > 1) w.cpu_moe_layers = 0;  // expert offload is llama.cpp's, on one discrete GPU
   out.notes.clear();
+  set_host(catalog_, hw, profile, base_, w, out.notes);
+  if (!profile.offloads_to_host || hw.unified_memory || tp * pp > 1) w.cpu_moe_layers = 0;  // expert offload is llama.cpp's, on one discrete GPU
   (void)device_as_requested(*catalog_hw, request(hw, engine, quant, gpus, tp, pp), out.notes);  // its notes; the variant is the template's
   for (auto& note : kv_dtype_notes(hw, w.kv_dtype)) out.notes.push_back(std::move(note));
   return out;
@@ -176,6 +176,9 @@ std::string estimate_command(const ScenarioRequest& r) {
   if (!r.kv_dtype.empty()) arg("--kv-dtype", r.kv_dtype);
   if (r.flash_attention) arg("--flash-attention", *r.flash_attention ? "on" : "off");
   if (r.host_bandwidth_bytes_per_s) arg("--host-bandwidth", fmt::format("{}", *r.host_bandwidth_bytes_per_s));
+  if (!r.host.empty()) arg("--host", r.host);
+  if (r.cpu_moe) out += " --cpu-moe";
+  if (r.n_cpu_moe) arg("--n-cpu-moe", std::to_string(*r.n_cpu_moe));
   return out;
 }
 
@@ -189,6 +192,10 @@ ScenarioRequest candidate_request(const SearchRequest& request, const SearchCand
   r.pp = c.pp;
   r.replicas = c.replicas;
   r.batch = c.batch_text;
+  // Expert offload as the candidate ran it: an engine or layout without it ran none.
+  r.cpu_moe = false;
+  r.n_cpu_moe.reset();
+  if (c.expert_offload_layers > 0) r.n_cpu_moe = static_cast<int64_t>(c.expert_offload_layers);
   return r;
 }
 
@@ -368,6 +375,7 @@ SearchCandidate candidate_of(const SearchRequest& request, const Configuration& 
   out.replicas = ps.scenario.workload.replicas;
   out.batch = a.batch;
   out.batch_text = ps.scenario.workload.batch_max ? std::string("max") : std::to_string(a.batch);
+  out.expert_offload_layers = ps.scenario.workload.cpu_moe_layers;
   out.metric = goal_metric(request.goal, a);
   out.ttft_s = a.prefill.time_s;
   out.decode_tokens_per_s_per_sequence = a.decode.tokens_per_s_per_sequence;

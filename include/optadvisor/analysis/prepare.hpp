@@ -121,6 +121,13 @@ void check_layout(const ModelSpec& model, const HardwareProfile& hw, const Engin
 /// the engine's own where it keeps layers in host memory on a discrete device.
 std::optional<double> host_bandwidth_for(const HardwareProfile& hw, const EngineProfile& engine, const std::optional<double>& requested);
 
+/// The host side of a scenario on this device and engine: the host-memory bandwidth offloaded
+/// layers run at (host_bandwidth_for, or the --host CPU's peak x the engine's host efficiency),
+/// the host named, and the host CPU's matrix rate (the --host CPU's, else the engine's default
+/// host). Notes say which host was used; a --host that is not a CPU is bad input.
+void set_host(const Catalog& catalog, const HardwareProfile& hw, const EngineProfile& engine, const ScenarioRequest& request, Workload& w,
+              std::vector<std::string>& notes);
+
 /// The notes the device adds about the KV cache dtype (FP8 KV without native FP8).
 std::vector<std::string> kv_dtype_notes(const HardwareProfile& hw, const std::string& kv_dtype);
 

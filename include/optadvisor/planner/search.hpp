@@ -65,6 +65,7 @@ struct SearchCandidate {
   uint32_t replicas = 1;
   uint64_t batch = 1;      ///< sequences run (resolved when the batch was "max"), per copy
   std::string batch_text;  ///< as the estimate command line takes it: "8" or "max"
+  uint32_t expert_offload_layers = 0;  ///< layers whose routed experts stay in host memory (--n-cpu-moe); 0 = none
   double metric = 0;       ///< the goal's metric (metric_for(goal))
   double ttft_s = 0;
   double decode_tokens_per_s_per_sequence = 0;

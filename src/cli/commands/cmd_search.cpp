@@ -48,8 +48,6 @@ SearchRequest build_request(const SearchOptions& o) {
   r.workload = o.request;
   if (!o.flash_attention.empty()) r.workload.flash_attention = o.flash_attention == "on";
   r.workload.host_bandwidth_bytes_per_s = parse_host_bandwidth(o.host_bandwidth);
-  if (!o.request.host.empty())
-    throw bad_input("search does not take --host", "give the host's bandwidth for offloaded layers with --host-bandwidth BYTES/S");
   r.space.hardware = split_list(o.hardware, "--hw");
   if ((!o.request.memory.empty() || !o.request.link.empty()) && r.space.hardware.size() != 1)
     throw bad_input(

@@ -324,3 +324,23 @@ TEST_CASE("search: throughput weighs each layout replicated over the GPU budget"
   const SearchResult latency = search(catalog(), model("llama-3.1-8b"), request_for("llama-3.1-8b", Goal::kLatency, {"rtx4090"}));
   for (const auto& c : latency.candidates) CHECK(c.replicas == 1);
 }
+
+TEST_CASE("search takes --host and expert offload, and its reproduce command gives the same estimate", "[search][host]") {
+  SearchRequest r = request_for("gpt-oss-120b", Goal::kLatency, {"rtx4090"});
+  r.workload.host = "ryzen-9-9950x";
+  r.workload.cpu_moe = true;
+  r.space.max_gpus = 1;
+  const SearchResult result = search(catalog(), model("gpt-oss-120b"), r);
+  REQUIRE_FALSE(result.candidates.empty());
+  const SearchCandidate& best = best_by_metric(result);
+  // gpt-oss-120b has 36 layers: --cpu-moe ran as every layer's experts in host memory.
+  CHECK(best.expert_offload_layers == 36);
+  const ScenarioRequest again = candidate_request(result.request, best);
+  const std::string command = estimate_command(again);
+  CHECK(command.find("--host ryzen-9-9950x") != std::string::npos);
+  CHECK(command.find("--n-cpu-moe 36") != std::string::npos);
+  // The host's bandwidth and compute reach the candidate as they reach estimate.
+  const PreparedScenario p = prepare_scenario(catalog(), again);
+  CHECK(p.scenario.workload.host_id == "ryzen-9-9950x");
+  CHECK(goal_metric(Goal::kLatency, analyze(p.scenario)) == Approx(best.metric));
+}
