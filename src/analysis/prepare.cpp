@@ -33,13 +33,11 @@ int64_t positive(int64_t value, const char* option, int64_t min = 1) {
   return value;
 }
 
-/// "48, 64 or 128 GB".
+/// "48, 64 or 128 GB", "384, 768 or 1536 GiB".
 std::string sizes_sold(const HardwareProfile& hw) {
-  std::string out;
-  for (std::size_t i = 0; i < hw.memory_options.size(); ++i)
-    out += (i == 0 ? "" : (i + 1 == hw.memory_options.size() ? " or " : ", ")) +
-           fmt::format("{:g}", hw.memory_options[i].capacity_bytes / kBytesPerGB);
-  return out + " GB";
+  std::vector<double> sizes;
+  for (const auto& o : hw.memory_options) sizes.push_back(o.capacity_bytes);
+  return format_memory_sizes(sizes);
 }
 
 bool names_nvlink(const std::string& kind) {
@@ -189,20 +187,20 @@ std::shared_ptr<const HardwareProfile> device_as_requested(const HardwareProfile
     if (hw.memory_options.empty()) {
       // A part sold in one size: naming that size is fine, any other needs an overlay profile.
       if (!hw.is_own_memory_size(*bytes))
-        throw bad_input(fmt::format("--memory {}: {} is sold with {:g} GB only", r.memory, hw.id, hw.memory_capacity_bytes / kBytesPerGB),
+        throw bad_input(fmt::format("--memory {}: {} is sold with {} only", r.memory, hw.id, format_memory_size(hw.memory_capacity_bytes)),
                         "for another part, write an overlay profile that extends this one (docs/data.md)");
-      notes.push_back(fmt::format("memory: {:g} GB (--memory; {} is sold with that size only)", hw.memory_capacity_bytes / kBytesPerGB, hw.id));
+      notes.push_back(fmt::format("memory: {} (--memory; {} is sold with that size only)", format_memory_size(hw.memory_capacity_bytes), hw.id));
     } else {
       const MemoryOption* option = hw.memory_option(*bytes);
       if (!option)
         throw bad_input(fmt::format("--memory {}: {} is sold with {}", r.memory, hw.id, sizes_sold(hw)), "pick one of those sizes");
       out = with_memory_option(hw, *option);
       notes.push_back(
-          fmt::format("memory: {:g} GB (--memory; {} is sold with {})", option->capacity_bytes / kBytesPerGB, hw.id, sizes_sold(hw)));
+          fmt::format("memory: {} (--memory; {} is sold with {})", format_memory_size(option->capacity_bytes), hw.id, sizes_sold(hw)));
     }
   } else if (!hw.memory_options.empty()) {
-    notes.push_back(fmt::format("memory: {:g} GB ({} is sold with {}; give yours with --memory)", hw.memory_capacity_bytes / kBytesPerGB,
-                                hw.id, sizes_sold(hw)));
+    notes.push_back(
+        fmt::format("memory: {} ({} is sold with {}; give yours with --memory)", format_memory_size(hw.memory_capacity_bytes), hw.id, sizes_sold(hw)));
   }
   const bool several = r.gpus > 1 || r.tp > 1 || r.pp > 1;  // tp x pp > 1, without the product (checked later)
   if (r.link == "pcie") {

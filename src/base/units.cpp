@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "base/units.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <stdexcept>
@@ -46,6 +47,29 @@ std::string format_sig3(double value) {
 }
 
 std::string format_gb(double bytes) { return format_sig3(bytes / kBytesPerGB) + " GB"; }
+
+namespace {
+
+bool whole(double x) { return std::fabs(x - std::round(x)) < 1e-9 * std::max(1.0, std::fabs(x)); }
+
+/// The unit every size is a whole number of: GB first, then GiB; GB when neither.
+double memory_unit(const std::vector<double>& bytes) {
+  if (std::all_of(bytes.begin(), bytes.end(), [](double b) { return whole(b / kBytesPerGB); })) return kBytesPerGB;
+  if (std::all_of(bytes.begin(), bytes.end(), [](double b) { return whole(b / kBytesPerGiB); })) return kBytesPerGiB;
+  return kBytesPerGB;
+}
+
+}  // namespace
+
+std::string format_memory_size(double bytes) { return format_memory_sizes({bytes}); }
+
+std::string format_memory_sizes(const std::vector<double>& bytes) {
+  const double unit = memory_unit(bytes);
+  std::string out;
+  for (std::size_t i = 0; i < bytes.size(); ++i)
+    out += (i == 0 ? "" : (i + 1 == bytes.size() ? " or " : ", ")) + fmt::format("{:g}", bytes[i] / unit);
+  return out + (unit == kBytesPerGiB ? " GiB" : " GB");
+}
 
 std::string format_bytes(double bytes) {
   if (bytes < 1e6) return fmt::format("{:.0f} bytes", bytes);

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace optadvisor {
 
@@ -20,6 +21,11 @@ std::optional<double> parse_bytes(std::string_view text);
 std::string format_bytes(double bytes);
 /// "4.92 GB" only (table cells).
 std::string format_gb(double bytes);
+/// A memory size as it is sold: "64 GB", or "384 GiB" for a size that is a whole number of GiB
+/// but not of GB (DIMM-built server memory); otherwise "{:g} GB".
+std::string format_memory_size(double bytes);
+/// Several sold sizes in one unit: "48, 64 or 128 GB", "384, 768 or 1536 GiB".
+std::string format_memory_sizes(const std::vector<double>& bytes);
 /// "3.35 TB/s", "546 GB/s".
 std::string format_bandwidth(double bytes_per_s);
 /// "989 TFLOP/s", "1.98 PFLOP/s".

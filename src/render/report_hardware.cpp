@@ -109,7 +109,7 @@ std::string show_memory(const ShowFormat& f) {
   if (!hw.memory_options.empty()) {
     std::string sizes;
     for (const auto& o : hw.memory_options)
-      sizes += (sizes.empty() ? "" : ", ") + fmt::format("{:g} GB", o.capacity_bytes / kBytesPerGB) +
+      sizes += (sizes.empty() ? "" : ", ") + format_memory_size(o.capacity_bytes) +
                (o.price_usd ? fmt::format(" (${:.0f})", *o.price_usd) : "");
     out += f.item("sold with", sizes + " (--memory picks one)");
   }

@@ -16,3 +16,13 @@ TEST_CASE("memory sizes parse in GB, GiB, TB and bytes", "[base][units]") {
   CHECK_FALSE(parse_bytes("GB"));
   CHECK_FALSE(parse_bytes(""));
 }
+
+TEST_CASE("sold memory sizes are written in the unit they are whole in", "[base][units]") {
+  CHECK(format_memory_size(64e9) == "64 GB");
+  // 412,316,860,416 B = 384 x 2^30: a DIMM-built server size reads in GiB, not as 412.317 GB.
+  CHECK(format_memory_size(412316860416.0) == "384 GiB");
+  CHECK(format_memory_sizes({48e9, 64e9, 128e9}) == "48, 64 or 128 GB");
+  CHECK(format_memory_sizes({412316860416.0, 824633720832.0, 1649267441664.0}) == "384, 768 or 1536 GiB");
+  // Neither unit whole for every size: GB, as {:g} writes it.
+  CHECK(format_memory_sizes({24e9, 412316860416.0}) == "24 or 412.317 GB");
+}
