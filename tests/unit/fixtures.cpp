@@ -30,6 +30,14 @@ const RuleBook& rule_book() {
   return b;
 }
 
+TransformResult apply_rule(const std::string& rule_id, const ScenarioRequest& r) {
+  const Rule& rule = rule_book().resolve(rule_id);
+  REQUIRE(rule.transform.size() == 1);
+  const PreparedScenario p = prepare_scenario(catalog(), r);
+  const Analysis a = analyze(p.scenario);
+  return apply_transform(rule.transform.front(), TransformInput{catalog(), r, p, a});
+}
+
 PlainEngine::PlainEngine(double bw_eff, double compute_eff, uint64_t max_batched_tokens, uint64_t kv_block_tokens) {
   engine.id = "plain";
   engine.kind = "inference";

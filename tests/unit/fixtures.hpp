@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 
 #include "optadvisor/advisor/rules.hpp"
+#include "optadvisor/advisor/transforms.hpp"
 #include "optadvisor/analysis/analysis.hpp"
 #include "optadvisor/analysis/prepare.hpp"
 #include "optadvisor/base/error.hpp"
@@ -29,6 +30,10 @@ HardwareProfile round_device(double bandwidth_bytes_per_s, double flops_per_s, d
 
 /// The shipped rule book of catalog(), loaded once.
 const RuleBook& rule_book();
+
+/// The shipped rule `rule_id`'s (single) transform applied to the scenario `r` prepares to, as the
+/// advisor applies it.
+TransformResult apply_rule(const std::string& rule_id, const ScenarioRequest& r);
 
 /// An engine with no overheads and stated efficiencies, for figures worked by hand.
 struct PlainEngine {

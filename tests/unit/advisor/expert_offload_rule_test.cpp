@@ -23,14 +23,7 @@ bool fits(ScenarioRequest r, int64_t n_cpu_moe) {
 }  // namespace
 
 TEST_CASE("expert-offload: the fewest layers whose experts move to host memory so that the rest fits", "[advisor][offload]") {
-  const RuleBook book = RuleBook::load(catalog());
-  const Rule& rule = book.resolve("expert-offload");
-  REQUIRE(rule.transform.size() == 1);
-  auto apply = [&](const ScenarioRequest& r) {
-    const PreparedScenario p = prepare_scenario(catalog(), r);
-    const Analysis a = analyze(p.scenario);
-    return apply_transform(rule.transform.front(), TransformInput{catalog(), r, p, a});
-  };
+  auto apply = [](const ScenarioRequest& r) { return fixtures::apply_rule("expert-offload", r); };
 
   SECTION("gpt-oss-120b (63.4 GB, 36 layers) on a 24 GB RTX 4090: N fits and N - 1 does not") {
     const ScenarioRequest r = fixtures::request("rtx4090", "gpt-oss-120b", "");
@@ -61,11 +54,10 @@ TEST_CASE("expert-offload: the fewest layers whose experts move to host memory s
 }
 
 TEST_CASE("the advisor ranks expert offload first for an MoE model past a GeForce card", "[advisor][offload]") {
-  const RuleBook book = RuleBook::load(catalog());
   AdviceRequest q;
   q.scenario = fixtures::request("rtx4090", "gpt-oss-120b", "");
   q.goal = Goal::kLatency;
-  const Advice a = advise(catalog(), book, q);
+  const Advice a = advise(catalog(), fixtures::rule_book(), q);
   REQUIRE_FALSE(a.recommendations.empty());
   CHECK(a.recommendations.front().rule->id == "expert-offload");
   // The how-to carries the computed layer count.

@@ -48,14 +48,7 @@ TEST_CASE("replicas add their serving rates and keep one copy's latency and memo
 }
 
 TEST_CASE("replicas-over-tp: the same GPUs as copies of the smallest layout that serves fastest", "[advisor][replicas]") {
-  const RuleBook book = RuleBook::load(catalog());
-  const Rule& rule = book.resolve("replicas-over-tp");
-  REQUIRE(rule.transform.size() == 1);
-  auto apply = [&](const ScenarioRequest& r) {
-    const PreparedScenario p = prepare_scenario(catalog(), r);
-    const Analysis a = analyze(p.scenario);
-    return apply_transform(rule.transform.front(), TransformInput{catalog(), r, p, a});
-  };
+  auto apply = [](const ScenarioRequest& r) { return fixtures::apply_rule("replicas-over-tp", r); };
   SECTION("tensor parallel 8 at --batch max: eight single-GPU copies, each filling its memory") {
     const ScenarioRequest r = h100_8b(8, "max");
     const TransformResult t = apply(r);
