@@ -231,6 +231,12 @@ std::string render_hardware_show(const HardwareProfile& hw, const Resolution& ho
   if (format == OutputFormat::kJson) {
     nlohmann::json out = {
         {"schema_version", kSchemaVersion}, {"query", how.query}, {"resolved_via", how.via}, {"origin", origin}, {"hardware", hw.document}};
+    // --memory picked another sold size: the figures estimates use, beside the profile as written.
+    const nlohmann::json* written = hw.document.contains("memory") ? &hw.document.at("memory") : nullptr;
+    if (written && written->value("capacity_bytes", 0.0) != hw.memory_capacity_bytes) {
+      out["memory_chosen"] = {{"capacity_bytes", hw.memory_capacity_bytes}, {"usable_bytes", hw.usable_memory_bytes()}};
+      if (hw.price_usd) out["memory_chosen"]["price_usd"] = *hw.price_usd;
+    }
     return out.dump(2) + "\n";
   }
   const ShowFormat f{hw, format == OutputFormat::kMarkdown, style};

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "cli/common.hpp"
+#include "cli/scenario_options.hpp"
 #include "cli/detect_tools.hpp"
 #include "optadvisor/base/error.hpp"
 
@@ -39,11 +40,13 @@ void register_hw(CLI::App& app, const GlobalOptions& global) {
 
   struct ShowOptions {
     std::string name;
+    ScenarioRequest device;  ///< --memory and --link: the profile as a scenario would use it
     FormatOption format;
   };
   auto show_options = std::make_shared<ShowOptions>();
   auto* show = hw->add_subcommand("show", "Show one device's whole profile with sources");
   show->add_option("name", show_options->name, "Device id, alias or short name (e.g. h100, 'RTX 5090', m4max)")->required();
+  add_device_options(show, show_options->device);
   show_options->format.attach(show);
   show->callback([show_options, &global] {
     const Catalog& catalog = load_catalog(global);
@@ -52,8 +55,11 @@ void register_hw(CLI::App& app, const GlobalOptions& global) {
     Resolution how;
     const auto& device = catalog.resolve_hardware(name, &how);
     if (!detected_via.empty()) how = {"auto", device.id, detected_via};
-    fmt::print("{}",
-               render_hardware_show(device, how, catalog.hardware_origin(device.id), show_options->format.get(), stdout_style(global)));
+    // --memory / --link: the variant estimates would use (a size the part is not sold in is bad input).
+    std::vector<std::string> notes;
+    const auto variant = device_as_requested(device, show_options->device, notes);
+    fmt::print("{}", render_hardware_show(variant ? *variant : device, how, catalog.hardware_origin(device.id), show_options->format.get(),
+                                          stdout_style(global)));
   });
 
   register_hw_detect(hw, global);  // detect_tools.cpp
