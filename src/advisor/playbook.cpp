@@ -99,6 +99,7 @@ class Advisor {
     out.base = request_.goal == Goal::kTraining ? evaluate_training(training_request(with_defaults(out.notes)), nullptr)
                                                 : evaluate(with_defaults(out.notes), nullptr);
     const Evaluation& base = out.base;
+    if (base.is_training()) base_gpus_ = base.training().prepared.scenario.workload.gpus;
     out.diagnosis = diagnose(base);
 
     for (const Rule& rule : book_.rules()) {
@@ -135,7 +136,7 @@ class Advisor {
              fmt::format("would not fit: needs {} per device, {} usable", format_gb(after->memory_bytes), format_gb(limit_bytes(*after)))});
         continue;
       }
-      if (feasibility(base) == 0 && feasibility(*after) == 1) {
+      if (!base.is_training() && feasibility(base) == 0 && feasibility(*after) == 1) {
         out.not_applicable.push_back(
             {&rule, "does not fit",
              fmt::format("would keep {} of {} layers in host memory; the device holds them all now",
@@ -182,6 +183,7 @@ class Advisor {
   const RuleBook& book_;
   const AdviceRequest& request_;
   std::map<std::string, double> values_;
+  uint32_t base_gpus_ = 0;  ///< training: the GPUs the user asked for (a change that needs more is a class below)
 
   /// The user's request with the advisor's defaults for what was left out.
   ScenarioRequest with_defaults(std::vector<std::string>& notes) const {
@@ -265,7 +267,8 @@ class Advisor {
     Evaluation e;
     e.facts = training_facts(t.prepared, t.analysis);
     e.runs = t.analysis.memory.fits;
-    e.metric = t.analysis.tokens_per_s;
+    // Per GPU: a change that adds GPUs is judged by what each GPU then does, not by the job's scale.
+    e.metric = t.analysis.tokens_per_s_per_gpu;
     e.memory_bytes = t.analysis.memory.total_bytes;
     e.run = std::move(t);
     return e;
@@ -362,14 +365,15 @@ class Advisor {
       case Goal::kLatency: return format_seconds(e.metric);
       case Goal::kThroughput: return fmt::format("{} tokens/s", format_sig3(e.metric));
       case Goal::kMemory: return fmt::format("{:.0f}% of usable memory", e.metric * 100);
-      case Goal::kTraining: return fmt::format("{} tokens/s", format_sig3(e.metric));
+      case Goal::kTraining: return fmt::format("{} tokens/s per GPU", format_sig3(e.metric));
     }
     return format_sig3(e.metric);
   }
 
-  /// 0 runs on the device, 1 runs with layers in host memory (llama.cpp offload), 2 does not run.
-  static int feasibility(const Evaluation& e) {
-    if (e.is_training()) return e.runs ? 0 : 2;
+  /// 0 runs on the device, 1 runs with layers in host memory (llama.cpp offload) or, training,
+  /// only on more GPUs than asked for, 2 does not run.
+  int feasibility(const Evaluation& e) const {
+    if (e.is_training()) return !e.runs ? 2 : e.training().prepared.scenario.workload.gpus > base_gpus_ ? 1 : 0;
     return e.inference().analysis.memory.fits ? 0 : e.runs ? 1 : 2;
   }
 
@@ -453,7 +457,8 @@ class Advisor {
     }
     const double step_gain = gain_of(current, *after);
     if (feasibility(*after) > feasibility(current) || !(step_gain >= min_gain)) {
-      reason = feasibility(*after) > feasibility(current) ? "it would no longer fit after the steps above"
+      reason = feasibility(*after) > feasibility(current) ? (current.is_training() && after->runs ? "the steps above run on the GPUs asked for"
+                                                                                                  : "it would no longer fit after the steps above")
                                                           : "no further gain after the steps above";
       return std::nullopt;
     }
@@ -824,6 +829,10 @@ Facts training_facts(const PreparedTraining& p, const TrainingAnalysis& a) {
   f["training.memory_share_activations"] = share(m.activation_bytes, m.total_bytes);
   f["training.memory_share_states"] = share(m.model_state_bytes(), m.total_bytes);
   f["training.headroom_bytes"] = m.capacity_bytes - m.total_bytes;
+  f["training.optimizer_offload"] = w.optimizer_offload;
+  f["training.activation_offload"] = w.activation_offload;
+  f["training.host_link"] = !sc.hardware->unified_memory && sc.hardware->pcie.has_value();
+  f["training.offload_share"] = share(t.offload_s(), t.step_time_s);
   return f;
 }
 

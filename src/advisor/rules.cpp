@@ -131,7 +131,7 @@ const std::vector<FactInfo>& fact_catalog() {
       {"training.engine", T::kString, "training framework: pytorch-fsdp2, megatron, deepspeed"},
       {"training.shardings", T::kStringList, "sharding modes the framework offers: ddp, zero1, zero2, zero3, fsdp"},
       {"training.engine_lora", T::kBool, "the framework trains LoRA / QLoRA adapters"},
-      {"training.bound", T::kString, "what binds a training step: compute, memory-capacity, communication, pipeline-bubble"},
+      {"training.bound", T::kString, "what binds a training step: compute, memory-capacity, communication, pipeline-bubble, host-offload"},
       {"training.fits", T::kBool, "the training step fits in GPU memory"},
       {"training.precision", T::kString, "bf16, bf16-pure or fp8"},
       {"training.recompute", T::kString, "activation recomputation: none, selective, full"},
@@ -156,6 +156,10 @@ const std::vector<FactInfo>& fact_catalog() {
       {"training.memory_share_activations", T::kNumber, "saved activations / memory per GPU"},
       {"training.memory_share_states", T::kNumber, "weights, gradients and optimizer states / memory per GPU"},
       {"training.headroom_bytes", T::kNumber, "usable minus needed memory per GPU, bytes"},
+      {"training.optimizer_offload", T::kBool, "master weights and optimizer moments live in host memory (ZeRO-Offload)"},
+      {"training.activation_offload", T::kBool, "saved activations wait in host memory"},
+      {"training.host_link", T::kBool, "the GPU has its own memory and a PCIe link to the host (offload is possible)"},
+      {"training.offload_share", T::kNumber, "exposed host offload (CPU step, copies) / step time"},
   };
   return facts;
 }
@@ -233,7 +237,7 @@ int Rule::quality_class() const {
   static const char* const kClasses[] = {"lossless", "near-lossless", "lossy", "different-model"};
   for (int i = 0; i < 4; ++i)
     if (quality == kClasses[i]) return i;
-  return -1;
+  return quality == "different-run" ? 3 : -1;
 }
 
 std::string Rule::how_for(const std::string& engine_id) const {
@@ -636,7 +640,7 @@ void parse_rule(const nlohmann::json& j, const Catalog& catalog, const std::map<
   r.effort = j.at("effort").get<std::string>();
   r.quality = j.value("quality", "");
   if (r.quality_class() < 0)
-    c.add(pointer + "/quality", fmt::format("quality '{}' is not one of lossless, near-lossless, lossy, different-model", r.quality));
+    c.add(pointer + "/quality", fmt::format("quality '{}' is not one of lossless, near-lossless, lossy, different-model, different-run", r.quality));
   r.risk_level = j.at("risk").at("level").get<std::string>();
   r.risk = j.at("risk").at("text").get<std::string>();
   parse_how(j, x, r);

@@ -737,6 +737,44 @@ TransformResult optimizer(const Params& p, const TransformInput& in) {
   return training_changed(std::move(r), {std::move(change)});
 }
 
+TransformResult offload(const Params& p, const TransformInput& in) {
+  const std::string what = p.at("what").get<std::string>();
+  const TrainingScenario& sc = in.training->scenario;
+  const TrainingWorkload& w = sc.workload;
+  const bool optimizer = what == "optimizer";
+  if (!optimizer && what != "activations") return not_here(fmt::format("nothing called '{}' is offloaded", what));
+  if (optimizer ? w.optimizer_offload : w.activation_offload) return not_here(fmt::format("the {} are already in host memory", what == "optimizer" ? "optimizer states" : "activations"));
+  if ((optimizer ? sc.engine->offload.optimizer_how : sc.engine->offload.activations_how).empty())
+    return not_here(fmt::format("{} has no {} offload in this model", sc.engine->id, what));
+  TrainingRequest r = *in.training_request;
+  (optimizer ? r.optimizer_offload : r.activation_offload) = true;
+  return training_changed(std::move(r), {optimizer ? "master weights and optimizer moments to host memory; the optimizer step on the CPU"
+                                                   : "saved activations to host memory, back for the backward pass"});
+}
+
+/// The fewest GPUs, doubling, that make the step fit with every model state sharded: the same
+/// per-rank batch, so the global batch grows with the ranks unless it already spans them.
+TransformResult scale_out(const Params& p, const TransformInput& in) {
+  const TrainingScenario& sc = in.training->scenario;
+  const TrainingWorkload& w = sc.workload;
+  if (in.training_analysis->memory.fits) return not_here("the step fits already");
+  const auto target = for_engine(p.at("sharding"), sc.engine->id);
+  if (!target) return not_here(fmt::format("no sharding mode is given for {}", sc.engine->id));
+  const uint64_t max_gpus = static_cast<uint64_t>(std::lround(number(p, "max_gpus", 512)));
+  TrainingRequest r = *in.training_request;
+  r.sharding = *target;
+  for (uint64_t gpus = uint64_t{w.gpus} * 2; gpus <= max_gpus; gpus *= 2) {
+    r.gpus = static_cast<int64_t>(gpus);
+    const uint64_t dp = gpus / (uint64_t{w.tp} * w.pp * w.cp);
+    r.global_batch = static_cast<int64_t>(std::max<uint64_t>(w.global_batch, dp * w.micro_batch));
+    auto a = try_training(in, r);
+    if (a && a->memory.fits)
+      return training_changed(r, {fmt::format("{} -> {} GPUs, sharding {} (data parallel {} -> {}; global batch {} -> {})", w.gpus, gpus,
+                                              *target, w.dp, dp, w.global_batch, r.global_batch)});
+  }
+  return not_here(fmt::format("even {} GPUs with {} sharding do not fit", max_gpus, *target));
+}
+
 using TransformFn = TransformResult (*)(const Params&, const TransformInput&);
 
 struct Entry {
@@ -833,6 +871,17 @@ const std::vector<Entry>& entries() {
         true},
        lora},
       {{"optimizer", "use another optimizer", {{"id", "string", true, "optimizer id (adamw-8bit)"}}, true}, optimizer},
+      {{"offload",
+        "keep optimizer states or saved activations in host memory (ZeRO-Offload, activation offload)",
+        {{"what", "string", true, "optimizer or activations"}},
+        true},
+       offload},
+      {{"scale_out",
+        "add GPUs, doubling, until the step fits with every model state sharded",
+        {{"sharding", "sharding", true, "the fully sharded mode, or {framework id: name}"},
+         {"max_gpus", "number", false, "most GPUs to try (default 512)"}},
+        true},
+       scale_out},
   };
   return list;
 }

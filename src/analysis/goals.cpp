@@ -30,7 +30,7 @@ const MetricInfo& metric_for(Goal goal) {
   static const MetricInfo latency{"request_latency_s", "request latency", "s", true};
   static const MetricInfo throughput{"output_tokens_per_s", "serving throughput", "tokens/s", false};
   static const MetricInfo memory{"memory_use_fraction", "memory needed / usable", "fraction", true};
-  static const MetricInfo training{"training_tokens_per_s", "training throughput", "tokens/s", false};
+  static const MetricInfo training{"training_tokens_per_s_per_gpu", "training throughput per GPU", "tokens/s per GPU", false};
   switch (goal) {
     case Goal::kLatency: return latency;
     case Goal::kThroughput: return throughput;

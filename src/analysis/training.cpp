@@ -221,6 +221,54 @@ StepShape shape_of(const TrainingScenario& s) {
   return k;
 }
 
+/// Model states per GPU by role, as the engine lays them out (sharded from their stage, the
+/// optimizer's moments from the OptimizerSpec); offloaded ones count in host memory. States held
+/// only during the optimizer step go to `step_only`.
+void add_model_states(TrainingMemory& mem, double& step_only, double params_local, const TrainingScenario& s, const StepShape& k) {
+  const TrainingEngineProfile& e = *s.engine;
+  const TrainingWorkload& w = s.workload;
+  const double d_shard = k.d_shard;
+  const bool lora = k.lora, pp_unsharded = k.pp_unsharded;
+  for (const auto& c : e.states) {
+    bool sharded = w.sharding.stage >= c.sharded_from_stage;
+    if (pp_unsharded && (c.role == "weights" || c.role == "gradients")) sharded = false;
+    double bpp = c.role == "optimizer" ? k.optimizer_bpp : c.bytes_per_param;
+    if (k.pure_bf16 && c.role == "master") continue;
+    if (k.pure_bf16 && c.role == "gradients") bpp = std::min(bpp, 2.0);
+    if (lora) {
+      if (c.role != "weights") continue;  // the frozen base has no gradients or optimizer states
+      bpp = w.lora_base_bytes_per_param;
+    }
+    // FSDP2 keeps no persistent 16-bit copy once sharded (even over one rank): only the gathered layers hold it.
+    if (sharded && !c.persistent_when_sharded && !lora) continue;
+    if (!sharded && pp_unsharded && c.role == "gradients") bpp = std::max(bpp, 4.0);  // accumulated unsharded in fp32
+    const double bytes = params_local * bpp / (sharded ? d_shard : 1.0);
+    // Optimizer offload (Ren et al. 2021, "ZeRO-Offload", arXiv:2101.06840, section 4): master weights,
+    // moments and the fp32 gradient partition live in host memory; the 16-bit gradients leave bucket
+    // by bucket where the engine streams them (DeepSpeed), else stay whole until the step (Megatron).
+    if (w.optimizer_offload && (c.role == "master" || c.role == "optimizer" || (c.role == "gradients" && c.step_only))) {
+      mem.host_bytes += bytes;
+      continue;
+    }
+    if (w.optimizer_offload && e.offload.gradients_to_host && c.role == "gradients") {
+      mem.gradients_bytes += std::min(bytes, e.offload.gradient_bucket_bytes);
+      continue;
+    }
+    if (c.step_only) {
+      step_only += bytes;
+      continue;
+    }
+    if (c.role == "weights")
+      mem.weights_bytes += bytes;
+    else if (c.role == "gradients")
+      mem.gradients_bytes += bytes;
+    else if (c.role == "master")
+      mem.master_weights_bytes += bytes;
+    else
+      mem.optimizer_bytes += bytes;
+  }
+}
+
 /// Memory per GPU on the stage that needs the most (the first holds the most microbatches in
 /// flight, the last the loss): model states per ZeRO stage (Rajbhandari et al. 2020, "ZeRO",
 /// arXiv:1910.02054, section 5), gathered layers, activations, working buffers and logits.
@@ -228,7 +276,7 @@ TrainingMemory step_memory(const TrainingScenario& s, const StepShape& k) {
   const TrainingModel& m = s.model;
   const TrainingEngineProfile& e = *s.engine;
   const TrainingWorkload& w = s.workload;
-  const double t = k.t, pp = k.pp, M = k.M, h = k.h, d_shard = k.d_shard, layers_per_stage = k.layers_per_stage;
+  const double t = k.t, pp = k.pp, M = k.M, h = k.h, layers_per_stage = k.layers_per_stage;
   const double tokens_local = k.tokens_local, none_per_token = k.none_per_token, kept_per_token = k.kept_per_token;
   const bool lora = k.lora, pp_unsharded = k.pp_unsharded;
   const double per_layer_mb = kept_per_token * tokens_local;
@@ -242,33 +290,7 @@ TrainingMemory step_memory(const TrainingScenario& s, const StepShape& k) {
     TrainingMemory mem;
     const double params_local = stage_params / t;
     double step_only = 0;
-    for (const auto& c : e.states) {
-      bool sharded = w.sharding.stage >= c.sharded_from_stage;
-      if (pp_unsharded && (c.role == "weights" || c.role == "gradients")) sharded = false;
-      double bpp = c.role == "optimizer" ? k.optimizer_bpp : c.bytes_per_param;
-      if (k.pure_bf16 && c.role == "master") continue;
-      if (k.pure_bf16 && c.role == "gradients") bpp = std::min(bpp, 2.0);
-      if (lora) {
-        if (c.role != "weights") continue;  // the frozen base has no gradients or optimizer states
-        bpp = w.lora_base_bytes_per_param;
-      }
-      // FSDP2 keeps no persistent 16-bit copy once sharded (even over one rank): only the gathered layers hold it.
-      if (sharded && !c.persistent_when_sharded && !lora) continue;
-      if (!sharded && pp_unsharded && c.role == "gradients") bpp = std::max(bpp, 4.0);  // accumulated unsharded in fp32
-      const double bytes = params_local * bpp / (sharded ? d_shard : 1.0);
-      if (c.step_only) {
-        step_only += bytes;
-        continue;
-      }
-      if (c.role == "weights")
-        mem.weights_bytes += bytes;
-      else if (c.role == "gradients")
-        mem.gradients_bytes += bytes;
-      else if (c.role == "master")
-        mem.master_weights_bytes += bytes;
-      else
-        mem.optimizer_bytes += bytes;
-    }
+    add_model_states(mem, step_only, params_local, s, k);
     if (lora) mem.adapter_bytes = k.adapter_params_local * (e.adapter_bytes_per_param + k.optimizer_bpp);
     if (w.sharding.stage >= 3 && !pp_unsharded) {
       const double bytes_per_param = lora ? std::max(2.0, w.lora_base_bytes_per_param) : e.gathered_bytes_per_param;
@@ -277,6 +299,11 @@ TrainingMemory step_memory(const TrainingScenario& s, const StepShape& k) {
     mem.activation_bytes_per_layer = per_layer_mb;
     mem.in_flight_microbatches = in_flight;
     mem.activation_bytes = per_layer_mb * layers_per_stage * in_flight;
+    if (w.activation_offload) {  // saved activations wait in host memory; the GPU keeps the layers in use and prefetched
+      const double on_gpu = per_layer_mb * std::min(layers_per_stage * in_flight, e.offload.activation_layers_on_gpu);
+      mem.host_bytes += mem.activation_bytes - on_gpu;
+      mem.activation_bytes = on_gpu;
+    }
     if (w.recompute == Recompute::kFull)
       mem.working_bytes = none_per_token * tokens_local;  // one layer recomputed
     else if (w.recompute == Recompute::kSelective)
@@ -301,7 +328,11 @@ TrainingMemory step_memory(const TrainingScenario& s, const StepShape& k) {
     out.peak_stage = first.total_bytes >= last.total_bytes ? "first" : "last";
   }
   out.capacity_bytes = s.hardware->usable_memory_bytes();
-  out.fits = out.total_bytes <= out.capacity_bytes;
+  // Every GPU of a node offloads to the same host memory.
+  out.host_bytes_per_node = out.host_bytes * std::min<double>(w.gpus, s.system->gpus_per_node);
+  out.host_capacity_bytes = s.host.memory_bytes;
+  out.host_fits = out.host_bytes <= 0 || out.host_bytes_per_node <= out.host_capacity_bytes;
+  out.fits = out.total_bytes <= out.capacity_bytes && out.host_fits;
   return out;
 }
 
@@ -315,6 +346,8 @@ struct StepRates {
   double inter_bits = 0;  ///< per GPU between nodes
   double inter_efficiency = 1;
   double per_node = 8;
+  double pcie = 1;       ///< host-device copies, per direction, achievable
+  double host_step = 1;  ///< host memory bandwidth one GPU's CPU optimizer step gets
   /// A ring that crosses nodes runs one channel per NIC: with k of its ranks in each node, the
   /// crossings share k NICs, so its bus bandwidth is min(link in the node, k x NIC per GPU).
   double link(bool spans, double inner = 1) const {
@@ -356,6 +389,10 @@ StepRates rates_of(const TrainingScenario& s, const StepShape& k, TrainingFactor
   r.inter_bits = inter_bits;
   r.inter_efficiency = sys.inter_node_collective_efficiency;
   r.per_node = sys.gpus_per_node;
+  r.pcie = std::max((hw.pcie ? hw.pcie->per_direction_bytes_per_s() : 0) * sys.pcie_efficiency, 1.0);
+  r.host_step = std::max(s.host.memory_bandwidth_bytes_per_s * sys.host_optimizer_bandwidth_efficiency /
+                             std::min<double>(w.gpus, sys.gpus_per_node),
+                         1.0);
 
   factors.compute_dtype = peak_label;
   factors.peak_flops_per_s = peak_gemm;
@@ -560,6 +597,7 @@ MicrobatchTime microbatch_time(const TrainingScenario& s, const StepShape& k, co
 /// Data-parallel traffic per step (total and not hidden behind compute) and the optimizer step.
 struct DataParallelTime {
   double total_s = 0, exposed_s = 0, optimizer_s = 0;
+  double host_optimizer_s = 0;  ///< optimizer offload: gradient copies not hidden, the CPU step and the parameter copy back
 };
 
 DataParallelTime data_parallel_time(const TrainingScenario& s, const StepShape& k, const StepRates& r, double compute_mb) {
@@ -608,9 +646,16 @@ DataParallelTime data_parallel_time(const TrainingScenario& s, const StepShape& 
   }
   const double updated_local = trainable_local / (w.sharding.stage >= optimizer_stage ? d_shard : 1.0);
   const double step_traffic = lora ? 2 * (4 + optimizer_bpp) + 4 : 2 * (master_bpp + optimizer_bpp) + grad_bpp + 2;
-  const double optimizer_s = updated_local * step_traffic / bandwidth;
-
-  return {dp_total, dp_exposed, optimizer_s};
+  if (!w.optimizer_offload) return {dp_total, dp_exposed, updated_local * step_traffic / bandwidth, 0};
+  // ZeRO-Offload's schedule (Ren et al. 2021, section 4.1): each rank's gradient partition goes to the
+  // host during backward (every microbatch where the engine streams gradients, else once), CPU Adam
+  // updates it at the host's bandwidth, and the 16-bit parameters come back in tiles while it runs.
+  const double copies = e.offload.gradients_to_host ? M : 1.0;
+  const double to_host_s = updated_local * grad_bpp / r.pcie;
+  const double exposed_to_host_s = copies * std::max(0.0, to_host_s - compute_mb * 2 / 3);
+  const double cpu_step_s = updated_local * step_traffic / r.host_step;
+  const double to_device_s = updated_local * 2 / r.pcie;
+  return {dp_total, dp_exposed, 0, exposed_to_host_s + std::max(cpu_step_s, to_device_s)};
 }
 
 /// What binds the step, and the sentence that says so.
@@ -620,21 +665,30 @@ void explain_bound(TrainingAnalysis& a) {
   const double compute_share = (tm.compute_s()) / step;
   const double comm_share = tm.communication_s() / step;
   const double bubble_share = tm.pp_bubble_s / step;
-  if (!a.memory.fits) {
+  const double offload_share = tm.offload_s() / step;
+  if (!a.memory.fits && !a.memory.host_fits) {
+    a.bound = TrainingBound::kMemoryCapacity;
+    a.explanation = fmt::format("memory-capacity bound: the host needs {:.1f} GB per node for what is offloaded, {:.1f} GB installed",
+                                a.memory.host_bytes_per_node / 1e9, a.memory.host_capacity_bytes / 1e9);
+  } else if (!a.memory.fits) {
     a.bound = TrainingBound::kMemoryCapacity;
     a.explanation = fmt::format("memory-capacity bound: needs {:.1f} GB per GPU, {:.1f} GB usable", a.memory.total_bytes / 1e9,
                                 a.memory.capacity_bytes / 1e9);
   } else {
     a.bound = TrainingBound::kCompute;
-    if (comm_share > compute_share && comm_share >= bubble_share)
+    const double largest = std::max({compute_share, comm_share, bubble_share, offload_share});
+    if (offload_share == largest && offload_share > compute_share)
+      a.bound = TrainingBound::kHostOffload;
+    else if (comm_share > compute_share && comm_share >= bubble_share)
       a.bound = TrainingBound::kCommunication;
     else if (bubble_share > compute_share && bubble_share > comm_share)
       a.bound = TrainingBound::kPipelineBubble;
     a.explanation = fmt::format(
         "{} bound: matrix math {:.0f}%, attention {:.0f}%, elementwise, launches and optimizer {:.0f}%, exposed communication "
-        "{:.0f}%, pipeline bubble {:.0f}% of the step",
+        "{:.0f}%, pipeline bubble {:.0f}%{} of the step",
         to_string(a.bound), 100 * tm.gemm_s / step, 100 * tm.attention_s / step,
-        100 * (tm.elementwise_s + tm.overhead_s + tm.optimizer_s + tm.dequant_s) / step, 100 * comm_share, 100 * bubble_share);
+        100 * (tm.elementwise_s + tm.overhead_s + tm.optimizer_s + tm.dequant_s) / step, 100 * comm_share, 100 * bubble_share,
+        tm.offload_s() > 0 ? fmt::format(", host offload {:.0f}%", 100 * offload_share) : std::string());
   }
 }
 
@@ -701,13 +755,20 @@ TrainingAnalysis analyze_training(const TrainingScenario& s) {
   tm.recompute_s = M * mb.recompute_s;
   tm.dequant_s = M * mb.dequant_s;
   tm.optimizer_s = dp.optimizer_s;
+  tm.host_optimizer_s = dp.host_optimizer_s;
+  if (w.activation_offload) {
+    // Out over PCIe in the forward, back in the backward, on a side stream: what the pass does not cover shows.
+    const double moved = k.kept_per_token * k.tokens_local * std::max(0.0, k.layers_per_stage - e.offload.activation_layers_on_gpu);
+    const double copy_s = moved / r.pcie;
+    tm.activation_offload_s = M * (std::max(0.0, copy_s - mb.compute_s / 3) + std::max(0.0, copy_s - mb.compute_s * 2 / 3));
+  }
   tm.tp_comm_s = M * mb.tp_s;
   tm.cp_comm_s = M * mb.cp_s;
   tm.pp_p2p_s = M * mb.p2p_s;
   tm.pp_bubble_s = bubble_s;
   tm.dp_comm_s = dp.total_s;
   tm.dp_comm_exposed_s = dp.exposed_s;
-  tm.step_time_s = pipeline_s + dp.exposed_s + dp.optimizer_s;
+  tm.step_time_s = pipeline_s + dp.exposed_s + dp.optimizer_s + tm.offload_s();
 
   // ---------------------------------------------------------------- throughput and utilisation
   a.tokens_per_step = static_cast<double>(w.global_batch) * seq;

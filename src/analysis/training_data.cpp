@@ -33,6 +33,7 @@ std::string_view to_string(TrainingBound b) {
     case TrainingBound::kMemoryCapacity: return "memory-capacity";
     case TrainingBound::kCommunication: return "communication";
     case TrainingBound::kPipelineBubble: return "pipeline-bubble";
+    case TrainingBound::kHostOffload: return "host-offload";
   }
   return "compute";
 }
@@ -48,6 +49,11 @@ const std::vector<std::string>& activation_groups() {
                                                   "v",           "attention_out", "attention_scores", "mlp_gate", "mlp_up",
                                                   "mlp_act",     "mlp_down_input"};
   return groups;
+}
+
+const TrainingHost& TrainingSystem::host_for(const HardwareProfile& hw) const {
+  const auto it = hosts.find(std::string(to_string(hw.device_class)));
+  return it != hosts.end() ? it->second : default_host;
 }
 
 const TrainingEngineProfile* TrainingData::find_engine(std::string_view name) const {
@@ -121,6 +127,13 @@ TrainingEngineProfile engine_from(const nlohmann::json& j) {
   e.runtime_overhead_bytes = mem.at("runtime_overhead_bytes").get<double>();
   e.allocator_overhead_fraction = mem.at("allocator_overhead_fraction").get<double>();
   e.zero_memory_estimator = mem.value("zero_memory_estimator", false);
+  if (auto o = j.find("offload"); o != j.end()) {
+    e.offload.optimizer_how = value_or(*o, "optimizer_how", std::string{});
+    e.offload.gradients_to_host = value_or(*o, "gradients_to_host", false);
+    e.offload.gradient_bucket_bytes = value_or(*o, "gradient_bucket_bytes", 0.0);
+    e.offload.activations_how = value_or(*o, "activations_how", std::string{});
+    e.offload.activation_layers_on_gpu = value_or(*o, "activation_layers_on_gpu", 2.0);
+  }
   const auto& eff = j.at("efficiency");
   e.gemm_efficiency = eff.at("gemm").get<std::map<std::string, double>>();
   e.attention_efficiency = eff.at("attention").get<double>();
@@ -160,6 +173,17 @@ TrainingSystem system_from(const nlohmann::json& j) {
     spec.block_elements = value_or(o, "block_elements", uint64_t{0});
     spec.scale_bytes_per_block = value_or(o, "scale_bytes_per_block", 0.0);
     s.optimizers[id] = spec;
+  }
+  if (auto h = j.find("host"); h != j.end()) {
+    auto host = [](const nlohmann::json& x) {
+      return TrainingHost{x.at("what").get<std::string>(), x.at("memory_bytes").get<double>(),
+                          x.at("memory_bandwidth_bytes_per_s").get<double>()};
+    };
+    s.default_host = host(h->at("default"));
+    if (auto c = h->find("by_device_class"); c != h->end())
+      for (const auto& [device_class, x] : c->items()) s.hosts[device_class] = host(x);
+    s.host_optimizer_bandwidth_efficiency = h->at("optimizer_bandwidth_efficiency").get<double>();
+    s.pcie_efficiency = h->at("pcie_efficiency").get<double>();
   }
   s.sources = j.at("sources");
   return s;

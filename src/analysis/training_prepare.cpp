@@ -209,6 +209,40 @@ void set_techniques(TrainingWorkload& w, const TrainingRequest& r, const Trainin
     throw bad_input(fmt::format("{} has no {} optimizer", engine.id, w.optimizer), "it supports: " + join(engine.optimizers));
 }
 
+/// Optimizer and activation offload: the engine must run them, the device must have host memory
+/// apart from its own, and the node's host is the --host CPU (one socket) or the system document's.
+void set_offload(TrainingScenario& s, const TrainingRequest& r, const Catalog& catalog, std::vector<std::string>& notes) {
+  TrainingWorkload& w = s.workload;
+  const TrainingEngineProfile& engine = *s.engine;
+  const HardwareProfile& hw = *s.hardware;
+  w.optimizer_offload = r.optimizer_offload.value_or(false);
+  w.activation_offload = r.activation_offload.value_or(false);
+  const bool offload = w.optimizer_offload || w.activation_offload;
+  if (w.optimizer_offload && engine.offload.optimizer_how.empty())
+    throw bad_input(fmt::format("{} has no optimizer CPU offload in this model", engine.id), "use --engine deepspeed or megatron");
+  if (w.activation_offload && engine.offload.activations_how.empty())
+    throw bad_input(fmt::format("{} has no activation offload in this model", engine.id), "use --engine megatron or pytorch");
+  if (w.optimizer_offload && w.lora_rank > 0)
+    throw bad_input("optimizer offload with LoRA adapters is not modelled (their optimizer states are small)", "drop --optimizer-offload");
+  if (w.activation_offload && w.recompute == Recompute::kFull)
+    throw bad_input("--activation-offload with --recompute full: the layer inputs are all full recompute keeps", "use one or the other");
+  if (offload && (hw.unified_memory || !hw.pcie))
+    throw bad_input(fmt::format("{} has no host link to offload over (its memory is {})", hw.name, hw.unified_memory ? "unified" : "its own"),
+                    "offload applies to discrete GPUs on PCIe");
+  if (!r.host.empty()) {
+    if (!offload) throw bad_input("--host under --goal training names the host offload uses", "add --optimizer-offload on or --activation-offload on");
+    const HardwareProfile& cpu = catalog.resolve_hardware(r.host);
+    if (cpu.device_class != DeviceClass::kCpu)
+      throw bad_input(fmt::format("--host {} is not a CPU", r.host), "optadvisor hw list --class cpu");
+    s.host = {cpu.name + " (one socket)", cpu.memory_capacity_bytes, cpu.memory_bandwidth_bytes_per_s};
+  } else {
+    s.host = s.system->host_for(hw);
+    if (offload) notes.push_back("host: " + s.host.what + " (change with --host CPU)");
+  }
+  if (offload && (s.host.memory_bytes <= 0 || s.host.memory_bandwidth_bytes_per_s <= 0))
+    throw bad_input("the training system document describes no host to offload to", "add host to data/training/system.json or pass --host CPU");
+}
+
 /// LoRA / QLoRA: the adapter rank, and the frozen base's format with its bytes per parameter.
 /// `spec` is the tensor list behind the model when there is one (QLoRA needs it).
 void set_lora(TrainingWorkload& w, const TrainingRequest& r, const TrainingEngineProfile& engine, const TrainingModel& m,
@@ -259,6 +293,7 @@ PreparedTraining prepare_with(const Catalog& catalog, const TrainingRequest& r, 
   set_precision(w, r, hw, defaults, out.notes);
   set_techniques(w, r, *s.engine, m, *out.data, defaults, out.notes);
   set_lora(w, r, *s.engine, m, spec, catalog);
+  set_offload(s, r, catalog, out.notes);
 
   if (!defaults.empty())
     out.notes.insert(out.notes.begin(), "defaults: " + join(defaults, "; ") +
@@ -355,6 +390,13 @@ std::vector<Candidate> single_changes(const TrainingRequest& r, const PreparedTr
           if (w.sharding.stage == 0 && stage_of(e.default_sharding) > 0) n.sharding = e.default_sharding;
         });
   }
+  const HardwareProfile& hw = *p.scenario.hardware;
+  const bool host_link = !hw.unified_memory && hw.pcie;
+  if (host_link && !w.optimizer_offload && !e.offload.optimizer_how.empty() && w.lora_rank == 0)
+    add("--optimizer-offload on", "same math",
+        [](TrainingRequest& n) { n.optimizer_offload = true; });
+  if (host_link && !w.activation_offload && !e.offload.activations_how.empty() && w.recompute != Recompute::kFull)
+    add("--activation-offload on", "same math", [](TrainingRequest& n) { n.activation_offload = true; });
   if (w.optimizer != "adamw-8bit" && contains(e.optimizers, "adamw-8bit"))
     add("--optimizer adamw-8bit", "changes the run", [](TrainingRequest& n) { n.optimizer = "adamw-8bit"; });
   if (w.lora_rank == 0 && e.lora)
@@ -383,6 +425,8 @@ TrainingRequest pinned(const TrainingRequest& request, const PreparedTraining& p
   r.sharding = w.sharding.name;
   r.optimizer = w.optimizer;
   r.fused_loss = w.fused_loss;
+  r.optimizer_offload = w.optimizer_offload;
+  r.activation_offload = w.activation_offload;
   return r;
 }
 

@@ -104,13 +104,20 @@ std::vector<CLI::Option*> add_training_options(CLI::App* cmd, TrainingOptions& o
           ->check(CLI::IsMember({"on", "off"})),
       cmd->add_option("--pp-schedule", t.pp_schedule, "Training: 1f1b or interleaved (default: the engine's)")
           ->check(CLI::IsMember({"1f1b", "interleaved"})),
-      cmd->add_option("--vp", t.virtual_stages, "Training: virtual stages per GPU for --pp-schedule interleaved")};
+      cmd->add_option("--vp", t.virtual_stages, "Training: virtual stages per GPU for --pp-schedule interleaved"),
+      cmd->add_option("--optimizer-offload", o.optimizer_offload,
+                      "Training: on or off: master weights and moments in host memory, the step on the CPU (ZeRO-Offload)")
+          ->check(CLI::IsMember({"on", "off"})),
+      cmd->add_option("--activation-offload", o.activation_offload, "Training: on or off: saved activations in host memory until the backward")
+          ->check(CLI::IsMember({"on", "off"}))};
 }
 
 TrainingRequest training_request(const TrainingOptions& o) {
   TrainingRequest t = o.request;
   if (!o.sequence_parallel.empty()) t.sequence_parallel = o.sequence_parallel == "on";
   if (!o.fused_loss.empty()) t.fused_loss = o.fused_loss == "on";
+  if (!o.optimizer_offload.empty()) t.optimizer_offload = o.optimizer_offload == "on";
+  if (!o.activation_offload.empty()) t.activation_offload = o.activation_offload == "on";
   return t;
 }
 

@@ -95,7 +95,7 @@ std::string goal_line(const Advice& a) {
                          a.base.inference().prepared.scenario.workload.gen_tokens);
     case Goal::kThroughput: return "goal: throughput (serving output tokens/s = batch x generated tokens / (prefill + decode time))";
     case Goal::kMemory: return "goal: memory (needed / usable memory per device; fit the model and its context)";
-    case Goal::kTraining: return "goal: training (tokens/s of the whole job, one optimizer step after another)";
+    case Goal::kTraining: return "goal: training (tokens/s per GPU of the whole job, one optimizer step after another)";
   }
   return {};
 }
@@ -513,7 +513,7 @@ std::string plan_text(const Advice& a, const AdviceWriter& w, const std::string&
 std::string alternatives_text(const Advice& a, const AdviceWriter& w) {
   std::string out;
   if (!a.alternatives.empty()) {
-    out += w.heading("Alternatives (a different model; not ranked among the techniques)");
+    out += w.heading("Alternatives (a different model or run; not ranked among the techniques)");
     for (const auto& r : a.alternatives) {
       const std::string impact = fmt::format(
           "{} {} -> {} ({}); memory {}", a.metric.label, metric_text(a.goal, a.base), metric_text(a.goal, r.after),

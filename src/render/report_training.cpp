@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Renderers for --goal training. They format; every number comes from the analysis.
+#include <cmath>
 #include <fmt/format.h>
 
 #include "optadvisor/render/report_training.hpp"
@@ -50,6 +51,12 @@ nlohmann::json scenario_json(const PreparedTraining& p) {
                              {"optimizer", w.optimizer},
                              {"lora_rank", w.lora_rank}};
   if (!w.lora_base_quant.empty()) workload["lora_base_quant"] = w.lora_base_quant;
+  workload["optimizer_offload"] = w.optimizer_offload;
+  workload["activation_offload"] = w.activation_offload;
+  if (w.optimizer_offload || w.activation_offload)
+    workload["host"] = {{"what", s.host.what},
+                        {"memory_bytes", s.host.memory_bytes},
+                        {"memory_bandwidth_bytes_per_s", s.host.memory_bandwidth_bytes_per_s}};
   return {{"goal", "training"},
           {"hardware", {{"id", s.hardware->id}, {"name", s.hardware->name}, {"class", std::string(to_string(s.hardware->device_class))}}},
           {"model", {{"id", s.model.id}, {"name", s.model.name}, {"source", p.model.origin}, {"params", s.model.params}}},
@@ -76,6 +83,10 @@ nlohmann::json memory_json(const TrainingMemory& m) {
           {"capacity_bytes", m.capacity_bytes},
           {"headroom_bytes", m.capacity_bytes - m.total_bytes},
           {"fits", m.fits},
+          {"host_bytes", m.host_bytes},
+          {"host_bytes_per_node", m.host_bytes_per_node},
+          {"host_capacity_bytes", m.host_capacity_bytes},
+          {"host_fits", m.host_fits},
           {"peak_stage", m.peak_stage},
           {"per_gpu", true}};
 }
@@ -89,6 +100,8 @@ nlohmann::json time_json(const TrainingTime& t) {
             {"elementwise", t.elementwise_s},
             {"launch_overhead", t.overhead_s},
             {"optimizer_step", t.optimizer_s},
+            {"host_optimizer_step", t.host_optimizer_s},
+            {"activation_offload_exposed", t.activation_offload_s},
             {"qlora_dequant", t.dequant_s},
             {"tp_comm_exposed", t.tp_comm_s},
             {"cp_comm_exposed", t.cp_comm_s},
@@ -139,6 +152,12 @@ std::string memory_table(const TrainingMemory& m, const TrainingWorkload& w, boo
   row("runtime, workspaces, allocator", m.overhead_bytes);
   row("total at the peak", m.total_bytes);
   row("usable capacity", m.capacity_bytes);
+  if (m.host_bytes > 0) {
+    row("in host memory (offloaded)", m.host_bytes);
+    const long node_gpus = std::lround(m.host_bytes_per_node / m.host_bytes);
+    row(fmt::format("host memory, {} GPU{} of a node", node_gpus, node_gpus == 1 ? "" : "s"), m.host_bytes_per_node);
+    row("host memory installed", m.host_capacity_bytes);
+  }
   return md ? t.to_markdown() : t.to_text();
 }
 
@@ -156,6 +175,8 @@ std::string time_table(const TrainingTime& t, bool md) {
   row("kernel launches, host work", t.overhead_s);
   row("QLoRA dequantization", t.dequant_s);
   row("optimizer step", t.optimizer_s);
+  row("optimizer step on the host, with its copies", t.host_optimizer_s);
+  row("activation copies (exposed)", t.activation_offload_s);
   row("tensor-parallel comm (exposed)", t.tp_comm_s);
   row("context-parallel comm (exposed)", t.cp_comm_s);
   row("pipeline sends", t.pp_p2p_s);
@@ -184,6 +205,10 @@ std::string header(const PreparedTraining& p, bool md, const Style& style, const
                      with_commas(static_cast<double>(w.global_batch * w.seq)));
   out += fmt::format("precision {}; recompute {}; optimizer {}; FlashAttention {}; fused loss {}\n", to_string(w.precision),
                      to_string(w.recompute), w.optimizer, w.flash_attention ? "on" : "off", w.fused_loss ? "on" : "off");
+  if (w.optimizer_offload || w.activation_offload)
+    out += fmt::format("offload to host memory over PCIe: {}\n", w.optimizer_offload && w.activation_offload ? "optimizer states and activations"
+                                                               : w.optimizer_offload                        ? "optimizer states"
+                                                                                                            : "activations");
   for (const auto& n : p.notes) out += n + "\n";
   return out;
 }

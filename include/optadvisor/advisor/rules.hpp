@@ -93,8 +93,9 @@ struct Rule {
   std::string not_quantified;            ///< why the model does not compute its effect
   std::string under_load;                ///< a serving simulation shown beside it (advisor/under_load.hpp); "" = none
   std::string effort;                    ///< "low", "medium", "high"
-  /// What the change does to the output: "lossless", "near-lossless", "lossy", or
-  /// "different-model" (another model: an alternative, never ranked).
+  /// What the change does to the output: "lossless", "near-lossless", "lossy",
+  /// "different-model" (another model) or "different-run" (training something other than
+  /// asked: LoRA adapters for every weight); the last two are alternatives, never ranked.
   std::string quality;
   std::string risk_level;  ///< "low", "medium", "high"
   std::string risk;
@@ -106,9 +107,10 @@ struct Rule {
   std::string pointer;                   ///< "/rules/3"
 
   bool quantified() const { return !transform.empty(); }
-  /// 0 lossless, 1 near-lossless, 2 lossy, 3 different-model.
+  /// 0 lossless, 1 near-lossless, 2 lossy, 3 different-model or different-run.
   int quality_class() const;
-  bool switches_model() const { return quality == "different-model"; }
+  /// An alternative to the asked-for job rather than a technique for it.
+  bool switches_model() const { return quality == "different-model" || quality == "different-run"; }
   bool serves(Goal g) const;
   /// The how-to for an engine id: its own entry, else "*", else "".
   std::string how_for(const std::string& engine_id) const;

@@ -30,7 +30,7 @@ enum class TrainPrecision { kBf16, kFp8, kBf16Pure };
 enum class Recompute { kNone, kSelective, kFull };
 enum class PipelineSchedule { k1F1B, kInterleaved };
 /// What binds a training step.
-enum class TrainingBound { kCompute, kMemoryCapacity, kCommunication, kPipelineBubble };
+enum class TrainingBound { kCompute, kMemoryCapacity, kCommunication, kPipelineBubble, kHostOffload };
 
 std::string_view to_string(TrainPrecision p);
 std::string_view to_string(Recompute r);
@@ -116,6 +116,17 @@ struct TrainingEngineProfile {
   double allocator_overhead_fraction = 0;  ///< caching-allocator reserve on top of live tensors
   bool zero_memory_estimator = false;      ///< ships DeepSpeed's ZeRO model-states estimator, quoted beside the model
 
+  /// Host offload the engine runs (`offload` in the profile); an empty `how` = not supported.
+  struct Offload {
+    std::string optimizer_how;  ///< how to turn on optimizer CPU offload ("" = the engine has none)
+    /// With the optimizer offloaded, the 16-bit gradients leave the GPU bucket by bucket (DeepSpeed
+    /// ZeRO-Offload) instead of being held whole until the step (Megatron's grad buffer).
+    bool gradients_to_host = false;
+    double gradient_bucket_bytes = 0;  ///< GPU gradient buffer kept when gradients_to_host
+    std::string activations_how;       ///< how to turn on activation offload ("" = none)
+    double activation_layers_on_gpu = 2;  ///< layers of saved activations held on the GPU (the one in use and the next, prefetched)
+  } offload;
+
   /// Fitted efficiencies (bench/training_accuracy.cpp --fit).
   std::map<std::string, double> gemm_efficiency;  ///< by precision: achieved / the device's maximum achievable matmul rate
   double attention_efficiency = 1;                ///< achieved / the FlashAttention-2 reference curve of the device
@@ -126,6 +137,13 @@ struct TrainingEngineProfile {
   std::vector<std::string> calibrated_on;  ///< bench/data/training_runs.csv ids
   std::vector<std::string> notes;
   nlohmann::json sources;
+};
+
+/// The CPU side of one node: what optimizer and activation offload use.
+struct TrainingHost {
+  std::string what;  ///< "DGX H100: 2 x Xeon Platinum 8480C, 2 TB DDR5-4800"
+  double memory_bytes = 0;  ///< per node
+  double memory_bandwidth_bytes_per_s = 0;  ///< per node, peak
 };
 
 /// Facts about the machines around the GPU: nodes, networks, matmul and
@@ -145,7 +163,14 @@ struct TrainingSystem {
   double attention_efficiency_default = 0.3;
   double attention_half_seq = 512;
   std::map<std::string, OptimizerSpec> optimizers;
+  /// The host around the GPUs, for offload: by device class ("datacenter-gpu"), else `default`.
+  std::map<std::string, TrainingHost> hosts;
+  TrainingHost default_host;
+  double host_optimizer_bandwidth_efficiency = 0.5;  ///< CPU Adam's achieved share of the host memory bandwidth
+  double pcie_efficiency = 0.9;                      ///< achieved share of the PCIe per-direction rate for pinned copies
   nlohmann::json sources;
+  /// The host for a device: its class's, else the default.
+  const TrainingHost& host_for(const HardwareProfile& hw) const;
 };
 
 /// The training data: engine profiles and the system document.
@@ -241,6 +266,8 @@ struct TrainingWorkload {
   uint64_t lora_rank = 0;                ///< 0 = full training
   std::string lora_base_quant;           ///< "" = 16-bit frozen base; else the QLoRA storage format id
   double lora_base_bytes_per_param = 2;  ///< frozen base weights, exact over the tensor list
+  bool optimizer_offload = false;        ///< master weights and moments in host memory, the step on the CPU (ZeRO-Offload)
+  bool activation_offload = false;       ///< saved activations copied to host memory and back for the backward pass
 };
 
 /// Points into the Catalog (device) and into PreparedTraining::data (engine, system): both must outlive it.
@@ -250,6 +277,7 @@ struct TrainingScenario {
   const TrainingEngineProfile* engine = nullptr;
   const TrainingSystem* system = nullptr;
   TrainingWorkload workload;
+  TrainingHost host;  ///< the node's CPU side (system document, or --host)
 };
 
 /// Per-GPU memory at the step's peak (the heaviest pipeline stage).
@@ -268,7 +296,11 @@ struct TrainingMemory {
   double step_bytes = 0;                  ///< during the optimizer step: states, step-only buffers, overhead
   double total_bytes = 0;                 ///< the larger of the forward/backward peak and step_bytes
   double capacity_bytes = 0;              ///< usable per GPU
-  bool fits = false;
+  bool fits = false;  ///< on the GPU, and on the host when anything is offloaded
+  double host_bytes = 0;           ///< per GPU, in host memory (offloaded optimizer states, activations)
+  double host_bytes_per_node = 0;  ///< host_bytes x the GPUs of a node
+  double host_capacity_bytes = 0;  ///< the node's host memory
+  bool host_fits = true;
   double in_flight_microbatches = 1;  ///< activation sets held by the first stage (pipeline)
   std::string peak_stage;             ///< "only", "first" or "last"
   double model_state_bytes() const { return weights_bytes + gradients_bytes + master_weights_bytes + optimizer_bytes + adapter_bytes; }
@@ -283,7 +315,9 @@ struct TrainingTime {
   double elementwise_s = 0;  ///< norms, activations, residuals, casts (memory-bound)
   double overhead_s = 0;     ///< kernel launches and host work per layer and microbatch
   double recompute_s = 0;    ///< included in the three above, shown separately
-  double optimizer_s = 0;
+  double optimizer_s = 0;        ///< the optimizer step on the GPU
+  double host_optimizer_s = 0;   ///< optimizer offload: the step on the CPU, with its copies, as exposed
+  double activation_offload_s = 0;  ///< activation offload: copies not hidden behind compute
   double dequant_s = 0;          ///< QLoRA: expanding the 4-bit base for every pass
   double tp_comm_s = 0;          ///< exposed tensor-parallel collectives
   double cp_comm_s = 0;          ///< exposed context-parallel exchanges
@@ -292,6 +326,7 @@ struct TrainingTime {
   double dp_comm_s = 0;          ///< gradient / parameter traffic, total
   double dp_comm_exposed_s = 0;  ///< the part not hidden behind compute
   double compute_s() const { return gemm_s + attention_s + elementwise_s + overhead_s + optimizer_s + dequant_s; }
+  double offload_s() const { return host_optimizer_s + activation_offload_s; }
   double communication_s() const { return tp_comm_s + cp_comm_s + pp_p2p_s + dp_comm_exposed_s; }
 };
 
@@ -384,6 +419,9 @@ struct TrainingRequest {
   std::optional<bool> fused_loss;         ///< unset: the engine's default
   int64_t lora_rank = 0;
   std::string quant;  ///< QLoRA base format, with lora_rank
+  std::optional<bool> optimizer_offload;   ///< unset: off
+  std::optional<bool> activation_offload;  ///< unset: off
+  std::string host;                        ///< --host: a cpu-class profile for the node's host ("" = the system document's)
 };
 
 /// A ready TrainingScenario plus what was resolved, for reports.

@@ -68,8 +68,9 @@ std::shared_ptr<AdviseOptions> add_advise_options(CLI::App* cmd, bool html_repor
       add(cmd->add_option("--ubatch", r.ubatch_tokens, "Prompt tokens per forward pass (llama.cpp -ub)")),
       add(cmd->add_option("--kv-dtype", r.kv_dtype, "KV-cache element type: f16, bf16, fp8, q8_0, q4_0")),
       add(cmd->add_option("--cuda-graphs", o->cuda_graphs, "on or off (default: the backend's)")->check(CLI::IsMember({"on", "off"}))),
-      add(cmd->add_option("--host-bandwidth", o->host_bandwidth, "Host memory bandwidth in bytes/s for offloaded layers (e.g. 60e9)")),
-      add(cmd->add_option("--host", r.host, "The CPU whose memory holds offloaded layers (optadvisor hw list --class cpu)"))};
+      add(cmd->add_option("--host-bandwidth", o->host_bandwidth, "Host memory bandwidth in bytes/s for offloaded layers (e.g. 60e9)"))};
+  // Both goals: inference offloads layers there, training its optimizer states and activations.
+  add(cmd->add_option("--host", r.host, "The CPU whose memory holds offloaded layers or training states (optadvisor hw list --class cpu)"));
   for (CLI::Option* opt : add_device_options(cmd, r)) o->inference_only.push_back(add(opt));
   add(add_gpus_option(cmd, r.gpus, "GPU count (default tp x pp; training: tp x pp x cp)"));
   add(cmd->add_option("--tp", r.tp, "Tensor-parallel degree"));
@@ -127,6 +128,7 @@ void run_advise(const AdviseOptions& o, const GlobalOptions& global, const std::
                  : "add --goal training");
   }
   request.training = training_request(o.training);
+  request.training.host = o.request.host;
   for (const auto& a : o.assume) {
     auto [name, value] = parse_assumption_override(a);
     request.assumptions[name] = value;

@@ -42,6 +42,8 @@ void add_scenario_options(CLI::App* cmd, EstimateOptions& o, bool allow_html = f
       "--engine,-e", r.engine,
       "Engine, optionally with a backend: vllm, llama.cpp:metal (default: per device class); training: pytorch, megatron, deepspeed");
   o.inference_only = add_workload_options(cmd, r, o.host_bandwidth);
+  // --host serves both goals: inference offloads layers there, training its optimizer states and activations.
+  std::erase_if(o.inference_only, [](const CLI::Option* opt) { return opt->check_lname("host"); });
   for (CLI::Option* opt : add_device_options(cmd, r)) o.inference_only.push_back(opt);
   add_gpus_option(cmd, r.gpus, "GPU count (inference: default tp x pp; training: default tp x pp x cp)");
   cmd->add_option("--tp", r.tp, "Tensor-parallel degree")->capture_default_str();
@@ -106,6 +108,7 @@ TrainingRequest training_request(const EstimateOptions& o) {
   t.gpus = o.request.gpus;
   t.tp = o.request.tp;
   t.pp = o.request.pp;
+  t.host = o.request.host;
   if (!o.flash_attention.empty()) t.flash_attention = o.flash_attention == "on";
   return t;
 }

@@ -90,7 +90,7 @@ std::string goal_text(Goal goal, const Evaluation& base) {
                          base.inference().prepared.scenario.workload.gen_tokens);
     case Goal::kThroughput: return "throughput: serving output tokens/s = batch x generated tokens / (prefill + decode time)";
     case Goal::kMemory: return "memory: needed / usable memory per device; fit the model and its context";
-    case Goal::kTraining: return "training: tokens/s of the whole job, one optimizer step after another";
+    case Goal::kTraining: return "training: tokens/s per GPU of the whole job, one optimizer step after another";
   }
   return {};
 }
@@ -453,10 +453,10 @@ std::string stacked_plan_html(const Advice& a) {
   return out;
 }
 
-/// A different model instead of a technique: listed, not ranked.
+/// A different model or run instead of a technique: listed, not ranked.
 std::string alternatives_html(const Advice& a) {
   std::string out =
-      "<h3>Alternatives <span class=\"small\">(a different model; not ranked among the techniques)</span></h3>\n<ul "
+      "<h3>Alternatives <span class=\"small\">(a different model or run; not ranked among the techniques)</span></h3>\n<ul "
       "class=\"alternatives\">\n";
   for (const auto& r : a.alternatives)
     out += fmt::format("<li><strong>{}</strong> <code>{}</code>: {}; {} {} -&gt; {} ({}){}</li>\n", h(r.rule->title), h(r.rule->id),

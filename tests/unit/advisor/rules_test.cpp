@@ -298,7 +298,7 @@ TEST_CASE("every transform a rule names exists and documents its parameters", "[
   CHECK(precision_class(16) == "16");
 }
 
-TEST_CASE("every shipped rule states its quality class; model switches are different-model", "[rules][quality]") {
+TEST_CASE("every shipped rule states its quality class; model switches are different-model, LoRA a different run", "[rules][quality]") {
   std::vector<Problem> problems;
   const RuleBook book = RuleBook::parse(catalog().rule_documents(), catalog(), problems);
   for (const auto& r : book.rules()) {
@@ -306,7 +306,11 @@ TEST_CASE("every shipped rule states its quality class; model switches are diffe
     CHECK(r.quality_class() >= 0);
     const bool switches =
         std::any_of(r.transform.begin(), r.transform.end(), [](const TransformStep& s) { return s.name == "switch_model"; });
-    CHECK(switches == r.switches_model());
+    // LoRA trains adapters where every weight was asked for: an alternative to the job, like another model.
+    const bool other_run = std::any_of(r.transform.begin(), r.transform.end(), [](const TransformStep& s) { return s.name == "lora"; });
+    CHECK(switches == (r.quality == "different-model"));
+    CHECK(other_run == (r.quality == "different-run"));
+    CHECK((switches || other_run) == r.switches_model());
   }
   // 8-bit steps are near-lossless, 4-bit ones lossy (the classes the ranking's margin compares).
   auto quality = [&](const std::string& id) {
