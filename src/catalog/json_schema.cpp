@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/format.h>
+
 namespace optadvisor {
 namespace {
 
@@ -269,6 +271,11 @@ void check_item_count(const json& schema, const json& doc, const ProblemsAt& add
                                 : "expected at least " + count_of(schema["minItems"].get<std::size_t>(), "item", "items"));
 }
 
+/// The longest string a pattern is tried on: std::regex matches by recursion, a frame or more per
+/// character, so a long enough string overflows the stack. Every patterned field (ids, dates,
+/// block patterns) is far shorter.
+constexpr std::size_t kMaxPatternSubjectBytes = 4096;
+
 /// maxLength, minLength (in code points) and pattern of a string.
 void check_string(const json& schema, const json& doc, const std::map<std::string, std::regex>& patterns, const ProblemsAt& add) {
   auto has = [&](const char* key) { return schema.contains(key); };
@@ -280,7 +287,11 @@ void check_string(const json& schema, const json& doc, const std::map<std::strin
                                  : "expected at least " + count_of(schema["minLength"].get<std::size_t>(), "character", "characters"));
   if (has("pattern")) {
     const std::string& pattern = schema["pattern"].get_ref<const std::string&>();
-    if (!std::regex_search(doc.get_ref<const std::string&>(), patterns.at(pattern))) add("does not match the pattern " + pattern);
+    const std::string& text = doc.get_ref<const std::string&>();
+    if (text.size() > kMaxPatternSubjectBytes)
+      add(fmt::format("is {} bytes long; a string of the pattern {} has at most {}", text.size(), pattern, kMaxPatternSubjectBytes));
+    else if (!std::regex_search(text, patterns.at(pattern)))
+      add("does not match the pattern " + pattern);
   }
 }
 

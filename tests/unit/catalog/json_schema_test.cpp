@@ -155,6 +155,11 @@ TEST_CASE("minLength, maxLength, pattern", "[schema]") {
   CHECK(problems_of(date, "2026-1-1") == Lines{": does not match the pattern ^[0-9]{4}-[0-9]{2}-[0-9]{2}$"});
   // A pattern is not anchored unless it says so.
   CHECK(problems_of({{"pattern", "b"}}, "abc").empty());
+  // std::regex matches by recursion: a 1 MB id once overflowed the stack (found by fuzz_rules).
+  // Strings past 4096 bytes are refused before any pattern is tried; 4096 itself is still matched.
+  const json id = {{"pattern", "^[a-z0-9][a-z0-9.-]*$"}};
+  CHECK(problems_of(id, std::string(1 << 20, 'a')) == Lines{": is 1048576 bytes long; a string of the pattern ^[a-z0-9][a-z0-9.-]*$ has at most 4096"});
+  CHECK(problems_of(id, std::string(4096, 'a')).empty());
 }
 
 TEST_CASE("minProperties", "[schema]") {
