@@ -487,6 +487,7 @@ PreparedScenario prepare_scenario(const Catalog& catalog, const ScenarioRequest&
     throw bad_input(fmt::format("engine '{}' does not run {} weights", engine.id, requested.id),
                     "it runs: " + join(formats_to_suggest(catalog, engine, s.model, hw, requested, 8)));
   out.quant = format;
+  for (auto& note : weight_only_notes(hw, *format)) out.notes.push_back(std::move(note));
   if (out.model.computed_weights && out.model.computed_weights->format_id == format->id) {
     out.weights = *out.model.computed_weights;
   } else {
@@ -503,6 +504,12 @@ PreparedScenario prepare_scenario(const Catalog& catalog, const ScenarioRequest&
   set_host(catalog, hw, engine, r, w, out.notes);
   set_expert_offload(catalog, hw, engine, s.model, s.weights, r, w, out.notes);
   return out;
+}
+
+std::vector<std::string> weight_only_notes(const HardwareProfile& hw, const QuantFormat& format) {
+  if (!format.native_compute || runs_natively(format, hw.capabilities)) return {};
+  return {fmt::format("{} has no {} tensor cores: {} is computed weight-only (its bytes, 16-bit GEMMs)", hw.name,
+                      format.native_compute->capability, format.id)};
 }
 
 void set_host(const Catalog& catalog, const HardwareProfile& hw, const EngineProfile& engine, const ScenarioRequest& r, Workload& w,

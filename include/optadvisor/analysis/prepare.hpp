@@ -130,6 +130,9 @@ void set_host(const Catalog& catalog, const HardwareProfile& hw, const EnginePro
 
 /// The notes the device adds about the KV cache dtype (FP8 KV without native FP8).
 std::vector<std::string> kv_dtype_notes(const HardwareProfile& hw, const std::string& kv_dtype);
+/// A format whose GEMMs need units the device lacks (FP8 W8A8 or W4A8 on an A100) is computed as the
+/// weight-only path engines fall back to, dequantized to 16 bits in the kernel; this says so.
+std::vector<std::string> weight_only_notes(const HardwareProfile& hw, const QuantFormat& format);
 
 /// Picks the engine and backend for a device: the user's choice checked
 /// against what runs there, else the device class default.

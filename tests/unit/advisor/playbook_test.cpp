@@ -252,6 +252,7 @@ std::vector<AdviceRequest> coverage_scenarios() {
     out.push_back(request("rtx4090", g, "llama-3.1-70b", "vllm"));
     out.push_back(request("rtx4090", g, "gpt-oss-120b"));  // an MoE past the GPU: expert offload
     out.push_back(request("a100-sxm-80gb", g, "", "vllm"));
+    out.push_back(request("h100", g, "llama-3.1-70b", "tensorrt-llm"));  // W4A8 on FP8 tensor cores
     AdviceRequest mtp = request("h100", g, "glm-4.5-air", "vllm");
     mtp.scenario.quant = "fp8";
     mtp.scenario.tp = 2;
