@@ -239,6 +239,10 @@ void check_profile(const HardwareProfile& hw, std::vector<Problem>& problems) {
       problems.push_back({"", "/compute/fp16_accumulate_flops_per_s/" + dtype,
                           "FP16-accumulate rate is below the FP32-accumulate rate; the two look swapped"});
   }
+  auto names_a_source = [&](const std::string& title) {
+    return hw.sources.is_array() &&
+           std::any_of(hw.sources.begin(), hw.sources.end(), [&](const nlohmann::json& src) { return src.value("title", "") == title; });
+  };
   if (!hw.memory_options.empty()) {
     if (std::none_of(hw.memory_options.begin(), hw.memory_options.end(),
                      [&](const MemoryOption& o) { return o.capacity_bytes == hw.memory_capacity_bytes; }))
@@ -246,8 +250,7 @@ void check_profile(const HardwareProfile& hw, std::vector<Problem>& problems) {
     for (std::size_t i = 0; i < hw.memory_options.size(); ++i) {
       const auto& o = hw.memory_options[i];
       const std::string at = "/memory_options/" + std::to_string(i);
-      if (!hw.sources.is_array() ||
-          std::none_of(hw.sources.begin(), hw.sources.end(), [&](const nlohmann::json& src) { return src.value("title", "") == o.source; }))
+      if (!names_a_source(o.source))
         problems.push_back({"", at + "/source", "names no entry of sources (give the title of the source that lists this size)"});
       for (std::size_t k = 0; k < i; ++k)
         if (std::fabs(hw.memory_options[k].capacity_bytes - o.capacity_bytes) / o.capacity_bytes <= 0.16)
@@ -256,6 +259,8 @@ void check_profile(const HardwareProfile& hw, std::vector<Problem>& problems) {
         problems.push_back({"", at + "/capacity_bytes", "is below app_limit_bytes"});
     }
   }
+  if (hw.gpu_hour_usd && !names_a_source(hw.gpu_hour_source))
+    problems.push_back({"", "/gpu_hour_usd/source", "names no entry of sources (give the title of the source that states the price)"});
   // A wildly large figure is almost always a unit slip (TFLOPS written as FLOP/s x1e3).
   for (const auto& [dtype, rate] : hw.flops_per_s)
     if (rate > 1e17)
@@ -283,6 +288,10 @@ std::optional<HardwareProfile> hardware_from_json(const nlohmann::json& j, std::
     hw.launch_year = j.at("launch_year").get<int>();
     hw.announced = j.value("status", std::string{"shipping"}) == "announced";
     hw.price_usd = optional_at<double>(j, "price_usd");
+    if (j.contains("gpu_hour_usd")) {
+      hw.gpu_hour_usd = j.at("gpu_hour_usd").at("usd").get<double>();
+      hw.gpu_hour_source = j.at("gpu_hour_usd").at("source").get<std::string>();
+    }
 
     read_memory(j, hw);
 

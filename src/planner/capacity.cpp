@@ -111,8 +111,8 @@ ReplicaRate replica_rate(const ServingSetup& setup, const ServingLoad& base_load
 }
 
 /// The replicas of option `o` that carry the whole rate; nothing when they need more GPUs than allowed.
-std::optional<CapacityCandidate> candidate_of(const CapacityRequest& q, const Option& o, const PreparedServing& prepared,
-                                              const ReplicaRate& replica) {
+std::optional<CapacityCandidate> candidate_of(const CapacityRequest& q, double gpu_hour_usd, const Option& o,
+                                              const PreparedServing& prepared, const ReplicaRate& replica) {
   CapacityCandidate c;
   c.engine = o.engine;
   c.quant = prepared.base.scenario.weights.quant_id;
@@ -122,8 +122,8 @@ std::optional<CapacityCandidate> candidate_of(const CapacityRequest& q, const Op
   c.gpus = c.replicas * o.layout.layout.gpus();
   if (c.gpus > q.max_gpus) return std::nullopt;
   c.at_load = replica.at_load;
-  if (q.gpu_hour_usd > 0) {
-    c.cost_per_hour_usd = q.gpu_hour_usd * c.gpus;
+  if (gpu_hour_usd > 0) {
+    c.cost_per_hour_usd = gpu_hour_usd * c.gpus;
     const double tokens_per_hour = q.rate_per_s * static_cast<double>(q.gen_tokens) * 3600.0;
     c.cost_per_million_output_tokens_usd = c.cost_per_hour_usd / tokens_per_hour * 1e6;
   }
@@ -145,6 +145,18 @@ CapacityPlan plan_capacity(const Catalog& catalog, const CapacityRequest& q,
     throw bad_input(fmt::format("engine '{}' has no serving model", base.scenario.engine.engine->id),
                     "optadvisor plan sizes vllm, sglang and tensorrt-llm deployments");
   const std::vector<Option> options = options_to_try(catalog, q, base);
+  // The price: the user's, else the device's on-demand list price where its profile has one.
+  const HardwareProfile& hw = *base.scenario.hardware;
+  if (q.gpu_hour_usd > 0) {
+    plan.gpu_hour_usd = q.gpu_hour_usd;
+    plan.gpu_hour_from = "--gpu-hour-usd";
+  } else if (hw.gpu_hour_usd) {
+    plan.gpu_hour_usd = *hw.gpu_hour_usd;
+    plan.gpu_hour_from = hw.gpu_hour_source;
+    plan.notes.push_back(fmt::format("costs at ${:.2f} per GPU-hour, an on-demand list price ({}); clouds differ by about 2.5x: "
+                                     "--gpu-hour-usd sets yours",
+                                     *hw.gpu_hour_usd, hw.gpu_hour_source));
+  }
 
   for (std::size_t i = 0; i < options.size(); ++i) {
     const Option& o = options[i];
@@ -159,7 +171,7 @@ CapacityPlan plan_capacity(const Catalog& catalog, const CapacityRequest& q,
     ++plan.layouts_evaluated;
     const ReplicaRate replica = replica_rate(prepared.setup, sr.load, q, plan);
     if (!(replica.rate_per_s > 0)) continue;
-    if (auto c = candidate_of(q, o, prepared, replica)) plan.candidates.push_back(*c);
+    if (auto c = candidate_of(q, plan.gpu_hour_usd, o, prepared, replica)) plan.candidates.push_back(*c);
   }
   if (progress) progress(options.size(), options.size());
   // Fewest GPUs first, then the most headroom per GPU (replica capacity x replicas over GPUs), then the option order.

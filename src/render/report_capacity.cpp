@@ -32,7 +32,7 @@ nlohmann::json capacity_json(const CapacityRequest& q, const CapacityPlan& plan)
                         {"tpot_s", {{"mean", c.at_load.tpot_s.mean}, {"p90", c.at_load.tpot_s.p90}, {"p99", c.at_load.tpot_s.p99}}},
                         {"slo_attained", c.at_load.slo_attained},
                         {"bound", std::string(to_string(c.at_load.bound))}};
-    if (q.gpu_hour_usd > 0) {
+    if (plan.gpu_hour_usd > 0) {
       j["cost_per_hour_usd"] = c.cost_per_hour_usd;
       j["cost_per_million_output_tokens_usd"] = c.cost_per_million_output_tokens_usd;
     }
@@ -49,7 +49,8 @@ nlohmann::json capacity_json(const CapacityRequest& q, const CapacityPlan& plan)
             {"slo_tpot_s", q.slo_tpot_s},
             {"slo_attainment", q.slo_attainment},
             {"max_gpus", q.max_gpus},
-            {"gpu_hour_usd", q.gpu_hour_usd > 0 ? nlohmann::json(q.gpu_hour_usd) : nlohmann::json(nullptr)}}},
+            {"gpu_hour_usd", plan.gpu_hour_usd > 0 ? nlohmann::json(plan.gpu_hour_usd) : nlohmann::json(nullptr)},
+            {"gpu_hour_from", plan.gpu_hour_usd > 0 ? nlohmann::json(plan.gpu_hour_from) : nlohmann::json(nullptr)}}},
           {"best", plan.candidates.empty() ? nlohmann::json(nullptr) : list.front()},
           {"candidates", list},
           {"layouts_evaluated", plan.layouts_evaluated},
@@ -70,7 +71,7 @@ std::string render_capacity(const CapacityRequest& q, const CapacityPlan& plan, 
   } else {
     std::vector<std::string> head = {"#",           "GPUs",        "replicas", "layout", "engine", "format", "req/s per replica",
                                      "TTFT p90 ms", "TPOT p90 ms", "bound"};
-    if (q.gpu_hour_usd > 0) head.push_back("USD per M tokens");
+    if (plan.gpu_hour_usd > 0) head.push_back("USD per M tokens");
     std::vector<Table::Align> align(head.size(), Table::Align::kRight);
     align[3] = align[4] = align[5] = align[9] = Table::Align::kLeft;
     Table t(head, align);
@@ -86,7 +87,7 @@ std::string render_capacity(const CapacityRequest& q, const CapacityPlan& plan, 
                                       fmt::format("{:.1f}", c.at_load.ttft_s.p90 * 1e3),
                                       fmt::format("{:.1f}", c.at_load.tpot_s.p90 * 1e3),
                                       std::string(to_string(c.at_load.bound))};
-      if (q.gpu_hour_usd > 0) row.push_back(fmt::format("{:.3f}", c.cost_per_million_output_tokens_usd));
+      if (plan.gpu_hour_usd > 0) row.push_back(fmt::format("{:.3f}", c.cost_per_million_output_tokens_usd));
       t.add_row(row);
     }
     out += markdown ? t.to_markdown() : t.to_text();

@@ -158,6 +158,7 @@ std::string show_compute(const ShowFormat& f) {
     out += f.item("sustained", fmt::format("{:.0f}% of burst throughput under thermal limits{}", *hw.sustained_fraction * 100,
                                            f.est("/thermal/sustained_fraction")));
   if (hw.price_usd) out += f.item("price", fmt::format("${:.0f}", *hw.price_usd));
+  if (hw.gpu_hour_usd) out += f.item("cloud price", fmt::format("${:.2f} per GPU-hour on demand ({})", *hw.gpu_hour_usd, hw.gpu_hour_source));
   return out;
 }
 

@@ -73,6 +73,9 @@ struct HardwareProfile {
   int launch_year = 0;
   bool announced = false;  ///< pre-release figures
   std::optional<double> price_usd;
+  /// On-demand cloud price of one GPU-hour (a provider's public list price), for cost per token.
+  std::optional<double> gpu_hour_usd;
+  std::string gpu_hour_source;  ///< title of the `sources` entry that states it
 
   std::string memory_type;
   double memory_capacity_bytes = 0;

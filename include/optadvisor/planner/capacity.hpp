@@ -43,6 +43,8 @@ struct CapacityPlan {
   std::vector<CapacityCandidate> candidates;  ///< meeting the SLOs within max_gpus, best first
   std::size_t layouts_evaluated = 0;
   std::size_t simulations = 0;
+  double gpu_hour_usd = 0;     ///< the price costs use: --gpu-hour-usd, else the device's list price (0 = none)
+  std::string gpu_hour_from;   ///< "--gpu-hour-usd", or the title of the profile's price source
   std::vector<std::string> notes;
 };
 
