@@ -766,7 +766,8 @@ TransformResult scale_out(const Params& p, const TransformInput& in) {
   for (uint64_t gpus = uint64_t{w.gpus} * 2; gpus <= max_gpus; gpus *= 2) {
     r.gpus = static_cast<int64_t>(gpus);
     const uint64_t dp = gpus / (uint64_t{w.tp} * w.pp * w.cp);
-    r.global_batch = static_cast<int64_t>(std::max<uint64_t>(w.global_batch, dp * w.micro_batch));
+    const uint64_t per_step = dp * w.micro_batch;  // the global batch stays a whole number of microbatches per rank
+    r.global_batch = static_cast<int64_t>((std::max<uint64_t>(w.global_batch, per_step) + per_step - 1) / per_step * per_step);
     auto a = try_training(in, r);
     if (a && a->memory.fits)
       return training_changed(r, {fmt::format("{} -> {} GPUs, sharding {} (data parallel {} -> {}; global batch {} -> {})", w.gpus, gpus,
