@@ -752,6 +752,19 @@ TransformResult offload(const Params& p, const TransformInput& in) {
                                                    : "saved activations to host memory, back for the backward pass"});
 }
 
+/// Another training framework, with its own default sharding (the names differ between frameworks).
+TransformResult training_engine(const Params& p, const TransformInput& in) {
+  const std::string id = p.at("engine").get<std::string>();
+  const TrainingScenario& sc = in.training->scenario;
+  if (sc.engine->id == id) return not_here(fmt::format("the job already trains with {}", id));
+  TrainingRequest r = *in.training_request;
+  r.engine = id;
+  r.sharding.clear();
+  r.pp_schedule.clear();
+  r.virtual_stages = 0;
+  return training_changed(std::move(r), {fmt::format("framework: {} -> {} (its default sharding)", sc.engine->id, id)});
+}
+
 /// The fewest GPUs, doubling, that make the step fit with every model state sharded: the same
 /// per-rank batch, so the global batch grows with the ranks unless it already spans them.
 TransformResult scale_out(const Params& p, const TransformInput& in) {
@@ -877,6 +890,11 @@ const std::vector<Entry>& entries() {
         {{"what", "string", true, "optimizer or activations"}},
         true},
        offload},
+      {{"training_engine",
+        "train with another framework (its default sharding)",
+        {{"engine", "string", true, "training framework id: pytorch-fsdp2, megatron or deepspeed"}},
+        true},
+       training_engine},
       {{"scale_out",
         "add GPUs, doubling, until the step fits with every model state sharded",
         {{"sharding", "sharding", true, "the fully sharded mode, or {framework id: name}"},
