@@ -18,7 +18,8 @@ In-process figures from bench/optadvisor_perf (Google Benchmark):
 When hyperfine is installed its figures for the two process timings are recorded too.
 
   perf.py --exe BIN --perf-exe BIN [--runs N] [--short] [--write FILE] [--check BASELINE]
---check fails (exit 1) when a figure regressed by more than 2x against the baseline: the cold-start
+--check fails (exit 1) when a figure regressed by more than 2x against the baseline, in the best of up to
+three measurements (a busy machine only slows figures down): the cold-start
 ratio or peak RSS doubled, or a rate halved.
 """
 import argparse
@@ -131,7 +132,22 @@ def report(result):
         print(f"target {key} {op} {target:g}: {'met' if met else 'MISSED'} ({result[key]:,.3f})")
 
 
-def check(result, baseline):
+CHECK_ATTEMPTS = 3
+LOWER_IS_BETTER = ("version_ms", "advisor_ms", "estimate_ms", "cold_start_ratio", "advisor_peak_rss_mb", "serve_point_ms",
+                   "serve_sweep64_ms", "catalog_load_ms", "advise_ms", "search_ms", "plan_ms")
+
+
+def best_of(a, b):
+    """Each figure's better value of two measurements (lower times, higher rates)."""
+    out = dict(a)
+    for key, value in b.items():
+        if key not in out or not isinstance(value, (int, float)) or isinstance(value, bool):
+            continue
+        out[key] = min(out[key], value) if key in LOWER_IS_BETTER else max(out[key], value)
+    return out
+
+
+def check(result, baseline, rate_factor=2.0):
     problems = []
     # Lower is better: a doubling fails.
     for key in ("cold_start_ratio", "advisor_peak_rss_mb", "serve_point_ms", "serve_sweep64_ms"):
@@ -139,8 +155,8 @@ def check(result, baseline):
             problems.append(f"{key} {result[key]:.3f} is more than 2x the baseline {baseline[key]:.3f}")
     # Higher is better: halving fails.
     for key in ("analyze_per_s", "analyze_numbers_per_s", "prepare_per_s", "search_scenarios_per_s"):
-        if key in baseline and key in result and result[key] < baseline[key] / 2:
-            problems.append(f"{key} {result[key]:,.0f} is less than half the baseline {baseline[key]:,.0f}")
+        if key in baseline and key in result and result[key] < baseline[key] / rate_factor:
+            problems.append(f"{key} {result[key]:,.0f} is less than 1/{rate_factor:g} of the baseline {baseline[key]:,.0f}")
     return problems
 
 
@@ -152,6 +168,8 @@ def main():
     ap.add_argument("--short", action="store_true", help="few runs, short benchmark times (CI)")
     ap.add_argument("--write", default=None, help="write the figures as JSON")
     ap.add_argument("--check", default=None, help="fail on a 2x regression against this baseline JSON")
+    ap.add_argument("--rate-factor", type=float, default=2.0,
+                    help="with --check: how many times slower than the baseline an in-process rate may be (default 2)")
     args = ap.parse_args()
     result = measure(args)
     report(result)
@@ -162,7 +180,17 @@ def main():
     if args.check:
         with open(args.check) as f:
             baseline = json.load(f)
-        problems = check(result, baseline)
+        # A shared machine only ever makes a figure worse, never better: on a failed check, measure
+        # again (at most CHECK_ATTEMPTS in all) and judge each figure by its best attempt.
+        problems = check(result, baseline, args.rate_factor)
+        attempt = 1
+        while problems and attempt < CHECK_ATTEMPTS:
+            attempt += 1
+            print(f"check failed ({len(problems)} figure(s)); attempt {attempt} of {CHECK_ATTEMPTS}, keeping each figure's best")
+            result = best_of(result, measure(args))
+            problems = check(result, baseline, args.rate_factor)
+        if attempt > 1:
+            report(result)
         for p in problems:
             print("REGRESSION: " + p)
         return 1 if problems else 0
