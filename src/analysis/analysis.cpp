@@ -206,13 +206,15 @@ std::string PhaseEstimate::explanation() const {
   if (*phase == '\0') return {};  // the phase did not run (--gen 0, or no prompt)
   if (bound == Bound::kNone) return fmt::format("{}: nothing to do", phase);
   const TimePart top = binding_part(*this);
-  const TimePart shares[] = {{Bound::kMemoryBandwidth, exposed_weights_s, "weights"}, {Bound::kMemoryBandwidth, exposed_kv_s, "KV cache"},
-                             {Bound::kMemoryBandwidth, exposed_offload_s, "offload"}, {Bound::kCompute, exposed_compute_s, "compute"},
-                             {Bound::kOverhead, overhead_time_s, "overhead"},         {Bound::kInterconnect, interconnect_time_s, "interconnect"}};
+  const TimePart shares[] = {
+      {Bound::kMemoryBandwidth, exposed_weights_s, "weights"}, {Bound::kMemoryBandwidth, exposed_kv_s, "KV cache"},
+      {Bound::kMemoryBandwidth, exposed_offload_s, "offload"}, {Bound::kCompute, exposed_compute_s, "compute"},
+      {Bound::kOverhead, overhead_time_s, "overhead"},         {Bound::kInterconnect, interconnect_time_s, "interconnect"}};
   const auto percent = [this](double part) { return time_s > 0 ? 100.0 * part / time_s : 0.0; };
   fmt::memory_buffer list;
   for (const auto& share : shares)
-    if (share.time >= 0.005 * time_s) fmt::format_to(std::back_inserter(list), "{}{} {:.0f}%", list.size() ? ", " : "", share.what, percent(share.time));
+    if (share.time >= 0.005 * time_s)
+      fmt::format_to(std::back_inserter(list), "{}{} {:.0f}%", list.size() ? ", " : "", share.what, percent(share.time));
   return fmt::format("{}: {} bound, {} {:.0f}% of the time ({}); arithmetic intensity {:.3g} FLOP/byte vs ridge {:.3g}", phase,
                      to_string(bound), top.what, percent(top.time), fmt::to_string(list), arithmetic_intensity, ridge_point);
 }
@@ -286,6 +288,9 @@ void fill_factors(const Scenario& s, Factors& f) {
   std::string dtype = w.quantized && !backend.quantized_compute_dtype.empty() ? backend.quantized_compute_dtype : backend.compute_dtype;
   // FP8/FP4 checkpoints run on the native matrix path where the device has it (GGUF files have none).
   if (!w.native_compute_dtype.empty() && hw.capabilities.has(w.native_capability)) dtype = w.native_compute_dtype;
+  // Where the backend's kernels leave the matrix cores idle, the GEMMs run on the vector ALUs.
+  for (const VectorOnlyDevices& v : backend.vector_only_devices)
+    if (hw.vendor == v.vendor && hw.architecture.find(v.architecture_contains) != std::string::npos) dtype = "fp32";
   f.peak_compute_flops_per_s = peak_compute(hw, dtype, &f.compute_dtype);
   f.prefill_compute_efficiency = std::min(1.0, backend.prefill_compute_efficiency * qe.prefill);
   f.achievable_compute_flops_per_s = f.peak_compute_flops_per_s * f.prefill_compute_efficiency;
@@ -516,15 +521,15 @@ struct ForwardPass {
     const double host_experts_t =
         host_expert_fraction <= 0 ? 0.0
         : streamed                ? passes * host_expert_bytes / h2d
-                                  : std::max(passes * host_touched_bytes / std::max(host_bw, 1.0), host_flops / std::max(host_compute, 1.0));
+                   : std::max(passes * host_touched_bytes / std::max(host_bw, 1.0), host_flops / std::max(host_compute, 1.0));
     // On the host an offloaded MoE layer reads only the experts the pass touches, like the device's
     // layers; a copy to the device moves the whole tensors.
-    const double offloaded_untouched = (1.0 - resident_fraction) * (w.routed_expert_bytes - host_expert_bytes) / tp / pp *
-                                       (1.0 - experts.touched_fraction);
+    const double offloaded_untouched =
+        (1.0 - resident_fraction) * (w.routed_expert_bytes - host_expert_bytes) / tp / pp * (1.0 - experts.touched_fraction);
     const double offload_t = offloaded_bytes <= 0 ? 0.0
                              : streamed           ? passes * offloaded_bytes / h2d
                                                   : std::max(passes * (offloaded_bytes - offloaded_untouched) / std::max(host_bw, 1.0),
-                                                             host_compute > 0 ? offloaded_flops / host_compute : 0.0);
+                                                   host_compute > 0 ? offloaded_flops / host_compute : 0.0);
     // Without flash attention an engine may materialize the scores (llama.cpp: f32 KQ, softmax,
     // KQV): every score element of every head and layer is moved unfused_score_bytes.
     if (!f.flash_attention && engine.memory.unfused_score_bytes > 0) {
@@ -669,7 +674,8 @@ void add_capacity_notes(Analysis& a, const Scenario& s, bool text) {
         "the routed experts of {} of {} layers ({:.2f} GB) are in host memory and run on the host CPU: the experts a step touches "
         "read at {:.1f} GB/s or multiplied at {:.1f} TOP/s, whichever is longer, in turn with the device's work; the activations "
         "crossing PCIe are left out (a few KB per token and layer)",
-        wl.cpu_moe_layers, m.num_hidden_layers, mem.host_expert_bytes / 1e9, host_bw / 1e9, wl.host_compute_flops_per_s.value_or(0) / 1e12));
+        wl.cpu_moe_layers, m.num_hidden_layers, mem.host_expert_bytes / 1e9, host_bw / 1e9,
+        wl.host_compute_flops_per_s.value_or(0) / 1e12));
   if (text && offloaded_bytes > 0 && host_bw <= 0)
     a.warnings.push_back("no host-memory bandwidth known; pass --host-bandwidth for offloaded layers");
 }

@@ -102,7 +102,7 @@ class Simulation {
       result_.gpus += static_cast<uint64_t>(pool.workers) * pool.step.layout.gpus();
     }
     const uint64_t measured = simulated_requests(load);
-    warmup_ = load.concurrency ? load.concurrency : std::max<uint64_t>(measured / 10, 8);
+    warmup_ = load.warmup_requests ? *load.warmup_requests : load.concurrency ? load.concurrency : std::max<uint64_t>(measured / 10, 8);
     measured_end_ = warmup_ + measured;
     // Closed loop: keep C clients busy until the last measured request ends.
     total_ = measured_end_ + (load.concurrency ? load.concurrency : 0);
@@ -144,6 +144,7 @@ class Simulation {
   std::vector<Request> requests_;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
   uint64_t seq_ = 0, warmup_ = 0, measured_end_ = 0, total_ = 0, done_measured_ = 0;
+  bool holding_starts_ = false;  ///< while the first burst is issued: queue it, start the workers after
   double window_start_ = -1, window_tokens_start_ = 0, window_done_start_ = 0;
   double tokens_out_ = 0, completions_ = 0, now_ = 0;
   // Iteration accounting.
@@ -178,7 +179,7 @@ void Simulation::dispatch(uint32_t id, const std::vector<std::size_t>& candidate
     for (std::size_t r = 0; r < workers_[w].ranks.size(); ++r)
       if (workers_[w].ranks[r].load() < best) best = workers_[w].ranks[r].load(), best_w = w, best_r = r;
   workers_[best_w].ranks[best_r].waiting.push_back(id);
-  if (!workers_[best_w].busy) start(best_w, now);
+  if (!workers_[best_w].busy && !holding_starts_) start(best_w, now);
 }
 
 bool Simulation::admit(Rank& r, const StepModel& m, uint32_t id, bool decode_role) {
@@ -400,8 +401,13 @@ void Simulation::finish_iteration(std::size_t w, double now) {
 void Simulation::run_events() {
   if (load_.concurrency) {
     // The benchmark's clients all send their first request at once (vllm bench serve
-    // --max-concurrency, genai-perf, aiperf); with fixed lengths the cohorts stay in step.
+    // --max-concurrency, genai-perf, aiperf), so the first iteration holds as many of the
+    // prompts as its token budget takes; with fixed lengths the cohorts stay in step.
+    holding_starts_ = true;
     for (uint64_t i = 0; i < load_.concurrency && requests_.size() < total_; ++i) issue(0);
+    holding_starts_ = false;
+    for (std::size_t w : front_workers_)
+      if (!workers_[w].busy) start(w, 0);
   } else {
     push(0, 1, 0);
   }
@@ -461,6 +467,8 @@ void Simulation::measure_latencies(ServingResult& out) {
 /// Throughput over the measured window (`out.slo_attained` must be set).
 void Simulation::measure_rates(ServingResult& out) {
   out.simulated_requests = requests_.size();
+  out.warmup_requests = warmup_;
+  out.measured_requests = measured_end_ - warmup_;
   const double span = now_ - std::max(window_start_, 0.0);
   if (span > 0) {
     out.output_tokens_per_s = (tokens_out_ - window_tokens_start_) / span;

@@ -49,7 +49,11 @@ nlohmann::json serving_point_json(const ServeRequest& request, const ServingResu
             {"overhead", r.overhead_share},
             {"communication", r.communication_share}}},
           {"gpus", r.gpus},
-          {"simulated", {{"requests", r.simulated_requests}, {"iterations", r.iterations}}},
+          {"simulated",
+           {{"requests", r.simulated_requests},
+            {"warmup_requests", r.warmup_requests},
+            {"measured_requests", r.measured_requests},
+            {"iterations", r.iterations}}},
           {"notes", r.notes}};
 }
 

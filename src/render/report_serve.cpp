@@ -11,7 +11,6 @@ namespace {
 
 std::string ms(double s) { return fmt::format("{:.1f}", s * 1e3); }
 
-
 std::string load_text(const ServeRequest& r) {
   const std::string who = r.load.concurrency ? fmt::format("closed loop of {} clients", r.load.concurrency)
                                              : fmt::format("Poisson arrivals at {} req/s", format_sig3(r.load.rate_per_s));
@@ -53,6 +52,8 @@ std::string point_text(const ServeRequest& r, const ServingResult& x, bool markd
   t.add_row({"E2E (s)", fmt::format("{:.2f}", x.e2e_s.mean), fmt::format("{:.2f}", x.e2e_s.p50), fmt::format("{:.2f}", x.e2e_s.p90),
              fmt::format("{:.2f}", x.e2e_s.p99)});
   out += markdown ? t.to_markdown() : t.to_text();
+  out += fmt::format("\nmeasured: {} requests after {} warm-up request{} ({} iterations simulated)", x.measured_requests, x.warmup_requests,
+                     x.warmup_requests == 1 ? "" : "s", x.iterations);
   out += fmt::format("\nthroughput: {:.0f} output tok/s ({:.0f} per GPU over {} GPU{}), {:.3g} requests/s\n", x.output_tokens_per_s,
                      x.output_tokens_per_s_per_gpu, x.gpus, x.gpus == 1 ? "" : "s", x.requests_per_s);
   const std::string slo = slo_text(r);

@@ -27,6 +27,10 @@ struct ServingLoad {
   double prefix_hit = 0;  ///< share of each prompt already in the prefix cache
   uint64_t requests = 0;  ///< requests to measure; 0 = sized from the load (simulated_requests())
   uint64_t seed = 1;
+  /// Requests issued before the measured ones (`aiperf --warmup-request-count`); unset = the
+  /// load's own: C for a closed loop (the clients' first cycle), a tenth of the measured ones
+  /// (at least 8) for an open loop. 0 measures from the start, the first burst of C prompts included.
+  std::optional<uint64_t> warmup_requests;
 };
 
 /// One pool of identical workers (a worker: dp attention ranks stepping together).
@@ -70,13 +74,15 @@ struct ServingResult {
   /// Shares of busy iteration time by resource, for the explanation.
   double compute_share = 0, bandwidth_share = 0, overhead_share = 0, communication_share = 0;
   uint64_t simulated_requests = 0;
+  uint64_t warmup_requests = 0;    ///< issued before the measured window opened
+  uint64_t measured_requests = 0;  ///< whose latencies the statistics hold
   uint64_t iterations = 0;
   bool fits = true;  ///< the weights leave room for at least one sequence on every rank
   std::vector<std::string> notes;
 };
 
-/// Requests simulated for a load: enough cycles of the clients to reach steady
-/// state (at least 4 x C, 64), bounded so one point stays near 200k iterations.
+/// Requests measured for a load unless it names them: two cycles of the clients
+/// (at least 64), bounded at about 8M generated tokens per point.
 uint64_t simulated_requests(const ServingLoad& load);
 
 /// Sets every pool's achieved rates and overheads from an era's efficiencies

@@ -42,6 +42,10 @@ PreparedServing prepare_serving(const Catalog& catalog, const ServeRequest& requ
 
 /// Upper bounds on what serve accepts, so every input is bounded before use.
 constexpr uint64_t kMaxServeConcurrency = 65536;
+/// Bounds on a serving point's size a user can ask for (`--requests`, `--warmup`): the
+/// simulation's work grows with the generated tokens it must run.
+constexpr uint64_t kMaxServeRequests = 1'000'000;
+constexpr uint64_t kMaxServeMeasuredTokens = 64'000'000;
 constexpr uint32_t kMaxServeWorkers = 1024;
 constexpr uint32_t kMaxServeDegree = 1024;
 

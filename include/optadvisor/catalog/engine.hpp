@@ -22,22 +22,31 @@ struct QuantEfficiency {
   double prefill = 1.0;
 };
 
+/// Devices whose matrix cores a backend leaves idle (its kernels turn them off there, for a driver or
+/// performance problem): matched by vendor and a part of the profile's architecture string.
+struct VectorOnlyDevices {
+  std::string vendor;
+  std::string architecture_contains;
+};
+
 /// Efficiency factors of one engine backend (llama.cpp's cuda, metal, ...).
 struct BackendProfile {
-  std::string name;                             ///< "cuda", "metal", "default", ...
-  double decode_bandwidth_efficiency = 0.7;     ///< achieved / peak memory bandwidth in decode
-  double prefill_compute_efficiency = 0.5;      ///< achieved / peak matrix FLOP/s in prefill
-  std::string compute_dtype = "fp16";           ///< the peak prefill efficiency refers to, for 16/32-bit weights
-  std::string quantized_compute_dtype;          ///< the same for quantized weights ("int8": llama.cpp's MMQ kernels); "" = compute_dtype
+  std::string name;                          ///< "cuda", "metal", "default", ...
+  double decode_bandwidth_efficiency = 0.7;  ///< achieved / peak memory bandwidth in decode
+  double prefill_compute_efficiency = 0.5;   ///< achieved / peak matrix FLOP/s in prefill
+  std::string compute_dtype = "fp16";        ///< the peak prefill efficiency refers to, for 16/32-bit weights
+  std::string quantized_compute_dtype;       ///< the same for quantized weights ("int8": llama.cpp's MMQ kernels); "" = compute_dtype
   /// Routed experts' grouped GEMMs in prefill (llama.cpp mul_mat_id) run at prefill_compute_efficiency
   /// x t / (t + expert_gemm_half_tokens), t = tokens per expert in one ubatch; 0 = at the dense efficiency.
   double expert_gemm_half_tokens = 0;
-  double layer_overhead_s = 0;                  ///< per decode step and layer (launches, syncs)
-  double step_overhead_s = 0;                   ///< per decode step (sampling, scheduling)
-  bool graphs = false;                          ///< decode step captured as a graph
-  std::vector<std::string> applies_to_classes;  ///< device classes this backend suits (empty: all)
-  std::vector<std::string> calibrated_on;       ///< measurement ids the efficiencies were fitted on (empty: set by analogy)
+  double layer_overhead_s = 0;                              ///< per decode step and layer (launches, syncs)
+  double step_overhead_s = 0;                               ///< per decode step (sampling, scheduling)
+  bool graphs = false;                                      ///< decode step captured as a graph
+  std::vector<std::string> applies_to_classes;              ///< device classes this backend suits (empty: all)
+  std::vector<std::string> calibrated_on;                   ///< measurement ids the efficiencies were fitted on (empty: set by analogy)
   std::map<std::string, QuantEfficiency> quant_efficiency;  ///< per weight format, relative to the backend's values
+  /// Where this backend's GEMMs run on the shader ALUs: there the peak is the device's fp32 vector rate.
+  std::vector<VectorOnlyDevices> vector_only_devices;
 };
 
 /// How an engine splits one model over several devices (multi_device).
@@ -133,17 +142,17 @@ struct EngineProfile {
   bool offloads_to_host = false;     ///< keeps layers that do not fit in host memory (llama.cpp -ngl)
   bool own_flash_attention = false;  ///< ships fused attention kernels for every backend, needs no FlashAttention-2
   std::map<std::string, BackendProfile> backends;
-  double graph_overhead_factor = 0.3;            ///< layer overhead kept when the step is a graph
-  EagerLaunches eager;                           ///< the decode step's launches without a graph
-  double allreduce_latency_s = 0;                ///< fixed cost of one tensor-parallel all-reduce
-  double host_bandwidth_bytes_per_s = 0;         ///< achievable host-memory bandwidth for offloaded layers (peak x efficiency)
-  double host_bandwidth_efficiency = 1.0;        ///< the share of a host's peak memory bandwidth offloaded layers reach (--host)
-  double host_compute_flops_per_s = 0;           ///< assumed peak matrix rate of the host CPU that runs offloaded experts (--n-cpu-moe)
-  std::string expert_offload_arg;                ///< appended to measure_command with --n-cpu-moe ({layers}: the layer count)
+  double graph_overhead_factor = 0.3;      ///< layer overhead kept when the step is a graph
+  EagerLaunches eager;                     ///< the decode step's launches without a graph
+  double allreduce_latency_s = 0;          ///< fixed cost of one tensor-parallel all-reduce
+  double host_bandwidth_bytes_per_s = 0;   ///< achievable host-memory bandwidth for offloaded layers (peak x efficiency)
+  double host_bandwidth_efficiency = 1.0;  ///< the share of a host's peak memory bandwidth offloaded layers reach (--host)
+  double host_compute_flops_per_s = 0;     ///< assumed peak matrix rate of the host CPU that runs offloaded experts (--n-cpu-moe)
+  std::string expert_offload_arg;          ///< appended to measure_command with --n-cpu-moe ({layers}: the layer count)
   /// Weights in host memory are copied to the device and multiplied there once an operator's batch
   /// reaches this many tokens (ggml's offload_op); below it the host CPU runs them. 0 = never copied.
   double host_weights_streamed_min_tokens = 0;
-  double host_to_device_fraction = 1.0;  ///< share of the PCIe per-direction peak a weight copy reaches
+  double host_to_device_fraction = 1.0;          ///< share of the PCIe per-direction peak a weight copy reaches
   std::vector<std::string> default_for_classes;  ///< device classes where this is the default engine
   std::vector<std::string> quants;               ///< quant ids; "*gguf" stands for every GGUF file type
   std::string default_quant;

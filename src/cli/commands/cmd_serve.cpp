@@ -23,6 +23,8 @@ struct ServeOptions {
   uint64_t concurrency = 0;
   double rate = 0;
   uint64_t prompt = 1024, gen = 1024;
+  uint64_t requests = 0, warmup = 0;
+  CLI::Option* warmup_option = nullptr;
   bool sweep = false;
   FormatOption format;
   RequireOption require;
@@ -108,6 +110,13 @@ ServeRequest finish(const ServeOptions& o, const Catalog& catalog) {
   r.load.rate_per_s = o.rate;
   r.load.prompt_tokens = o.prompt;
   r.load.gen_tokens = o.gen;
+  r.load.requests = o.requests;
+  if (o.warmup_option->count()) r.load.warmup_requests = o.warmup;
+  const uint64_t asked = o.requests + (o.warmup_option->count() ? o.warmup : 0);
+  if (asked * o.gen > kMaxServeMeasuredTokens)
+    throw bad_input(fmt::format("--requests/--warmup: {} requests x --gen {} is {} generated tokens to simulate, above the bound of {}",
+                                asked, o.gen, asked * o.gen, kMaxServeMeasuredTokens),
+                    "simulate fewer requests; a few cycles of the clients reach the steady state");
   for (const CLI::Option* opt : r.disaggregated ? o.aggregated_only : o.disaggregated_only) {
     if (opt->count() == 0) continue;
     throw bad_input(fmt::format("--{} applies to {} serving", opt->get_lnames().front(), r.disaggregated ? "aggregated" : "disaggregated"),
@@ -146,6 +155,13 @@ void add_serve_options(CLI::App* cmd, ServeOptions& o) {
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 22))
       ->capture_default_str();
   cmd->add_option("--gen", o.gen, "Generated tokens per request")->check(CLI::Range(uint64_t{1}, uint64_t{1} << 22))->capture_default_str();
+  cmd->add_option("--requests", o.requests,
+                  "Requests to measure, as aiperf --request-count (default: two cycles of the clients, at least 64)")
+      ->check(CLI::Range(uint64_t{1}, kMaxServeRequests));
+  o.warmup_option = cmd->add_option("--warmup", o.warmup,
+                                    "Requests before the measured ones, as aiperf --warmup-request-count; 0 counts the first burst "
+                                    "(default: one cycle of the clients)")
+                        ->check(CLI::Range(uint64_t{0}, kMaxServeRequests));
   cmd->add_option("--prefix-hit", o.request.load.prefix_hit, "Share of each prompt already in the prefix cache (0-1)")
       ->check(CLI::Range(0.0, 0.99));
   cmd->add_flag("--disaggregated", o.request.disaggregated, "Prefill and decode on separate worker pools");

@@ -96,6 +96,32 @@ TEST_CASE("one client: TTFT is the prompt's prefill step, TPOT the mean decode s
   CHECK(r.mean_decode_batch == Approx(1.0));
 }
 
+TEST_CASE("with no warm-up the first burst of prompts is measured") {
+  ServingLoad load = closed(2, 1000, 11);
+  load.warmup_requests = 0;
+  load.requests = 2;
+  const ServingResult r = simulate_serving(one_pool(round_rank()), load);
+  // Both prompts arrive at t = 0 and share one 2000-token step: GEMMs 2000 x 2e9 / 1e15 = 4 ms
+  // (> weights 1 ms), attention 2 x 5e5 x 1e5 / 1e14 = 1 ms (> KV 2e8 / 1e12 = 0.2 ms), + 1 ms.
+  CHECK(r.ttft_s.mean == Approx(6e-3));
+  CHECK(r.warmup_requests == 0);
+  CHECK(r.measured_requests == 2);
+}
+
+TEST_CASE("a burst of prompts waits longer for its first token than clients spread by a warm-up cycle") {
+  // 32 prompts of 1000 tokens need four 8192-token steps when they arrive together; after a
+  // warm-up cycle the clients' requests arrive spread over those steps and prefill as they come.
+  ServingLoad burst = closed(32, 1000, 64);
+  burst.warmup_requests = 0;
+  burst.requests = 32;
+  const ServingLoad steady = closed(32, 1000, 64);
+  const ServingResult a = simulate_serving(one_pool(round_rank()), burst);
+  const ServingResult b = simulate_serving(one_pool(round_rank()), steady);
+  CHECK(b.warmup_requests == 32);
+  CHECK(b.measured_requests == 64);
+  CHECK(a.ttft_s.mean > 1.5 * b.ttft_s.mean);
+}
+
 TEST_CASE("reserve-full admission runs only what the pool holds at full length") {
   StepModel m = round_rank();
   m.admission = KvAdmission::kReserveFull;
