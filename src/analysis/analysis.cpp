@@ -65,9 +65,12 @@ ExpertGemm expert_gemm(const ModelSpec& m, double tokens, double half_tokens) {
   g.touched_fraction = experts_touched_fraction(m, tokens);
   const double k = static_cast<double>(m.num_experts_per_tok), n = static_cast<double>(m.num_experts);
   g.tokens_per_expert = std::max(tokens, 1.0) * k / (n * g.touched_fraction);
-  // Small per-expert products fill only part of the kernel's token tiles: a saturating efficiency.
-  if (half_tokens > 0) g.efficiency_factor = g.tokens_per_expert / (g.tokens_per_expert + half_tokens);
+  g.efficiency_factor = grouped_gemm_fill(g.tokens_per_expert, half_tokens);
   return g;
+}
+
+double grouped_gemm_fill(double tokens_per_expert, double half_tokens) {
+  return half_tokens > 0 && tokens_per_expert > 0 ? tokens_per_expert / (tokens_per_expert + half_tokens) : 1.0;
 }
 
 namespace {

@@ -5,6 +5,8 @@
 // once per iteration.
 #include "optadvisor/analysis/serving_step.hpp"
 
+#include "optadvisor/analysis/analysis.hpp"
+
 #include <algorithm>
 #include <cmath>
 
@@ -173,6 +175,7 @@ void set_era(StepModel& m, const ServingEra& era) {
   m.link_bytes_per_s = m.peak_link_bytes_per_s * era.communication_efficiency;
   m.step_overhead_s = era.step_overhead_s;
   m.layer_overhead_s = era.layer_overhead_s;
+  m.expert_gemm_half_tokens = era.expert_gemm_half_tokens;
 }
 
 StepCost step_cost(const StepModel& m, const StepMix& mix) {
@@ -184,7 +187,9 @@ StepCost step_cost(const StepModel& m, const StepMix& mix) {
   // each picks k of E: 1 - (1 - k/E)^tokens.
   const double touched = m.expert_pick > 0 ? 1.0 - std::pow(1.0 - m.expert_pick, worker_tokens) : 0.0;
   const double weights_t = (m.dense_weight_bytes + m.expert_weight_bytes * touched) / m.bandwidth_bytes_per_s;
-  const double linear_t = (m.dense_flops_per_token * tokens + m.expert_flops_per_token * worker_tokens) / m.gemm_flops_per_s;
+  // The routed experts' grouped GEMMs fill their token tiles with t = worker tokens x k / (E x touched) rows each.
+  const double expert_fill = touched > 0 ? grouped_gemm_fill(worker_tokens * m.expert_pick / touched, m.expert_gemm_half_tokens) : 1.0;
+  const double linear_t = (m.dense_flops_per_token * tokens + m.expert_flops_per_token * worker_tokens / expert_fill) / m.gemm_flops_per_s;
   double kv_bytes = m.kv_bytes_per_token_full * (mix.decode_context_full + mix.prefill_kv_tokens_full) +
                     m.kv_bytes_per_token_sliding * (mix.decode_context_sliding + mix.prefill_kv_tokens_sliding) +
                     2.0 * m.state_bytes_per_sequence * mix.decode_sequences;

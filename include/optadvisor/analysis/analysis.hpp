@@ -24,11 +24,11 @@ struct MemoryBreakdown {
   double reserved_bytes = 0;  ///< what the engine claims up front (vLLM), else total
   double limit_bytes = 0;     ///< what the engine may use: capacity, or capacity x its reserve fraction
   bool fits = false;
-  double kv_bytes_per_token = 0;  ///< per sequence, all layers, at the window-capped full context average
-  uint64_t max_batch = 0;         ///< sequences of this context that fit
-  uint64_t max_context = 0;       ///< tokens per sequence that fit at this batch
-  uint64_t offloaded_layers = 0;  ///< llama.cpp layers kept in host memory
-  double offloaded_bytes = 0;     ///< weights of those layers, per device
+  double kv_bytes_per_token = 0;    ///< per sequence, all layers, at the window-capped full context average
+  uint64_t max_batch = 0;           ///< sequences of this context that fit
+  uint64_t max_context = 0;         ///< tokens per sequence that fit at this batch
+  uint64_t offloaded_layers = 0;    ///< llama.cpp layers kept in host memory
+  double offloaded_bytes = 0;       ///< weights of those layers, per device
   uint64_t host_expert_layers = 0;  ///< MoE layers whose routed experts stay in host memory (--n-cpu-moe, --cpu-moe)
   double host_expert_bytes = 0;     ///< those experts' bytes, in host memory (not in weights_bytes)
   uint64_t total_layers = 0;
@@ -128,5 +128,8 @@ struct ExpertGemm {
   double efficiency_factor = 1.0;  ///< t / (t + half_tokens): multiplies the dense prefill efficiency
 };
 ExpertGemm expert_gemm(const ModelSpec& m, double tokens, double half_tokens);
+/// The share of a grouped GEMM's peak rate products of `tokens_per_expert` rows reach: small
+/// products fill only part of the kernel's token tiles, t / (t + half_tokens); 1 when half_tokens is 0.
+double grouped_gemm_fill(double tokens_per_expert, double half_tokens);
 
 }  // namespace optadvisor

@@ -72,6 +72,7 @@ struct StepModel {
   double attention_flops_per_s = 0;
   double step_overhead_s = 0;
   double layer_overhead_s = 0;
+  double expert_gemm_half_tokens = 0;  ///< the era's grouped-GEMM tile fill (0 = experts at the dense GEMM efficiency)
   double layers = 0;
   double moe_layers = 0;
 

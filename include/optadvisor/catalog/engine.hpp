@@ -95,13 +95,16 @@ enum class KvAdmission {
 /// Efficiencies of one engine version range, fitted on measured serving runs
 /// (bench/data/serving.csv): physical rates, never per run or per device.
 struct ServingEra {
-  std::string from_version;                ///< first version this era covers ("0.0" = every older one)
-  double bandwidth_efficiency = 0.8;       ///< memory-bound kernels: achieved / peak memory bandwidth
-  double gemm_efficiency = 0.6;            ///< weight GEMMs: achieved / peak matrix rate of the compute dtype
-  double attention_efficiency = 0.4;       ///< attention kernels: achieved / peak bf16 matrix rate
-  double step_overhead_s = 0.001;          ///< scheduling, sampling and detokenization per iteration
-  double layer_overhead_s = 0;             ///< kernel launches per layer per iteration not hidden by graphs
-  double communication_efficiency = 0.7;   ///< achieved / per-direction link bandwidth in all-reduce and all-to-all
+  std::string from_version;               ///< first version this era covers ("0.0" = every older one)
+  double bandwidth_efficiency = 0.8;      ///< memory-bound kernels: achieved / peak memory bandwidth
+  double gemm_efficiency = 0.6;           ///< weight GEMMs: achieved / peak matrix rate of the compute dtype
+  double attention_efficiency = 0.4;      ///< attention kernels: achieved / peak bf16 matrix rate
+  double step_overhead_s = 0.001;         ///< scheduling, sampling and detokenization per iteration
+  double layer_overhead_s = 0;            ///< kernel launches per layer per iteration not hidden by graphs
+  double communication_efficiency = 0.7;  ///< achieved / per-direction link bandwidth in all-reduce and all-to-all
+  /// Routed experts' grouped GEMMs run at gemm_efficiency x t / (t + this), t = tokens per expert in
+  /// the step (as llama.cpp's grouped_expert_gemm); 0 = at the dense GEMM efficiency.
+  double expert_gemm_half_tokens = 0;
   std::vector<std::string> calibrated_on;  ///< what the fit used (a summary of the rows)
 };
 

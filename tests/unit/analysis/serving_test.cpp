@@ -70,6 +70,24 @@ TEST_CASE("a prefill chunk is bound by its GEMMs and attention math") {
   CHECK(c.compute_s == Approx(2.5e-3));
 }
 
+TEST_CASE("routed experts' grouped GEMMs run at the fill of their token tiles") {
+  StepModel m = round_rank();
+  m.expert_pick = 0.5;             // k / E = 1 / 2
+  m.expert_flops_per_token = 2e9;  // routed experts' math per token, as much again as the dense part
+  m.expert_gemm_half_tokens = 100;
+  StepMix mix;
+  mix.prefill_tokens = 1000;
+  mix.worker_tokens = 1000;
+  mix.prefill_attention_full = 1000.0 * 1000.0 / 2;
+  mix.prefill_kv_tokens_full = 1000;
+  // Every expert is touched (1 - 0.5^1000 = 1) and gets t = 1000 x 0.5 = 500 tokens: fill 500 / 600.
+  // GEMMs 1000 x 2e9 / 1e15 = 2 ms dense + 2 ms / (5 / 6) = 2.4 ms experts (> weights 1 ms);
+  // attention 0.5 ms (> KV 0.1 ms); + 1 ms overhead.
+  CHECK(step_cost(m, mix).time_s == Approx(5.9e-3));
+  m.expert_gemm_half_tokens = 0;  // at the dense GEMM efficiency: 2 + 2 + 0.5 + 1
+  CHECK(step_cost(m, mix).time_s == Approx(5.5e-3));
+}
+
 TEST_CASE("a DSA decode step reads every indexer key but only the top-k latents; linear layers their state") {
   StepModel m = round_rank();
   m.sparse_topk = 100;
