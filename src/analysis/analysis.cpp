@@ -288,6 +288,14 @@ void fill_factors(const Scenario& s, Factors& f) {
   f.peak_bandwidth_bytes_per_s = hw.memory_bandwidth_bytes_per_s;
   f.decode_bandwidth_efficiency = std::min(1.0, backend.decode_bandwidth_efficiency * qe.decode);
   f.achievable_bandwidth_bytes_per_s = f.peak_bandwidth_bytes_per_s * f.decode_bandwidth_efficiency;
+  if (backend.bytes_per_s_per_compute_unit > 0 && hw.compute_units && *hw.compute_units > 0) {
+    const double ceiling = static_cast<double>(*hw.compute_units) * backend.bytes_per_s_per_compute_unit;
+    if (ceiling < f.achievable_bandwidth_bytes_per_s) {
+      f.compute_unit_bandwidth_ceiling_bytes_per_s = ceiling;
+      f.achievable_bandwidth_bytes_per_s = ceiling;
+      f.decode_bandwidth_efficiency = ceiling / f.peak_bandwidth_bytes_per_s;
+    }
+  }
   std::string dtype = w.quantized && !backend.quantized_compute_dtype.empty() ? backend.quantized_compute_dtype : backend.compute_dtype;
   // FP8/FP4 checkpoints run on the native matrix path where the device has it (GGUF files have none).
   if (!w.native_compute_dtype.empty() && hw.capabilities.has(w.native_capability)) dtype = w.native_compute_dtype;

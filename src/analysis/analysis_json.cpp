@@ -180,6 +180,8 @@ nlohmann::json estimate_json(const PreparedScenario& ps, const Analysis& a) {
                     {"flash_attention", f.flash_attention},
                     {"calibrated_on", ps.scenario.engine.backend->calibrated_on.size()}};
   if (f.link_bandwidth_bytes_per_s > 0) out["factors"]["link_bandwidth_bytes_per_s"] = f.link_bandwidth_bytes_per_s;
+  if (f.compute_unit_bandwidth_ceiling_bytes_per_s > 0)
+    out["factors"]["compute_unit_bandwidth_ceiling_bytes_per_s"] = f.compute_unit_bandwidth_ceiling_bytes_per_s;
   out["factors"]["calibration"] = calibration_json(ps);
   out["warnings"] = a.warnings;
   std::vector<std::string> notes = ps.notes;

@@ -96,6 +96,7 @@ BackendProfile read_backend(const std::string& name, const nlohmann::json& b, st
   bp.name = name;
   bp.decode_bandwidth_efficiency = b.at("decode_bandwidth_efficiency").get<double>();
   bp.prefill_compute_efficiency = b.at("prefill_compute_efficiency").get<double>();
+  bp.bytes_per_s_per_compute_unit = b.value("bytes_per_s_per_compute_unit", 0.0);
   bp.compute_dtype = b.value("compute_dtype", std::string{"fp16"});
   bp.quantized_compute_dtype = b.value("quantized_compute_dtype", std::string{});
   if (b.contains("grouped_expert_gemm")) bp.expert_gemm_half_tokens = b.at("grouped_expert_gemm").at("half_tokens").get<double>();

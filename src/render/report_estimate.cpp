@@ -24,6 +24,19 @@ std::string memory_text(const MemoryBreakdown& m, bool md) {
   return md ? t.to_markdown() : t.to_text();
 }
 
+/// The achievable bandwidth and where it comes from: peak x efficiency, or the engine's per-unit ceiling.
+std::string bandwidth_text(const Scenario& s, const Factors& f) {
+  if (!(f.compute_unit_bandwidth_ceiling_bytes_per_s > 0))
+    return fmt::format("{} peak x {:.2f} efficiency = {}", format_bandwidth(f.peak_bandwidth_bytes_per_s), f.decode_bandwidth_efficiency,
+                       format_bandwidth(f.achievable_bandwidth_bytes_per_s));
+  const double per_unit = s.engine.backend->bytes_per_s_per_compute_unit;
+  return fmt::format("{} peak, but the engine's kernels read at most {} per {}: {} x {} = {} ({:.2f} of peak)",
+                     format_bandwidth(f.peak_bandwidth_bytes_per_s), format_bandwidth(per_unit),
+                     s.hardware->compute_unit_kind.empty() ? "compute unit" : s.hardware->compute_unit_kind,
+                     s.hardware->compute_units.value_or(0), format_bandwidth(per_unit),
+                     format_bandwidth(f.achievable_bandwidth_bytes_per_s), f.decode_bandwidth_efficiency);
+}
+
 }  // namespace
 
 std::string gpus_text(const Workload& w) {
@@ -81,8 +94,7 @@ std::string render_estimate(const PreparedScenario& ps, const Analysis& a, Outpu
                                       a.decode.tokens_per_s * a.sustained_factor, a.sustained_factor * 100));
   }
   out += heading("How this was estimated");
-  out += item("bandwidth", fmt::format("{} peak x {:.2f} efficiency = {}", format_bandwidth(f.peak_bandwidth_bytes_per_s),
-                                       f.decode_bandwidth_efficiency, format_bandwidth(f.achievable_bandwidth_bytes_per_s)));
+  out += item("bandwidth", bandwidth_text(s, f));
   out += item("compute", fmt::format("{} {} peak x {:.2f} efficiency = {}", f.compute_dtype, format_flops(f.peak_compute_flops_per_s),
                                      f.prefill_compute_efficiency, format_flops(f.achievable_compute_flops_per_s)));
   out += item("overhead", fmt::format("{} per layer per step{}, {} per step", format_seconds(f.layer_overhead_s),

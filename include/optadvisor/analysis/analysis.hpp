@@ -78,6 +78,9 @@ struct Factors {
   std::string compute_dtype;
   double achievable_compute_flops_per_s = 0;
   double decode_bandwidth_efficiency = 0;
+  /// Set when the backend's per-compute-unit ceiling binds: compute units x bytes/s per unit
+  /// (achievable_bandwidth_bytes_per_s is then this, and decode_bandwidth_efficiency its share of peak).
+  double compute_unit_bandwidth_ceiling_bytes_per_s = 0;
   double prefill_compute_efficiency = 0;
   double layer_overhead_s = 0;
   double step_overhead_s = 0;

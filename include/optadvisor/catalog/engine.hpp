@@ -33,9 +33,13 @@ struct VectorOnlyDevices {
 struct BackendProfile {
   std::string name;                          ///< "cuda", "metal", "default", ...
   double decode_bandwidth_efficiency = 0.7;  ///< achieved / peak memory bandwidth in decode
-  double prefill_compute_efficiency = 0.5;   ///< achieved / peak matrix FLOP/s in prefill
-  std::string compute_dtype = "fp16";        ///< the peak prefill efficiency refers to, for 16/32-bit weights
-  std::string quantized_compute_dtype;       ///< the same for quantized weights ("int8": llama.cpp's MMQ kernels); "" = compute_dtype
+  /// The most one compute unit (SM) of the backend's memory-bound kernels reads per second: the bytes
+  /// it keeps in flight over the memory latency (Little's law). Binds on GPUs whose bandwidth per
+  /// unit is high (HBM parts); 0 = no such ceiling.
+  double bytes_per_s_per_compute_unit = 0;
+  double prefill_compute_efficiency = 0.5;  ///< achieved / peak matrix FLOP/s in prefill
+  std::string compute_dtype = "fp16";       ///< the peak prefill efficiency refers to, for 16/32-bit weights
+  std::string quantized_compute_dtype;      ///< the same for quantized weights ("int8": llama.cpp's MMQ kernels); "" = compute_dtype
   /// Routed experts' grouped GEMMs in prefill (llama.cpp mul_mat_id) run at prefill_compute_efficiency
   /// x t / (t + expert_gemm_half_tokens), t = tokens per expert in one ubatch; 0 = at the dense efficiency.
   double expert_gemm_half_tokens = 0;
