@@ -613,7 +613,7 @@ void parse_unquantified(const nlohmann::json& j, const RuleContext& x, Rule& r) 
   if (!r.under_load.empty() && r.not_quantified.empty())
     c.add(pointer + "/under_load", "'under_load' goes with 'not_quantified': a computed rule shows its effect itself");
   if (!r.under_load.empty() && !is_load_comparison(r.under_load))
-    c.add(pointer + "/under_load", fmt::format("no load comparison '{}' (known: disaggregate)", r.under_load));
+    c.add(pointer + "/under_load", fmt::format("no load comparison '{}' (known: {})", r.under_load, load_comparison_names()));
 }
 
 void parse_how(const nlohmann::json& j, const RuleContext& x, Rule& r) {

@@ -2,6 +2,7 @@
 #include "optadvisor/advisor/under_load.hpp"
 
 #include <algorithm>
+#include <array>
 
 #include <fmt/format.h>
 
@@ -9,8 +10,107 @@
 #include "optadvisor/base/error.hpp"
 
 namespace optadvisor {
+namespace {
 
-bool is_load_comparison(const std::string& kind) { return kind == "disaggregate"; }
+/// The comparisons rules may name, each a function of the scenario's own layout and load.
+constexpr std::array<std::string_view, 3> kComparisons = {"disaggregate", "chunked-prefill", "expert-parallel"};
+
+/// One worker of the scenario's tp x pp layout under a closed loop of `clients`, at the
+/// scenario's prompt, generation and prefix-cache hit.
+ServeRequest one_pool(const ScenarioRequest& request, const Workload& w, uint32_t workers, uint64_t clients) {
+  ServeRequest r;
+  r.scenario = request;
+  r.scenario.batch.reset();
+  r.scenario.replicas = 1;
+  ServingLayout layout;
+  layout.tp = w.tp;
+  layout.pp = w.pp;
+  r.aggregated = {workers, layout, 0};
+  r.load.concurrency = std::max<uint64_t>(clients, 1);
+  r.load.prompt_tokens = w.prompt_tokens;
+  r.load.gen_tokens = std::max<uint64_t>(w.gen_tokens, 1);
+  r.load.prefix_hit = w.prefix_cached_fraction;
+  return r;
+}
+
+std::string per_worker(const ServingLayout& l) {
+  return l.tp > 1 || l.pp > 1 ? fmt::format(" x tp {} pp {}", l.tp, l.pp) : std::string();
+}
+
+std::string setting_of(uint32_t gpus, const ServeRequest& r) {
+  return fmt::format("{} GPU{}, a closed loop of {} clients, prompt {} + gen {} tokens", gpus, gpus == 1 ? "" : "s", r.load.concurrency,
+                     r.load.prompt_tokens, r.load.gen_tokens);
+}
+
+/// Disaggregation: the same two workers of the scenario's layout, serving together or as one
+/// prefill and one decode worker, under a closed loop of the two workers' batches.
+LoadComparison disaggregate(const Catalog& catalog, const ScenarioRequest& request, const Workload& w, uint64_t batch) {
+  ServeRequest agg = one_pool(request, w, 2, 2 * batch);
+  ServeRequest dis = agg;
+  dis.disaggregated = true;
+  dis.prefill = {1, agg.aggregated.layout, 0};
+  dis.decode = {1, agg.aggregated.layout, 0};
+  LoadComparison out;
+  out.base = simulate_serving(prepare_serving(catalog, agg).setup, agg.load);
+  out.alt = simulate_serving(prepare_serving(catalog, dis).setup, dis.load);
+  out.setting = setting_of(2 * agg.aggregated.layout.gpus(), agg);
+  out.base_label = "aggregated: 2 workers" + per_worker(agg.aggregated.layout);
+  out.alt_label = "disaggregated: 1 prefill + 1 decode worker" + per_worker(agg.aggregated.layout);
+  return out;
+}
+
+/// Chunked prefill: one worker of the scenario's layout, its steps formed as prefill-only
+/// batches that pause decoding (SGLang's default) or as decode steps topped up with prompt
+/// chunks under the token budget (vLLM's and TensorRT-LLM's), under a closed loop of its batch.
+LoadComparison chunked_prefill(const Catalog& catalog, const ScenarioRequest& request, const Workload& w, uint64_t batch,
+                               ServingScheduler engine_default) {
+  const ServeRequest r = one_pool(request, w, 1, batch);
+  const ServingSetup setup = prepare_serving(catalog, r).setup;
+  auto with = [&](ServingScheduler scheduler) {
+    ServingSetup s = setup;
+    for (ServingPool& pool : s.pools) pool.step.scheduler = scheduler;
+    return simulate_serving(s, r.load);
+  };
+  LoadComparison out;
+  out.base = with(ServingScheduler::kPrefillFirst);
+  out.alt = with(ServingScheduler::kMixed);
+  out.setting = setting_of(r.aggregated.layout.gpus(), r);
+  const auto mark = [&](ServingScheduler s) { return s == engine_default ? std::string(" (the engine's default)") : std::string(); };
+  out.base_label = "prefill-only steps, decode paused" + mark(ServingScheduler::kPrefillFirst);
+  out.alt_label = "prompt chunks mixed into decode steps" + mark(ServingScheduler::kMixed);
+  return out;
+}
+
+/// Expert parallelism with data-parallel attention on the scenario's tp GPUs: each GPU holds
+/// a whole attention replica (its own sequences and KV cache) and tp-th of the routed experts,
+/// tokens exchanged by all-to-all, against one tensor-parallel rank over the same GPUs.
+LoadComparison expert_parallel(const Catalog& catalog, const ScenarioRequest& request, const Workload& w, uint64_t batch) {
+  const ServeRequest tp = one_pool(request, w, 1, batch);
+  ServeRequest ep = tp;
+  ep.aggregated.layout.tp = 1;
+  ep.aggregated.layout.dp_attention = w.tp;
+  ep.aggregated.layout.ep = w.tp;
+  LoadComparison out;
+  out.base = simulate_serving(prepare_serving(catalog, tp).setup, tp.load);
+  out.alt = simulate_serving(prepare_serving(catalog, ep).setup, ep.load);
+  out.setting = setting_of(tp.aggregated.layout.gpus(), tp);
+  out.base_label = fmt::format("tensor parallel {}", w.tp) + (w.pp > 1 ? fmt::format(" x pp {}", w.pp) : std::string());
+  out.alt_label = fmt::format("data-parallel attention {} x expert parallel {}", w.tp, w.tp) +
+                  (w.pp > 1 ? fmt::format(" x pp {}", w.pp) : std::string());
+  return out;
+}
+
+}  // namespace
+
+bool is_load_comparison(const std::string& kind) {
+  return std::find(kComparisons.begin(), kComparisons.end(), kind) != kComparisons.end();
+}
+
+std::string load_comparison_names() {
+  std::string out;
+  for (std::string_view k : kComparisons) out += (out.empty() ? "" : ", ") + std::string(k);
+  return out;
+}
 
 std::optional<LoadComparison> compare_under_load(const std::string& kind, const Catalog& catalog, const ScenarioRequest& request,
                                                  const PreparedScenario& prepared, const Analysis& analysis, std::string& why) {
@@ -19,44 +119,33 @@ std::optional<LoadComparison> compare_under_load(const std::string& kind, const 
     why = fmt::format("no load comparison '{}'", kind);
     return std::nullopt;
   }
-  if (!s.engine.engine->serving.enabled()) {
-    why = fmt::format("{} has no serving model", s.engine.engine->id);
+  const EngineProfile& engine = *s.engine.engine;
+  if (!engine.serving.enabled()) {
+    why = fmt::format("{} has no serving model", engine.id);
     return std::nullopt;
   }
-  // Disaggregation: the same two workers of the scenario's layout, serving together or as one
-  // prefill and one decode worker, under a closed loop of the two workers' batches.
   const Workload& w = s.workload;
-  ServingLayout layout;
-  layout.tp = w.tp;
-  layout.pp = w.pp;
-  ServeRequest agg;
-  agg.scenario = request;
-  agg.scenario.batch.reset();
-  agg.scenario.replicas = 1;
-  agg.aggregated = {2, layout, 0};
-  agg.load.concurrency = 2 * std::max<uint64_t>(analysis.batch, 1);
-  agg.load.prompt_tokens = w.prompt_tokens;
-  agg.load.gen_tokens = std::max<uint64_t>(w.gen_tokens, 1);
-  agg.load.prefix_hit = w.prefix_cached_fraction;
-  ServeRequest dis = agg;
-  dis.disaggregated = true;
-  dis.prefill = {1, layout, 0};
-  dis.decode = {1, layout, 0};
-  LoadComparison out;
-  out.kind = kind;
+  const uint64_t batch = std::max<uint64_t>(analysis.batch, 1);
+  if (kind == "expert-parallel") {
+    if (s.model.num_experts == 0) {
+      why = fmt::format("{} has no routed experts", s.model.name);
+      return std::nullopt;
+    }
+    if (w.tp < 2) {
+      why = "one GPU per worker: nothing to spread the experts over (pass --tp)";
+      return std::nullopt;
+    }
+  }
   try {
-    out.base = simulate_serving(prepare_serving(catalog, agg).setup, agg.load);
-    out.alt = simulate_serving(prepare_serving(catalog, dis).setup, dis.load);
+    LoadComparison out = kind == "disaggregate"      ? disaggregate(catalog, request, w, batch)
+                         : kind == "chunked-prefill" ? chunked_prefill(catalog, request, w, batch, engine.serving.scheduler)
+                                                     : expert_parallel(catalog, request, w, batch);
+    out.kind = kind;
+    return out;
   } catch (const Error& e) {
     why = fmt::format("the serving simulation does not run this layout: {}", e.what());
     return std::nullopt;
   }
-  const std::string per_worker = layout.tp > 1 || layout.pp > 1 ? fmt::format(" x tp {} pp {}", layout.tp, layout.pp) : std::string();
-  out.setting = fmt::format("{} GPUs, a closed loop of {} clients, prompt {} + gen {} tokens", 2 * layout.gpus(), agg.load.concurrency,
-                            agg.load.prompt_tokens, agg.load.gen_tokens);
-  out.base_label = "aggregated: 2 workers" + per_worker;
-  out.alt_label = "disaggregated: 1 prefill + 1 decode worker" + per_worker;
-  return out;
 }
 
 }  // namespace optadvisor

@@ -257,6 +257,7 @@ namespace {
 /// One side of a load comparison in JSON.
 nlohmann::json load_side_json(const std::string& label, const ServingResult& r) {
   return {{"layout", label},
+          {"fits", r.fits},
           {"ttft_p90_s", r.ttft_s.p90},
           {"tpot_p90_s", r.tpot_s.p90},
           {"ttft_mean_s", r.ttft_s.mean},
@@ -536,6 +537,7 @@ std::string alternatives_text(const Advice& a, const AdviceWriter& w) {
 
 /// One side of a load comparison: "aggregated: 2 workers: TTFT p90 210 ms, TPOT p90 9.1 ms, 3210 tok/s".
 std::string load_side_text(const std::string& label, const ServingResult& r) {
+  if (!r.fits) return label + ": does not fit (the weights leave no room for a sequence's KV cache)";
   return fmt::format("{}: TTFT p90 {}, TPOT p90 {}, {:.0f} output tok/s", label, format_seconds(r.ttft_s.p90), format_seconds(r.tpot_s.p90),
                      r.output_tokens_per_s);
 }
