@@ -12,6 +12,22 @@ namespace {
 
 constexpr std::size_t kShown = 10;
 
+nlohmann::json pool_json(const ServePoolRequest& p, double rate_per_worker) {
+  return {{"workers", p.workers},
+          {"layout", {{"tp", p.layout.tp}, {"ep", p.layout.ep}, {"dp_attention", p.layout.dp_attention}, {"gpus_per_worker", p.layout.gpus()}}},
+          {"rate_per_worker_per_s", rate_per_worker}};
+}
+
+nlohmann::json disaggregated_json(const DisaggregatedSizing& d) {
+  return {{"prefill", pool_json(d.prefill, d.prefill_rate_per_s)}, {"decode", pool_json(d.decode, d.decode_rate_per_s)}};
+}
+
+/// "tp 2", or "prefill 2 x tp 1 + decode 1 x tp 4" for a disaggregated deployment.
+std::string candidate_layout_text(const CapacityCandidate& c) {
+  if (!c.disaggregated) return layout_text(c.layout.layout);
+  return fmt::format("prefill {} x {} + decode {} x {}", c.disaggregated->prefill.workers, layout_text(c.disaggregated->prefill.layout),
+                     c.disaggregated->decode.workers, layout_text(c.disaggregated->decode.layout));
+}
 
 }  // namespace
 
@@ -25,6 +41,8 @@ nlohmann::json capacity_json(const CapacityRequest& q, const CapacityPlan& plan)
                           {"ep", c.layout.layout.ep},
                           {"dp_attention", c.layout.layout.dp_attention},
                           {"gpus_per_replica", c.layout.layout.gpus()}}},
+                        {"mode", c.disaggregated ? "disaggregated" : "aggregated"},
+                        {"disaggregated", c.disaggregated ? disaggregated_json(*c.disaggregated) : nlohmann::json(nullptr)},
                         {"replica_rate_per_s", c.replica_rate_per_s},
                         {"replicas", c.replicas},
                         {"gpus", c.gpus},
@@ -54,6 +72,7 @@ nlohmann::json capacity_json(const CapacityRequest& q, const CapacityPlan& plan)
           {"best", plan.candidates.empty() ? nlohmann::json(nullptr) : list.front()},
           {"candidates", list},
           {"layouts_evaluated", plan.layouts_evaluated},
+          {"disaggregated_pairs", plan.disaggregated_pairs},
           {"simulations", plan.simulations},
           {"notes", plan.notes}};
 }
@@ -79,8 +98,8 @@ std::string render_capacity(const CapacityRequest& q, const CapacityPlan& plan, 
       const auto& c = plan.candidates[i];
       std::vector<std::string> row = {std::to_string(i + 1),
                                       std::to_string(c.gpus),
-                                      std::to_string(c.replicas),
-                                      layout_text(c.layout.layout),
+                                      c.disaggregated ? std::string("-") : std::to_string(c.replicas),
+                                      candidate_layout_text(c),
                                       c.engine,
                                       c.quant,
                                       fmt::format("{:.3g}", c.replica_rate_per_s),
@@ -93,7 +112,8 @@ std::string render_capacity(const CapacityRequest& q, const CapacityPlan& plan, 
     out += markdown ? t.to_markdown() : t.to_text();
     if (plan.candidates.size() > kShown) out += fmt::format("... {} more in --json\n", plan.candidates.size() - kShown);
   }
-  out += fmt::format("\n{} layouts evaluated, {} simulations\n", plan.layouts_evaluated, plan.simulations);
+  out += fmt::format("\n{} layouts evaluated, {} prefill x decode pairs sized, {} simulations\n", plan.layouts_evaluated,
+                     plan.disaggregated_pairs, plan.simulations);
   for (const auto& n : plan.notes) out += "note: " + n + "\n";
   return out;
 }

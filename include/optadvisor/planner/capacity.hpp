@@ -3,10 +3,13 @@
 // request rate at given lengths within TTFT and TPOT SLOs. Enumerates engine
 // x weight format x layout (tensor parallel; for MoE models expert parallel
 // and data-parallel attention), finds each layout's capacity per replica with
-// the serving simulation, and sizes the replicas.
+// the serving simulation, and sizes the replicas; and, disaggregated, each
+// layout's capacity as a prefill worker and as a decode worker, sizes both
+// pools for every pair of layouts, and simulates the best pairs whole.
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,14 +27,23 @@ struct CapacityRequest {
   double slo_tpot_s = 0;        ///< required (> 0)
   double slo_attainment = 0.9;  ///< share of requests that must meet both SLOs
   uint32_t max_gpus = 64;
-  double gpu_hour_usd = 0;  ///< 0 = no cost
+  double gpu_hour_usd = 0;      ///< 0 = no cost
+  bool disaggregated = true;  ///< also size prefill + decode pools (off with --aggregated-only)
+};
+
+/// A disaggregated deployment: prefill workers of one layout, decode workers of another.
+struct DisaggregatedSizing {
+  ServePoolRequest prefill, decode;  ///< each pool's layout and worker count
+  double prefill_rate_per_s = 0;     ///< the most one prefill worker serves within the TTFT SLO
+  double decode_rate_per_s = 0;      ///< the most one decode worker serves within both SLOs
 };
 
 struct CapacityCandidate {
   std::string engine;
   std::string quant;
-  ServePoolRequest layout;        ///< one replica
-  double replica_rate_per_s = 0;  ///< the most one replica serves within the SLOs
+  ServePoolRequest layout;        ///< one replica (disaggregated: the decode pool's layout)
+  std::optional<DisaggregatedSizing> disaggregated;  ///< set for a prefill + decode deployment (replicas 1)
+  double replica_rate_per_s = 0;  ///< the most one replica serves within the SLOs (disaggregated: the sized pools')
   uint32_t replicas = 0;
   uint32_t gpus = 0;
   ServingResult at_load;  ///< one replica at its share of the rate
@@ -41,7 +53,8 @@ struct CapacityCandidate {
 
 struct CapacityPlan {
   std::vector<CapacityCandidate> candidates;  ///< meeting the SLOs within max_gpus, best first
-  std::size_t layouts_evaluated = 0;
+  std::size_t layouts_evaluated = 0;        ///< aggregated replicas, prefill workers and decode workers evaluated
+  std::size_t disaggregated_pairs = 0;      ///< prefill x decode layout pairs sized
   std::size_t simulations = 0;
   double gpu_hour_usd = 0;     ///< the price costs use: --gpu-hour-usd, else the device's list price (0 = none)
   std::string gpu_hour_from;   ///< "--gpu-hour-usd", or the title of the profile's price source

@@ -42,10 +42,13 @@ void register_plan(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--max-gpus", q->max_gpus, "Most GPUs a plan may use")->check(CLI::Range(1u, 4096u))->capture_default_str();
   cmd->add_option("--gpu-hour-usd", q->gpu_hour_usd, "Price of one GPU-hour, for cost per million output tokens")
       ->check(CLI::Range(0.0, 1000.0));
+  auto aggregated_only = std::make_shared<bool>(false);
+  cmd->add_flag("--aggregated-only", *aggregated_only, "Size replicas of one pool only, not disaggregated prefill + decode pools");
   format->attach(cmd, true, false);
-  cmd->callback([q, format, &global] {
+  cmd->callback([q, format, aggregated_only, &global] {
     const Catalog& catalog = load_catalog(global);
     CapacityRequest request = *q;
+    request.disaggregated = !*aggregated_only;
     request.scenario.hardware = resolve_hw_auto(request.scenario.hardware, catalog, &request.scenario.hardware_detected);
     const bool bar = isatty(STDERR_FILENO) != 0;
     const CapacityPlan plan = plan_capacity(catalog, request, [bar](std::size_t done, std::size_t total) {
