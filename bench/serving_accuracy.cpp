@@ -106,9 +106,10 @@ ServePoolRequest pool(const CsvRow& r, const std::string& prefix) {
   p.layout.pp = num(r, prefix + "pp");
   p.layout.dp_attention = num(r, prefix + "attention_dp");
   p.layout.ep = num(r, prefix + "moe_ep");
-  // The measured run's batch limit per worker (aiconfigurator's prefill_batch / decode_batch), per attention rank here.
-  if (!prefix.empty()) p.max_batch = std::max<uint64_t>(1, num(r, prefix + "batch", 0) / p.layout.dp_attention);
-  if (!prefix.empty() && num(r, prefix + "batch", 0) == 0) p.max_batch = 0;
+  // The measured run's batch limit (aiconfigurator's prefill_batch / decode_batch) is per attention
+  // rank, as max_batch is: workers x dp_attention x decode_batch equals the concurrency in every
+  // row that records them (1920 clients on 5 workers of dp-attention 8 at decode_batch 48).
+  if (!prefix.empty()) p.max_batch = num(r, prefix + "batch", 0);
   return p;
 }
 
@@ -150,6 +151,12 @@ Loaded load_rows(const Catalog& catalog, const std::string& path, bool all_stead
     req.load.concurrency = num(raw, "concurrency");
     req.load.prompt_tokens = num(raw, "isl");
     req.load.gen_tokens = num(raw, "osl");
+    if (row.mode == "disagg" && (raw.at("prefill_workers").empty() || raw.at("decode_workers").empty())) {
+      // How many prefill and decode workers served the load decides the whole result (1,600 clients
+      // on one prefill worker queue for minutes); a run that does not record them cannot be compared.
+      ++out.unmapped["disaggregated run without its prefill and decode worker counts"];
+      continue;
+    }
     if (row.mode == "disagg") {
       req.disaggregated = true;
       req.prefill = pool(raw, "prefill_");
