@@ -299,11 +299,17 @@ void fill_factors(const Scenario& s, Factors& f) {
   std::string dtype = w.quantized && !backend.quantized_compute_dtype.empty() ? backend.quantized_compute_dtype : backend.compute_dtype;
   // FP8/FP4 checkpoints run on the native matrix path where the device has it (GGUF files have none).
   if (!w.native_compute_dtype.empty() && hw.capabilities.has(w.native_capability)) dtype = w.native_compute_dtype;
-  // Where the backend's kernels leave the matrix cores idle, the GEMMs run on the vector ALUs.
-  for (const VectorOnlyDevices& v : backend.vector_only_devices)
-    if (hw.vendor == v.vendor && hw.architecture.find(v.architecture_contains) != std::string::npos) dtype = "fp32";
+  // Where the backend's GEMMs take another kernel path on this device (the matrix cores left idle, or
+  // another matrix path), its compute dtype and efficiency apply.
+  double prefill_efficiency = backend.prefill_compute_efficiency;
+  const auto path = std::find_if(backend.device_paths.begin(), backend.device_paths.end(),
+                                 [&](const DevicePath& p) { return p.matches(hw.vendor, hw.architecture); });
+  if (path != backend.device_paths.end()) {
+    if (!path->compute_dtype.empty()) dtype = path->compute_dtype;
+    prefill_efficiency = path->prefill_compute_efficiency.value_or(prefill_efficiency);
+  }
   f.peak_compute_flops_per_s = peak_compute(hw, dtype, &f.compute_dtype);
-  f.prefill_compute_efficiency = std::min(1.0, backend.prefill_compute_efficiency * qe.prefill);
+  f.prefill_compute_efficiency = std::min(1.0, prefill_efficiency * qe.prefill);
   f.achievable_compute_flops_per_s = f.peak_compute_flops_per_s * f.prefill_compute_efficiency;
   f.graphs = wl.graphs.value_or(backend.graphs);
   f.layer_overhead_s = backend.layer_overhead_s * (f.graphs ? engine.graph_overhead_factor : 1.0);

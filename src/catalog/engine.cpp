@@ -106,8 +106,12 @@ BackendProfile read_backend(const std::string& name, const nlohmann::json& b, st
   bp.applies_to_classes = b.value("applies_to_classes", std::vector<std::string>{});
   bp.calibrated_on = b.value("calibrated_on", std::vector<std::string>{});
   if (b.contains("quant_efficiency")) read_quant_efficiency(b.at("quant_efficiency"), bp.quant_efficiency);
-  for (const auto& v : b.value("vector_only_devices", nlohmann::json::array()))
-    bp.vector_only_devices.push_back({v.at("vendor").get<std::string>(), v.at("architecture_contains").get<std::string>()});
+  for (const auto& v : b.value("device_paths", nlohmann::json::array())) {
+    DevicePath path{v.at("vendor").get<std::string>(), v.at("architecture_contains").get<std::string>(),
+                    v.value("compute_dtype", std::string{}), std::nullopt};
+    if (v.contains("prefill_compute_efficiency")) path.prefill_compute_efficiency = v.at("prefill_compute_efficiency").get<double>();
+    bp.device_paths.push_back(std::move(path));
+  }
   for (const auto& c : bp.applies_to_classes)
     if (!device_class_from_string(c))
       problems.push_back({"", "/backends/" + name + "/applies_to_classes", "unknown device class '" + c + "'"});

@@ -22,11 +22,19 @@ struct QuantEfficiency {
   double prefill = 1.0;
 };
 
-/// Devices whose matrix cores a backend leaves idle (its kernels turn them off there, for a driver or
-/// performance problem): matched by vendor and a part of the profile's architecture string.
-struct VectorOnlyDevices {
+/// Devices on which a backend's GEMMs take another kernel path than on the devices its efficiency
+/// was fitted on, matched by vendor and a part of the profile's architecture string: the matrix
+/// cores left idle (their GEMMs at the fp32 vector peak: compute_dtype "fp32"), or a matrix path
+/// of its own efficiency (llama.cpp Vulkan: VK_KHR_cooperative_matrix on AMD against NVIDIA's
+/// VK_NV_cooperative_matrix2).
+struct DevicePath {
   std::string vendor;
   std::string architecture_contains;
+  std::string compute_dtype;                          ///< "" = the backend's
+  std::optional<double> prefill_compute_efficiency;   ///< unset = the backend's
+  bool matches(const std::string& device_vendor, const std::string& architecture) const {
+    return device_vendor == vendor && architecture.find(architecture_contains) != std::string::npos;
+  }
 };
 
 /// Efficiency factors of one engine backend (llama.cpp's cuda, metal, ...).
@@ -49,8 +57,8 @@ struct BackendProfile {
   std::vector<std::string> applies_to_classes;              ///< device classes this backend suits (empty: all)
   std::vector<std::string> calibrated_on;                   ///< measurement ids the efficiencies were fitted on (empty: set by analogy)
   std::map<std::string, QuantEfficiency> quant_efficiency;  ///< per weight format, relative to the backend's values
-  /// Where this backend's GEMMs run on the shader ALUs: there the peak is the device's fp32 vector rate.
-  std::vector<VectorOnlyDevices> vector_only_devices;
+  /// Devices whose GEMMs take another path (the first match applies).
+  std::vector<DevicePath> device_paths;
 };
 
 /// How an engine splits one model over several devices (multi_device).
