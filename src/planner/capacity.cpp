@@ -207,7 +207,11 @@ struct Pairing {
   uint32_t prefill_workers = 0, decode_workers = 0, gpus = 0;
 };
 
-uint32_t workers_for(double rate, double per_worker) { return static_cast<uint32_t>(std::ceil(rate / per_worker - 1e-9)); }
+/// Workers of `per_worker` requests/s each for `rate`, capped one past the most a pool may have.
+uint32_t workers_for(double rate, double per_worker) {
+  const double n = std::ceil(rate / per_worker - 1e-9);
+  return static_cast<uint32_t>(std::min(n, static_cast<double>(kMaxServeWorkers) + 1));
+}
 
 /// Every pair of layouts with both rates, sized; within max_gpus, fewest GPUs first.
 std::vector<Pairing> pairings(const std::vector<PoolCapacity>& pools, const CapacityRequest& q) {
@@ -280,15 +284,23 @@ void plan_disaggregated(const Catalog& catalog, const CapacityRequest& q, const 
     return a.prefill_rate_per_gpu() < b.prefill_rate_per_gpu();
   });
   if (feeder == pools.end() || !(feeder->prefill_rate_per_s > 0)) return;
-  for (PoolCapacity& d : pools) d.decode_rate_per_s = decode_rate(catalog, q, d.option, *feeder, plan);
+  for (PoolCapacity& d : pools) {
+    try {
+      d.decode_rate_per_s = decode_rate(catalog, q, d.option, *feeder, plan);
+    } catch (const Error&) {  // a decode layout the simulation refuses
+    }
+  }
   const std::vector<Pairing> pairs = pairings(pools, q);
   plan.disaggregated_pairs += pairs.size();
   std::size_t kept = 0;
   for (const Pairing& x : pairs) {
     if (kept == kVerifiedPairs) break;
-    if (auto c = verified(catalog, q, plan.gpu_hour_usd, x, plan)) {
-      plan.candidates.push_back(*c);
-      ++kept;
+    try {
+      if (auto c = verified(catalog, q, plan.gpu_hour_usd, x, plan)) {
+        plan.candidates.push_back(*c);
+        ++kept;
+      }
+    } catch (const Error&) {  // a pairing the simulation refuses
     }
   }
 }
