@@ -542,11 +542,21 @@ std::string load_side_text(const std::string& label, const ServingResult& r) {
                      r.output_tokens_per_s);
 }
 
+/// The change from one side to the other, where both fit: "changed / as is: 1.38x output tok/s, TTFT p90 3.67x, TPOT p90 0.66x".
+std::string load_change_text(const ServingResult& base, const ServingResult& alt) {
+  const auto ratio = [](double b, double a) { return b > 0 ? fmt::format("{:.2f}x", a / b) : std::string("-"); };
+  return fmt::format("changed / as is: {} output tok/s, TTFT p90 {}, TPOT p90 {}", ratio(base.output_tokens_per_s, alt.output_tokens_per_s),
+                     ratio(base.ttft_s.p90, alt.ttft_s.p90), ratio(base.tpot_s.p90, alt.tpot_s.p90));
+}
+
 /// The serving simulation beside an unquantified rule, or why it does not run here ("" when the rule has none).
 std::vector<std::string> under_load_lines(const Unquantified& u) {
-  if (u.under_load)
-    return {"simulated on " + u.under_load->setting, load_side_text(u.under_load->base_label, u.under_load->base),
-            load_side_text(u.under_load->alt_label, u.under_load->alt)};
+  if (u.under_load) {
+    std::vector<std::string> lines = {"simulated on " + u.under_load->setting, load_side_text(u.under_load->base_label, u.under_load->base),
+                                      load_side_text(u.under_load->alt_label, u.under_load->alt)};
+    if (u.under_load->base.fits && u.under_load->alt.fits) lines.push_back(load_change_text(u.under_load->base, u.under_load->alt));
+    return lines;
+  }
   if (!u.under_load_note.empty()) return {"not simulated: " + u.under_load_note};
   return {};
 }
