@@ -93,6 +93,9 @@ void collect_embedded(std::vector<DataDocument>& docs, bool validate, bool lazy,
   }
 }
 
+/// The most files and folders an overlay directory may hold (a bound before anything is read).
+constexpr std::size_t kMaxOverlayEntries = 10000;
+
 void collect_overlay(const fs::path& dir, std::vector<DataDocument>& docs, std::vector<Problem>& problems) {
   std::error_code ec;
   if (!fs::exists(dir, ec)) {
@@ -104,12 +107,25 @@ void collect_overlay(const fs::path& dir, std::vector<DataDocument>& docs, std::
     return;
   }
   std::vector<fs::path> files;
-  for (auto it = fs::recursive_directory_iterator(dir, fs::directory_options::skip_permission_denied, ec);
-       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    // Not only regular files: a FIFO or device named *.json is reported, not skipped.
-    if (!it->is_directory(ec) && it->path().extension() == ".json") files.push_back(it->path());
+  // Each folder is listed on its own, so one that cannot be read is named, never skipped.
+  std::vector<fs::path> folders = {dir};
+  while (!folders.empty() && folders.size() + files.size() <= kMaxOverlayEntries) {
+    const fs::path folder = folders.back();
+    folders.pop_back();
+    for (auto it = fs::directory_iterator(folder, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
+      // Not only regular files: a FIFO or device named *.json is reported, not skipped.
+      if (it->is_directory(ec) && !it->is_symlink(ec))
+        folders.push_back(it->path());
+      else if (it->path().extension() == ".json")
+        files.push_back(it->path());
+    }
+    if (ec) {
+      problems.push_back({folder.string(), "", "cannot list directory: " + ec.message()});
+      ec.clear();
+    }
   }
-  if (ec) problems.push_back({dir.string(), "", "cannot list directory: " + ec.message()});
+  if (folders.size() + files.size() > kMaxOverlayEntries)
+    problems.push_back({dir.string(), "", fmt::format("more than {} files and folders; an overlay holds a few data files", kMaxOverlayEntries)});
   std::sort(files.begin(), files.end());
   for (const auto& path : files) {
     const std::string display = path.string();
