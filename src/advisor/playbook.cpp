@@ -766,6 +766,7 @@ Facts inference_facts(const PreparedScenario& ps, const Analysis& a, Goal goal) 
   f["memory.weights_share"] = share(mem.weights_bytes, mem.total_bytes);
   f["memory.kv_share"] = share(mem.kv_cache_bytes, mem.total_bytes);
   f["memory.max_batch"] = mem.max_batch;
+  f["memory.kv_tokens_per_sequence"] = mem.kv_tokens_per_sequence;
   f["memory.max_context"] = mem.max_context;
   f["memory.offloaded_layers"] = mem.offloaded_layers;
   f["prefill.bound"] = std::string(to_string(a.prefill.bound));

@@ -376,6 +376,53 @@ HostExperts host_experts_of(const Scenario& s) {
   return out;
 }
 
+/// What the device's memory holds for this scenario. Phones: weights mapped read-only from the file
+/// are clean pages, outside the per-app footprint limit, but they still need physical memory (at
+/// most the device's usable share of it).
+double memory_room(const Scenario& s, const MemoryBreakdown& mem) {
+  const HardwareProfile& hw = *s.hardware;
+  double room = mem.capacity_bytes;
+  if (s.workload.weights_mmap && hw.app_limit_bytes) {
+    const double ceiling = hw.memory_capacity_bytes * hw.memory_usable_fraction.value_or(1.0);
+    room += std::clamp(ceiling - mem.capacity_bytes, 0.0, mem.weights_bytes);
+  }
+  return room;
+}
+
+/// What the KV cache may use: vLLM-style engines claim a fraction of all memory up front;
+/// TensorRT-LLM gives a fraction of what is free after load.
+double kv_budget_of(const EngineProfile& engine, double room, double fixed) {
+  double kv_budget = room - fixed;
+  if (engine.memory.reserve_fraction)
+    kv_budget = room * *engine.memory.reserve_fraction - fixed;
+  else if (engine.memory.free_fraction_for_kv)
+    kv_budget = (room - fixed) * *engine.memory.free_fraction_for_kv;
+  return std::max(kv_budget, 0.0);
+}
+
+/// Engines that offload (llama.cpp) keep the layers that do not fit in host memory.
+void offload_layers(const Scenario& s, bool text, Analysis& a) {
+  const EngineProfile& engine = *s.engine.engine;
+  const ModelSpec& m = s.model;
+  MemoryBreakdown& mem = a.memory;
+  const double layers = static_cast<double>(m.num_hidden_layers);
+  if (mem.fits || !engine.offloads_to_host || s.hardware->unified_memory || layers <= 0) return;
+  const double tp = std::max<uint32_t>(1, s.workload.tp);
+  const double pp = std::max<uint32_t>(1, s.workload.pp);
+  const double per_layer = (s.weights.total_bytes - mem.host_expert_bytes) / layers / tp / pp;
+  const double over = mem.total_bytes - mem.limit_bytes;
+  mem.offloaded_layers = std::min<uint64_t>(m.num_hidden_layers, static_cast<uint64_t>(std::ceil(over / per_layer)));
+  mem.offloaded_bytes = static_cast<double>(mem.offloaded_layers) * per_layer;
+  if (text)
+    a.warnings.push_back(fmt::format("weights do not fit: {} would keep {} of {} layers in host memory (-ngl {}); {}", engine.name,
+                                     mem.offloaded_layers, m.num_hidden_layers, m.num_hidden_layers - mem.offloaded_layers,
+                                     engine.host_weights_streamed_min_tokens > 0
+                                         ? fmt::format("the host CPU runs them for batches under {:g} tokens (decode), and larger "
+                                                       "batches (prompt ubatches) copy them to the GPU over PCIe",
+                                                       engine.host_weights_streamed_min_tokens)
+                                         : std::string("those run at host-memory bandwidth")));
+}
+
 /// Memory per device, the batch that runs, and the layers an offloading engine keeps in host
 /// memory. Returns the prompt tokens a shared prefix cache holds.
 uint64_t fill_memory(const Scenario& s, const KvShape& kv, bool flash_attention, bool text, Analysis& a) {
@@ -386,37 +433,30 @@ uint64_t fill_memory(const Scenario& s, const KvShape& kv, bool flash_attention,
   const Workload& wl = s.workload;
   const double tp = std::max<uint32_t>(1, wl.tp);
   const double pp = std::max<uint32_t>(1, wl.pp);
-  const double layers = static_cast<double>(m.num_hidden_layers);
   MemoryBreakdown& mem = a.memory;
   const uint64_t context = wl.context();
+  // A continuous-batching server (vLLM, SGLang, TensorRT-LLM) gives a running sequence KV blocks for
+  // the tokens it holds, prompt + generated, not for the configured maximum length, and runs as many
+  // sequences at a time as its pool holds; the maximum length has to fit once (vLLM refuses a
+  // max_model_len whose KV exceeds its pool).
+  const uint64_t block = engine.memory.kv_block_tokens;
+  const bool schedules = engine.serving.enabled() && block > 0;
+  const uint64_t held = schedules ? std::min(context, (wl.prompt_tokens + wl.gen_tokens + block - 1) / block * block) : context;
   mem.total_layers = m.num_hidden_layers;
+  mem.kv_tokens_per_sequence = held;
   mem.capacity_bytes = usable_capacity(hw, wl);
   // --n-cpu-moe: those layers' routed experts sit in host memory, not on the device.
   const HostExperts host_experts = host_experts_of(s);
   mem.host_expert_layers = host_experts.layers;
   mem.host_expert_bytes = host_experts.fraction * w.routed_expert_bytes;
   mem.weights_bytes = (w.total_bytes - mem.host_expert_bytes + wl.speculation.draft_memory_bytes) / tp / pp;
-  mem.kv_bytes_per_token = context ? kv_bytes_with(s, kv, context) / static_cast<double>(context) : 0;
+  mem.kv_bytes_per_token = held ? kv_bytes_with(s, kv, held) / static_cast<double>(held) : 0;
   mem.overhead_bytes = engine.memory.runtime_overhead_bytes;
-  const double kv_per_seq = kv_bytes_with(s, kv, context);
+  const double kv_per_seq = kv_bytes_with(s, kv, held);
   mem.activation_bytes = activation_bytes(s, flash_attention);
   const double fixed = mem.weights_bytes + mem.activation_bytes + mem.overhead_bytes;
-  // Phones: weights mapped read-only from the file are clean pages, outside
-  // the per-app footprint limit, but they still need physical memory (at
-  // most the device's usable share of it).
-  double room = mem.capacity_bytes;
-  if (wl.weights_mmap && hw.app_limit_bytes) {
-    const double ceiling = hw.memory_capacity_bytes * hw.memory_usable_fraction.value_or(1.0);
-    room += std::clamp(ceiling - mem.capacity_bytes, 0.0, mem.weights_bytes);
-  }
-  // What the KV cache may use: vLLM-style engines claim a fraction of all
-  // memory up front; TensorRT-LLM gives a fraction of what is free after load.
-  double kv_budget = room - fixed;
-  if (engine.memory.reserve_fraction)
-    kv_budget = room * *engine.memory.reserve_fraction - fixed;
-  else if (engine.memory.free_fraction_for_kv)
-    kv_budget = (room - fixed) * *engine.memory.free_fraction_for_kv;
-  kv_budget = std::max(kv_budget, 0.0);
+  const double room = memory_room(s, mem);
+  const double kv_budget = kv_budget_of(engine, room, fixed);
   // A prefix cache holds a prompt prefix the sequences share once (paged
   // engines share its blocks across sequences).
   const uint64_t cached_prefix = static_cast<uint64_t>(std::floor(wl.prefix_cached_fraction * static_cast<double>(wl.prompt_tokens)));
@@ -430,30 +470,30 @@ uint64_t fill_memory(const Scenario& s, const KvShape& kv, bool flash_attention,
   mem.max_batch = std::min<uint64_t>(mem.max_batch, 1u << 20);
   uint64_t batch =
       wl.batch_max ? std::min<uint64_t>(std::max<uint64_t>(mem.max_batch, 1), engine.max_batch) : std::max<uint64_t>(wl.batch, 1);
+  const double kv_longest = schedules && held < context ? kv_bytes_with(s, kv, context) : kv_per_seq;
+  if (schedules && batch > mem.max_batch && mem.max_batch >= 1 && kv_longest <= kv_budget) {
+    if (text)
+      a.assumptions.push_back(fmt::format("{} runs {} of the {} sequences at a time: its KV pool holds {} of {} tokens (prompt + "
+                                          "generated) each; the others wait for free blocks",
+                                          engine.id, mem.max_batch, batch, mem.max_batch, held));
+    batch = mem.max_batch;
+  }
   a.batch = batch;
-  mem.kv_cache_bytes = kv_per_seq * static_cast<double>(batch) - shared_kv * static_cast<double>(batch - 1);
+  // A server's pool must also hold one sequence of the maximum length (the startup check).
+  mem.kv_cache_bytes = std::max(kv_per_seq * static_cast<double>(batch) - shared_kv * static_cast<double>(batch - 1), kv_longest);
   mem.total_bytes = fixed + mem.kv_cache_bytes;
   mem.reserved_bytes = engine.memory.reserve_fraction ? std::max(mem.total_bytes, room * *engine.memory.reserve_fraction) : mem.total_bytes;
   mem.limit_bytes = engine.memory.reserve_fraction ? room * *engine.memory.reserve_fraction : room;
   mem.fits = mem.total_bytes <= mem.limit_bytes;
-  const double per_seq_budget = (kv_budget + shared_kv * static_cast<double>(batch - 1)) / static_cast<double>(batch);
+  if (text && schedules && kv_longest > kv_budget && kv_longest > kv_per_seq)
+    a.warnings.push_back(fmt::format("{} refuses a maximum length of {} tokens here: one such sequence needs {:.2f} GB of KV cache, "
+                                     "its pool holds {:.2f} GB (lower --context, vLLM's --max-model-len)",
+                                     engine.id, context, kv_longest / 1e9, kv_budget / 1e9));
+  // The longest context: per sequence of the batch, or on a server the longest one sequence its pool holds.
+  const double per_seq_budget =
+      schedules ? kv_budget : (kv_budget + shared_kv * static_cast<double>(batch - 1)) / static_cast<double>(batch);
   mem.max_context = largest_context(s, kv, per_seq_budget);
-  // Engines that offload (llama.cpp) keep layers that do not fit in host memory.
-  if (!mem.fits && engine.offloads_to_host && !hw.unified_memory && layers > 0) {
-    const double per_layer = (w.total_bytes - mem.host_expert_bytes) / layers / tp / pp;
-    const double over = mem.total_bytes - mem.limit_bytes;
-    mem.offloaded_layers = std::min<uint64_t>(m.num_hidden_layers, static_cast<uint64_t>(std::ceil(over / per_layer)));
-    mem.offloaded_bytes = static_cast<double>(mem.offloaded_layers) * per_layer;
-    if (text)
-      a.warnings.push_back(
-          fmt::format("weights do not fit: {} would keep {} of {} layers in host memory (-ngl {}); {}", engine.name, mem.offloaded_layers,
-                      m.num_hidden_layers, m.num_hidden_layers - mem.offloaded_layers,
-                      engine.host_weights_streamed_min_tokens > 0
-                          ? fmt::format("the host CPU runs them for batches under {:g} tokens (decode), and larger batches (prompt "
-                                        "ubatches) copy them to the GPU over PCIe",
-                                        engine.host_weights_streamed_min_tokens)
-                          : std::string("those run at host-memory bandwidth")));
-  }
+  offload_layers(s, text, a);
   return cached_prefix;
 }
 

@@ -47,6 +47,7 @@ const Fields<MemoryBreakdown>& memory_fields() {
                                    {"headroom_bytes", [](const M& m) -> J { return m.limit_bytes - m.total_bytes; }},
                                    {"limit_bytes", [](const M& m) -> J { return m.limit_bytes; }},
                                    {"kv_bytes_per_token", [](const M& m) -> J { return m.kv_bytes_per_token; }},
+                                   {"kv_tokens_per_sequence", [](const M& m) -> J { return m.kv_tokens_per_sequence; }},
                                    {"max_batch", [](const M& m) -> J { return m.max_batch; }},
                                    {"max_context_tokens", [](const M& m) -> J { return m.max_context; }},
                                    {"offloaded_layers", [](const M& m) -> J { return m.offloaded_layers; }},

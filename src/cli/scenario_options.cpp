@@ -30,7 +30,7 @@ std::vector<CLI::Option*> add_workload_options(CLI::App* cmd, ScenarioRequest& r
               ->default_str(std::to_string(ScenarioRequest::kDefaultPromptTokens)),
           cmd->add_option("--gen,-n", r.gen_tokens, "Generated tokens per sequence")
               ->default_str(std::to_string(ScenarioRequest::kDefaultGenTokens)),
-          cmd->add_option("--context,-c", r.context_tokens, "KV reservation per sequence (default prompt + gen)"),
+          cmd->add_option("--context,-c", r.context_tokens, "KV reservation per sequence; on vLLM, SGLang and TensorRT-LLM the maximum length (sequences hold prompt + gen) (default prompt + gen)"),
           cmd->add_option("--ubatch", r.ubatch_tokens, "Prompt tokens per forward pass (llama.cpp -ub; default: the engine's)"),
           cmd->add_option("--kv-dtype", r.kv_dtype, "KV-cache element type: f16, bf16, fp8, q8_0, q4_0"),
           cmd->add_option("--host-bandwidth", host_bandwidth, "Host memory bandwidth in bytes/s for offloaded layers (e.g. 60e9)"),

@@ -16,6 +16,14 @@
 namespace optadvisor {
 namespace {
 
+/// What the KV cache holds: "8192 tokens x batch 1", or on a server "batch 16 x 640 tokens, or one
+/// sequence of 8192" (sequences hold prompt + gen; the pool holds at least one of the maximum length).
+std::string kv_cache_text(const MemoryBreakdown& m, const Workload& w, uint64_t batch) {
+  if (m.kv_tokens_per_sequence >= w.context()) return fmt::format("{} tokens x batch {}", w.context(), batch);
+  return fmt::format("batch {} x {} tokens, or one sequence of {}", batch, m.kv_tokens_per_sequence, w.context());
+}
+
+
 constexpr std::size_t kWidth = 100;
 
 /// Word-wraps `text` to kWidth columns; the first line starts after `first`
@@ -158,7 +166,8 @@ std::vector<std::string> diagnosis_lines(const Advice& a) {
                                     an.decode.tokens_per_s_per_sequence));
       else
         lines.push_back(
-            fmt::format("serving {} at batch {} ({} sequences of this context fit)", metric_text(a.goal, a.base), an.batch, m.max_batch));
+            fmt::format("serving {} at batch {} ({} sequences of {} tokens fit)", metric_text(a.goal, a.base), an.batch, m.max_batch,
+                        m.kv_tokens_per_sequence));
       lines.push_back(fmt::format("memory: {} of {} usable per device ({:.0f}%){}", format_gb(m.total_bytes), format_gb(m.limit_bytes),
                                   m.limit_bytes > 0 ? 100 * m.total_bytes / m.limit_bytes : 0.0, m.fits ? "" : ", does not fit"));
       break;
@@ -166,10 +175,12 @@ std::vector<std::string> diagnosis_lines(const Advice& a) {
     case Goal::kMemory:
       lines.push_back(a.diagnosis.bound == "none" ? "bound: none (it fits)" : "bound: memory-capacity");
       lines.push_back(a.diagnosis.explanation);
-      lines.push_back(fmt::format("weights {}, KV cache {} ({} tokens x batch {}), activations {}, runtime {}", format_gb(m.weights_bytes),
-                                  format_gb(m.kv_cache_bytes), a.base.inference().prepared.scenario.workload.context(), an.batch,
+      lines.push_back(fmt::format("weights {}, KV cache {} ({}), activations {}, runtime {}", format_gb(m.weights_bytes),
+                                  format_gb(m.kv_cache_bytes), kv_cache_text(m, a.base.inference().prepared.scenario.workload, an.batch),
                                   format_gb(m.activation_bytes), format_gb(m.overhead_bytes)));
-      lines.push_back(fmt::format("largest context at this batch: {} tokens", m.max_context));
+      lines.push_back(m.kv_tokens_per_sequence < a.base.inference().prepared.scenario.workload.context()
+                          ? fmt::format("longest sequence the KV pool holds: {} tokens", m.max_context)
+                          : fmt::format("largest context at this batch: {} tokens", m.max_context));
       break;
     case Goal::kTraining: break;
   }

@@ -129,17 +129,27 @@ std::string render_fit(const PreparedScenario& ps, const Analysis& a, OutputForm
   const std::string verdict = m.fits ? "FITS" : "DOES NOT FIT";
   const std::string title = fmt::format("{}: {} ({}) on {} with {}", verdict, s.model.name, ps.quant->id, s.hardware->name, s.engine.id());
   out += md ? "# " + title + "\n\n" : style.bold(title) + "\n";
-  out += fmt::format("batch {} x context {} tokens, KV cache {}\n", s.workload.batch_max ? a.throughput_batch : s.workload.batch,
-                     s.workload.context(), s.workload.kv_dtype);
+  const uint64_t batch = s.workload.batch_max ? a.throughput_batch : s.workload.batch;
+  const bool held = m.kv_tokens_per_sequence < s.workload.context();  // a server: sequences hold prompt + gen
+  if (held)
+    out += fmt::format("batch {} x {} tokens (prompt + gen; maximum length {}), KV cache {}\n", batch, m.kv_tokens_per_sequence,
+                       s.workload.context(), s.workload.kv_dtype);
+  else
+    out += fmt::format("batch {} x context {} tokens, KV cache {}\n", batch, s.workload.context(), s.workload.kv_dtype);
   for (const auto& n : ps.notes) out += n + "\n";
   out += "\n" + memory_text(m, md);
   if (m.fits)
     out += fmt::format("headroom: {}\n", format_bytes(m.limit_bytes - m.total_bytes));
   else
     out += fmt::format("over by: {}\n", format_bytes(m.total_bytes - m.limit_bytes));
-  out += fmt::format("largest batch at {} tokens of context: {}\n", s.workload.context(), m.max_batch);
-  out += fmt::format("largest context at batch {}: {} tokens{}\n", s.workload.batch_max ? a.throughput_batch : s.workload.batch,
-                     m.max_context, m.max_context == s.model.max_position_embeddings ? " (the model's maximum)" : "");
+  const char* model_max = m.max_context == s.model.max_position_embeddings ? " (the model's maximum)" : "";
+  if (held) {
+    out += fmt::format("largest batch of {}-token sequences: {}\n", m.kv_tokens_per_sequence, m.max_batch);
+    out += fmt::format("longest sequence the KV pool holds: {} tokens{}\n", m.max_context, model_max);
+  } else {
+    out += fmt::format("largest batch at {} tokens of context: {}\n", s.workload.context(), m.max_batch);
+    out += fmt::format("largest context at batch {}: {} tokens{}\n", batch, m.max_context, model_max);
+  }
   for (const auto& warning : a.warnings) out += "warning: " + warning + "\n";
   out += "\nGB = 10^9 bytes, GiB = 2^30 bytes.\n";
   return out;

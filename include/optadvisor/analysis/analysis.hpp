@@ -25,8 +25,9 @@ struct MemoryBreakdown {
   double limit_bytes = 0;     ///< what the engine may use: capacity, or capacity x its reserve fraction
   bool fits = false;
   double kv_bytes_per_token = 0;    ///< per sequence, all layers, at the window-capped full context average
-  uint64_t max_batch = 0;           ///< sequences of this context that fit
-  uint64_t max_context = 0;         ///< tokens per sequence that fit at this batch
+  uint64_t kv_tokens_per_sequence = 0;  ///< tokens of KV each sequence holds: its context, or on a continuous-batching server prompt + generated (whole blocks)
+  uint64_t max_batch = 0;           ///< sequences of kv_tokens_per_sequence that fit
+  uint64_t max_context = 0;         ///< tokens per sequence that fit at this batch (a server: the longest one sequence its pool holds)
   uint64_t offloaded_layers = 0;    ///< llama.cpp layers kept in host memory
   double offloaded_bytes = 0;       ///< weights of those layers, per device
   uint64_t host_expert_layers = 0;  ///< MoE layers whose routed experts stay in host memory (--n-cpu-moe, --cpu-moe)

@@ -59,7 +59,7 @@ std::shared_ptr<AdviseOptions> add_advise_options(CLI::App* cmd, bool html_repor
   o->gen = add(cmd->add_option("--gen,-n", r.gen_tokens,
                                fmt::format("Generated tokens per sequence (default {})", ScenarioRequest::kDefaultGenTokens)));
   o->context =
-      add(cmd->add_option("--context,-c", r.context_tokens, "KV reservation per sequence (default prompt + gen; 8192 for memory)"));
+      add(cmd->add_option("--context,-c", r.context_tokens, "KV reservation per sequence; on vLLM, SGLang and TensorRT-LLM the maximum length (sequences hold prompt + gen) (default prompt + gen; 8192 for memory)"));
   o->inference_only = {
       o->batch,
       o->prompt,
