@@ -473,7 +473,7 @@ uint64_t fill_memory(const Scenario& s, const KvShape& kv, bool flash_attention,
   const double kv_longest = schedules && held < context ? kv_bytes_with(s, kv, context) : kv_per_seq;
   if (schedules && batch > mem.max_batch && mem.max_batch >= 1 && kv_longest <= kv_budget) {
     if (text)
-      a.assumptions.push_back(fmt::format("{} runs {} of the {} sequences at a time: its KV pool holds {} sequences of {} tokens (prompt "
+      a.warnings.push_back(fmt::format("{} runs {} of the {} sequences at a time: its KV pool holds {} sequences of {} tokens (prompt "
                                           "+ generated); the others wait for free blocks",
                                           engine.id, mem.max_batch, batch, mem.max_batch, held));
     batch = mem.max_batch;

@@ -187,6 +187,11 @@ void evaluate(const Catalog& catalog, const ResolvedModel& model, CompareRow& ro
   row.efficiency = efficiency(*ps.scenario.hardware, ps.scenario.workload.total_gpus(), row.serving_tokens_per_s);
   if (m.fits) {
     row.status = CandidateStatus::kFits;
+    // A server that runs fewer sequences than asked (its KV pool is full) is compared at that batch: say so.
+    const uint64_t asked = ps.scenario.workload.batch_max ? row.analysis.batch : ps.scenario.workload.batch;
+    if (row.analysis.batch < asked)
+      row.reason = fmt::format("runs {} of the {} sequences at a time (its KV pool is full); its figures are at batch {}",
+                               row.analysis.batch, asked, row.analysis.batch);
   } else if (m.offloaded_layers > 0) {
     row.status = CandidateStatus::kOffloaded;
     row.reason = fmt::format("{} of {} layers stay in host memory", m.offloaded_layers, m.total_layers);

@@ -68,7 +68,7 @@ TEST_CASE("paged KV: a batch past the pool runs as many sequences as fit, the re
   CHECK(a.memory.max_batch < 200);
   CHECK(a.batch == a.memory.max_batch);
   bool noted = false;
-  for (const auto& s : a.assumptions)
+  for (const auto& s : a.warnings)
     noted = noted || s.find(fmt::format("vllm runs {} of the 200 sequences at a time", a.memory.max_batch)) != std::string::npos;
   CHECK(noted);
 }
