@@ -389,17 +389,6 @@ double memory_room(const Scenario& s, const MemoryBreakdown& mem) {
   return room;
 }
 
-/// What the KV cache may use: vLLM-style engines claim a fraction of all memory up front;
-/// TensorRT-LLM gives a fraction of what is free after load.
-double kv_budget_of(const EngineProfile& engine, double room, double fixed) {
-  double kv_budget = room - fixed;
-  if (engine.memory.reserve_fraction)
-    kv_budget = room * *engine.memory.reserve_fraction - fixed;
-  else if (engine.memory.free_fraction_for_kv)
-    kv_budget = (room - fixed) * *engine.memory.free_fraction_for_kv;
-  return std::max(kv_budget, 0.0);
-}
-
 /// Engines that offload (llama.cpp) keep the layers that do not fit in host memory.
 void offload_layers(const Scenario& s, bool text, Analysis& a) {
   const EngineProfile& engine = *s.engine.engine;
@@ -779,6 +768,15 @@ Analysis analyze(const Scenario& s, Detail detail) {
   fill_serving(a, wl, a.batch);
   add_capacity_notes(a, s, text);
   return a;
+}
+
+double kv_budget_of(const EngineProfile& engine, double room, double fixed) {
+  double kv_budget = room - fixed;
+  if (engine.memory.reserve_fraction)
+    kv_budget = room * *engine.memory.reserve_fraction - fixed;
+  else if (engine.memory.free_fraction_for_kv)
+    kv_budget = (room - fixed) * *engine.memory.free_fraction_for_kv;
+  return std::max(kv_budget, 0.0);
 }
 
 }  // namespace optadvisor

@@ -99,13 +99,8 @@ void set_kv_pool(StepModel& sm, const Scenario& s, const LayoutDegrees& d) {
   const double activations =
       static_cast<double>(sm.max_batched_tokens) * static_cast<double>(s.model.hidden_size) * engine.memory.activation_bytes_per_token / tp;
   const double fixed = weights_memory + activations + engine.memory.runtime_overhead_bytes;
-  const double capacity = s.hardware->usable_memory_bytes();
-  double pool = capacity - fixed;
-  if (engine.memory.reserve_fraction)
-    pool = capacity * *engine.memory.reserve_fraction - fixed;  // vLLM, SGLang
-  else if (engine.memory.free_fraction_for_kv)
-    pool = (capacity - fixed) * *engine.memory.free_fraction_for_kv;  // TensorRT-LLM
-  sm.kv_pool_bytes = std::max(pool, 0.0) * pp;                        // per rank-GPU column: every stage holds its layers' share
+  // Per rank-GPU column: every stage holds its layers' share.
+  sm.kv_pool_bytes = kv_budget_of(engine, s.hardware->usable_memory_bytes(), fixed) * pp;
 }
 
 // --- communication ---------------------------------------------------------

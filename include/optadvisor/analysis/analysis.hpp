@@ -136,4 +136,9 @@ ExpertGemm expert_gemm(const ModelSpec& m, double tokens, double half_tokens);
 /// products fill only part of the kernel's token tiles, t / (t + half_tokens); 1 when half_tokens is 0.
 double grouped_gemm_fill(double tokens_per_expert, double half_tokens);
 
+/// What a device's KV cache may use once `fixed` bytes (weights, activations, runtime) are placed
+/// in `room` bytes: vLLM and SGLang claim a fraction of all memory up front, TensorRT-LLM gives a
+/// fraction of what is free after load, others the rest. Never negative.
+double kv_budget_of(const EngineProfile& engine, double room, double fixed);
+
 }  // namespace optadvisor
