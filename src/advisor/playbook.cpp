@@ -746,6 +746,8 @@ Facts inference_facts(const PreparedScenario& ps, const Analysis& a, Goal goal) 
   f["workload.gpus"] = w.gpus;
   f["workload.tp"] = w.tp;
   f["workload.replicas"] = w.replicas;
+  f["workload.ep"] = w.ep;
+  f["workload.dp_attention"] = w.dp_attention;
   f["workload.expert_offload_layers"] = w.cpu_moe_layers;
   f["workload.pp"] = w.pp;
   f["workload.flash_attention"] = a.factors.flash_attention;

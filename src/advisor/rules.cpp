@@ -93,6 +93,8 @@ const std::vector<FactInfo>& fact_catalog() {
       {"workload.gpus", T::kNumber, "GPUs"},
       {"workload.tp", T::kNumber, "tensor-parallel degree"},
       {"workload.replicas", T::kNumber, "data-parallel copies of the tp x pp layout"},
+      {"workload.ep", T::kNumber, "expert-parallel degree"},
+      {"workload.dp_attention", T::kNumber, "data-parallel attention ranks"},
       {"workload.pp", T::kNumber, "pipeline (layer-split) degree"},
       {"workload.expert_offload_layers", T::kNumber, "layers whose routed experts stay in host memory (llama.cpp --n-cpu-moe; 0 when off)"},
       {"workload.flash_attention", T::kBool, "fused (flash) attention in effect"},

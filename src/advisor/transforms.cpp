@@ -342,6 +342,7 @@ TransformResult cuda_graphs(const Params&, const TransformInput& in) {
 TransformResult tensor_parallel(const Params& p, const TransformInput& in) {
   const int64_t degree = std::lround(number(p, "degree", 2));
   if (in.request.tp >= degree) return not_here(fmt::format("tensor parallelism is already {}", in.request.tp));
+  if (in.request.dp_attention > 1) return not_here("attention runs in data-parallel ranks (--dp-attention)");
   ScenarioRequest r = in.request;
   r.tp = degree;
   r.gpus = degree * r.pp;
@@ -357,6 +358,7 @@ TransformResult replicate(const Params&, const TransformInput& in) {
   const Workload& w = in.prepared.scenario.workload;
   if (w.tp < 2) return not_here("one GPU per copy already (tensor parallel 1)");
   if (w.pp > 1) return not_here(fmt::format("pipeline parallel {}: the stages would have to be re-planned", w.pp));
+  if (w.dp_attention > 1) return not_here("attention runs in data-parallel ranks (--dp-attention)");
   std::optional<ScenarioRequest> best;
   double best_rate = 0;
   uint32_t best_tp = 0;
@@ -383,6 +385,41 @@ TransformResult replicate(const Params&, const TransformInput& in) {
                                                 copies * w.replicas, best_tp, w.total_gpus())};
   if (!w.batch_max) notes.push_back(fmt::format("batch {} -> {} per replica (the same concurrency in all)", w.batch, best->batch_or_default()));
   return changed(std::move(*best), std::move(notes));
+}
+
+/// Expert parallelism with data-parallel attention in place of tensor parallelism on a MoE model:
+/// the same GPUs hold the routed experts sharded over all of them (ep = the GPUs) while attention
+/// runs in dp-attention ranks of a smaller tensor-parallel degree, each with its own sequences and
+/// KV cache (the batch kept; under --batch max each rank fills its own memory). Of the degrees
+/// that divide tp and hold the model, the one that serves fastest is taken (the smaller tp on a tie).
+TransformResult expert_parallel(const Params&, const TransformInput& in) {
+  const Workload& w = in.prepared.scenario.workload;
+  const ModelSpec& m = in.prepared.scenario.model;
+  if (m.num_experts == 0) return not_here(fmt::format("{} has no routed experts", m.name));
+  if (w.dp_attention > 1 || w.ep > 1) return not_here("expert parallelism is on already");
+  if (w.tp < 2) return not_here("one GPU per copy already (tensor parallel 1)");
+  std::optional<ScenarioRequest> best;
+  double best_rate = 0;
+  for (uint32_t t = 1; t < w.tp; ++t) {
+    if (w.tp % t != 0) continue;
+    ScenarioRequest r = in.request;
+    r.tp = t;
+    r.dp_attention = w.tp / t;
+    r.ep = w.tp;
+    r.gpus = static_cast<int64_t>(w.tp) * w.pp;
+    Analysis a;
+    try {
+      a = analyze(prepare_scenario(in.catalog, r, in.prepared.model).scenario, Detail::kNumbers);
+    } catch (const Error&) {
+      continue;  // a layout the model or engine refuses (experts not divisible, ...)
+    }
+    if (!a.memory.fits) continue;
+    if (!best || a.serving_tokens_per_s > best_rate) best = r, best_rate = a.serving_tokens_per_s;
+  }
+  if (!best) return not_here(fmt::format("no data-parallel attention layout on {} GPUs holds the model", w.tp));
+  return changed(std::move(*best), {fmt::format("tensor parallel {} -> {} attention ranks of tensor parallel {}, experts sharded over all "
+                                                "{} GPUs (expert parallel {})",
+                                                w.tp, best->dp_attention, best->tp, w.tp, w.tp)});
 }
 
 /// llama.cpp's expert offload in place of layer offload: the routed experts of the first N layers
@@ -834,6 +871,7 @@ const std::vector<Entry>& entries() {
       {{"cuda_graphs", "capture the decode step as a CUDA graph", {}}, cuda_graphs},
       {{"tensor_parallel", "split every layer across GPUs", {{"degree", "integer", true, "GPUs per model replica"}}}, tensor_parallel},
       {{"replicate", "serve the same GPUs as data-parallel replicas of a smaller tensor-parallel layout", {}}, replicate},
+      {{"expert_parallel", "shard the routed experts over every GPU and run attention in data-parallel ranks (MoE)", {}}, expert_parallel},
       {{"offload_experts", "keep the routed experts of the fewest layers that make the rest fit in host memory (llama.cpp --n-cpu-moe)", {}},
        offload_experts},
       {{"set_batch", "serve more sequences at once", {{"batch", "batch", true, "\"max\" (as many as fit) or a number"}}}, set_batch},

@@ -13,7 +13,7 @@ namespace optadvisor {
 namespace {
 
 /// The comparisons rules may name, each a function of the scenario's own layout and load.
-constexpr std::array<std::string_view, 3> kComparisons = {"disaggregate", "chunked-prefill", "expert-parallel"};
+constexpr std::array<std::string_view, 2> kComparisons = {"disaggregate", "chunked-prefill"};
 
 /// One worker of the scenario's tp x pp layout under a closed loop of `clients`, at the
 /// scenario's prompt, generation and prefix-cache hit.
@@ -81,25 +81,6 @@ LoadComparison chunked_prefill(const Catalog& catalog, const ScenarioRequest& re
   return out;
 }
 
-/// Expert parallelism with data-parallel attention on the scenario's tp GPUs: each GPU holds
-/// a whole attention replica (its own sequences and KV cache) and tp-th of the routed experts,
-/// tokens exchanged by all-to-all, against one tensor-parallel rank over the same GPUs.
-LoadComparison expert_parallel(const Catalog& catalog, const ScenarioRequest& request, const Workload& w, uint64_t batch) {
-  const ServeRequest tp = one_pool(request, w, 1, batch);
-  ServeRequest ep = tp;
-  ep.aggregated.layout.tp = 1;
-  ep.aggregated.layout.dp_attention = w.tp;
-  ep.aggregated.layout.ep = w.tp;
-  LoadComparison out;
-  out.base = simulate_serving(prepare_serving(catalog, tp).setup, tp.load);
-  out.alt = simulate_serving(prepare_serving(catalog, ep).setup, ep.load);
-  out.setting = setting_of(tp.aggregated.layout.gpus(), tp);
-  out.base_label = fmt::format("tensor parallel {}", w.tp) + (w.pp > 1 ? fmt::format(" x pp {}", w.pp) : std::string());
-  out.alt_label = fmt::format("data-parallel attention {} x expert parallel {}", w.tp, w.tp) +
-                  (w.pp > 1 ? fmt::format(" x pp {}", w.pp) : std::string());
-  return out;
-}
-
 }  // namespace
 
 bool is_load_comparison(const std::string& kind) {
@@ -126,20 +107,9 @@ std::optional<LoadComparison> compare_under_load(const std::string& kind, const 
   }
   const Workload& w = s.workload;
   const uint64_t batch = std::max<uint64_t>(analysis.batch, 1);
-  if (kind == "expert-parallel") {
-    if (s.model.num_experts == 0) {
-      why = fmt::format("{} has no routed experts", s.model.name);
-      return std::nullopt;
-    }
-    if (w.tp < 2) {
-      why = "one GPU per worker: nothing to spread the experts over (pass --tp)";
-      return std::nullopt;
-    }
-  }
   try {
-    LoadComparison out = kind == "disaggregate"      ? disaggregate(catalog, request, w, batch)
-                         : kind == "chunked-prefill" ? chunked_prefill(catalog, request, w, batch, engine.serving.scheduler)
-                                                     : expert_parallel(catalog, request, w, batch);
+    LoadComparison out = kind == "disaggregate" ? disaggregate(catalog, request, w, batch)
+                                                : chunked_prefill(catalog, request, w, batch, engine.serving.scheduler);
     out.kind = kind;
     return out;
   } catch (const Error& e) {

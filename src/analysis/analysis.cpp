@@ -3,6 +3,7 @@
 // engine profile (data/engines/), every peak from the hardware profile; this
 // file holds only the formulas.
 #include "optadvisor/analysis/analysis.hpp"
+#include "optadvisor/analysis/expert_layout.hpp"
 
 #include <algorithm>
 #include <array>
@@ -317,7 +318,7 @@ void fill_factors(const Scenario& s, Factors& f) {
   f.flash_attention = wl.flash_attention.value_or(engine.memory.flash_attention_default) &&
                       (hw.capabilities.flash_attention_2 || engine.own_flash_attention);
   const Link* link = nullptr;
-  if (tp > 1) {
+  if (tp > 1 || wl.expert_layout().exchanges_experts(s.model)) {
     link = hw.default_multi_gpu_link();  // prepare_scenario put the --link choice into the profile
     f.link_bandwidth_bytes_per_s = link ? link->per_direction_bytes_per_s() : 0;
   }
@@ -438,7 +439,12 @@ uint64_t fill_memory(const Scenario& s, const KvShape& kv, bool flash_attention,
   const HostExperts host_experts = host_experts_of(s);
   mem.host_expert_layers = host_experts.layers;
   mem.host_expert_bytes = host_experts.fraction * w.routed_expert_bytes;
-  mem.weights_bytes = (w.total_bytes - mem.host_expert_bytes + wl.speculation.draft_memory_bytes) / tp / pp;
+  // Dense weights (and a drafter) sharded over an attention rank's tp GPUs, the routed experts over all tp x dp.
+  const uint32_t ranks = std::max<uint32_t>(1, wl.dp_attention);
+  const double dp = ranks;
+  mem.weights_bytes = ((w.total_bytes - w.routed_expert_bytes + wl.speculation.draft_memory_bytes) / tp +
+                       (w.routed_expert_bytes - mem.host_expert_bytes) / (tp * dp)) /
+                      pp;
   mem.kv_bytes_per_token = held ? kv_bytes_with(s, kv, held) / static_cast<double>(held) : 0;
   mem.overhead_bytes = engine.memory.runtime_overhead_bytes;
   const double kv_per_seq = kv_bytes_with(s, kv, held);
@@ -450,15 +456,17 @@ uint64_t fill_memory(const Scenario& s, const KvShape& kv, bool flash_attention,
   // engines share its blocks across sequences).
   const uint64_t cached_prefix = static_cast<uint64_t>(std::floor(wl.prefix_cached_fraction * static_cast<double>(wl.prompt_tokens)));
   const double shared_kv = cached_prefix > 0 && engine.memory.kv_block_tokens > 0 ? kv_bytes_with(s, kv, cached_prefix) : 0.0;
+  // Sequences one attention rank's GPUs hold; the worker holds dp times as many.
+  uint64_t rank_max = 0;
   if (kv_per_seq <= 0)
-    mem.max_batch = 0;
+    rank_max = 0;
   else if (shared_kv > 0)
-    mem.max_batch = kv_budget < kv_per_seq ? 0 : 1 + static_cast<uint64_t>(std::floor((kv_budget - kv_per_seq) / (kv_per_seq - shared_kv)));
+    rank_max = kv_budget < kv_per_seq ? 0 : 1 + static_cast<uint64_t>(std::floor((kv_budget - kv_per_seq) / (kv_per_seq - shared_kv)));
   else
-    mem.max_batch = static_cast<uint64_t>(std::floor(kv_budget / kv_per_seq));
-  mem.max_batch = std::min<uint64_t>(mem.max_batch, 1u << 20);
+    rank_max = static_cast<uint64_t>(std::floor(kv_budget / kv_per_seq));
+  mem.max_batch = std::min<uint64_t>(rank_max * ranks, 1u << 20);
   uint64_t batch =
-      wl.batch_max ? std::min<uint64_t>(std::max<uint64_t>(mem.max_batch, 1), engine.max_batch) : std::max<uint64_t>(wl.batch, 1);
+      wl.batch_max ? std::min<uint64_t>(std::max<uint64_t>(mem.max_batch, 1), engine.max_batch * ranks) : std::max<uint64_t>(wl.batch, 1);
   const double kv_longest = schedules && held < context ? kv_bytes_with(s, kv, context) : kv_per_seq;
   if (schedules && batch > mem.max_batch && mem.max_batch >= 1 && kv_longest <= kv_budget) {
     if (text)
@@ -468,8 +476,9 @@ uint64_t fill_memory(const Scenario& s, const KvShape& kv, bool flash_attention,
     batch = mem.max_batch;
   }
   a.batch = batch;
+  const uint64_t rank_batch = (batch + ranks - 1) / ranks;  // the busiest rank's
   // A server's pool must also hold one sequence of the maximum length (the startup check).
-  mem.kv_cache_bytes = std::max(kv_per_seq * static_cast<double>(batch) - shared_kv * static_cast<double>(batch - 1), kv_longest);
+  mem.kv_cache_bytes = std::max(kv_per_seq * static_cast<double>(rank_batch) - shared_kv * static_cast<double>(rank_batch - 1), kv_longest);
   mem.total_bytes = fixed + mem.kv_cache_bytes;
   mem.reserved_bytes = engine.memory.reserve_fraction ? std::max(mem.total_bytes, room * *engine.memory.reserve_fraction) : mem.total_bytes;
   mem.limit_bytes = engine.memory.reserve_fraction ? room * *engine.memory.reserve_fraction : room;
@@ -480,7 +489,7 @@ uint64_t fill_memory(const Scenario& s, const KvShape& kv, bool flash_attention,
                                      engine.id, context, kv_longest / 1e9, kv_budget / 1e9));
   // The longest context: per sequence of the batch, or on a server the longest one sequence its pool holds.
   const double per_seq_budget =
-      schedules ? kv_budget : (kv_budget + shared_kv * static_cast<double>(batch - 1)) / static_cast<double>(batch);
+      schedules ? kv_budget : (kv_budget + shared_kv * static_cast<double>(rank_batch - 1)) / static_cast<double>(rank_batch);
   mem.max_context = largest_context(s, kv, per_seq_budget);
   offload_layers(s, text, a);
   return cached_prefix;
@@ -510,22 +519,25 @@ struct ForwardPass {
     const Workload& wl = s.workload;
     const double tp = std::max<uint32_t>(1, wl.tp);
     const double pp = std::max<uint32_t>(1, wl.pp);
+    const double dp = std::max<uint32_t>(1, wl.dp_attention);
     const double layers = static_cast<double>(m.num_hidden_layers);
-    const double hidden = static_cast<double>(m.hidden_size);
     const double bw = std::max(f.achievable_bandwidth_bytes_per_s, 1.0);
     const double compute = std::max(f.achievable_compute_flops_per_s, 1.0);
-    const double b = batch;
+    // With data-parallel attention each rank runs its own sequences (the busiest holds
+    // ceil(batch / dp)) while every GPU's experts serve all ranks' tokens.
+    const double b = std::ceil(batch / dp);
     const double embedding_skipped = w.tied_embeddings ? 0.0 : w.token_embedding_bytes;
     // Pipeline stages (llama.cpp layer split) run one after another for a token, so a step reads
     // every stage's share in turn: the per-device bytes times pp, at one device's bandwidth.
     const double host_expert_bytes = host_expert_fraction * w.routed_expert_bytes;
     const double resident_fraction = 1.0 - offloaded_bytes / std::max((w.total_bytes - host_expert_bytes) / tp / pp, 1.0);
-    const double tokens = tokens_per_seq * b;
+    const double tokens = tokens_per_seq * b;                  // this rank's
+    const double worker_tokens = tokens_per_seq * batch;       // every rank's, which the experts see
     const double chunk = static_cast<double>(wl.ubatch_tokens ? wl.ubatch_tokens : engine.memory.prefill_chunk_tokens());
     const double passes = prefill ? std::max(1.0, std::ceil(tokens / std::max(chunk, 1.0))) : 1.0;
     // Each pass reads the experts its own tokens touch; in prefill the routed GEMMs run per expert
     // on the tokens routed to it, at the backend's grouped-GEMM efficiency (decode: mat-vec kernels).
-    const ExpertGemm experts = expert_gemm(m, tokens / passes, prefill ? backend.expert_gemm_half_tokens : 0.0);
+    const ExpertGemm experts = expert_gemm(m, worker_tokens / passes, prefill ? backend.expert_gemm_half_tokens : 0.0);
     const double experts_untouched = w.routed_expert_bytes * (1.0 - experts.touched_fraction);
     // Weights in host memory (offloaded layers, --n-cpu-moe experts): once a pass's batch reaches
     // the engine's threshold (ggml's offload_op: prefill ubatches), their operators run on the device
@@ -534,7 +546,9 @@ struct ForwardPass {
     const bool streamed = engine.host_weights_streamed_min_tokens > 0 && f.host_to_device_bytes_per_s > 0 &&
                           tokens / passes >= engine.host_weights_streamed_min_tokens;
     const double host_touched_bytes = host_expert_bytes * experts.touched_fraction;
-    const double weight_bytes = (w.total_bytes - embedding_skipped - experts_untouched - host_touched_bytes) / tp;
+    // Dense weights are sharded over a rank's tp GPUs, the routed experts over all tp x dp.
+    const double weight_bytes = (w.total_bytes - w.routed_expert_bytes - embedding_skipped) / tp +
+                                (w.routed_expert_bytes - experts_untouched - host_touched_bytes) / (tp * dp);
     double kv_bytes = 0, attention = 0;
     if (prefill) {
       attention = (prefill_attention_flops(m, kv, past + tokens_per_seq) - prefill_attention_flops(m, kv, past)) * b;
@@ -552,10 +566,11 @@ struct ForwardPass {
     const double host_expert_share = streamed ? 0.0 : host_expert_fraction;
     const double offloaded_share = streamed ? 0.0 : 1.0 - resident_fraction;
     const double host_flops = 2.0 * w.routed_active_params * host_expert_share * tokens;
-    const double device_linear_flops = 2.0 * w.active_params * tokens / tp - host_flops / tp;
+    const double routed_device_flops = 2.0 * w.routed_active_params * (1.0 - host_expert_share) * worker_tokens / (tp * dp);
+    const double device_linear_flops = 2.0 * (w.active_params - w.routed_active_params) * tokens / tp + routed_device_flops;
     const double offloaded_flops = device_linear_flops * offloaded_share;
     const double linear_flops = device_linear_flops - offloaded_flops;
-    const double routed_flops = 2.0 * w.routed_active_params * (1.0 - host_expert_share) * tokens / tp * (1.0 - offloaded_share);
+    const double routed_flops = routed_device_flops * (1.0 - offloaded_share);
     const double attention_flops = attention / tp;
     const double flops = linear_flops + attention_flops;
     const double weights_t = passes * weight_bytes * resident_fraction / bw;
@@ -587,15 +602,14 @@ struct ForwardPass {
     const double attention_compute_t = attention_flops / (compute * wl.attention_speedup);
     const double compute_t = linear_compute_t + attention_compute_t;
     const double overhead_t =
-        passes * (prefill ? layers * backend.layer_overhead_s : decode_layers_overhead_s(s, f, tokens)) + f.step_overhead_s;
+        passes * (prefill ? layers * backend.layer_overhead_s : decode_layers_overhead_s(s, f, worker_tokens)) + f.step_overhead_s;
     double comm_t = 0;
-    if (tp > 1) {
-      // Two all-reduces per layer of tokens x hidden bf16 activations (Shoeybi et al. 2019,
-      // "Megatron-LM", arXiv:1909.08053, section 3); a ring moves 2(tp-1)/tp of the message over
-      // each link (Patarasuk and Yuan 2009, "Bandwidth optimal all-reduce algorithms for clusters
-      // of workstations", JPDC 69(2)), plus a fixed latency.
-      const double message = tokens * hidden * 2.0;
-      comm_t = 2.0 * layers * (2.0 * (tp - 1) / tp * message / std::max(f.link_bandwidth_bytes_per_s, 1.0) + engine.allreduce_latency_s);
+    if (tp > 1 || wl.expert_layout().exchanges_experts(m)) {
+      // Tensor-parallel all-reduces and the experts' all-to-all, each with a fixed latency (expert_layout.cpp).
+      const ExpertLayout layout = wl.expert_layout();
+      const LayoutTraffic traffic = layout_traffic(m, layout, layers, layout.exchanges_experts(m) ? moe_layer_count(m) : 0.0);
+      comm_t = tokens * (traffic.allreduce_bytes_per_token + traffic.alltoall_bytes_per_token) / std::max(f.link_bandwidth_bytes_per_s, 1.0) +
+               (traffic.allreduce_count + traffic.alltoall_count) * engine.allreduce_latency_s;
     }
     p.weights_time_s += weights_t;
     p.offload_time_s += offload_t + host_experts_t;

@@ -120,7 +120,9 @@ nlohmann::json scenario_json(const PreparedScenario& ps, const Analysis& a) {
         {"gpus", w.gpus},
         {"tp", w.tp},
         {"pp", w.pp},
-        {"replicas", w.replicas}}}};
+        {"replicas", w.replicas},
+        {"ep", w.ep},
+        {"dp_attention", w.dp_attention}}}};
   if (ps.calibration) out["engine"]["calibration"] = calibration_json(ps);
   out["hardware"]["memory_bytes"] = s.hardware->memory_capacity_bytes;
   if (w.gpus > 1)

@@ -114,7 +114,7 @@ void set_expert_offload(const Catalog& catalog, const HardwareProfile& hw, const
     throw bad_input(fmt::format("{}: {} has no routed experts to keep in host memory", option, m.name));
   if (r.n_cpu_moe && (*r.n_cpu_moe < 1 || static_cast<uint64_t>(*r.n_cpu_moe) > m.num_hidden_layers))
     throw bad_input(fmt::format("--n-cpu-moe {} is outside 1..{} ({}'s layers)", *r.n_cpu_moe, m.num_hidden_layers, m.name));
-  if (w.tp > 1 || w.pp > 1) throw bad_input(fmt::format("{} is modelled on one GPU; leave out --tp and --pp", option));
+  if (w.gpus > 1) throw bad_input(fmt::format("{} is modelled on one GPU; leave out --tp, --pp and --dp-attention", option));
   w.cpu_moe_layers = r.cpu_moe ? static_cast<uint32_t>(m.num_hidden_layers) : static_cast<uint32_t>(*r.n_cpu_moe);
   const HostCompute host = host_compute_for(catalog, engine, w.host_id);
   notes.push_back(fmt::format("{}: the routed experts of {} layers stay in host memory and run on the host CPU at {:.1f} TOP/s {} peak "
@@ -313,9 +313,12 @@ WeightsSummary summarize_weights(const ModelSpec& spec, const WeightsBreakdown& 
 
 void check_layout(const ModelSpec& model, const HardwareProfile& hw, const EngineProfile& engine, const Workload& w) {
   if (w.tp < 1 || w.pp < 1) throw Error(ExitCode::kRuntime, "internal: a parallel layout with tp or pp 0");
-  if (static_cast<int64_t>(w.tp) * w.pp != w.gpus)
-    throw bad_input(fmt::format("--tp {} x --pp {} = {} does not match --gpus {}", w.tp, w.pp, w.tp * w.pp, w.gpus),
-                    "every GPU holds one tensor-parallel shard of one pipeline stage");
+  const uint32_t layout_gpus = w.tp * w.pp * w.dp_attention;
+  if (layout_gpus != w.gpus)
+    throw bad_input(w.dp_attention > 1 ? fmt::format("--tp {} x --pp {} x --dp-attention {} = {} does not match --gpus {}", w.tp, w.pp,
+                                                     w.dp_attention, layout_gpus, w.gpus)
+                                       : fmt::format("--tp {} x --pp {} = {} does not match --gpus {}", w.tp, w.pp, layout_gpus, w.gpus),
+                    "every GPU holds one tensor-parallel shard of one pipeline stage (of one attention rank)");
   if (model.num_attention_heads % w.tp != 0)
     throw bad_input(fmt::format("--tp {} does not divide the model's {} attention heads", w.tp, model.num_attention_heads),
                     "use a tensor-parallel degree that divides the head count");
@@ -324,6 +327,7 @@ void check_layout(const ModelSpec& model, const HardwareProfile& hw, const Engin
   if (model.kv_lora_rank == 0 && kv_heads > 0 && kv_heads % w.tp != 0 && w.tp % kv_heads != 0)
     throw bad_input(fmt::format("--tp {} neither divides the model's {} key-value heads nor is a multiple of them", w.tp, kv_heads),
                     "engines shard KV heads over tensor-parallel ranks (or replicate them); pick a tp that divides the count");
+  check_expert_layout(model, &engine, w.expert_layout(), "");
   if (w.pp > model.num_hidden_layers) throw bad_input(fmt::format("--pp {} exceeds the model's {} layers", w.pp, model.num_hidden_layers));
   if (w.gpus > 1 && hw.unified_memory && hw.device_class != DeviceClass::kWorkstationGpu)
     throw bad_input(fmt::format("{} is a single-chip device; multi-GPU options do not apply", hw.id));
@@ -391,8 +395,13 @@ void set_workload_numbers(Workload& w, const ScenarioRequest& r, const ModelSpec
                     "shorten the context, or use a config.json whose max_position_embeddings allows it");
   w.tp = static_cast<uint32_t>(positive(r.tp, "--tp"));
   w.pp = static_cast<uint32_t>(positive(r.pp, "--pp"));
-  if (r.tp > 1024 || r.pp > 1024 || r.gpus > 1024) throw bad_input("at most 1024 GPUs are modelled");  // before tp x pp
-  w.gpus = static_cast<uint32_t>(r.gpus == 0 ? r.tp * r.pp : positive(r.gpus, "--gpus"));
+  w.ep = static_cast<uint32_t>(positive(r.ep, "--ep"));
+  w.dp_attention = static_cast<uint32_t>(positive(r.dp_attention, "--dp-attention"));
+  if (r.tp > 1024 || r.pp > 1024 || r.gpus > 1024 || r.ep > 1024 || r.dp_attention > 1024)
+    throw bad_input("at most 1024 GPUs are modelled");  // before tp x pp x dp-attention
+  if (r.tp * r.pp * r.dp_attention > 1024)
+    throw bad_input(fmt::format("--tp {} x --pp {} x --dp-attention {} is beyond the 1024 GPUs modelled", r.tp, r.pp, r.dp_attention));
+  w.gpus = static_cast<uint32_t>(r.gpus == 0 ? r.tp * r.pp * r.dp_attention : positive(r.gpus, "--gpus"));
   w.replicas = static_cast<uint32_t>(positive(std::min<int64_t>(r.replicas, 1025), "--replicas"));
   if (static_cast<uint64_t>(w.replicas) * w.gpus > 1024)
     throw bad_input(fmt::format("--replicas {} x {} GPU{} each is beyond the 1024 GPUs modelled", r.replicas, w.gpus, w.gpus == 1 ? "" : "s"));

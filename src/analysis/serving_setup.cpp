@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "optadvisor/analysis/analysis.hpp"
+#include "optadvisor/analysis/expert_layout.hpp"
 #include "optadvisor/base/error.hpp"
 
 namespace optadvisor {
@@ -16,23 +17,10 @@ void check_pool(const ModelSpec& model, const ServePoolRequest& pool, const char
   for (const auto& [value, option] : {std::pair{l.tp, "tp"}, {l.pp, "pp"}, {l.ep, "ep"}, {l.dp_attention, "dp-attention"}})
     if (value < 1 || value > kMaxServeDegree)
       throw bad_input(fmt::format("--{}{} {} is out of range", name, option, value), fmt::format("use 1 to {}", kMaxServeDegree));
-  if (l.ep > 1 && model.num_experts == 0)
-    throw bad_input(fmt::format("--{}ep {}: {} has no routed experts", name, l.ep, model.name), "expert parallelism applies to MoE models");
-  if (l.ep > 1 && model.num_experts % l.ep != 0)
-    throw bad_input(fmt::format("--{}ep {} does not divide the model's {} routed experts", name, l.ep, model.num_experts),
-                    "pick an expert-parallel degree that divides the expert count");
   if (pool.max_batch > kMaxServeConcurrency)
     throw bad_input(fmt::format("--{}max-batch {} is out of range", name, pool.max_batch),
                     fmt::format("use 1 to {}", kMaxServeConcurrency));
-  const uint32_t gpus = l.tp * l.dp_attention;
-  if (l.ep > 1 && gpus % l.ep != 0)
-    throw bad_input(
-        fmt::format("--{}ep {} does not divide the worker's {} GPUs (tp {} x dp-attention {})", name, l.ep, gpus, l.tp, l.dp_attention),
-        "experts are sharded over every GPU of the worker: ep x (expert tensor parallel) = tp x dp-attention");
-  if (l.dp_attention > 1 && model.num_experts == 0)
-    throw bad_input(
-        fmt::format("--{}dp-attention {}: {} is a dense model", name, l.dp_attention, model.name),
-        fmt::format("data-parallel attention pairs with expert parallelism on MoE models; run replicas (--{}workers) instead", name));
+  check_expert_layout(model, nullptr, ExpertLayout{l.tp, l.dp_attention, l.ep}, name);
 }
 
 ServingPool build_pool(const Catalog& catalog, const ServeRequest& r, const ServePoolRequest& pool, ServingRole role, const ServingEra& era,

@@ -6,6 +6,7 @@
 #include "optadvisor/analysis/serving_step.hpp"
 
 #include "optadvisor/analysis/analysis.hpp"
+#include "optadvisor/analysis/expert_layout.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -104,30 +105,16 @@ void set_kv_pool(StepModel& sm, const Scenario& s, const LayoutDegrees& d) {
 }
 
 // --- communication ---------------------------------------------------------
-void set_communication(StepModel& sm, const Scenario& s, const ServingLayout& layout, const LayoutDegrees& d) {
+void set_communication(StepModel& sm, const Scenario& s, const ServingLayout& layout) {
   const ModelSpec& m = s.model;
   const EngineProfile& engine = *s.engine.engine;
-  const double tp = d.tp;
   const Link* link = s.hardware->default_multi_gpu_link();
   sm.peak_link_bytes_per_s = link ? link->per_direction_bytes_per_s() : 0;
-  const double hidden = static_cast<double>(m.hidden_size);
-  const bool experts_exchanged = sm.expert_pick > 0 && (layout.ep > 1 || d.dp > 1);
-  if (tp > 1) {
-    // A ring all-reduce moves 2(tp-1)/tp of a tokens x hidden bf16 message over
-    // each link (Patarasuk and Yuan 2009); two per layer (attention, MLP), one
-    // when the experts are exchanged by all-to-all instead.
-    const double per_layer_count = experts_exchanged ? 1.0 : 2.0;
-    sm.allreduce_bytes_per_token = sm.layers * per_layer_count * 2.0 * (tp - 1) / tp * hidden * 2.0;
-    sm.allreduce_latency_s = sm.layers * per_layer_count * engine.allreduce_latency_s;
-  }
-  if (experts_exchanged) {
-    // Expert parallelism: each token's hidden state goes to k experts and
-    // comes back (dispatch in FP8, combine in BF16: DeepEP), (G-1)/G of it
-    // off this GPU; a rank's tp GPUs share its tokens.
-    const double g = d.worker_gpus;
-    sm.alltoall_bytes_per_token = sm.moe_layers * static_cast<double>(m.num_experts_per_tok) * hidden * (1.0 + 2.0) * (g - 1) / g / tp;
-    sm.alltoall_latency_s = sm.moe_layers * 2.0 * engine.allreduce_latency_s;
-  }
+  const LayoutTraffic traffic = layout_traffic(m, ExpertLayout{layout.tp, layout.dp_attention, layout.ep}, sm.layers, sm.moe_layers);
+  sm.allreduce_bytes_per_token = traffic.allreduce_bytes_per_token;
+  sm.allreduce_latency_s = traffic.allreduce_count * engine.allreduce_latency_s;
+  sm.alltoall_bytes_per_token = traffic.alltoall_bytes_per_token;
+  sm.alltoall_latency_s = traffic.alltoall_count * engine.allreduce_latency_s;
 }
 
 }  // namespace
@@ -156,9 +143,9 @@ StepModel step_model(const Scenario& s, const ServingLayout& layout, const Servi
   sm.peak_gemm_flops_per_s = peak_flops;
   sm.peak_attention_flops_per_s = bf16_peak(hw);
   sm.layers = static_cast<double>(m.num_hidden_layers);
-  for (uint64_t layer = 0; layer < m.num_hidden_layers; ++layer) sm.moe_layers += is_moe_layer(m, layer) ? 1.0 : 0.0;
+  sm.moe_layers = moe_layer_count(m);
 
-  set_communication(sm, s, layout, degrees);
+  set_communication(sm, s, layout);
   set_era(sm, era);
   return sm;
 }

@@ -165,6 +165,7 @@ std::optional<EngineProfile> engine_from_json(const nlohmann::json& j, std::vect
     e.multi_device_setting = j.value("multi_device_setting", std::string{});
     e.offloads_to_host = j.value("offloads_to_host", false);
     e.own_flash_attention = j.value("own_flash_attention", false);
+    e.expert_parallel = j.value("expert_parallel", false);
     for (const auto& [name, b] : j.at("backends").items()) e.backends[name] = read_backend(name, b, problems);
     e.graph_overhead_factor = j.value("graph_overhead_factor", 0.3);
     if (j.contains("eager_launches")) read_eager_launches(j.at("eager_launches"), e);

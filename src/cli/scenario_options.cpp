@@ -39,6 +39,12 @@ std::vector<CLI::Option*> add_workload_options(CLI::App* cmd, ScenarioRequest& r
           cmd->add_flag("--cpu-moe", r.cpu_moe, "Keep every layer's routed experts in host memory, run on the CPU (llama.cpp)")};
 }
 
+std::vector<CLI::Option*> add_expert_layout_options(CLI::App* cmd, ScenarioRequest& r) {
+  return {cmd->add_option("--ep", r.ep, "Expert-parallel degree (MoE): routed experts sharded over the GPUs, exchanged by all-to-all"),
+          cmd->add_option("--dp-attention", r.dp_attention,
+                          "Data-parallel attention ranks (MoE, with --ep): each runs attention for its own sequences")};
+}
+
 std::vector<CLI::Option*> add_device_options(CLI::App* cmd, ScenarioRequest& r) {
   return {cmd->add_option("--memory", r.memory, "The memory size of your device, for parts sold in several (64GB, 64GiB, 0.5TB)"),
           cmd->add_option("--link", r.link, "Multi-GPU link: pcie, or nvlink with a bridge fitted (default: the device's own link)")

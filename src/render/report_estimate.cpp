@@ -40,7 +40,10 @@ std::string bandwidth_text(const Scenario& s, const Factors& f) {
 }  // namespace
 
 std::string gpus_text(const Workload& w) {
-  const std::string layout = w.gpus > 1 ? fmt::format("{} GPUs (tp {}, pp {})", w.gpus, w.tp, w.pp) : std::string("1 GPU");
+  std::string degrees = fmt::format("tp {}, pp {}", w.tp, w.pp);
+  if (w.dp_attention > 1) degrees += fmt::format(", dp-attention {}", w.dp_attention);
+  if (w.ep > 1) degrees += fmt::format(", ep {}", w.ep);
+  const std::string layout = w.gpus > 1 ? fmt::format("{} GPUs ({})", w.gpus, degrees) : std::string("1 GPU");
   if (w.replicas > 1) return fmt::format(", {} replicas x {}", w.replicas, layout);
   return w.gpus > 1 ? ", " + layout : std::string();
 }

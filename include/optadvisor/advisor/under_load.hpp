@@ -16,15 +16,14 @@ namespace optadvisor {
 
 /// The comparisons rules may ask for (a rule's "under_load"): "disaggregate" (one prefill and
 /// one decode worker against two mixed workers), "chunked-prefill" (prompt chunks mixed into
-/// decode steps against prefill-only steps), "expert-parallel" (data-parallel attention and
-/// expert parallelism against tensor parallelism on the same GPUs; MoE models, tp > 1).
+/// decode steps against prefill-only steps).
 bool is_load_comparison(const std::string& kind);
 
 /// Their names, comma-separated, for messages.
 std::string load_comparison_names();
 
 struct LoadComparison {
-  std::string kind;        ///< "disaggregate", "chunked-prefill" or "expert-parallel"
+  std::string kind;        ///< "disaggregate" or "chunked-prefill"
   std::string setting;     ///< "2 GPUs, a closed loop of 32 clients, prompt 512 + gen 128 tokens"
   std::string base_label;  ///< "aggregated: 2 workers x tp 1"
   std::string alt_label;   ///< "disaggregated: 1 prefill + 1 decode worker x tp 1"

@@ -32,10 +32,12 @@ struct ScenarioRequest {
   std::optional<int64_t> gen_tokens;      ///< unset = 128
   std::optional<int64_t> context_tokens;  ///< unset or 0 = prompt + gen
   std::string kv_dtype;                   ///< "" = f16 (or the engine's first)
-  int64_t gpus = 0;                       ///< 0 = tp x pp
+  int64_t gpus = 0;                       ///< 0 = tp x pp x dp_attention
   int64_t tp = 1;
   int64_t pp = 1;
   int64_t replicas = 1;  ///< data-parallel copies of the tp x pp layout (--replicas), each on its own GPUs with its own batch
+  int64_t ep = 1;            ///< expert-parallel degree (--ep): routed experts sharded, exchanged by all-to-all
+  int64_t dp_attention = 1;  ///< data-parallel attention ranks (--dp-attention), each with its own sequences
   std::optional<bool> flash_attention;
   std::optional<bool> graphs;
   std::optional<double> host_bandwidth_bytes_per_s;

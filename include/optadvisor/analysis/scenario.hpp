@@ -12,6 +12,7 @@
 #include "optadvisor/catalog/engine.hpp"
 #include "optadvisor/catalog/hardware.hpp"
 #include "optadvisor/catalog/model.hpp"
+#include "optadvisor/analysis/expert_layout.hpp"
 
 namespace optadvisor {
 
@@ -59,6 +60,8 @@ struct Workload {
   uint32_t tp = 1;                                   ///< tensor parallel degree
   uint32_t pp = 1;                                   ///< pipeline / layer-split degree
   uint32_t replicas = 1;                             ///< copies of the tp x pp layout serving side by side (gpus is one copy's)
+  uint32_t ep = 1;                                   ///< expert-parallel degree (routed experts exchanged by all-to-all)
+  uint32_t dp_attention = 1;                         ///< data-parallel attention ranks: the batch is split over them
   std::optional<bool> flash_attention;               ///< unset: the engine's default
   std::optional<bool> graphs;                        ///< unset: the backend's default
   std::optional<double> host_bandwidth_bytes_per_s;  ///< system RAM for offloaded layers
@@ -76,6 +79,7 @@ struct Workload {
 
   uint64_t context() const { return context_tokens ? context_tokens : prompt_tokens + gen_tokens; }
   uint32_t total_gpus() const { return gpus * replicas; }  ///< every replica's GPUs
+  ExpertLayout expert_layout() const { return ExpertLayout{tp, dp_attention, ep}; }
 };
 
 /// Points into the Catalog (`hardware` unless hardware_variant owns it, the engine); the Catalog must outlive it.

@@ -156,6 +156,7 @@ struct EngineProfile {
   std::string multi_device_setting;  ///< the engine's own option for its split, quoted in messages ("-sm layer")
   bool offloads_to_host = false;     ///< keeps layers that do not fit in host memory (llama.cpp -ngl)
   bool own_flash_attention = false;  ///< ships fused attention kernels for every backend, needs no FlashAttention-2
+  bool expert_parallel = false;      ///< shards routed experts over GPUs with data-parallel attention (--ep, --dp-attention)
   std::map<std::string, BackendProfile> backends;
   double graph_overhead_factor = 0.3;      ///< layer overhead kept when the step is a graph
   EagerLaunches eager;                     ///< the decode step's launches without a graph

@@ -75,6 +75,7 @@ std::shared_ptr<AdviseOptions> add_advise_options(CLI::App* cmd, bool html_repor
   add(add_gpus_option(cmd, r.gpus, "GPU count (default tp x pp; training: tp x pp x cp)"));
   add(cmd->add_option("--tp", r.tp, "Tensor-parallel degree"));
   add(cmd->add_option("--pp", r.pp, "Pipeline / layer-split degree"));
+  for (CLI::Option* opt : add_expert_layout_options(cmd, r)) o->inference_only.push_back(add(opt));
   o->inference_only.push_back(add(cmd->add_option("--replicas", r.replicas, "Copies of the tp x pp layout serving side by side, each on its own GPUs (serving throughput adds up)")));
   add(cmd->add_option("--flash-attention", o->flash_attention, "on or off (default: the engine's)")->check(CLI::IsMember({"on", "off"})));
   o->training_only = add_training_options(cmd, o->training);

@@ -48,6 +48,7 @@ void add_scenario_options(CLI::App* cmd, EstimateOptions& o, bool allow_html = f
   add_gpus_option(cmd, r.gpus, "GPU count (inference: default tp x pp; training: default tp x pp x cp)");
   cmd->add_option("--tp", r.tp, "Tensor-parallel degree")->capture_default_str();
   cmd->add_option("--pp", r.pp, "Pipeline / layer-split degree")->capture_default_str();
+  for (CLI::Option* opt : add_expert_layout_options(cmd, r)) o.inference_only.push_back(opt->capture_default_str());
   o.inference_only.push_back(cmd->add_option("--replicas", r.replicas, "Copies of the tp x pp layout serving side by side, each on its own GPUs (serving throughput adds up)")->capture_default_str());
   cmd->add_option("--flash-attention", o.flash_attention, "on or off (default: the engine's; training: on)")
       ->check(CLI::IsMember({"on", "off"}));

@@ -284,6 +284,12 @@ std::vector<AdviceRequest> coverage_scenarios() {
     tp8.scenario.tp = 8;
     tp8.scenario.batch = "max";
     out.push_back(tp8);
+    // An MoE model in tensor parallel 8 with a latent cache every GPU copies: expert parallelism.
+    AdviceRequest moe = request("h200", g, "deepseek-v3", "vllm");
+    moe.scenario.tp = moe.scenario.gpus = 8;
+    moe.scenario.batch = "256";
+    moe.scenario.prompt_tokens = 2000;
+    out.push_back(moe);
   }
   // Training steps: one node of H100s, a consumer card, long sequences, the other frameworks.
   auto train = [&](const std::string& hw, int64_t gpus, const std::string& model = "", const std::string& engine = "") {
