@@ -47,6 +47,7 @@ inline TrainingRequest request_from(const CsvRow& r) {
   if (t.pp == 1 || t.pp_schedule != "interleaved") t.virtual_stages = 0;
   t.flash_attention = integer(r, "flash_attention", 1) != 0;
   if (!str(r, "fused_loss").empty()) t.fused_loss = integer(r, "fused_loss") != 0;
+  if (!str(r, "compile").empty()) t.compile = integer(r, "compile") != 0;
   return t;
 }
 

@@ -818,6 +818,7 @@ Facts training_facts(const PreparedTraining& p, const TrainingAnalysis& a) {
   f["training.pp"] = w.pp;
   f["training.cp"] = w.cp;
   f["training.sequence_parallel"] = w.sequence_parallel;
+  f["training.compiled"] = w.compiled;
   f["training.sequence_tokens"] = w.seq;
   f["training.micro_batch"] = w.micro_batch;
   f["training.grad_accum"] = w.microbatches;

@@ -145,6 +145,7 @@ const std::vector<FactInfo>& fact_catalog() {
       {"training.pp", T::kNumber, "pipeline-parallel degree"},
       {"training.cp", T::kNumber, "context-parallel degree"},
       {"training.sequence_parallel", T::kBool, "sequence parallelism on (with tensor parallelism)"},
+      {"training.compiled", T::kBool, "elementwise kernels fused (torch.compile, or the framework's own fused kernels)"},
       {"training.sequence_tokens", T::kNumber, "tokens per sequence"},
       {"training.micro_batch", T::kNumber, "sequences per microbatch per data-parallel rank"},
       {"training.grad_accum", T::kNumber, "microbatches per optimizer step per rank (gradient accumulation)"},

@@ -751,6 +751,15 @@ TransformResult sequence_parallel(const Params&, const TransformInput& in) {
   return training_changed(std::move(r), {"sequence parallelism on"});
 }
 
+TransformResult compile(const Params&, const TransformInput& in) {
+  const TrainingScenario& sc = in.training->scenario;
+  if (!sc.engine->compile.supported) return not_here(fmt::format("{} has no torch.compile switch", sc.engine->name));
+  if (sc.workload.compiled) return not_here("the blocks are compiled already");
+  TrainingRequest r = *in.training_request;
+  r.compile = true;
+  return training_changed(std::move(r), {"torch.compile on: elementwise kernels fused"});
+}
+
 TransformResult lora(const Params& p, const TransformInput& in) {
   const TrainingWorkload& w = in.training->scenario.workload;
   if (w.lora_rank > 0) return not_here(fmt::format("already training LoRA adapters (rank {})", w.lora_rank));
@@ -917,6 +926,7 @@ const std::vector<Entry>& entries() {
         true},
        context_parallel},
       {{"sequence_parallel", "split norms and dropout along the sequence with tensor parallelism", {}, true}, sequence_parallel},
+      {{"compile", "torch.compile the blocks: fused elementwise kernels", {}, true}, compile},
       {{"lora",
         "train low-rank adapters on a frozen base",
         {{"rank", "integer", true, "adapter rank"}, {"base", "string", false, "frozen base format: \"\" (16-bit) or nf4 (QLoRA)"}},

@@ -560,13 +560,15 @@ MicrobatchTime microbatch_time(const TrainingScenario& s, const StepShape& k, co
   const GemmWork gemm = gemm_work(s, k, out);
   const AttentionWork attention = attention_work(s, k, out);
   const ElementwiseWork elementwise = elementwise_work(s, k, r);
+  // Eager PyTorch runs every elementwise op as its own kernel; the profile is fitted on compiled runs.
+  const double traffic = e.elementwise_traffic * (w.compiled ? 1.0 : e.compile.eager_elementwise_factor);
 
   const double gemm_s_mb =
       tokens_local * layers_per_stage * (gemm.layer + gemm.recompute) / achievable_gemm + tokens_local * gemm.head / achievable_bf16;
   const double attention_s_mb = tokens_local * layers_per_stage * (attention.hw + attention.recompute) / achievable_attention;
   double elementwise_bytes_mb =
-      tokens_local * (layers_per_stage * ((elementwise.layer + elementwise.recompute) * e.elementwise_traffic + elementwise.fp8_cast) +
-                      elementwise.loss * e.elementwise_traffic);
+      tokens_local * (layers_per_stage * ((elementwise.layer + elementwise.recompute) * traffic + elementwise.fp8_cast) +
+                      elementwise.loss * traffic);
   if (fp8) elementwise_bytes_mb += layers_per_stage * m.layer_params / t * 6;  // weight casts and transposes
   const double elementwise_s_mb = elementwise_bytes_mb / bandwidth;
   double dequant_s_mb = 0;
@@ -576,7 +578,7 @@ MicrobatchTime microbatch_time(const TrainingScenario& s, const StepShape& k, co
   }
   const double recompute_s_mb = tokens_local * layers_per_stage * gemm.recompute / achievable_gemm +
                                 tokens_local * layers_per_stage * attention.recompute / achievable_attention +
-                                tokens_local * layers_per_stage * elementwise.recompute * e.elementwise_traffic / bandwidth;
+                                tokens_local * layers_per_stage * elementwise.recompute * traffic / bandwidth;
   double overhead_s_mb = layers_per_stage * e.layer_overhead_s * (w.recompute == Recompute::kFull ? 4.0 / 3.0 : 1.0);
   if (w.sharding.stage >= 3 && !pp_unsharded)  // unpacking gathered layers and packing gradients, every microbatch
     overhead_s_mb += layers_per_stage * m.layer_params / t * e.gather_copy_bytes_per_param / bandwidth;

@@ -134,6 +134,12 @@ TrainingEngineProfile engine_from(const nlohmann::json& j) {
     e.offload.activations_how = value_or(*o, "activations_how", std::string{});
     e.offload.activation_layers_on_gpu = value_or(*o, "activation_layers_on_gpu", 2.0);
   }
+  if (auto c = j.find("compile"); c != j.end()) {
+    e.compile.supported = true;
+    e.compile.default_on = c->at("default").get<bool>();
+    e.compile.eager_elementwise_factor = c->at("eager_elementwise_factor").get<double>();
+    e.compile.how = c->at("how").get<std::string>();
+  }
   const auto& eff = j.at("efficiency");
   e.gemm_efficiency = eff.at("gemm").get<std::map<std::string, double>>();
   e.attention_efficiency = eff.at("attention").get<double>();

@@ -196,6 +196,10 @@ void set_techniques(TrainingWorkload& w, const TrainingRequest& r, const Trainin
 
   w.flash_attention = r.flash_attention.value_or(true);
   w.fused_loss = r.fused_loss.value_or(engine.fused_loss_default);
+  if (r.compile.has_value() && !engine.compile.supported)
+    throw bad_input(fmt::format("--compile: {} has no torch.compile switch", engine.name),
+                    "its kernels are fused already; leave the option out");
+  w.compiled = engine.compile.supported ? r.compile.value_or(engine.compile.default_on) : true;
   if (w.cp > 1 && !w.flash_attention)
     throw bad_input("context parallelism needs FlashAttention (ring attention)", "drop --flash-attention off or --cp");
 
@@ -425,6 +429,7 @@ TrainingRequest pinned(const TrainingRequest& request, const PreparedTraining& p
   r.sharding = w.sharding.name;
   r.optimizer = w.optimizer;
   r.fused_loss = w.fused_loss;
+  if (p.scenario.engine->compile.supported) r.compile = w.compiled;
   r.optimizer_offload = w.optimizer_offload;
   r.activation_offload = w.activation_offload;
   return r;

@@ -106,6 +106,8 @@ std::vector<CLI::Option*> add_training_options(CLI::App* cmd, TrainingOptions& o
       cmd->add_option("--lora-rank", t.lora_rank, "Training: LoRA rank (0 = train every weight)"),
       cmd->add_option("--sequence-parallel", o.sequence_parallel, "Training: on or off with --tp > 1 (default: the engine's)")
           ->check(CLI::IsMember({"on", "off"})),
+      cmd->add_option("--compile", o.compile, "Training: on or off: torch.compile the blocks (PyTorch FSDP2; default: the engine's)")
+          ->check(CLI::IsMember({"on", "off"})),
       cmd->add_option("--fused-loss", o.fused_loss, "Training: on or off: a fused cross-entropy kernel (no fp32 copy of the logits)")
           ->check(CLI::IsMember({"on", "off"})),
       cmd->add_option("--pp-schedule", t.pp_schedule, "Training: 1f1b or interleaved (default: the engine's)")
@@ -122,6 +124,7 @@ TrainingRequest training_request(const TrainingOptions& o) {
   TrainingRequest t = o.request;
   if (!o.sequence_parallel.empty()) t.sequence_parallel = o.sequence_parallel == "on";
   if (!o.fused_loss.empty()) t.fused_loss = o.fused_loss == "on";
+  if (!o.compile.empty()) t.compile = o.compile == "on";
   if (!o.optimizer_offload.empty()) t.optimizer_offload = o.optimizer_offload == "on";
   if (!o.activation_offload.empty()) t.activation_offload = o.activation_offload == "on";
   return t;

@@ -24,11 +24,12 @@ struct TrainingOptions {
   TrainingRequest request;
   std::string sequence_parallel;  ///< "", "on", "off"
   std::string fused_loss;         ///< "", "on", "off"
+  std::string compile;            ///< "", "on", "off"
   std::string optimizer_offload;  ///< "", "on", "off"
   std::string activation_offload;  ///< "", "on", "off"
 };
 /// Adds --cp, --seq, --micro-batch, --global-batch, --precision, --recompute, --sharding,
-/// --optimizer, --lora-rank, --sequence-parallel, --fused-loss, --pp-schedule, --vp,
+/// --optimizer, --lora-rank, --sequence-parallel, --fused-loss, --compile, --pp-schedule, --vp,
 /// --optimizer-offload and --activation-offload.
 std::vector<CLI::Option*> add_training_options(CLI::App* cmd, TrainingOptions& options);
 /// The request with the switches applied (device, model and layout are the caller's to fill).

@@ -48,6 +48,7 @@ nlohmann::json scenario_json(const PreparedTraining& p) {
                              {"virtual_stages", w.virtual_stages},
                              {"flash_attention", w.flash_attention},
                              {"fused_loss", w.fused_loss},
+                             {"compiled", w.compiled},
                              {"optimizer", w.optimizer},
                              {"lora_rank", w.lora_rank}};
   if (!w.lora_base_quant.empty()) workload["lora_base_quant"] = w.lora_base_quant;
@@ -203,8 +204,9 @@ std::string header(const PreparedTraining& p, bool md, const Style& style, const
   out += fmt::format("batch: seq {} x micro-batch {} x dp {} x {} accumulation step{} = global batch {} ({} tokens per step)\n", w.seq,
                      w.micro_batch, w.dp, w.microbatches, w.microbatches == 1 ? "" : "s", w.global_batch,
                      with_commas(static_cast<double>(w.global_batch * w.seq)));
-  out += fmt::format("precision {}; recompute {}; optimizer {}; FlashAttention {}; fused loss {}\n", to_string(w.precision),
-                     to_string(w.recompute), w.optimizer, w.flash_attention ? "on" : "off", w.fused_loss ? "on" : "off");
+  out += fmt::format("precision {}; recompute {}; optimizer {}; FlashAttention {}; fused loss {}{}\n", to_string(w.precision),
+                     to_string(w.recompute), w.optimizer, w.flash_attention ? "on" : "off", w.fused_loss ? "on" : "off",
+                     p.scenario.engine->compile.supported ? fmt::format("; torch.compile {}", w.compiled ? "on" : "off") : "");
   if (w.optimizer_offload || w.activation_offload)
     out += fmt::format("offload to host memory over PCIe: {}\n", w.optimizer_offload && w.activation_offload ? "optimizer states and activations"
                                                                : w.optimizer_offload                        ? "optimizer states"

@@ -127,6 +127,15 @@ struct TrainingEngineProfile {
     double activation_layers_on_gpu = 2;  ///< layers of saved activations held on the GPU (the one in use and the next, prefetched)
   } offload;
 
+  /// torch.compile (`compile` in the profile): whether the framework has the switch, whether the
+  /// profile's runs compiled, and the elementwise traffic of eager kernels relative to compiled ones.
+  struct Compile {
+    bool supported = false;
+    bool default_on = false;
+    double eager_elementwise_factor = 1;  ///< eager / compiled elementwise bytes (unfused norms, activations, RoPE)
+    std::string how;                      ///< how to turn it on
+  } compile;
+
   /// Fitted efficiencies (bench/training_accuracy.cpp --fit).
   std::map<std::string, double> gemm_efficiency;  ///< by precision: achieved / the device's maximum achievable matmul rate
   double attention_efficiency = 1;                ///< achieved / the FlashAttention-2 reference curve of the device
@@ -262,6 +271,7 @@ struct TrainingWorkload {
   uint32_t virtual_stages = 1;  ///< per GPU, interleaved schedule
   bool flash_attention = true;
   bool fused_loss = false;  ///< a fused cross-entropy kernel: the logits are not upcast and copied
+  bool compiled = true;     ///< torch.compile fuses the elementwise kernels (engines without the switch: their own fused kernels)
   std::string optimizer = "adamw";
   uint64_t lora_rank = 0;                ///< 0 = full training
   std::string lora_base_quant;           ///< "" = 16-bit frozen base; else the QLoRA storage format id
@@ -417,6 +427,7 @@ struct TrainingRequest {
   std::optional<bool> sequence_parallel;  ///< unset: the engine's default
   std::optional<bool> flash_attention;    ///< unset: on
   std::optional<bool> fused_loss;         ///< unset: the engine's default
+  std::optional<bool> compile;            ///< torch.compile; unset: the engine's default
   int64_t lora_rank = 0;
   std::string quant;  ///< QLoRA base format, with lora_rank
   std::optional<bool> optimizer_offload;   ///< unset: off

@@ -314,6 +314,9 @@ std::vector<AdviceRequest> coverage_scenarios() {
   megatron.training.sequence_parallel = false;
   out.push_back(megatron);
   out.push_back(train("h100", 8, "llama-3.1-70b", "deepspeed"));
+  AdviceRequest eager = train("h100", 8);  // torch.compile left off
+  eager.training.compile = false;
+  out.push_back(eager);
   // Host offload: a full fine-tune past one GeForce card (ZeRO-Offload), long sequences under Megatron.
   out.push_back(train("rtx4090", 1, "llama-3.2-3b", "deepspeed"));
   AdviceRequest megatron_long = train("h100", 8, "llama-3.1-8b", "megatron");
