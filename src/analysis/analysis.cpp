@@ -113,15 +113,14 @@ double indexer_flops_per_token(const ModelSpec& m, double context) {
 /// them all), sliding layers to their window, linear layers update a fixed state. Per full layer
 /// 2 x heads x (qk_dim + v_dim) x context, i.e. 4 x context x d_attn for MHA (Kaplan et al. 2020,
 /// "Scaling Laws for Neural Language Models", arXiv:2001.08361, table 1); MLA's dims per DeepSeek-V2
-/// (arXiv:2405.04434).
+/// (arXiv:2405.04434); each layer kind at its own head width (Gemma 4's full layers: global_head_dim).
 double attention_flops_per_token(const ModelSpec& m, const KvShape& kv, double context) {
-  const double qk_dim = m.kv_lora_rank ? static_cast<double>(m.qk_nope_head_dim + m.qk_rope_head_dim) : static_cast<double>(m.head_dim);
-  const double v_dim = m.kv_lora_rank ? static_cast<double>(m.v_head_dim) : static_cast<double>(m.head_dim);
-  const double heads = static_cast<double>(m.num_attention_heads);
+  const AttentionWidths width = attention_widths(m);
   const double window = kv.window_tokens ? std::min<double>(context, static_cast<double>(kv.window_tokens)) : context;
   const double attended = kv.sparse_topk ? std::min<double>(context, static_cast<double>(kv.sparse_topk)) : context;
-  const double per_layer_full = 2.0 * heads * (qk_dim + v_dim) * attended + (kv.sparse_topk ? indexer_flops_per_token(m, context) : 0.0);
-  const double per_layer_sliding = 2.0 * heads * (qk_dim + v_dim) * window;
+  const double per_layer_full =
+      2.0 * static_cast<double>(width.full) * attended + (kv.sparse_topk ? indexer_flops_per_token(m, context) : 0.0);
+  const double per_layer_sliding = 2.0 * static_cast<double>(width.sliding) * window;
   return static_cast<double>(kv.full_layers) * per_layer_full + static_cast<double>(kv.sliding_layers) * per_layer_sliding +
          static_cast<double>(kv.linear_layers) * linear_attention_flops_per_token(m);
 }
@@ -129,14 +128,14 @@ double attention_flops_per_token(const ModelSpec& m, const KvShape& kv, double c
 /// Causal prefill attention FLOPs for a prompt of `p` tokens: the sum of
 /// attention_flops_per_token over positions 0..p-1 (closed form per layer kind).
 double prefill_attention_flops(const ModelSpec& m, const KvShape& kv, double p) {
-  const double qk_dim = m.kv_lora_rank ? static_cast<double>(m.qk_nope_head_dim + m.qk_rope_head_dim) : static_cast<double>(m.head_dim);
-  const double v_dim = m.kv_lora_rank ? static_cast<double>(m.v_head_dim) : static_cast<double>(m.head_dim);
-  const double c = 2.0 * static_cast<double>(m.num_attention_heads) * (qk_dim + v_dim);
+  const AttentionWidths width = attention_widths(m);
+  const double c_full = 2.0 * static_cast<double>(width.full);
+  const double c_sliding = 2.0 * static_cast<double>(width.sliding);
   // Attention over at most w tokens for each of p positions: c (w^2/2 + (p - w) w) past w, c p^2/2 below.
-  const auto capped = [c, p](double w) { return p > w ? c * (w * w / 2.0 + (p - w) * w) : c * p * p / 2.0; };
-  double full = c * p * p / 2.0;
-  if (kv.sparse_topk) full = capped(static_cast<double>(kv.sparse_topk)) + indexer_flops_per_token(m, p) * p / 2.0;
-  const double sliding = kv.window_tokens ? capped(static_cast<double>(kv.window_tokens)) : c * p * p / 2.0;
+  const auto capped = [p](double c, double w) { return p > w ? c * (w * w / 2.0 + (p - w) * w) : c * p * p / 2.0; };
+  double full = c_full * p * p / 2.0;
+  if (kv.sparse_topk) full = capped(c_full, static_cast<double>(kv.sparse_topk)) + indexer_flops_per_token(m, p) * p / 2.0;
+  const double sliding = kv.window_tokens ? capped(c_sliding, static_cast<double>(kv.window_tokens)) : c_sliding * p * p / 2.0;
   return static_cast<double>(kv.full_layers) * full + static_cast<double>(kv.sliding_layers) * sliding +
          static_cast<double>(kv.linear_layers) * linear_attention_flops_per_token(m) * p;
 }
@@ -246,16 +245,19 @@ namespace {
 double kv_bytes_with(const Scenario& s, const KvShape& kv, uint64_t context) {
   const auto policy =
       s.engine.engine && !s.engine.engine->cap_sliding_window ? KvWindowPolicy::kFullContext : KvWindowPolicy::kCapSlidingLayers;
-  const double elements = static_cast<double>(kv_cache_elements(kv, context, 1, policy));
-  // KV heads split across tensor-parallel ranks (replicated when kv_heads < tp).
+  const KvElements elements = kv_cache_elements_by_kind(kv, context, 1, policy);
+  // KV heads split across tensor-parallel ranks (replicated when kv_heads < tp), each layer kind by its own count.
   const double tp = static_cast<double>(std::max<uint32_t>(1, s.workload.tp));
-  const double kv_heads = static_cast<double>(std::max<uint64_t>(1, s.model.num_key_value_heads));
-  const double split = s.model.kv_lora_rank ? 1.0 : std::min(tp, kv_heads);
+  const auto split = [&](uint64_t kv_heads) {
+    return s.model.kv_lora_rank ? 1.0 : std::min(tp, static_cast<double>(std::max<uint64_t>(1, kv_heads)));
+  };
+  const double per_rank =
+      static_cast<double>(elements.full) / split(kv.full_kv_heads) + static_cast<double>(elements.sliding) / split(kv.sliding_kv_heads);
   // Linear-attention state: fixed per sequence, at its own dtype, split by value heads.
   const double state_split =
       std::min(tp, static_cast<double>(std::max<uint64_t>(1, s.model.linear_num_value_heads + s.model.mamba_n_heads)));
   const double state = recurrent_state_bytes(kv, 1) / state_split;
-  return (elements * s.workload.kv_bytes_per_element / split + state) / static_cast<double>(std::max<uint32_t>(1, s.workload.pp));
+  return (per_rank * s.workload.kv_bytes_per_element + state) / static_cast<double>(std::max<uint32_t>(1, s.workload.pp));
 }
 
 /// Cache bytes one decode step reads per sequence: all of it, except that a DSA layer reads every

@@ -14,14 +14,13 @@
 namespace optadvisor {
 namespace {
 
-/// Attention FLOPs per (query token x context token) per layer: QK^T and PV,
+/// Attention FLOPs per (query token x context token) per full layer: QK^T and PV,
 /// 2 FLOPs per multiply-add (Vaswani et al. 2017; FlashAttention-2 paper,
 /// Dao 2023, section 4.1 counts 4 x d per pair for d = head dim).
-double attention_pair_flops(const ModelSpec& m) {
-  const double qk = m.kv_lora_rank ? static_cast<double>(m.qk_nope_head_dim + m.qk_rope_head_dim) : static_cast<double>(m.head_dim);
-  const double v = m.kv_lora_rank ? static_cast<double>(m.v_head_dim) : static_cast<double>(m.head_dim);
-  return 2.0 * static_cast<double>(m.num_attention_heads) * (qk + v);
-}
+double attention_pair_flops(const ModelSpec& m) { return 2.0 * static_cast<double>(attention_widths(m).full); }
+
+/// The same per sliding layer (Gemma 4's sliding layers are narrower than its full ones).
+double sliding_attention_pair_flops(const ModelSpec& m) { return 2.0 * static_cast<double>(attention_widths(m).sliding); }
 
 /// Decode with MLA runs the absorbed form (FlashMLA, vLLM and SGLang MLA
 /// decode): every head scores the kv_lora_rank + rope latent and reads the
@@ -65,25 +64,31 @@ void set_kv_and_attention(StepModel& sm, const Scenario& s, double tp) {
   const ModelSpec& m = s.model;
   const EngineProfile& engine = *s.engine.engine;
   const KvShape kv = kv_shape(m);
-  const double kv_heads = static_cast<double>(std::max<uint64_t>(1, m.num_key_value_heads));
-  const double split = m.kv_lora_rank ? 1.0 : std::min(tp, kv_heads);  // KV heads replicate when fewer than tp
+  const auto split = [&](uint64_t kv_heads) {  // KV heads replicate when fewer than tp
+    return m.kv_lora_rank ? 1.0 : std::min(tp, static_cast<double>(std::max<uint64_t>(1, kv_heads)));
+  };
   const double element = s.workload.kv_bytes_per_element;
   const double per_layer = static_cast<double>(kv.elements_per_token_per_layer) * element;
+  const double per_sliding_layer = static_cast<double>(kv.sliding_elements_per_token_per_layer) * element;
   const bool capped = engine.cap_sliding_window && kv.window_tokens > 0;
-  const double full_layers = static_cast<double>(kv.full_layers + (capped ? 0 : kv.sliding_layers));
-  const double sliding_layers = capped ? static_cast<double>(kv.sliding_layers) : 0.0;
-  sm.kv_bytes_per_token_full = per_layer * full_layers / split;
-  sm.kv_bytes_per_token_sliding = per_layer * sliding_layers / split;
+  // An engine that does not cap the window keeps every token of the sliding layers: their bytes join the full part.
+  const double full_layers = static_cast<double>(kv.full_layers);
+  const double sliding_layers = static_cast<double>(kv.sliding_layers);
+  const double full_bytes = per_layer * full_layers / split(kv.full_kv_heads);
+  const double sliding_bytes = per_sliding_layer * sliding_layers / split(kv.sliding_kv_heads);
+  sm.kv_bytes_per_token_full = full_bytes + (capped ? 0.0 : sliding_bytes);
+  sm.kv_bytes_per_token_sliding = capped ? sliding_bytes : 0.0;
   sm.window_tokens = capped ? kv.window_tokens : 0;
-  sm.kv_transfer_bytes_per_token = per_layer * (full_layers + sliding_layers);
-  const double pair = attention_pair_flops(m) / tp;
-  sm.attention_flops_full = pair * full_layers;
-  sm.attention_flops_sliding = pair * sliding_layers;
+  sm.kv_transfer_bytes_per_token = per_layer * full_layers + per_sliding_layer * sliding_layers;
+  const double full_flops = attention_pair_flops(m) / tp * full_layers;
+  const double sliding_flops = sliding_attention_pair_flops(m) / tp * sliding_layers;
+  sm.attention_flops_full = full_flops + (capped ? 0.0 : sliding_flops);
+  sm.attention_flops_sliding = capped ? sliding_flops : 0.0;
   sm.decode_attention_scale = decode_attention_pair_flops(m) / attention_pair_flops(m);
   if (kv.sparse_topk > 0) {
     sm.sparse_topk = kv.sparse_topk;
     const double latent = static_cast<double>(kv.elements_per_token_per_layer - kv.indexer_elements_per_token_per_layer) * element;
-    sm.sparse_latent_bytes_per_token = latent * full_layers / split;
+    sm.sparse_latent_bytes_per_token = latent * full_layers / split(kv.full_kv_heads);
     // The lightning indexer scores each cached key with index_n_heads heads of index_head_dim (DeepSeek-V3.2 report).
     sm.indexer_flops_per_pair = 2.0 * static_cast<double>(m.index_n_heads * m.index_head_dim) * full_layers / tp;
   }

@@ -49,8 +49,8 @@ Traits traits_for(const std::string& model_type) {
   } else if (model_type == "gemma2") {
     t.tie_word_embeddings = true;  // Gemma2Config default
     t.sandwich_norm = true;
-  } else if (model_type == "gemma3_text") {
-    t.tie_word_embeddings = true;  // Gemma3TextConfig default
+  } else if (model_type == "gemma3_text" || model_type == "gemma4_text") {
+    t.tie_word_embeddings = true;  // Gemma3TextConfig / Gemma4TextConfig default
     t.sandwich_norm = true;
     t.qk_norm = true;
   } else if (model_type == "deepseek_v3") {
@@ -130,6 +130,10 @@ const std::set<std::string>& known_fields() {
                                                "sliding_window",
                                                "sliding_window_pattern",
                                                "layer_types",
+                                               "global_head_dim",
+                                               "num_global_key_value_heads",
+                                               "attention_k_eq_v",
+                                               "enable_moe_block",
                                                "num_nextn_predict_layers",
                                                "vision_config",
                                                "quantization_config",
@@ -376,11 +380,15 @@ void add_mla_attention(const ModelSpec& s, int i, std::vector<Tensor>& out) {
 }
 
 /// Grouped-query attention: q/k/v (fused for Phi-3), their biases, the output and the q/k norms.
+/// Each layer at its kind's head width and KV heads; no v on a Gemma 4 K = V layer.
 void add_gqa_attention(const ModelSpec& s, int i, std::vector<Tensor>& out) {
   const uint64_t h = s.hidden_size;
-  const uint64_t q_width = s.num_attention_heads * s.head_dim;
+  const auto layer = static_cast<uint64_t>(i);
+  const uint64_t head_dim = layer_head_dim(s, layer);
+  const uint64_t q_width = s.num_attention_heads * head_dim;
   const uint64_t q_out = s.attn_output_gate ? 2 * q_width : q_width;  // query and its output gate
-  const uint64_t kv_width = s.num_key_value_heads * s.head_dim;
+  const uint64_t kv_width = layer_kv_heads(s, layer) * head_dim;
+  const bool shared_value = s.attention_k_eq_v && !is_sliding_layer(s, layer);
   if (s.model_type == "phi3") {
     // Phi-3 checkpoints store qkv_proj fused; llama.cpp keeps it as attn_qkv.
     add(out, i, "attn_qkv", h, q_width + 2 * kv_width);
@@ -388,19 +396,19 @@ void add_gqa_attention(const ModelSpec& s, int i, std::vector<Tensor>& out) {
   } else {
     add(out, i, "attn_q", h, q_out);
     add(out, i, "attn_k", h, kv_width);
-    add(out, i, "attn_v", h, kv_width);
+    if (!shared_value) add(out, i, "attn_v", h, kv_width);
     if (s.attention_bias || s.qkv_bias) {
       add(out, i, "attn_q.bias", q_width);
       add(out, i, "attn_k.bias", kv_width);
-      add(out, i, "attn_v.bias", kv_width);
+      if (!shared_value) add(out, i, "attn_v.bias", kv_width);
     }
   }
   add(out, i, "attn_output", q_width, h);
   if (s.attention_bias) add(out, i, "attn_output.bias", h);
   if (s.qk_norm) {
     const bool per_layer = s.qk_norm_type == "per_layer";
-    add(out, i, "attn_q_norm", per_layer ? q_width : s.head_dim);
-    add(out, i, "attn_k_norm", per_layer ? kv_width : s.head_dim);
+    add(out, i, "attn_q_norm", per_layer ? q_width : head_dim);
+    add(out, i, "attn_k_norm", per_layer ? kv_width : head_dim);
   }
 }
 
@@ -449,6 +457,21 @@ void add_dense_ffn(const ModelSpec& s, int i, std::vector<Tensor>& out) {
   }
 }
 
+/// Gemma 4's routed-expert block beside the dense MLP (enable_moe_block): the experts and router of
+/// add_moe_ffn plus the router's input scale (HF router.scale, hidden wide), its per-expert output
+/// scale (router.per_expert_scale) and three norms (pre_feedforward_layernorm_2 before the experts,
+/// post_feedforward_layernorm_1 after the MLP, post_feedforward_layernorm_2 after the experts).
+/// llama.cpp's gemma4 names were not read: these kinds follow its Gemma norm names.
+void add_gemma4_moe_block(const ModelSpec& s, int i, std::vector<Tensor>& out) {
+  const uint64_t h = s.hidden_size;
+  add_moe_ffn(s, i, out);
+  add(out, i, "ffn_gate_inp_scale", h);
+  add(out, i, "ffn_exps_scale", s.num_experts);
+  add(out, i, "pre_ffw_norm_2", h);
+  add(out, i, "post_ffw_norm_1", h);
+  add(out, i, "post_ffw_norm_2", h);
+}
+
 /// Tensors of decoder block `layer`, exactly as convert_hf_to_gguf.py names
 /// and shapes them (ggml order: ne0 is the input dimension of a Linear).
 void add_block(const ModelSpec& s, uint64_t layer_index, std::vector<Tensor>& out) {
@@ -475,10 +498,14 @@ void add_block(const ModelSpec& s, uint64_t layer_index, std::vector<Tensor>& ou
   // ATTN_POST_NORM name in llama.cpp; everyone else calls it ffn_norm.
   add(out, i, s.model_type == "gpt_oss" ? "post_attention_norm" : "ffn_norm", h);
 
-  if (is_moe_layer(s, layer_index))
-    add_moe_ffn(s, i, out);
-  else
+  if (s.enable_moe_block && is_moe_layer(s, layer_index)) {
     add_dense_ffn(s, i, out);
+    add_gemma4_moe_block(s, i, out);
+  } else if (is_moe_layer(s, layer_index)) {
+    add_moe_ffn(s, i, out);
+  } else {
+    add_dense_ffn(s, i, out);
+  }
   if (s.sandwich_norm) add(out, i, "post_ffw_norm", h);
 }
 
@@ -521,7 +548,7 @@ const std::vector<std::string>& supported_model_types() {
   static const std::vector<std::string> types = {"llama",      "mistral",          "mixtral",     "qwen2",        "qwen3",
                                                  "qwen3_moe",  "gemma2",           "gemma3_text", "phi3",         "deepseek_v3",
                                                  "gpt_oss",    "minimax_m2",       "qwen3_next",  "qwen3_5_text", "qwen3_5_moe_text",
-                                                 "nemotron_h", "granitemoehybrid", "llama4_text"};
+                                                 "nemotron_h", "granitemoehybrid", "llama4_text", "gemma4_text"};
   return types;
 }
 
@@ -551,6 +578,27 @@ bool is_moe_layer(const ModelSpec& spec, uint64_t layer) {
     return layer < spec.hybrid_override_pattern.size() && spec.hybrid_override_pattern[layer] == 'E';
   if (spec.num_experts == 0 || layer < spec.first_k_dense_replace) return false;
   return std::find(spec.mlp_only_layers.begin(), spec.mlp_only_layers.end(), layer) == spec.mlp_only_layers.end();
+}
+
+uint64_t layer_head_dim(const ModelSpec& spec, uint64_t layer) {
+  return spec.global_head_dim > 0 && !is_sliding_layer(spec, layer) ? spec.global_head_dim : spec.head_dim;
+}
+
+uint64_t layer_kv_heads(const ModelSpec& spec, uint64_t layer) {
+  return spec.num_global_key_value_heads > 0 && !is_sliding_layer(spec, layer) ? spec.num_global_key_value_heads
+                                                                                : spec.num_key_value_heads;
+}
+
+AttentionWidths attention_widths(const ModelSpec& spec) {
+  AttentionWidths w;
+  if (spec.kv_lora_rank > 0) {
+    w.full = spec.num_attention_heads * (spec.qk_nope_head_dim + spec.qk_rope_head_dim + spec.v_head_dim);
+    w.sliding = w.full;
+    return w;
+  }
+  w.sliding = spec.num_attention_heads * 2 * spec.head_dim;
+  w.full = spec.num_attention_heads * 2 * (spec.global_head_dim > 0 ? spec.global_head_dim : spec.head_dim);
+  return w;
 }
 
 namespace {
@@ -583,7 +631,7 @@ std::optional<std::string> parameter_overflow(const ModelSpec& s) {
     const double side = static_cast<double>(v.image_size) / static_cast<double>(std::max<uint64_t>(v.patch_size, 1));
     total += static_cast<double>(v.num_hidden_layers) * (4 * hv * hv + 2 * hv * static_cast<double>(v.intermediate_size) + 8 * hv) +
              static_cast<double>(v.num_channels) * static_cast<double>(v.patch_size) * static_cast<double>(v.patch_size) * hv +
-             side * side * hv + hv * h;
+             side * side * hv + 2 * static_cast<double>(v.num_position_embeddings) * hv + hv * h;
   }
   if (total <= limit) return std::nullopt;
   std::string shape;
@@ -678,6 +726,10 @@ void read_experts_and_layers(FieldReader& r, ModelSpec& s) {
   s.sliding_window = r.uint("sliding_window").value_or(0);
   s.sliding_window_pattern = r.uint("sliding_window_pattern").value_or(0);
   s.layer_types = r.strings("layer_types");
+  s.global_head_dim = r.uint("global_head_dim").value_or(0);
+  s.num_global_key_value_heads = r.uint("num_global_key_value_heads").value_or(0);
+  s.attention_k_eq_v = r.boolean("attention_k_eq_v").value_or(false);
+  s.enable_moe_block = r.boolean("enable_moe_block").value_or(false);
   s.num_nextn_predict_layers = r.uint("num_nextn_predict_layers").value_or(0);
 }
 
@@ -693,10 +745,16 @@ VisionTowerSpec read_vision_config(const json& v, FieldReader& r, std::vector<Pr
   vt.num_position_embeddings = vr.uint("num_position_embeddings").value_or(0);
   vt.temporal_patch_size = vr.uint("temporal_patch_size").value_or(1);
   vt.spatial_merge_size = vr.uint("spatial_merge_size").value_or(0);
+  vt.head_dim = vr.uint("head_dim").value_or(0);
   vt.model_type = vr.string("model_type").value_or("");
   const bool moonvit = vt.model_type == "moonvit3d";
-  if (!vt.model_type.empty() && vt.model_type != "pixtral" && !moonvit)
-    vr.problem("/vision_config/model_type", "expected 'pixtral' or 'moonvit3d' (other towers are told apart by their fields)");
+  const bool gemma4 = vt.model_type == "gemma4_vision";
+  if (!vt.model_type.empty() && vt.model_type != "pixtral" && !moonvit && !gemma4)
+    vr.problem("/vision_config/model_type",
+               "expected 'pixtral', 'moonvit3d' or 'gemma4_vision' (other towers are told apart by their fields)");
+  if (gemma4 && (vt.num_position_embeddings == 0 || vt.head_dim == 0))
+    vr.problem("/vision_config/num_position_embeddings", "a gemma4_vision tower needs num_position_embeddings and head_dim");
+  if (!gemma4 && vt.head_dim > 0) vr.problem("/vision_config/head_dim", "head_dim applies to the gemma4_vision tower only");
   if (vt.model_type == "pixtral" && vt.spatial_merge_size == 0)
     vr.problem("/vision_config/spatial_merge_size", "a pixtral tower needs the projector's spatial_merge_size");
   vt.projector_input_dim = vr.uint("projector_input_dim").value_or(0);
@@ -705,7 +763,7 @@ VisionTowerSpec read_vision_config(const json& v, FieldReader& r, std::vector<Pr
   if (vt.projector_input_dim > 0 && (vt.projector_output_dim == 0 || !(vt.pixel_shuffle_ratio > 0 && vt.pixel_shuffle_ratio <= 1)))
     vr.problem("/vision_config/projector_input_dim", "a Llama 4 tower needs projector_output_dim and a pixel_shuffle_ratio in (0, 1]");
   const bool qwen_tower = vt.spatial_merge_size > 0 && vt.model_type.empty();
-  vt.image_size = vr.uint("image_size", !qwen_tower && !moonvit).value_or(0);
+  vt.image_size = vr.uint("image_size", !qwen_tower && !moonvit && !gemma4).value_or(0);
   vt.num_channels = vr.uint("num_channels").value_or(3);
   if (qwen_tower && vt.num_position_embeddings == 0)
     vr.problem("/vision_config/num_position_embeddings", "a spatial_merge_size tower needs num_position_embeddings");
@@ -715,10 +773,10 @@ VisionTowerSpec read_vision_config(const json& v, FieldReader& r, std::vector<Pr
     static const std::set<std::string> vkeys = {
         "hidden_size",          "num_hidden_layers",       "intermediate_size",   "patch_size",         "image_size",
         "num_channels",         "num_position_embeddings", "temporal_patch_size", "spatial_merge_size", "projector_input_dim",
-        "projector_output_dim", "pixel_shuffle_ratio",     "model_type"};
+        "projector_output_dim", "pixel_shuffle_ratio",     "model_type",          "head_dim"};
     if (vkeys.count(item.key()) == 0) vr.problem("/vision_config/" + item.key(), "unknown field '" + item.key() + "'");
   }
-  if (vt.patch_size == 0 || (!qwen_tower && !moonvit && vt.image_size % std::max<uint64_t>(vt.patch_size, 1) != 0)) {
+  if (vt.patch_size == 0 || (!qwen_tower && !moonvit && !gemma4 && vt.image_size % std::max<uint64_t>(vt.patch_size, 1) != 0)) {
     vr.problem("/vision_config/patch_size", "expected a positive divisor of image_size");
   }
   if (!vr.ok()) r.problem("/vision_config", "invalid vision_config");
@@ -779,6 +837,7 @@ void check_ranges(const json& j, const ModelSpec& s, FieldReader& r, std::vector
                                    {"intermediate_size", s.intermediate_size},
                                    {"vocab_size", s.vocab_size},
                                    {"head_dim", s.head_dim},
+                                   {"global_head_dim", s.global_head_dim},
                                    {"moe_intermediate_size", s.moe_intermediate_size},
                                    {"shared_expert_intermediate_size", s.shared_expert_intermediate_size},
                                    {"q_lora_rank", s.q_lora_rank},
@@ -799,6 +858,7 @@ void check_ranges(const json& j, const ModelSpec& s, FieldReader& r, std::vector
   at_most(r, "sliding_window_pattern", s.sliding_window_pattern, kMaxModelLayers);
   at_most(r, "num_attention_heads", s.num_attention_heads, kMaxModelHeads);
   at_most(r, "num_key_value_heads", s.num_key_value_heads, kMaxModelHeads);
+  at_most(r, "num_global_key_value_heads", s.num_global_key_value_heads, kMaxModelHeads);
   at_most(r, "index_n_heads", s.index_n_heads, kMaxModelHeads);
   at_most(r, "linear_num_key_heads", s.linear_num_key_heads, kMaxModelHeads);
   at_most(r, "linear_num_value_heads", s.linear_num_value_heads, kMaxModelHeads);
@@ -824,6 +884,7 @@ void check_ranges(const json& j, const ModelSpec& s, FieldReader& r, std::vector
     at_most(vr, "spatial_merge_size", v.spatial_merge_size, kMaxModelWidth);
     at_most(vr, "projector_input_dim", v.projector_input_dim, kMaxModelWidth);
     at_most(vr, "projector_output_dim", v.projector_output_dim, kMaxModelWidth);
+    at_most(vr, "head_dim", v.head_dim, kMaxModelWidth);
     if (!vr.ok()) r.problem("/vision_config", "invalid vision_config");
   }
 }
@@ -868,6 +929,26 @@ void check_attention(const json& j, const ModelSpec& s, FieldReader& r) {
     if (!is_mla(s) || s.q_lora_rank == 0) r.problem("/index_n_heads", "the DSA indexer is modelled on MLA with q_lora_rank only");
     if (s.index_n_heads == 0 || s.index_head_dim == 0 || s.index_topk == 0)
       r.problem("/index_n_heads", "the DSA indexer needs index_n_heads, index_head_dim and index_topk together");
+  }
+}
+
+/// Gemma 4's per-kind attention (global_head_dim, num_global_key_value_heads, attention_k_eq_v) on
+/// GQA layers with separate projections; its MoE block beside a dense MLP.
+void check_gemma4_fields(const json& j, const ModelSpec& s, FieldReader& r) {
+  for (const char* key : {"global_head_dim", "num_global_key_value_heads"})
+    if (j.contains(key) && json_field::as_uint(j.at(key)).value_or(1) == 0) r.problem(std::string("/") + key, "must be positive");
+  const bool per_kind = s.global_head_dim > 0 || s.num_global_key_value_heads > 0 || s.attention_k_eq_v;
+  if (per_kind && (is_mla(s) || s.model_type == "phi3" || !s.hybrid_override_pattern.empty()))
+    r.problem("/global_head_dim", "per-kind attention shapes (global_head_dim, num_global_key_value_heads, attention_k_eq_v) are "
+                                  "modelled on GQA layers with separate q/k/v projections only");
+  const uint64_t global_kv = s.num_global_key_value_heads;
+  if (global_kv > 0 && (s.num_attention_heads % global_kv != 0 || global_kv > s.num_attention_heads))
+    r.problem("/num_global_key_value_heads", "num_attention_heads (" + std::to_string(s.num_attention_heads) +
+                                                 ") must be a multiple of num_global_key_value_heads (" + std::to_string(global_kv) + ")");
+  if (s.enable_moe_block) {
+    if (s.num_experts == 0) r.problem("/enable_moe_block", "enable_moe_block needs num_experts");
+    if (s.intermediate_size == 0) r.problem("/enable_moe_block", "enable_moe_block runs the dense MLP too: it needs intermediate_size");
+    if (!s.hybrid_override_pattern.empty()) r.problem("/enable_moe_block", "enable_moe_block does not apply to hybrid_override_pattern blocks");
   }
 }
 
@@ -1035,6 +1116,7 @@ std::optional<ModelSpec> model_from_json(const nlohmann::json& j, std::vector<Pr
 
   // Semantic checks beyond the schema.
   check_attention(j, s, r);
+  check_gemma4_fields(j, s, r);
   check_hybrid_layers(s, r);
   check_experts_and_layers(s, r);
   check_checkpoint_includes(s, r);
@@ -1075,6 +1157,10 @@ void write_layer_mix(json& j, const ModelSpec& s) {
     if (s.sliding_window_pattern > 0) j["sliding_window_pattern"] = s.sliding_window_pattern;
   }
   if (!s.layer_types.empty()) j["layer_types"] = s.layer_types;
+  if (s.global_head_dim > 0) j["global_head_dim"] = s.global_head_dim;
+  if (s.num_global_key_value_heads > 0) j["num_global_key_value_heads"] = s.num_global_key_value_heads;
+  if (s.attention_k_eq_v) j["attention_k_eq_v"] = true;
+  if (s.enable_moe_block) j["enable_moe_block"] = true;
   if (!s.hybrid_override_pattern.empty()) j["hybrid_override_pattern"] = s.hybrid_override_pattern;
   if (s.mamba_n_heads > 0) {
     j["mamba_n_heads"] = s.mamba_n_heads;
@@ -1099,6 +1185,9 @@ void write_vision_config(json& j, const VisionTowerSpec& v) {
   if (v.model_type == "moonvit3d") {
     j["vision_config"]["num_position_embeddings"] = v.num_position_embeddings;
     j["vision_config"]["spatial_merge_size"] = v.spatial_merge_size;
+  } else if (v.model_type == "gemma4_vision") {
+    j["vision_config"]["num_position_embeddings"] = v.num_position_embeddings;
+    j["vision_config"]["head_dim"] = v.head_dim;
   } else if (v.spatial_merge_size > 0 && !v.model_type.empty()) {
     j["vision_config"]["spatial_merge_size"] = v.spatial_merge_size;
   } else if (v.spatial_merge_size > 0) {
@@ -1283,8 +1372,21 @@ uint64_t siglip_tower_elements(const VisionTowerSpec& v, uint64_t h) {
   return tower + projector;
 }
 
+/// Gemma 4 tower (gemma4_vision): per layer q/k/v/o and a gated MLP without biases, four RMSNorms
+/// (input, post-attention, pre- and post-feedforward) and q/k norms of one head (head_dim); a
+/// patch Linear (channels x patch^2 -> hidden, no bias); two learned position tables (x and y) of
+/// num_position_embeddings rows (HF position_embedding_size); the embed_vision projector, one
+/// Linear to the text hidden after a scale-free norm.
+uint64_t gemma4_tower_elements(const VisionTowerSpec& v, uint64_t h) {
+  const uint64_t hv = v.hidden_size;
+  const uint64_t per_layer = 4 * hv * hv + 3 * hv * v.intermediate_size + 4 * hv + 2 * v.head_dim;
+  const uint64_t stem = v.num_channels * v.patch_size * v.patch_size * hv + 2 * v.num_position_embeddings * hv;
+  return v.num_hidden_layers * per_layer + stem + hv * h;
+}
+
 /// The stored vision tower and projector, by tower family; `h` is the text model's hidden size.
 uint64_t vision_tower_elements(const VisionTowerSpec& v, uint64_t h) {
+  if (v.model_type == "gemma4_vision") return gemma4_tower_elements(v, h);
   if (v.model_type == "pixtral") return pixtral_tower_elements(v, h);
   if (v.projector_input_dim > 0) return llama4_tower_elements(v, h);
   if (v.model_type == "moonvit3d") return moonvit_tower_elements(v, h);
@@ -1372,7 +1474,13 @@ KvShape kv_shape(const ModelSpec& spec) {
     k.latent = true;
     k.elements_per_token_per_layer = spec.kv_lora_rank + spec.qk_rope_head_dim;
   } else {
-    k.elements_per_token_per_layer = 2 * spec.num_key_value_heads * spec.head_dim;
+    // Each kind at its own width (Gemma 4); a K = V layer still caches the normed, rotated key and
+    // the value apart.
+    const uint64_t full_head_dim = spec.global_head_dim > 0 ? spec.global_head_dim : spec.head_dim;
+    k.full_kv_heads = spec.num_global_key_value_heads > 0 ? spec.num_global_key_value_heads : spec.num_key_value_heads;
+    k.sliding_kv_heads = spec.num_key_value_heads;
+    k.elements_per_token_per_layer = 2 * k.full_kv_heads * full_head_dim;
+    k.sliding_elements_per_token_per_layer = 2 * spec.num_key_value_heads * spec.head_dim;
   }
   if (spec.index_n_heads > 0) {
     // DSA: the indexer keeps its own key per token per layer (vLLM and SGLang store it in FP8
@@ -1411,6 +1519,7 @@ KvShape kv_shape(const ModelSpec& spec) {
     }
   }
   k.window_tokens = k.sliding_layers > 0 ? spec.sliding_window : 0;
+  if (k.latent || k.sliding_elements_per_token_per_layer == 0) k.sliding_elements_per_token_per_layer = k.elements_per_token_per_layer;
   return k;
 }
 
@@ -1420,17 +1529,23 @@ double recurrent_state_bytes(const KvShape& k, uint64_t batch) {
 
 uint64_t kv_cache_elements_per_token_full(const ModelSpec& spec) {
   const KvShape k = kv_shape(spec);
-  return (k.full_layers + k.sliding_layers) * k.elements_per_token_per_layer;
+  return k.full_layers * k.elements_per_token_per_layer + k.sliding_layers * k.sliding_elements_per_token_per_layer;
 }
 
 uint64_t kv_cache_elements(const ModelSpec& spec, uint64_t context_tokens, uint64_t batch, KvWindowPolicy policy) {
   return kv_cache_elements(kv_shape(spec), context_tokens, batch, policy);
 }
 
-uint64_t kv_cache_elements(const KvShape& k, uint64_t context_tokens, uint64_t batch, KvWindowPolicy policy) {
+KvElements kv_cache_elements_by_kind(const KvShape& k, uint64_t context_tokens, uint64_t batch, KvWindowPolicy policy) {
   const uint64_t sliding_tokens = policy == KvWindowPolicy::kCapSlidingLayers ? std::min(context_tokens, k.window_tokens) : context_tokens;
-  const uint64_t per_sequence = k.elements_per_token_per_layer * (k.full_layers * context_tokens + k.sliding_layers * sliding_tokens);
-  return per_sequence * batch;
+  KvElements e;
+  e.full = k.elements_per_token_per_layer * k.full_layers * context_tokens * batch;
+  e.sliding = k.sliding_elements_per_token_per_layer * k.sliding_layers * sliding_tokens * batch;
+  return e;
+}
+
+uint64_t kv_cache_elements(const KvShape& k, uint64_t context_tokens, uint64_t batch, KvWindowPolicy policy) {
+  return kv_cache_elements_by_kind(k, context_tokens, batch, policy).total();
 }
 
 std::optional<ParamsShape> params_shape_from_json(const nlohmann::json& j, std::vector<Problem>& problems) {

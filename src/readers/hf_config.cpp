@@ -25,7 +25,7 @@ const std::vector<std::string>& accepted_types() {
                                                  "deepseek_v3",     "gpt_oss",          "kimi_k2",    "kimi_k25",    "deepseek_v32",
                                                  "glm_moe_dsa",     "minimax_m2",       "qwen3_next", "qwen3_5",     "qwen3_5_moe",
                                                  "qwen3_5_text",    "qwen3_5_moe_text", "nemotron_h", "llama4",      "llama4_text",
-                                                 "granitemoehybrid"};
+                                                 "granitemoehybrid", "gemma4",           "gemma4_text"};
   return types;
 }
 
@@ -168,6 +168,8 @@ void set_sliding(json& doc, HfFields& c, const std::string& mt, uint64_t layers)
   } else if (mt == "gemma3_text") {
     window = c.uint_or("sliding_window", 4096);
     pattern = c.uint_or("sliding_window_pattern", 6);
+  } else if (mt == "gemma4_text") {
+    window = c.required_uint("sliding_window");
   } else if (mt == "gpt_oss") {
     window = c.uint_or("sliding_window", 128);
     pattern = 2;  // GptOssConfig: alternating, sliding first
@@ -296,6 +298,37 @@ void set_llama4(json& doc, HfFields& c, uint64_t layers) {
   }
 }
 
+/// Gemma 4 text model: the full-attention layers' head width and (with attention_k_eq_v, as
+/// transformers reads it) KV heads, the MoE block beside the dense MLP (enable_moe_block:
+/// num_experts, top_k_experts, moe_intermediate_size), and the lm_head copy the released checkpoints
+/// store beside the tied embedding. Per-layer embeddings, shared KV layers and the double-wide MLP
+/// (the E2B / E4B models) are refused.
+void set_gemma4(json& doc, HfFields& c, const std::string& source_name, const std::string& prefix) {
+  for (const char* key : {"hidden_size_per_layer_input", "num_kv_shared_layers"})
+    if (c.uint(key).value_or(0) > 0)
+      throw bad_input(source_name + ": " + prefix + key + " > 0 is not supported",
+                      "Gemma 4's per-layer embeddings and shared KV layers (E2B, E4B) are not modelled; 26B-A4B and 31B have none");
+  if (c.boolean("use_double_wide_mlp").value_or(false))
+    throw bad_input(source_name + ": " + prefix + "use_double_wide_mlp true is not supported", "26B-A4B and 31B state false");
+  if (c.strings("layer_types").empty())
+    throw bad_input(source_name + ": missing required field '" + prefix + "layer_types'",
+                    "a gemma4_text config.json lists its sliding and full layers in layer_types");
+  if (const auto global = c.uint("global_head_dim")) doc["global_head_dim"] = *global;
+  const bool k_eq_v = c.boolean("attention_k_eq_v").value_or(false);
+  if (k_eq_v) {
+    doc["attention_k_eq_v"] = true;
+    if (const auto global_kv = c.uint("num_global_key_value_heads")) doc["num_global_key_value_heads"] = *global_kv;
+  }
+  if (c.boolean("enable_moe_block").value_or(false)) {
+    doc["enable_moe_block"] = true;
+    doc["num_experts"] = c.required_uint("num_experts");
+    doc["num_experts_per_tok"] = c.required_uint("top_k_experts");
+    const std::optional<uint64_t> width = c.uint("moe_intermediate_size");
+    doc["moe_intermediate_size"] = width ? *width : c.required_uint("expert_intermediate_size");
+  }
+  if (doc.value("tie_word_embeddings", false)) doc["checkpoint_includes"].push_back("untied_output_copy");
+}
+
 /// The language model nested in text_config of a multimodal wrapper.
 const json& text_config_of(const HfFields& top, const std::string& source_name, const std::string& mt) {
   const json* text = top.object("text_config");
@@ -391,6 +424,26 @@ std::vector<std::string> set_gemma3_vision(json& doc, const HfFields& top, const
   return vision.defaults();
 }
 
+/// Gemma 4's tower (vision_config model_type gemma4_vision); every released config states it, so
+/// no class defaults are assumed beyond three colour channels.
+void set_gemma4_vision(json& doc, const HfFields& top, const std::string& source_name, const std::string& family) {
+  const json* vision_json = top.object("vision_config");
+  if (vision_json == nullptr) return;
+  HfFields vision(*vision_json, source_name, "vision_config.", family);
+  if (vision.boolean("use_clipped_linears").value_or(false))
+    throw bad_input(source_name + ": vision_config.use_clipped_linears true is not supported",
+                    "the Gemma 4 26B and 31B towers have none; clipped linears store further scalars not modelled here");
+  doc["vision_config"] = {{"model_type", "gemma4_vision"},
+                          {"hidden_size", vision.required_uint("hidden_size")},
+                          {"num_hidden_layers", vision.required_uint("num_hidden_layers")},
+                          {"intermediate_size", vision.required_uint("intermediate_size")},
+                          {"patch_size", vision.required_uint("patch_size")},
+                          {"num_channels", vision.uint("num_channels").value_or(3)},
+                          {"num_position_embeddings", vision.required_uint("position_embedding_size")},
+                          {"head_dim", vision.required_uint("head_dim")}};
+  doc["checkpoint_includes"].push_back("vision_tower");
+}
+
 /// The language model of a config.json: the top level, or text_config of a multimodal wrapper
 /// (whose tower goes into doc).
 struct TextModel {
@@ -422,6 +475,13 @@ TextModel unwrap_multimodal(json& doc, const json& config, const HfFields& top, 
     TextModel m{&text_config_of(top, source_name, mt), "text_config.", {}};
     mt += "_text";
     m.vision_defaults = set_qwen3_5_vision(doc, top, source_name, family);
+    return m;
+  }
+  if (mt == "gemma4") {
+    // Gemma 4 multimodal: text_config (gemma4_text) and the gemma4_vision tower.
+    TextModel m{&text_config_of(top, source_name, mt), "text_config.", {}};
+    mt = "gemma4_text";
+    set_gemma4_vision(doc, top, source_name, family);
     return m;
   }
   if (mt == "gemma3") {
@@ -465,9 +525,26 @@ void set_identity(json& doc, const HfFields& top, const std::string& source_name
   doc["model_type"] = mt;
 }
 
+/// Gemma 4: the context as stated, and the full-attention layers' rope_theta (rope_parameters per
+/// layer type; the sliding layers' base is informational only, like Gemma-3's local base).
+void set_gemma4_positions(json& doc, HfFields& c, const std::string& source_name, const std::string& prefix) {
+  doc["max_position_embeddings"] = c.required_uint("max_position_embeddings");
+  const json* rp = c.object("rope_parameters");
+  if (rp == nullptr) return;
+  HfFields rope(*rp, source_name, prefix + "rope_parameters.", "gemma4_text");
+  if (const json* full = rope.object("full_attention")) {
+    HfFields full_rope(*full, source_name, prefix + "rope_parameters.full_attention.", "gemma4_text");
+    if (const auto theta = full_rope.number("rope_theta")) doc["rope_theta"] = *theta;
+  }
+}
+
 /// max_position_embeddings and rope_theta, with the config classes' defaults (transformers v5
 /// nests rope_theta in rope_parameters).
 void set_positions(json& doc, HfFields& c, const std::string& mt, const std::string& source_name, const std::string& prefix) {
+  if (mt == "gemma4_text") {
+    set_gemma4_positions(doc, c, source_name, prefix);
+    return;
+  }
   static const std::map<std::string, uint64_t> max_pos_default = {
       {"llama", 2048},      {"mistral", 131072},        {"mixtral", 131072},         {"qwen2", 32768},         {"qwen3", 32768},
       {"qwen3_moe", 32768}, {"gemma2", 8192},           {"gemma3_text", 131072},     {"phi3", 4096},           {"deepseek_v3", 4096},
@@ -495,13 +572,13 @@ void set_positions(json& doc, HfFields& c, const std::string& mt, const std::str
 /// model_from_json's trait table.
 void set_tying_and_biases(json& doc, const HfFields& c, const HfFields& top, bool nested, const std::string& mt,
                           const std::string& source_name, bool gemma3, bool qwen_hybrid) {
-  const bool tied_default = mt == "gemma2" || gemma3;
+  const bool tied_default = mt == "gemma2" || gemma3 || mt == "gemma4_text";
   std::optional<bool> tied = c.boolean("tie_word_embeddings");
   if (!tied && nested) tied = top.boolean("tie_word_embeddings");
   doc["tie_word_embeddings"] = tied.value_or(tied_default);
 
   if (mt == "llama" || mt == "qwen3" || mt == "qwen3_moe" || mt == "gemma2" || gemma3 || mt == "gpt_oss" || qwen_hybrid ||
-      mt == "llama4_text") {
+      mt == "llama4_text" || mt == "gemma4_text") {
     doc["attention_bias"] = c.boolean("attention_bias").value_or(mt == "gpt_oss");
   }
   if (mt == "llama") doc["mlp_bias"] = c.boolean("mlp_bias").value_or(false);
@@ -722,6 +799,7 @@ ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& 
   if (mt == "nemotron_h") set_nemotron_h(doc, c);
   if (mt == "llama4_text") set_llama4(doc, c, layers);
   if (mt == "granitemoehybrid") set_granite_hybrid(doc, c);
+  if (mt == "gemma4_text") set_gemma4(doc, c, source_name, prefix);
 
   std::vector<std::string> notes = {"Imported from " + source_name + " (model_type " + *top_type + ")."};
   set_checkpoint_quantization(doc, notes, top, c, text != &config, source_name, prefix, mt);

@@ -73,8 +73,12 @@ struct VisionTowerSpec {
   /// 2-D patch conv, a learned init_pos_emb_height x init_pos_emb_width table (num_position_embeddings;
   /// the temporal sin-cos table is a non-persistent buffer), a final LayerNorm, and the patchmerger
   /// projector (pre-norm, merge^2 x hidden square Linear, Linear to the text hidden, with biases).
+  /// "gemma4_vision" (Gemma 4): a gated-MLP ViT with four RMSNorms and q/k norms per layer, no
+  /// biases, a patch Linear, two learned (x, y) position tables of num_position_embeddings rows
+  /// each (HF position_embedding_size) and a one-Linear projector; no image_size.
   /// "" = told apart by the fields above.
   std::string model_type;
+  uint64_t head_dim = 0;  ///< gemma4_vision: width of its q/k norms (HF vision_config head_dim); 0 elsewhere
 };
 
 /// Checkpoint weight quantization as stated by HF `quantization_config`.
@@ -183,6 +187,18 @@ struct ModelSpec {
   uint64_t sliding_window_pattern = 0;  ///< N: layer i is full attention iff (i+1) mod N == 0 (Gemma-2: 2, Gemma-3: 6)
   std::vector<std::string>
       layer_types;  ///< explicit per-layer "sliding_attention" / "full_attention" / "linear_attention" (HF layer_types)
+  /// Gemma 4: the full-attention layers' own head width and KV heads (HF global_head_dim,
+  /// num_global_key_value_heads; 0 = the sliding layers' head_dim / num_key_value_heads). The HF
+  /// import sets num_global_key_value_heads only where attention_k_eq_v is set, as transformers reads it.
+  uint64_t global_head_dim = 0;
+  uint64_t num_global_key_value_heads = 0;
+  /// Gemma 4 (HF attention_k_eq_v): a full-attention layer has no v_proj; its value is the key
+  /// projection's output (normed without a scale and not rotated, so K and V stay two cached tensors).
+  bool attention_k_eq_v = false;
+  /// Gemma 4 26B-A4B (HF enable_moe_block): every layer runs its dense MLP (intermediate_size) and a
+  /// routed-expert block side by side, the block with its router (norm-free input scale, per-expert
+  /// output scale) and three more norms (pre-experts, post-MLP, post-experts).
+  bool enable_moe_block = false;
 
   uint64_t num_nextn_predict_layers = 0;                      ///< multi-token-prediction blocks in the checkpoint (not in GGUF)
   std::optional<VisionTowerSpec> vision_config;               ///< vision tower of a multimodal checkpoint
@@ -218,8 +234,25 @@ bool is_linear_layer(const ModelSpec& spec, uint64_t layer);
 /// hybrid_override_pattern 'M').
 bool is_mamba_layer(const ModelSpec& spec, uint64_t layer);
 
-/// True when layer `layer` has routed experts (else a dense FFN).
+/// True when layer `layer` has routed experts (else a dense FFN; with enable_moe_block both).
 bool is_moe_layer(const ModelSpec& spec, uint64_t layer);
+
+/// Head width of layer `layer`'s attention: global_head_dim on a full-attention layer where it is
+/// set (Gemma 4), head_dim otherwise.
+uint64_t layer_head_dim(const ModelSpec& spec, uint64_t layer);
+
+/// KV heads of layer `layer`'s attention: num_global_key_value_heads on a full-attention layer
+/// where it is set (Gemma 4), num_key_value_heads otherwise.
+uint64_t layer_kv_heads(const ModelSpec& spec, uint64_t layer);
+
+/// Query heads x (key width + value width) of one attention layer of each kind: what the score and
+/// value FLOPs per (query, cached token) pair scale with. MLA: the expanded heads (qk_nope +
+/// qk_rope and v_head_dim); Gemma 4's full layers: global_head_dim.
+struct AttentionWidths {
+  uint64_t full = 0;
+  uint64_t sliding = 0;
+};
+AttentionWidths attention_widths(const ModelSpec& spec);
 
 /// Reads a preset document (data/models/<id>.json, already schema-valid or
 /// not) and applies the model_type's trait defaults. Checks what a schema
@@ -290,7 +323,13 @@ struct KvShape {
   uint64_t sliding_layers = 0;  ///< layers caching at most window_tokens
   uint64_t window_tokens = 0;   ///< sliding_window, 0 when no layer slides
   uint64_t elements_per_token_per_layer =
-      0;                ///< 2 x kv_heads x head_dim, or kv_lora_rank + qk_rope_head_dim for MLA, plus the DSA indexer key
+      0;  ///< a full layer's: 2 x kv_heads x head_dim, or kv_lora_rank + qk_rope_head_dim for MLA, plus the DSA indexer key
+  /// A sliding layer's: equal to elements_per_token_per_layer unless the layer kinds have their own
+  /// head width and KV heads (Gemma 4: 2 x num_key_value_heads x head_dim here, 2 x
+  /// num_global_key_value_heads x global_head_dim on the full layers).
+  uint64_t sliding_elements_per_token_per_layer = 0;
+  uint64_t full_kv_heads = 0;     ///< KV heads a full layer caches (what tensor parallelism splits)
+  uint64_t sliding_kv_heads = 0;  ///< KV heads a sliding layer caches
   bool latent = false;  ///< MLA: one shared latent, no separate V
   uint64_t indexer_elements_per_token_per_layer = 0;  ///< DSA indexer key (index_head_dim), included above
   uint64_t sparse_topk = 0;                           ///< DSA: tokens each query attends to (index_topk), 0 = all
@@ -302,6 +341,8 @@ struct KvShape {
 /// Cache layout: MHA/GQA cache K and V (2 x kv_heads x head_dim per layer per
 /// token); MLA caches the compressed latent plus the shared rotary key
 /// (kv_lora_rank + qk_rope_head_dim, as llama.cpp and vLLM/SGLang MLA do).
+/// Each layer kind at its own head width and KV heads (Gemma 4). attention_k_eq_v layers still
+/// cache K and V apart: the key is normed and rotated, the value only normed (no shared buffer).
 KvShape kv_shape(const ModelSpec& spec);
 
 /// Bytes of the fixed per-sequence state of the linear-attention layers (0 without them); it does
@@ -312,9 +353,18 @@ double recurrent_state_bytes(const KvShape& shape, uint64_t batch);
 /// figure to report per token. Multiply by bytes per element for memory.
 uint64_t kv_cache_elements_per_token_full(const ModelSpec& spec);
 
+/// KV-cache elements of each layer kind, for splitting them over tensor-parallel ranks apart.
+struct KvElements {
+  uint64_t full = 0;     ///< full-attention (and MLA / DSA) layers
+  uint64_t sliding = 0;  ///< sliding-window layers
+  uint64_t total() const { return full + sliding; }
+};
+KvElements kv_cache_elements_by_kind(const KvShape& shape, uint64_t context_tokens, uint64_t batch,
+                                     KvWindowPolicy policy = KvWindowPolicy::kCapSlidingLayers);
+
 /// KV-cache ELEMENTS (not bytes) for `batch` sequences of `context_tokens`
-/// each: sum over layers of elements_per_token_per_layer x tokens held, where
-/// full layers hold context_tokens and sliding layers min(context, window).
+/// each: sum over layers of the layer kind's elements per token x tokens held,
+/// where full layers hold context_tokens and sliding layers min(context, window).
 uint64_t kv_cache_elements(const ModelSpec& spec, uint64_t context_tokens, uint64_t batch,
                            KvWindowPolicy policy = KvWindowPolicy::kCapSlidingLayers);
 /// The same for a layout already worked out with kv_shape() (for callers that ask many times).

@@ -105,7 +105,7 @@ TEST_CASE("every preset reproduces its published parameter count exactly", "[mod
       "qwen2.5-0.5b",     "qwen2.5-1.5b", "qwen2.5-3b",   "qwen2.5-7b",    "qwen2.5-14b",     "qwen2.5-32b",     "qwen2.5-72b",
       "qwen2.5-coder-7b", "qwen3-0.6b",   "qwen3-4b",     "qwen3-8b",      "qwen3-32b",       "qwen3-30b-a3b",   "qwen3-235b-a22b",
       "gemma-2-2b",       "gemma-2-9b",   "gemma-2-27b",  "gemma-3-4b",    "gemma-3-27b",     "phi-3-mini",      "phi-3.5-mini",
-      "deepseek-v3",      "gpt-oss-20b",  "gpt-oss-120b", "tinyllama-1.1b"};
+      "deepseek-v3",      "gpt-oss-20b",  "gpt-oss-120b", "tinyllama-1.1b", "gemma-4-31b",     "gemma-4-26b-a4b"};
   for (const std::string& id : required) CHECK(presets().count(id) == 1);
 
   for (const auto& [id, spec] : presets()) {
@@ -412,7 +412,8 @@ TEST_CASE("Hugging Face config.json import matches the presets", "[model]") {
       {"deepseek-v3.json", "deepseek-v3"},           {"gpt-oss-20b.json", "gpt-oss-20b"},
       {"phi-3-mini-4k-instruct.json", "phi-3-mini"}, {"qwen2.5-7b.json", "qwen2.5-7b"},
       {"gemma-2-9b-it.json", "gemma-2-9b"},          {"mistral-7b-instruct-v0.1.json", "mistral-7b-v0.1"},
-      {"mixtral-8x7b-v0.1.json", "mixtral-8x7b"}};
+      {"mixtral-8x7b-v0.1.json", "mixtral-8x7b"},   {"gemma-4-31b-it.json", "gemma-4-31b"},
+      {"gemma-4-26b-a4b-it.json", "gemma-4-26b-a4b"}};
   for (const auto& [file, id] : pairs) {
     INFO(file);
     const ModelSpec imported = import_fixture(file);
@@ -429,6 +430,8 @@ TEST_CASE("Hugging Face config.json import matches the presets", "[model]") {
   CHECK(checkpoint_parameter_count(import_fixture("gemma-3-4b-it.json")) == 4300079472);
   CHECK(checkpoint_parameter_count(import_fixture("deepseek-v3.json")) == 684531386000);
   CHECK(checkpoint_parameter_count(import_fixture("gpt-oss-20b.json")) == 21511953984);
+  CHECK(checkpoint_parameter_count(import_fixture("gemma-4-31b-it.json")) == 32682372656);
+  CHECK(checkpoint_parameter_count(import_fixture("gemma-4-26b-a4b-it.json")) == 26544131376);
   // The checkpoint's quantization_config names its native format: the default weights where an engine runs it.
   CHECK(import_fixture("deepseek-v3.json").native_format == "fp8-block");  // fp8, weight_block_size [128, 128]
   CHECK(import_fixture("gpt-oss-20b.json").native_format == "mxfp4");
