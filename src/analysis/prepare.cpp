@@ -322,11 +322,12 @@ void check_layout(const ModelSpec& model, const HardwareProfile& hw, const Engin
   if (model.num_attention_heads % w.tp != 0)
     throw bad_input(fmt::format("--tp {} does not divide the model's {} attention heads", w.tp, model.num_attention_heads),
                     "use a tensor-parallel degree that divides the head count");
-  // Engines split KV heads over tp ranks, or replicate them when tp is a multiple of their count.
-  const uint64_t kv_heads = model.num_key_value_heads;
-  if (model.kv_lora_rank == 0 && kv_heads > 0 && kv_heads % w.tp != 0 && w.tp % kv_heads != 0)
-    throw bad_input(fmt::format("--tp {} neither divides the model's {} key-value heads nor is a multiple of them", w.tp, kv_heads),
-                    "engines shard KV heads over tensor-parallel ranks (or replicate them); pick a tp that divides the count");
+  // Engines split KV heads over tp ranks, or replicate them when tp is a multiple of their count;
+  // that holds for each layer kind's count (Gemma 4's full layers have their own).
+  for (const uint64_t kv_heads : {model.num_key_value_heads, model.num_global_key_value_heads})
+    if (model.kv_lora_rank == 0 && kv_heads > 0 && kv_heads % w.tp != 0 && w.tp % kv_heads != 0)
+      throw bad_input(fmt::format("--tp {} neither divides the model's {} key-value heads nor is a multiple of them", w.tp, kv_heads),
+                      "engines shard KV heads over tensor-parallel ranks (or replicate them); pick a tp that divides the count");
   check_expert_layout(model, &engine, w.expert_layout(), "");
   if (w.pp > model.num_hidden_layers) throw bad_input(fmt::format("--pp {} exceeds the model's {} layers", w.pp, model.num_hidden_layers));
   if (w.gpus > 1 && hw.unified_memory && hw.device_class != DeviceClass::kWorkstationGpu)
