@@ -25,6 +25,8 @@ ServeRequest one_pool(const ScenarioRequest& request, const Workload& w, uint32_
   ServingLayout layout;
   layout.tp = w.tp;
   layout.pp = w.pp;
+  layout.ep = w.ep;
+  layout.dp_attention = w.dp_attention;
   r.aggregated = {workers, layout, 0};
   r.load.concurrency = std::max<uint64_t>(clients, 1);
   r.load.prompt_tokens = w.prompt_tokens;
@@ -34,7 +36,10 @@ ServeRequest one_pool(const ScenarioRequest& request, const Workload& w, uint32_
 }
 
 std::string per_worker(const ServingLayout& l) {
-  return l.tp > 1 || l.pp > 1 ? fmt::format(" x tp {} pp {}", l.tp, l.pp) : std::string();
+  std::string out = l.tp > 1 || l.pp > 1 || l.dp_attention > 1 ? fmt::format(" x tp {} pp {}", l.tp, l.pp) : std::string();
+  if (l.dp_attention > 1) out += fmt::format(" dp-attention {}", l.dp_attention);
+  if (l.ep > 1) out += fmt::format(" ep {}", l.ep);
+  return out;
 }
 
 std::string setting_of(uint32_t gpus, const ServeRequest& r) {

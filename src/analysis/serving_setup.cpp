@@ -26,8 +26,10 @@ void check_pool(const ModelSpec& model, const ServePoolRequest& pool, const char
 ServingPool build_pool(const Catalog& catalog, const ServeRequest& r, const ServePoolRequest& pool, ServingRole role, const ServingEra& era,
                        PreparedScenario* keep) {
   ScenarioRequest sr = r.scenario;
+  // One attention rank's scenario: the step model spreads the experts over the worker's ranks.
   sr.tp = pool.layout.tp;
   sr.pp = pool.layout.pp;
+  sr.ep = sr.dp_attention = 1;
   sr.gpus = static_cast<int64_t>(pool.layout.tp) * pool.layout.pp;
   sr.prompt_tokens = static_cast<int64_t>(r.load.prompt_tokens);
   sr.gen_tokens = static_cast<int64_t>(r.load.gen_tokens);
@@ -48,7 +50,7 @@ PreparedServing prepare_serving(const Catalog& catalog, const ServeRequest& r) {
   PreparedServing out;
   // Resolve once at tp 1 to learn the model and the engine.
   ScenarioRequest probe = r.scenario;
-  probe.tp = probe.pp = 1;
+  probe.tp = probe.pp = probe.ep = probe.dp_attention = 1;
   probe.gpus = 1;
   PreparedScenario base = prepare_scenario(catalog, probe);
   const EngineProfile& engine = *base.scenario.engine.engine;

@@ -103,3 +103,19 @@ TEST_CASE("the load comparisons a rule may name", "[advisor][under_load]") {
   CHECK(load_comparison_names() == "disaggregate, chunked-prefill");
 }
 
+
+TEST_CASE("the serving simulation keeps the scenario's expert-parallel layout", "[advisor][under_load]") {
+  // Eight attention ranks with the experts sharded eight ways: each simulated worker is that
+  // layout (8 GPUs), not one GPU of tensor parallel 1.
+  ScenarioRequest r = request("h200", "deepseek-v3", "", "vllm");
+  r.gpus = 8;
+  r.dp_attention = 8;
+  r.ep = 8;
+  r.batch = "64";
+  std::string why;
+  const auto c = compare_kind("disaggregate", r, why);
+  REQUIRE(c);
+  CHECK(why.empty());
+  CHECK(c->setting == "16 GPUs, a closed loop of 128 clients, prompt 512 + gen 128 tokens");
+  CHECK(c->base_label == "aggregated: 2 workers x tp 1 pp 1 dp-attention 8 ep 8");
+}
