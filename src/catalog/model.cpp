@@ -116,10 +116,12 @@ const std::set<std::string>& known_fields() {
                                                "mamba_d_conv",
                                                "mamba_conv_bias",
                                                "hybrid_override_pattern",
+                                               "mtp_hybrid_override_pattern",
                                                "num_experts",
                                                "num_experts_per_tok",
                                                "moe_intermediate_size",
                                                "shared_expert_intermediate_size",
+                                               "moe_latent_size",
                                                "first_k_dense_replace",
                                                "mlp_only_layers",
                                                "q_lora_rank",
@@ -317,11 +319,31 @@ void add_mamba(const ModelSpec& s, int i, std::vector<Tensor>& out) {
   add(out, i, "ssm_out", mamba_inner(s), h);
 }
 
-/// A Nemotron-H block: one norm and one mixer, chosen by its hybrid_override_pattern character.
-void add_nemotron_block(const ModelSpec& s, uint64_t layer_index, std::vector<Tensor>& out) {
+/// A Nemotron-H MoE mixer: the router (no score-correction bias unless stated), the ungated
+/// routed experts and the shared expert. With moe_latent_size the experts work in the latent:
+/// fc1_latent_proj (hidden -> latent) before them, fc2_latent_proj (latent -> hidden) after them
+/// (llama.cpp ffn_latent_down / ffn_latent_up); the router and shared expert read the hidden width.
+void add_nemotron_moe(const ModelSpec& s, int i, std::vector<Tensor>& out) {
+  const uint64_t h = s.hidden_size;
+  const uint64_t expert_width = s.moe_latent_size > 0 ? s.moe_latent_size : h;
+  add(out, i, "ffn_gate_inp", h, s.num_experts);
+  if (s.router_score_correction_bias) add(out, i, "exp_probs_b.bias", s.num_experts);
+  if (s.moe_latent_size > 0) {
+    add(out, i, "ffn_latent_down", h, s.moe_latent_size);
+    add(out, i, "ffn_latent_up", s.moe_latent_size, h);
+  }
+  add(out, i, "ffn_up_exps", expert_width, s.moe_intermediate_size, s.num_experts);
+  add(out, i, "ffn_down_exps", s.moe_intermediate_size, expert_width, s.num_experts);
+  if (s.shared_expert_intermediate_size > 0) {
+    add(out, i, "ffn_up_shexp", h, s.shared_expert_intermediate_size);
+    add(out, i, "ffn_down_shexp", s.shared_expert_intermediate_size, h);
+  }
+}
+
+/// A Nemotron-H block of `kind` (a hybrid_override_pattern character): one norm and one mixer.
+void add_nemotron_block(const ModelSpec& s, uint64_t layer_index, char kind, std::vector<Tensor>& out) {
   const int i = static_cast<int>(layer_index);
   const uint64_t h = s.hidden_size;
-  const char kind = layer_index < s.hybrid_override_pattern.size() ? s.hybrid_override_pattern[layer_index] : '*';
   add(out, i, "attn_norm", h);
   if (kind == 'M') {
     add_mamba(s, i, out);
@@ -329,14 +351,7 @@ void add_nemotron_block(const ModelSpec& s, uint64_t layer_index, std::vector<Te
     add(out, i, "ffn_up", h, s.intermediate_size);  // squared ReLU, no gate
     add(out, i, "ffn_down", s.intermediate_size, h);
   } else if (kind == 'E') {
-    add(out, i, "ffn_gate_inp", h, s.num_experts);
-    if (s.router_score_correction_bias) add(out, i, "exp_probs_b.bias", s.num_experts);
-    add(out, i, "ffn_up_exps", h, s.moe_intermediate_size, s.num_experts);
-    add(out, i, "ffn_down_exps", s.moe_intermediate_size, h, s.num_experts);
-    if (s.shared_expert_intermediate_size > 0) {
-      add(out, i, "ffn_up_shexp", h, s.shared_expert_intermediate_size);
-      add(out, i, "ffn_down_shexp", s.shared_expert_intermediate_size, h);
-    }
+    add_nemotron_moe(s, i, out);
   } else {
     const uint64_t q_width = s.num_attention_heads * s.head_dim;
     const uint64_t kv_width = s.num_key_value_heads * s.head_dim;
@@ -476,7 +491,8 @@ void add_gemma4_moe_block(const ModelSpec& s, int i, std::vector<Tensor>& out) {
 /// and shapes them (ggml order: ne0 is the input dimension of a Linear).
 void add_block(const ModelSpec& s, uint64_t layer_index, std::vector<Tensor>& out) {
   if (!s.hybrid_override_pattern.empty()) {
-    add_nemotron_block(s, layer_index, out);
+    const char kind = layer_index < s.hybrid_override_pattern.size() ? s.hybrid_override_pattern[layer_index] : '*';
+    add_nemotron_block(s, layer_index, kind, out);
     return;
   }
   const int i = static_cast<int>(layer_index);
@@ -624,7 +640,8 @@ std::optional<std::string> parameter_overflow(const ModelSpec& s) {
   const double embedding = static_cast<double>(s.vocab_size) * h;
   // MTP blocks (each at most the largest layer's tensors again) with their embedding and head copies.
   const double layers = static_cast<double>(std::max<uint64_t>(s.num_hidden_layers, 1));
-  total += static_cast<double>(s.num_nextn_predict_layers) * (total / layers + 2 * h * h + 2 * embedding);
+  const auto blocks_per_module = static_cast<double>(std::max<size_t>(s.mtp_hybrid_override_pattern.size(), 1));
+  total += static_cast<double>(s.num_nextn_predict_layers) * (blocks_per_module * total / layers + 2 * h * h + 2 * embedding);
   if (s.vision_config) {
     const VisionTowerSpec& v = *s.vision_config;
     const double hv = static_cast<double>(v.hidden_size);
@@ -702,6 +719,7 @@ void read_hybrid_fields(FieldReader& r, ModelSpec& s) {
   s.mamba_d_conv = r.uint("mamba_d_conv").value_or(0);
   s.mamba_conv_bias = r.boolean("mamba_conv_bias").value_or(true);
   s.hybrid_override_pattern = r.string("hybrid_override_pattern").value_or("");
+  s.mtp_hybrid_override_pattern = r.string("mtp_hybrid_override_pattern").value_or("");
 }
 
 /// The experts, MLA's ranks, head_dim (derived when absent), the layer pattern and MTP layers.
@@ -710,6 +728,7 @@ void read_experts_and_layers(FieldReader& r, ModelSpec& s) {
   s.num_experts_per_tok = r.uint("num_experts_per_tok").value_or(0);
   s.moe_intermediate_size = r.uint("moe_intermediate_size").value_or(0);
   s.shared_expert_intermediate_size = r.uint("shared_expert_intermediate_size").value_or(0);
+  s.moe_latent_size = r.uint("moe_latent_size").value_or(0);
   s.first_k_dense_replace = r.uint("first_k_dense_replace").value_or(0);
   s.mlp_only_layers = r.uints("mlp_only_layers");
 
@@ -840,6 +859,7 @@ void check_ranges(const json& j, const ModelSpec& s, FieldReader& r, std::vector
                                    {"global_head_dim", s.global_head_dim},
                                    {"moe_intermediate_size", s.moe_intermediate_size},
                                    {"shared_expert_intermediate_size", s.shared_expert_intermediate_size},
+                                   {"moe_latent_size", s.moe_latent_size},
                                    {"q_lora_rank", s.q_lora_rank},
                                    {"kv_lora_rank", s.kv_lora_rank},
                                    {"qk_rope_head_dim", s.qk_rope_head_dim},
@@ -855,6 +875,7 @@ void check_ranges(const json& j, const ModelSpec& s, FieldReader& r, std::vector
     at_most(r, key, value, kMaxModelWidth);
   at_most(r, "num_hidden_layers", s.num_hidden_layers, kMaxModelLayers);
   at_most(r, "num_nextn_predict_layers", s.num_nextn_predict_layers, kMaxModelLayers);
+  at_most(r, "mtp_hybrid_override_pattern", s.mtp_hybrid_override_pattern.size(), kMaxModelLayers);
   at_most(r, "sliding_window_pattern", s.sliding_window_pattern, kMaxModelLayers);
   at_most(r, "num_attention_heads", s.num_attention_heads, kMaxModelHeads);
   at_most(r, "num_key_value_heads", s.num_key_value_heads, kMaxModelHeads);
@@ -1001,6 +1022,29 @@ void check_hybrid_layers(const ModelSpec& s, FieldReader& r) {
   }
 }
 
+/// The latent MoE (moe_latent_size: Nemotron-H 'E' blocks, narrower than hidden_size) and the
+/// Nemotron-H MTP module pattern (its letters, with a hybrid pattern and MTP layers).
+void check_latent_moe_and_mtp_pattern(const json& j, const ModelSpec& s, FieldReader& r) {
+  if (j.contains("moe_latent_size") && s.moe_latent_size == 0) r.problem("/moe_latent_size", "must be positive");
+  if (s.moe_latent_size > 0) {
+    if (s.num_experts == 0) r.problem("/moe_latent_size", "a latent MoE needs num_experts");
+    if (s.hybrid_override_pattern.empty())
+      r.problem("/moe_latent_size", "the latent MoE is modelled for hybrid_override_pattern 'E' blocks only");
+    if (s.moe_latent_size >= s.hidden_size) r.problem("/moe_latent_size", "must be narrower than hidden_size");
+  }
+  const std::string& mtp = s.mtp_hybrid_override_pattern;
+  if (!mtp.empty()) {
+    if (mtp.find_first_not_of("M*-E") != std::string::npos)
+      r.problem("/mtp_hybrid_override_pattern", "expected only 'M', '*', '-' and 'E'");
+    if (s.hybrid_override_pattern.empty()) r.problem("/mtp_hybrid_override_pattern", "needs hybrid_override_pattern");
+    if (s.num_nextn_predict_layers == 0) r.problem("/mtp_hybrid_override_pattern", "needs num_nextn_predict_layers");
+    if (mtp.find('E') != std::string::npos && s.num_experts == 0)
+      r.problem("/mtp_hybrid_override_pattern", "'E' blocks need num_experts");
+  } else if (!s.hybrid_override_pattern.empty() && s.num_nextn_predict_layers > 0) {
+    r.problem("/num_nextn_predict_layers", "Nemotron-H MTP layers need mtp_hybrid_override_pattern");
+  }
+}
+
 /// MoE fields together, and the per-layer lists (dense layers, layer types, sliding windows) in range.
 void check_experts_and_layers(const ModelSpec& s, FieldReader& r) {
   if (s.num_experts > 0) {
@@ -1118,6 +1162,7 @@ std::optional<ModelSpec> model_from_json(const nlohmann::json& j, std::vector<Pr
   check_attention(j, s, r);
   check_gemma4_fields(j, s, r);
   check_hybrid_layers(s, r);
+  check_latent_moe_and_mtp_pattern(j, s, r);
   check_experts_and_layers(s, r);
   check_checkpoint_includes(s, r);
   if (!r.ok()) return std::nullopt;
@@ -1132,6 +1177,7 @@ void write_experts(json& j, const ModelSpec& s) {
   j["num_experts_per_tok"] = s.num_experts_per_tok;
   j["moe_intermediate_size"] = s.moe_intermediate_size;
   if (s.shared_expert_intermediate_size > 0) j["shared_expert_intermediate_size"] = s.shared_expert_intermediate_size;
+  if (s.moe_latent_size > 0) j["moe_latent_size"] = s.moe_latent_size;
   if (s.first_k_dense_replace > 0) j["first_k_dense_replace"] = s.first_k_dense_replace;
   if (!s.mlp_only_layers.empty()) j["mlp_only_layers"] = s.mlp_only_layers;
 }
@@ -1162,6 +1208,7 @@ void write_layer_mix(json& j, const ModelSpec& s) {
   if (s.attention_k_eq_v) j["attention_k_eq_v"] = true;
   if (s.enable_moe_block) j["enable_moe_block"] = true;
   if (!s.hybrid_override_pattern.empty()) j["hybrid_override_pattern"] = s.hybrid_override_pattern;
+  if (!s.mtp_hybrid_override_pattern.empty()) j["mtp_hybrid_override_pattern"] = s.mtp_hybrid_override_pattern;
   if (s.mamba_n_heads > 0) {
     j["mamba_n_heads"] = s.mamba_n_heads;
     j["mamba_d_head"] = s.mamba_d_head;
@@ -1421,6 +1468,24 @@ uint64_t quantization_scale_elements(const ModelSpec& s, const CheckpointQuantiz
 
 }  // namespace
 
+namespace {
+
+/// The MTP modules' decoder blocks, numbered after the main layers: one block per module, or
+/// (Nemotron-H) one per mtp_hybrid_override_pattern character.
+void add_mtp_blocks(const ModelSpec& s, std::vector<Tensor>& out) {
+  const std::string& pattern = s.mtp_hybrid_override_pattern;
+  uint64_t layer = s.num_hidden_layers;
+  for (uint64_t m = 0; m < s.num_nextn_predict_layers; ++m) {
+    if (pattern.empty()) {
+      add_block(s, layer++, out);
+      continue;
+    }
+    for (const char kind : pattern) add_nemotron_block(s, layer++, kind, out);
+  }
+}
+
+}  // namespace
+
 std::vector<CountTerm> checkpoint_extra_terms(const ModelSpec& s) {
   std::vector<CountTerm> terms;
   const auto includes = [&](const char* what) {
@@ -1448,7 +1513,10 @@ std::vector<CountTerm> checkpoint_extra_terms(const ModelSpec& s) {
     // no copies; Qwen3-Next / Qwen3.5 (mtp.fc, mtp.pre_fc_norm_embedding,
     // mtp.pre_fc_norm_hidden, mtp.norm, mtp.layers.{i} with full attention)
     // have the same elements and no copies either: mtp_layers_shared_embedding.
-    for (uint64_t m = 0; m < s.num_nextn_predict_layers; ++m) add_block(s, s.num_hidden_layers + m, mtp_blocks);
+    // Nemotron-H: each module is the blocks of mtp_hybrid_override_pattern ("*E": mtp.layers.0 an
+    // attention block with enorm, hnorm and eh_proj, mtp.layers.1 an MoE block with the final
+    // norm): the same 3 norms and eh_proj per module.
+    add_mtp_blocks(s, mtp_blocks);
     const uint64_t per_module_extra = 3 * h + 2 * h * h + (shared_embedding ? 0 : 2 * embedding);
     terms.push_back({shared_embedding ? "mtp_layers_shared_embedding" : "mtp_layers",
                      sum_elements(mtp_blocks) + s.num_nextn_predict_layers * per_module_extra});

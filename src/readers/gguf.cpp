@@ -743,6 +743,8 @@ void SpecBuilder::read_mamba(ModelSpec& s) {
     s.first_k_dense_replace = 0;  // the pattern says which blocks route
     s.mlp_only_layers.clear();
     if (const TensorInfo* up = first_of_kind("ffn_up"); up != nullptr) s.intermediate_size = up->ne[1];
+    // Latent MoE (Nemotron-3-Super): ffn_latent_down is hidden -> latent; the experts read the latent.
+    if (const TensorInfo* latent = first_of_kind("ffn_latent_down"); latent != nullptr) s.moe_latent_size = latent->ne[1];
   } else {
     for (uint64_t i = 0; i < s.num_hidden_layers; ++i) s.layer_types.push_back(mamba.count(i) > 0 ? "mamba" : "full_attention");
   }

@@ -217,8 +217,10 @@ void set_linear_attention(json& doc, HfFields& c) {
   }
 }
 
-/// Nemotron-H: the block pattern, Mamba-2 widths under their NemotronHConfig names, and the MoE
-/// of 'E' blocks (n_routed_experts, moe_shared_expert_intermediate_size).
+/// Nemotron-H: the block pattern, Mamba-2 widths under their NemotronHConfig names, the MoE of
+/// 'E' blocks (n_routed_experts, moe_shared_expert_intermediate_size, moe_latent_size) and the MTP
+/// modules (num_nextn_predict_layers of mtp_hybrid_override_pattern blocks, sharing the
+/// embedding and head).
 void set_nemotron_h(json& doc, HfFields& c) {
   doc["hybrid_override_pattern"] = c.string("hybrid_override_pattern").value_or("");
   doc["mamba_n_heads"] = c.required_uint("mamba_num_heads");
@@ -235,6 +237,12 @@ void set_nemotron_h(json& doc, HfFields& c) {
     const uint64_t shared =
         c.uint("moe_shared_expert_intermediate_size").value_or(0) * std::max<uint64_t>(1, c.uint("n_shared_experts").value_or(1));
     if (shared > 0) doc["shared_expert_intermediate_size"] = shared;
+    if (const auto latent = c.uint("moe_latent_size")) doc["moe_latent_size"] = *latent;
+  }
+  if (const uint64_t mtp = c.uint("num_nextn_predict_layers").value_or(0); mtp > 0) {
+    doc["num_nextn_predict_layers"] = mtp;
+    if (const auto pattern = c.string("mtp_hybrid_override_pattern")) doc["mtp_hybrid_override_pattern"] = *pattern;
+    doc["checkpoint_includes"].push_back("mtp_layers_shared_embedding");
   }
 }
 

@@ -137,6 +137,11 @@ struct ModelSpec {
       0;  ///< total width of the always-on shared expert(s) (DeepSeek: n_shared_experts x moe_intermediate_size)
   uint64_t first_k_dense_replace = 0;     ///< the first k layers use a dense FFN (DeepSeek)
   bool shared_expert_gate = false;        ///< sigmoid gate (Linear H -> 1) on the shared expert (Qwen2-MoE, Qwen3-Next, Qwen3.5)
+  /// Latent MoE (HF moe_latent_size; Nemotron-3-Super): the routed experts work in a latent this
+  /// wide; the block projects hidden -> latent before them and latent -> hidden after them
+  /// (fc1_latent_proj, fc2_latent_proj), both always active. The router and the shared expert
+  /// read the full hidden width. 0 = experts at hidden_size.
+  uint64_t moe_latent_size = 0;
   std::vector<uint64_t> mlp_only_layers;  ///< further layers with a dense FFN (Qwen-MoE)
 
   uint64_t q_lora_rank = 0;       ///< MLA query compression rank (0 = plain q projection)
@@ -182,6 +187,11 @@ struct ModelSpec {
   /// mixer: 'M' Mamba-2, '*' attention, '-' an ungated squared-ReLU MLP (intermediate_size), 'E' an
   /// MoE of ungated experts with a shared expert. Empty for every other family.
   std::string hybrid_override_pattern;
+  /// Nemotron-H MTP module (HF mtp_hybrid_override_pattern): the blocks of each of the
+  /// num_nextn_predict_layers modules, one character each as in hybrid_override_pattern ("*E":
+  /// an attention block, then an MoE block). The module's first block also holds enorm, hnorm
+  /// and eh_proj (2H -> H), its last a final norm; embedding and output head are shared.
+  std::string mtp_hybrid_override_pattern;
 
   uint64_t sliding_window = 0;          ///< window of sliding-attention layers, tokens (0 = none)
   uint64_t sliding_window_pattern = 0;  ///< N: layer i is full attention iff (i+1) mod N == 0 (Gemma-2: 2, Gemma-3: 6)

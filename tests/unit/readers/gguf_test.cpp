@@ -5,6 +5,7 @@
 #include "optadvisor/readers/gguf.hpp"
 
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -903,6 +904,37 @@ TEST_CASE("Mamba-2 hybrid GGUFs: the Nemotron-H block pattern and Granite's mamb
     CHECK(k.linear_layers == 1);  // the 'M' block
     // State: 4 x 8 x 16 = 512 + 64 channels x 3 conv inputs = 192.
     CHECK(k.state_elements_per_layer == 512 + 192);
+  }
+  SECTION("nemotron_h: a latent MoE block") {
+    GgufBuilder b;
+    b.kv_str("general.architecture", "nemotron_h_moe")
+        .kv_u32("nemotron_h_moe.block_count", 2)
+        .kv_u32("nemotron_h_moe.embedding_length", 64)
+        .kv_u32("nemotron_h_moe.feed_forward_length", 96)
+        .kv_u32("nemotron_h_moe.expert_count", 8)
+        .kv_u32("nemotron_h_moe.expert_used_count", 2)
+        .kv_u32("nemotron_h_moe.attention.head_count", 4)
+        .kv_u32("nemotron_h_moe.attention.head_count_kv", 2)
+        .kv_u32("nemotron_h_moe.ssm.state_size", 16)
+        .kv_u32("nemotron_h_moe.ssm.group_count", 1)
+        .kv_u32("nemotron_h_moe.vocab_size", 100);
+    b.tensor("token_embd.weight", {64, 100}, kTypeF32).tensor("output.weight", {64, 100}, kTypeF32);
+    mamba_block(b, "blk.0.");
+    // Experts of 24 in a 16-wide latent: down 64 -> 16 before them, up 16 -> 64 after them.
+    b.tensor("blk.1.ffn_gate_inp.weight", {64, 8}, kTypeF32)
+        .tensor("blk.1.ffn_latent_down.weight", {64, 16}, kTypeF32)
+        .tensor("blk.1.ffn_latent_up.weight", {16, 64}, kTypeF32)
+        .tensor("blk.1.ffn_up_exps.weight", {16, 24, 8}, kTypeF32)
+        .tensor("blk.1.ffn_down_exps.weight", {24, 16, 8}, kTypeF32);
+    const ModelSpec s = parse_gguf_model(b.build(), "nemo-latent.gguf", db()).spec;
+    CHECK(s.hybrid_override_pattern == "ME");
+    CHECK(s.moe_latent_size == 16);
+    CHECK(s.moe_intermediate_size == 24);
+    // The spec's expert stacks have the file's shapes: 16 x 24 x 8 each.
+    const std::vector<Tensor> t = model_tensors(s);
+    const auto up = std::find_if(t.begin(), t.end(), [](const Tensor& x) { return x.name == "blk.1.ffn_up_exps.weight"; });
+    REQUIRE(up != t.end());
+    CHECK(up->elements() == 16 * 24 * 8);
   }
   SECTION("granitehybrid: mamba and attention layers, MoE in each") {
     GgufBuilder b;
