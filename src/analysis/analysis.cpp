@@ -96,7 +96,10 @@ double decode_layers_overhead_s(const Scenario& s, const Factors& f, double toke
 /// Recurrent-layer FLOPs per token per layer, independent of the context. Gated DeltaNet, per
 /// value head: S.k (2 dk dv), the decayed rank-1 state update (3 dk dv) and S.q (2 dk dv). Mamba-2,
 /// per head: the decay (d_head d_state), the dt B x outer product (2 d_head d_state) and C.h (2 d_head d_state).
+/// LFM2 short convolution, per hidden channel: the B * x gate (1), the conv_L_cache-tap depthwise
+/// conv (2 L) and the C gate (1); its in/out projections are weights, counted with them.
 double linear_attention_flops_per_token(const ModelSpec& m) {
+  if (m.conv_L_cache > 0) return static_cast<double>(m.hidden_size) * (2.0 * static_cast<double>(m.conv_L_cache) + 2.0);
   if (m.mamba_n_heads > 0)
     return 5.0 * static_cast<double>(m.mamba_n_heads) * static_cast<double>(m.mamba_d_head) * static_cast<double>(m.mamba_d_state);
   return 7.0 * static_cast<double>(m.linear_num_value_heads) * static_cast<double>(m.linear_key_head_dim) *
@@ -253,9 +256,11 @@ double kv_bytes_with(const Scenario& s, const KvShape& kv, uint64_t context) {
   };
   const double per_rank =
       static_cast<double>(elements.full) / split(kv.full_kv_heads) + static_cast<double>(elements.sliding) / split(kv.sliding_kv_heads);
-  // Linear-attention state: fixed per sequence, at its own dtype, split by value heads.
-  const double state_split =
-      std::min(tp, static_cast<double>(std::max<uint64_t>(1, s.model.linear_num_value_heads + s.model.mamba_n_heads)));
+  // Linear-attention state: fixed per sequence, at its own dtype, split by value heads (a short
+  // convolution's by its hidden channels).
+  const uint64_t state_shards =
+      s.model.linear_num_value_heads + s.model.mamba_n_heads + (s.model.conv_L_cache > 0 ? s.model.hidden_size : 0);
+  const double state_split = std::min(tp, static_cast<double>(std::max<uint64_t>(1, state_shards)));
   const double state = recurrent_state_bytes(kv, 1) / state_split;
   return (per_rank * s.workload.kv_bytes_per_element + state) / static_cast<double>(std::max<uint32_t>(1, s.workload.pp));
 }

@@ -24,6 +24,7 @@ constexpr std::string_view kSliding = "sliding_attention";
 constexpr std::string_view kFull = "full_attention";
 constexpr std::string_view kLinear = "linear_attention";
 constexpr std::string_view kMamba = "mamba";
+constexpr std::string_view kShortConv = "conv";
 
 /// Architecture traits that follow from model_type; a preset may override each.
 struct Traits {
@@ -62,6 +63,9 @@ Traits traits_for(const std::string& model_type) {
     t.qk_norm = true;
     t.attn_output_gate = true;
     t.shared_expert_gate = model_type != "qwen3_5_text";
+  } else if (model_type == "lfm2_moe") {
+    t.tie_word_embeddings = true;  // Lfm2MoeConfig default
+    t.qk_norm = true;              // q_layernorm / k_layernorm on every attention layer
   } else if (model_type == "gpt_oss") {
     t.attention_bias = true;
     t.mlp_bias = true;
@@ -114,7 +118,7 @@ const std::set<std::string>& known_fields() {
                                                "mamba_n_groups",
                                                "mamba_d_state",
                                                "mamba_d_conv",
-                                               "mamba_conv_bias",
+                                               "mamba_conv_bias", "conv_L_cache", "conv_bias",
                                                "hybrid_override_pattern",
                                                "mtp_hybrid_override_pattern",
                                                "num_experts",
@@ -362,6 +366,20 @@ void add_nemotron_block(const ModelSpec& s, uint64_t layer_index, char kind, std
   }
 }
 
+/// An LFM2 short-convolution mixer (HF conv.in_proj, conv.conv, conv.out_proj; llama.cpp
+/// shortconv.* names). The checkpoint's conv weight is hidden x 1 x conv_L_cache; GGUF squeezes it.
+void add_short_conv(const ModelSpec& s, int i, std::vector<Tensor>& out) {
+  const uint64_t h = s.hidden_size;
+  add(out, i, "shortconv.in_proj", h, 3 * h);  // B, C and x
+  add(out, i, "shortconv.conv", s.conv_L_cache, h);
+  add(out, i, "shortconv.out_proj", h, h);
+  if (s.conv_bias) {
+    add(out, i, "shortconv.in_proj.bias", 3 * h);
+    add(out, i, "shortconv.conv.bias", h);
+    add(out, i, "shortconv.out_proj.bias", h);
+  }
+}
+
 /// The DSA lightning indexer of one layer (DeepSeek-V3.2 wq_b, wk, k_norm with bias, weights_proj;
 /// llama.cpp indexer.* names): queries from the MLA q latent, one shared key per token.
 void add_indexer(const ModelSpec& s, int i, std::vector<Tensor>& out) {
@@ -503,6 +521,8 @@ void add_block(const ModelSpec& s, uint64_t layer_index, std::vector<Tensor>& ou
     add_linear_attention(s, i, out);
   } else if (is_mamba_layer(s, layer_index)) {
     add_mamba(s, i, out);
+  } else if (is_short_conv_layer(s, layer_index)) {
+    add_short_conv(s, i, out);
   } else if (is_mla(s)) {
     add_mla_attention(s, i, out);
   } else {
@@ -564,7 +584,8 @@ const std::vector<std::string>& supported_model_types() {
   static const std::vector<std::string> types = {"llama",      "mistral",          "mixtral",     "qwen2",        "qwen3",
                                                  "qwen3_moe",  "gemma2",           "gemma3_text", "phi3",         "deepseek_v3",
                                                  "gpt_oss",    "minimax_m2",       "qwen3_next",  "qwen3_5_text", "qwen3_5_moe_text",
-                                                 "nemotron_h", "granitemoehybrid", "llama4_text", "gemma4_text"};
+                                                 "nemotron_h", "granitemoehybrid", "llama4_text", "gemma4_text",
+                                                 "lfm2_moe"};
   return types;
 }
 
@@ -587,6 +608,10 @@ bool is_mamba_layer(const ModelSpec& spec, uint64_t layer) {
   if (!spec.hybrid_override_pattern.empty())
     return layer < spec.hybrid_override_pattern.size() && spec.hybrid_override_pattern[layer] == 'M';
   return layer < spec.layer_types.size() && spec.layer_types[layer] == kMamba;
+}
+
+bool is_short_conv_layer(const ModelSpec& spec, uint64_t layer) {
+  return layer < spec.num_hidden_layers && layer < spec.layer_types.size() && spec.layer_types[layer] == kShortConv;
 }
 
 bool is_moe_layer(const ModelSpec& spec, uint64_t layer) {
@@ -720,6 +745,8 @@ void read_hybrid_fields(FieldReader& r, ModelSpec& s) {
   s.mamba_conv_bias = r.boolean("mamba_conv_bias").value_or(true);
   s.hybrid_override_pattern = r.string("hybrid_override_pattern").value_or("");
   s.mtp_hybrid_override_pattern = r.string("mtp_hybrid_override_pattern").value_or("");
+  s.conv_L_cache = r.uint("conv_L_cache").value_or(0);
+  s.conv_bias = r.boolean("conv_bias").value_or(false);
 }
 
 /// The experts, MLA's ranks, head_dim (derived when absent), the layer pattern and MTP layers.
@@ -871,7 +898,7 @@ void check_ranges(const json& j, const ModelSpec& s, FieldReader& r, std::vector
                                    {"linear_conv_kernel_dim", s.linear_conv_kernel_dim},
                                    {"mamba_d_head", s.mamba_d_head},
                                    {"mamba_d_state", s.mamba_d_state},
-                                   {"mamba_d_conv", s.mamba_d_conv}})
+                                   {"mamba_d_conv", s.mamba_d_conv}, {"conv_L_cache", s.conv_L_cache}})
     at_most(r, key, value, kMaxModelWidth);
   at_most(r, "num_hidden_layers", s.num_hidden_layers, kMaxModelLayers);
   at_most(r, "num_nextn_predict_layers", s.num_nextn_predict_layers, kMaxModelLayers);
@@ -1045,6 +1072,15 @@ void check_latent_moe_and_mtp_pattern(const json& j, const ModelSpec& s, FieldRe
   }
 }
 
+/// Short-convolution layers with their kernel, beside GQA attention only.
+void check_short_conv_layers(const ModelSpec& s, FieldReader& r) {
+  const bool any_conv_layer = std::find(s.layer_types.begin(), s.layer_types.end(), kShortConv) != s.layer_types.end();
+  if (any_conv_layer && s.conv_L_cache < 2) r.problem("/conv_L_cache", "short-convolution layers need conv_L_cache of at least 2");
+  if (!any_conv_layer && s.conv_L_cache > 0) r.problem("/conv_L_cache", "conv_L_cache given but no layer is a short-convolution layer");
+  if (any_conv_layer && (s.linear_num_key_heads > 0 || s.mamba_n_heads > 0 || is_mla(s)))
+    r.problem("/conv_L_cache", "short-convolution layers are modelled beside GQA attention only");
+}
+
 /// MoE fields together, and the per-layer lists (dense layers, layer types, sliding windows) in range.
 void check_experts_and_layers(const ModelSpec& s, FieldReader& r) {
   if (s.num_experts > 0) {
@@ -1080,8 +1116,10 @@ void check_experts_and_layers(const ModelSpec& s, FieldReader& r) {
                 "has " + std::to_string(s.layer_types.size()) + " entries for " + std::to_string(s.num_hidden_layers) + " layers");
     }
     for (size_t i = 0; i < s.layer_types.size(); ++i) {
-      if (s.layer_types[i] != kSliding && s.layer_types[i] != kFull && s.layer_types[i] != kLinear && s.layer_types[i] != kMamba) {
-        r.problem("/layer_types/" + std::to_string(i), "expected 'sliding_attention', 'full_attention', 'linear_attention' or 'mamba'");
+      if (s.layer_types[i] != kSliding && s.layer_types[i] != kFull && s.layer_types[i] != kLinear && s.layer_types[i] != kMamba &&
+          s.layer_types[i] != kShortConv) {
+        r.problem("/layer_types/" + std::to_string(i),
+                  "expected 'sliding_attention', 'full_attention', 'linear_attention', 'mamba' or 'conv'");
       }
     }
     if (s.sliding_window_pattern > 0) {
@@ -1163,6 +1201,7 @@ std::optional<ModelSpec> model_from_json(const nlohmann::json& j, std::vector<Pr
   check_gemma4_fields(j, s, r);
   check_hybrid_layers(s, r);
   check_latent_moe_and_mtp_pattern(j, s, r);
+  check_short_conv_layers(s, r);
   check_experts_and_layers(s, r);
   check_checkpoint_includes(s, r);
   if (!r.ok()) return std::nullopt;
@@ -1217,6 +1256,10 @@ void write_layer_mix(json& j, const ModelSpec& s) {
     j["mamba_d_conv"] = s.mamba_d_conv;
     j["mamba_conv_bias"] = s.mamba_conv_bias;
     j["mamba_ssm_dtype"] = s.mamba_ssm_dtype;
+  }
+  if (s.conv_L_cache > 0) {
+    j["conv_L_cache"] = s.conv_L_cache;
+    j["conv_bias"] = s.conv_bias;
   }
 }
 
@@ -1320,7 +1363,8 @@ std::vector<Tensor> model_tensors(const ModelSpec& spec) {
   out.reserve(spec.num_hidden_layers * 24 + 3);
   add(out, -1, "token_embd", spec.hidden_size, spec.vocab_size);
   for (uint64_t i = 0; i < spec.num_hidden_layers; ++i) add_block(spec, i, out);
-  add(out, -1, "output_norm", spec.hidden_size);
+  // LFM2's final norm (HF embedding_norm) is GGUF token_embd_norm.
+  add(out, -1, spec.model_type == "lfm2_moe" ? "token_embd_norm" : "output_norm", spec.hidden_size);
   if (!spec.tie_word_embeddings) add(out, -1, "output", spec.hidden_size, spec.vocab_size);
   return out;
 }
@@ -1574,11 +1618,17 @@ KvShape kv_shape(const ModelSpec& spec) {
     k.state_elements_per_layer = recurrent + conv;
     k.state_bytes_per_layer = recurrent_bytes * static_cast<double>(recurrent) + 2.0 * static_cast<double>(conv);
   }
+  if (spec.conv_L_cache > 0) {
+    // LFM2 short convolution: no recurrent state; the conv state keeps the last conv_L_cache - 1
+    // values of B * x per hidden channel (llama.cpp n_embd_r), at 16 bits.
+    k.state_elements_per_layer = spec.hidden_size * (spec.conv_L_cache - 1);
+    k.state_bytes_per_layer = 2.0 * static_cast<double>(k.state_elements_per_layer);
+  }
   for (uint64_t i = 0; i < spec.num_hidden_layers; ++i) {
     const bool mixer_free = !spec.hybrid_override_pattern.empty() && i < spec.hybrid_override_pattern.size() &&
                             (spec.hybrid_override_pattern[i] == '-' || spec.hybrid_override_pattern[i] == 'E');
     if (mixer_free) continue;  // a Nemotron-H MLP or MoE block caches nothing
-    if (is_linear_layer(spec, i) || is_mamba_layer(spec, i)) {
+    if (is_linear_layer(spec, i) || is_mamba_layer(spec, i) || is_short_conv_layer(spec, i)) {
       ++k.linear_layers;
     } else if (is_sliding_layer(spec, i)) {
       ++k.sliding_layers;

@@ -493,6 +493,7 @@ class SpecBuilder {
   void read_traits(ModelSpec& s) const;
   void read_linear_attention(ModelSpec& s);
   void read_mamba(ModelSpec& s);
+  void read_short_conv(ModelSpec& s);
 
   const std::map<std::string, Value>& meta_;
   const std::vector<TensorInfo>& tensors_;
@@ -751,6 +752,19 @@ void SpecBuilder::read_mamba(ModelSpec& s) {
   notes_.push_back(fmt::format("{} of {} blocks are Mamba-2 (a fixed state, no KV cache)", mamba.size(), s.num_hidden_layers));
 }
 
+/// LFM2 short-convolution layers (llama.cpp lfm2moe): the blocks with shortconv.conv; the taps from
+/// shortconv.l_cache, else the conv tensor's ne[0]; a bias when shortconv.in_proj.bias is present.
+void SpecBuilder::read_short_conv(ModelSpec& s) {
+  std::set<uint64_t> conv;
+  for (const TensorInfo& t : tensors_)
+    if (t.layer >= 0 && t.kind == "shortconv.conv") conv.insert(static_cast<uint64_t>(t.layer));
+  if (conv.empty()) return;
+  s.conv_L_cache = uint(key("shortconv.l_cache"), kMaxWidth).value_or(first_of_kind("shortconv.conv")->ne[0]);
+  s.conv_bias = has_kind("shortconv.in_proj.bias");
+  for (uint64_t i = 0; i < s.num_hidden_layers; ++i) s.layer_types.push_back(conv.count(i) > 0 ? "conv" : "full_attention");
+  notes_.push_back(fmt::format("{} of {} blocks are short convolutions (a fixed state, no KV cache)", conv.size(), s.num_hidden_layers));
+}
+
 /// The model_type each modelled llama.cpp architecture reads as.
 const std::map<std::string, std::string>& model_types() {
   static const std::map<std::string, std::string> kModelTypes = {{"llama", "llama"},
@@ -771,7 +785,8 @@ const std::map<std::string, std::string>& model_types() {
                                                                  {"qwen35moe", "qwen3_5_moe_text"},
                                                                  {"nemotron_h", "nemotron_h"},
                                                                  {"nemotron_h_moe", "nemotron_h"},
-                                                                 {"granitehybrid", "granitemoehybrid"}};
+                                                                 {"granitehybrid", "granitemoehybrid"},
+                                                                 {"lfm2moe", "lfm2_moe"}};
   return kModelTypes;
 }
 
@@ -860,6 +875,7 @@ ModelSpec SpecBuilder::build() {
   read_sliding_window(s);
   read_linear_attention(s);
   read_mamba(s);
+  read_short_conv(s);
   read_traits(s);
   s.notes.push_back(fmt::format("Read from the GGUF header of {} (architecture {}).", name_, arch_));
   return s;

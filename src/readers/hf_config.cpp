@@ -25,7 +25,7 @@ const std::vector<std::string>& accepted_types() {
                                                  "deepseek_v3",     "gpt_oss",          "kimi_k2",    "kimi_k25",    "deepseek_v32",
                                                  "glm_moe_dsa",     "minimax_m2",       "qwen3_next", "qwen3_5",     "qwen3_5_moe",
                                                  "qwen3_5_text",    "qwen3_5_moe_text", "nemotron_h", "llama4",      "llama4_text",
-                                                 "granitemoehybrid", "gemma4",           "gemma4_text"};
+                                                 "granitemoehybrid", "gemma4",           "gemma4_text",      "lfm2_moe"};
   return types;
 }
 
@@ -244,6 +244,25 @@ void set_nemotron_h(json& doc, HfFields& c) {
     if (const auto pattern = c.string("mtp_hybrid_override_pattern")) doc["mtp_hybrid_override_pattern"] = *pattern;
     doc["checkpoint_includes"].push_back("mtp_layers_shared_embedding");
   }
+}
+
+/// LFM2-MoE (Lfm2MoeConfig): layer_types "conv" / "full_attention" (older configs list the attention
+/// layers in full_attn_idxs), the short convolution's taps and bias, and num_dense_layers dense
+/// layers before the MoE ones. use_expert_bias's F32 routing bias is a buffer, not counted.
+void set_lfm2_moe(json& doc, HfFields& c, uint64_t layers) {
+  std::vector<std::string> types = c.strings("layer_types");
+  if (types.empty()) {
+    types.assign(layers, "conv");
+    for (uint64_t i : c.uints("full_attn_idxs"))
+      if (i < layers) types[i] = "full_attention";
+  }
+  doc["layer_types"] = types;
+  doc["conv_L_cache"] = c.uint_or("conv_L_cache", 3);
+  doc["conv_bias"] = c.boolean("conv_bias").value_or(false);
+  doc["num_experts"] = c.uint_or("num_experts", 32);
+  doc["num_experts_per_tok"] = c.uint_or("num_experts_per_tok", 4);
+  doc["moe_intermediate_size"] = c.uint_or("moe_intermediate_size", 1792);
+  doc["first_k_dense_replace"] = std::min(c.uint_or("num_dense_layers", 2), layers);
 }
 
 /// Granite 4.0-H (GraniteMoeHybridConfig): layer_types "mamba" / "attention", the Mamba-2 widths
@@ -507,7 +526,7 @@ uint64_t kv_heads_of(HfFields& c, const std::string& mt, uint64_t heads) {
   static const std::map<std::string, uint64_t> kv_class_default = {
       {"mistral", 8},    {"mixtral", 8},     {"qwen2", 32},          {"qwen3", 32},  {"qwen3_moe", 4},
       {"gemma2", 4},     {"gemma3_text", 4}, {"deepseek_v3", 128},   {"gpt_oss", 8}, {"qwen3_next", 2},
-      {"nemotron_h", 8}, {"llama4_text", 8}, {"granitemoehybrid", 8}};
+      {"nemotron_h", 8}, {"llama4_text", 8}, {"granitemoehybrid", 8}, {"lfm2_moe", 8}};
   if (c.has("num_key_value_heads")) return *c.uint("num_key_value_heads");
   if (!c.present("num_key_value_heads") && kv_class_default.count(mt) > 0)
     return c.uint_or("num_key_value_heads", kv_class_default.at(mt));
@@ -557,14 +576,14 @@ void set_positions(json& doc, HfFields& c, const std::string& mt, const std::str
       {"llama", 2048},      {"mistral", 131072},        {"mixtral", 131072},         {"qwen2", 32768},         {"qwen3", 32768},
       {"qwen3_moe", 32768}, {"gemma2", 8192},           {"gemma3_text", 131072},     {"phi3", 4096},           {"deepseek_v3", 4096},
       {"gpt_oss", 131072},  {"minimax_m2", 196608},     {"qwen3_next", 32768},       {"qwen3_5_text", 262144}, {"qwen3_5_moe_text", 262144},
-      {"nemotron_h", 4096}, {"llama4_text", 4096 * 32}, {"granitemoehybrid", 131072}};
+      {"nemotron_h", 4096}, {"llama4_text", 4096 * 32}, {"granitemoehybrid", 131072}, {"lfm2_moe", 128000}};
   doc["max_position_embeddings"] = c.uint_or("max_position_embeddings", max_pos_default.at(mt));
   static const std::map<std::string, double> rope_default = {
       {"llama", 10000.0},        {"mistral", 10000.0},         {"mixtral", 1e6},          {"qwen2", 10000.0},
       {"qwen3", 10000.0},        {"qwen3_moe", 10000.0},       {"gemma2", 10000.0},       {"gemma3_text", 1e6},
       {"phi3", 10000.0},         {"deepseek_v3", 10000.0},     {"gpt_oss", 150000.0},     {"minimax_m2", 5e6},
       {"qwen3_next", 10000.0},   {"qwen3_5_text", 1e7},        {"qwen3_5_moe_text", 1e7}, {"nemotron_h", 10000.0},
-      {"llama4_text", 500000.0}, {"granitemoehybrid", 10000.0}};
+      {"llama4_text", 500000.0}, {"granitemoehybrid", 10000.0}, {"lfm2_moe", 1e6}};
   std::optional<double> theta = c.number("rope_theta");
   if (!theta) {
     if (const json* rp = c.object("rope_parameters")) {  // transformers v5 layout
@@ -580,8 +599,9 @@ void set_positions(json& doc, HfFields& c, const std::string& mt, const std::str
 /// model_from_json's trait table.
 void set_tying_and_biases(json& doc, const HfFields& c, const HfFields& top, bool nested, const std::string& mt,
                           const std::string& source_name, bool gemma3, bool qwen_hybrid) {
-  const bool tied_default = mt == "gemma2" || gemma3 || mt == "gemma4_text";
+  const bool tied_default = mt == "gemma2" || gemma3 || mt == "gemma4_text" || mt == "lfm2_moe";
   std::optional<bool> tied = c.boolean("tie_word_embeddings");
+  if (!tied && mt == "lfm2_moe") tied = c.boolean("tie_embedding");  // the original LFM2 key
   if (!tied && nested) tied = top.boolean("tie_word_embeddings");
   doc["tie_word_embeddings"] = tied.value_or(tied_default);
 
@@ -807,6 +827,7 @@ ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& 
   if (mt == "nemotron_h") set_nemotron_h(doc, c);
   if (mt == "llama4_text") set_llama4(doc, c, layers);
   if (mt == "granitemoehybrid") set_granite_hybrid(doc, c);
+  if (mt == "lfm2_moe") set_lfm2_moe(doc, c, layers);
   if (mt == "gemma4_text") set_gemma4(doc, c, source_name, prefix);
 
   std::vector<std::string> notes = {"Imported from " + source_name + " (model_type " + *top_type + ")."};

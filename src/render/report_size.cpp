@@ -155,7 +155,8 @@ std::string kv_text(const SizeResult& r, const SizeRow& row) {
                                           : std::string());
   if (kv.shape.linear_layers > 0)
     out += fmt::format(
-        "  of which {} is the fixed state of the {} recurrent layers (linear attention or Mamba-2; {} per sequence, any context)\n",
+        "  of which {} is the fixed state of the {} recurrent layers (linear attention, Mamba-2 or short convolution; {} per "
+        "sequence, any context)\n",
         format_bytes(kv.state_bytes), kv.shape.linear_layers, format_bytes(kv.state_bytes_per_sequence));
   if (kv.shape.sparse_topk > 0)
     out += fmt::format("  (sparse attention: each token reads the indexer keys of the whole context but only {} selected entries)\n",

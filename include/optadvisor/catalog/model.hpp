@@ -192,6 +192,12 @@ struct ModelSpec {
   /// an attention block, then an MoE block). The module's first block also holds enorm, hnorm
   /// and eh_proj (2H -> H), its last a final norm; embedding and output head are shared.
   std::string mtp_hybrid_override_pattern;
+  /// LFM2 gated short-convolution layers (HF lfm2 / lfm2_moe layer_types "conv"): in_proj (hidden ->
+  /// 3 x hidden: B, C and x), a depthwise causal conv1d of conv_L_cache taps over B * x, the gate C
+  /// and out_proj (hidden x hidden). The state per sequence is the last conv_L_cache - 1 inputs of
+  /// the hidden channels (llama.cpp and vLLM; transformers allocates conv_L_cache). 0 = none.
+  uint64_t conv_L_cache = 0;
+  bool conv_bias = false;  ///< bias on in_proj, conv and out_proj (HF conv_bias)
 
   uint64_t sliding_window = 0;          ///< window of sliding-attention layers, tokens (0 = none)
   uint64_t sliding_window_pattern = 0;  ///< N: layer i is full attention iff (i+1) mod N == 0 (Gemma-2: 2, Gemma-3: 6)
@@ -243,6 +249,9 @@ bool is_linear_layer(const ModelSpec& spec, uint64_t layer);
 /// True when layer `layer` (0-based) is a Mamba-2 mixer layer (layer_types "mamba" or a
 /// hybrid_override_pattern 'M').
 bool is_mamba_layer(const ModelSpec& spec, uint64_t layer);
+
+/// True when layer `layer` (0-based) is an LFM2 short-convolution layer (layer_types "conv").
+bool is_short_conv_layer(const ModelSpec& spec, uint64_t layer);
 
 /// True when layer `layer` has routed experts (else a dense FFN; with enable_moe_block both).
 bool is_moe_layer(const ModelSpec& spec, uint64_t layer);
@@ -343,7 +352,7 @@ struct KvShape {
   bool latent = false;  ///< MLA: one shared latent, no separate V
   uint64_t indexer_elements_per_token_per_layer = 0;  ///< DSA indexer key (index_head_dim), included above
   uint64_t sparse_topk = 0;                           ///< DSA: tokens each query attends to (index_topk), 0 = all
-  uint64_t linear_layers = 0;                         ///< Gated DeltaNet or Mamba-2 layers: no per-token cache, a fixed state
+  uint64_t linear_layers = 0;  ///< Gated DeltaNet, Mamba-2 or short-convolution layers: no per-token cache, a fixed state
   uint64_t state_elements_per_layer = 0;              ///< per sequence: recurrent state + convolution state
   double state_bytes_per_layer = 0;                   ///< the same in bytes (recurrent state at mamba_ssm_dtype, conv state at 16 bits)
 };

@@ -961,3 +961,51 @@ TEST_CASE("Mamba-2 hybrid GGUFs: the Nemotron-H block pattern and Granite's mamb
     CHECK(kv_cache_elements_per_token_full(s) == 64);
   }
 }
+
+TEST_CASE("lfm2moe GGUFs: short-convolution blocks beside attention, dense lead blocks before the MoE", "[gguf]") {
+  // llama.cpp lfm2moe: blocks 0 and 2 are short convolutions (shortconv.*, 3 taps over 64 channels),
+  // block 1 attends; block 0 has a dense FFN of 96, blocks 1 and 2 route over 8 experts of 24.
+  GgufBuilder b;
+  b.kv_str("general.architecture", "lfm2moe")
+      .kv_u32("lfm2moe.block_count", 3)
+      .kv_u32("lfm2moe.embedding_length", 64)
+      .kv_u32("lfm2moe.feed_forward_length", 96)
+      .kv_u32("lfm2moe.expert_count", 8)
+      .kv_u32("lfm2moe.expert_used_count", 2)
+      .kv_u32("lfm2moe.expert_feed_forward_length", 24)
+      .kv_u32("lfm2moe.leading_dense_block_count", 1)
+      .kv_u32("lfm2moe.attention.head_count", 4)
+      .kv_u32("lfm2moe.attention.head_count_kv", 2)
+      .kv_u32("lfm2moe.shortconv.l_cache", 3)
+      .kv_u32("lfm2moe.vocab_size", 100);
+  b.tensor("token_embd.weight", {64, 100}, kTypeF32).tensor("token_embd_norm.weight", {64}, kTypeF32);
+  for (const int i : {0, 2}) {
+    const std::string p = "blk." + std::to_string(i) + ".";
+    b.tensor(p + "shortconv.in_proj.weight", {64, 192}, kTypeF32)
+        .tensor(p + "shortconv.conv.weight", {3, 64}, kTypeF32)
+        .tensor(p + "shortconv.out_proj.weight", {64, 64}, kTypeF32);
+  }
+  b.tensor("blk.1.attn_q.weight", {64, 64}, kTypeF32)
+      .tensor("blk.1.attn_k.weight", {64, 32}, kTypeF32)
+      .tensor("blk.1.attn_q_norm.weight", {16}, kTypeF32);
+  for (const int i : {1, 2}) {
+    const std::string p = "blk." + std::to_string(i) + ".";
+    b.tensor(p + "ffn_gate_inp.weight", {64, 8}, kTypeF32).tensor(p + "exp_probs_b.bias", {8}, kTypeF32);
+  }
+  const ModelSpec s = parse_gguf_model(b.build(), "lfm2.gguf", db()).spec;
+  CHECK(s.model_type == "lfm2_moe");
+  CHECK(s.conv_L_cache == 3);
+  CHECK_FALSE(s.conv_bias);
+  CHECK(is_short_conv_layer(s, 0));
+  CHECK_FALSE(is_short_conv_layer(s, 1));
+  CHECK(is_short_conv_layer(s, 2));
+  CHECK(s.first_k_dense_replace == 1);
+  CHECK(s.router_score_correction_bias);  // the GGUF holds expert_bias as exp_probs_b
+  CHECK(s.tie_word_embeddings);
+  const KvShape k = kv_shape(s);
+  CHECK(k.full_layers == 1);
+  CHECK(k.linear_layers == 2);
+  // Block 1 caches 2 x 2 KV heads x 16 = 64 per token; each conv block keeps (3 - 1) x 64 = 128 values.
+  CHECK(kv_cache_elements_per_token_full(s) == 64);
+  CHECK(k.state_elements_per_layer == 128);
+}
