@@ -230,9 +230,10 @@ ServingEra fit(std::vector<Row*>& rows, ServingEra era) {
   const Knob knobs[] = {{&ServingEra::bandwidth_efficiency, 0.5, 0.95},     {&ServingEra::gemm_efficiency, 0.3, 0.85},
                         {&ServingEra::attention_efficiency, 0.2, 0.8},      {&ServingEra::step_overhead_s, 1e-4, 0.02},
                         {&ServingEra::layer_overhead_s, 1e-7, 1e-4},        {&ServingEra::communication_efficiency, 0.2, 0.9},
-                        {&ServingEra::expert_gemm_half_tokens, 1.0, 1024.0}};
+                        {&ServingEra::expert_gemm_half_tokens, 1.0, 1024.0}, {&ServingEra::request_overhead_s, 1e-3, 0.2}};
   // The grouped-GEMM term starts where llama.cpp's backends fitted it (38-96 tokens) when the era has none.
   if (era.expert_gemm_half_tokens <= 0) era.expert_gemm_half_tokens = 32;
+  if (era.request_overhead_s <= 0) era.request_overhead_s = 0.01;
   double best = objective(rows, era);
   for (double step : {1.6, 1.25, 1.08}) {
     for (int round = 0; round < 3; ++round) {
@@ -259,9 +260,9 @@ void print_era(const std::string& engine, const ServingEra& e, const std::vector
   for (const auto& d : devices) on += (on.empty() ? "" : ", ") + d;
   fmt::print(
       "{}: bandwidth_efficiency {:.3f}, gemm_efficiency {:.3f}, attention_efficiency {:.3f}, step_overhead_s {:.6f}, "
-      "layer_overhead_s {:.3g}, communication_efficiency {:.3f}, expert_gemm_half_tokens {:.1f} ({} rows on {})\n",
+      "layer_overhead_s {:.3g}, communication_efficiency {:.3f}, expert_gemm_half_tokens {:.1f}, request_overhead_s {:.4f} ({} rows on {})\n",
       engine, e.bandwidth_efficiency, e.gemm_efficiency, e.attention_efficiency, e.step_overhead_s, e.layer_overhead_s,
-      e.communication_efficiency, e.expert_gemm_half_tokens, rows.size(), on);
+      e.communication_efficiency, e.expert_gemm_half_tokens, e.request_overhead_s, rows.size(), on);
 }
 
 void print_tables(std::vector<Row>& rows) {

@@ -454,9 +454,10 @@ void Simulation::measure_latencies(ServingResult& out) {
   uint64_t good = 0;
   for (const Request& q : requests_) {
     if (!q.measured || q.finish < 0) continue;
-    const double t1 = q.first_token - q.arrival;
+    // The API server's own time per request (HTTP, tokenization, streaming) is outside the iterations.
+    const double t1 = q.first_token - q.arrival + setup_.request_overhead_s;
     const double t2 = load_.gen_tokens > 1 ? (q.finish - q.first_token) / static_cast<double>(load_.gen_tokens - 1) : 0.0;
-    ttft.push_back(t1), tpot.push_back(t2), e2e.push_back(q.finish - q.arrival);
+    ttft.push_back(t1), tpot.push_back(t2), e2e.push_back(q.finish - q.arrival + setup_.request_overhead_s);
     if ((slo_ttft <= 0 || t1 <= slo_ttft) && (slo_tpot <= 0 || t2 <= slo_tpot)) ++good;
   }
   const std::size_t measured = ttft.size();
@@ -521,6 +522,7 @@ void apply_era(ServingSetup& setup, const ServingEra& era) {
   for (auto& pool : setup.pools) set_era(pool.step, era);
   setup.kv_transfer_bytes_per_s = setup.kv_link_peak_bytes_per_s * era.communication_efficiency;
   setup.kv_transfer_latency_s = era.step_overhead_s;
+  setup.request_overhead_s = era.request_overhead_s;
 }
 
 ServingResult simulate_serving(const ServingSetup& setup, const ServingLoad& load) {

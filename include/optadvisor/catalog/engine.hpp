@@ -117,6 +117,9 @@ struct ServingEra {
   /// Routed experts' grouped GEMMs run at gemm_efficiency x t / (t + this), t = tokens per expert in
   /// the step (as llama.cpp's grouped_expert_gemm); 0 = at the dense GEMM efficiency.
   double expert_gemm_half_tokens = 0;
+  /// Per request, outside the iterations: the API server's HTTP handling, tokenization and the
+  /// first token's detokenization and streaming, in TTFT and end-to-end latency.
+  double request_overhead_s = 0;
   std::vector<std::string> calibrated_on;  ///< what the fit used (a summary of the rows)
 };
 
