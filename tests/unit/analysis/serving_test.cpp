@@ -114,6 +114,23 @@ TEST_CASE("one client: TTFT is the prompt's prefill step, TPOT the mean decode s
   CHECK(r.mean_decode_batch == Approx(1.0));
 }
 
+TEST_CASE("the API server's time per request adds to TTFT and end-to-end latency, not to TPOT") {
+  // The one-client case above with 25 ms per request outside the iterations: TTFT 3.5 + 25 =
+  // 28.5 ms, end to end 24.5045 + 25 = 49.5045 ms, TPOT unchanged at 2.10045 ms.
+  ServingSetup setup = one_pool(round_rank());
+  setup.request_overhead_s = 25e-3;
+  const ServingResult r = simulate_serving(setup, closed(1, 1000, 11));
+  CHECK(r.ttft_s.mean == Approx(28.5e-3));
+  CHECK(r.e2e_s.mean == Approx(49.5045e-3));
+  CHECK(r.tpot_s.mean == Approx(2.10045e-3));
+  // apply_era carries the era's figure into the setup.
+  ServingEra era;
+  era.request_overhead_s = 0.1;
+  ServingSetup from_era = one_pool(round_rank());
+  apply_era(from_era, era);
+  CHECK(from_era.request_overhead_s == 0.1);
+}
+
 TEST_CASE("with no warm-up the first burst of prompts is measured") {
   ServingLoad load = closed(2, 1000, 11);
   load.warmup_requests = 0;
