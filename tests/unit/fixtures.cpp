@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "fixtures.hpp"
 
+#include <fstream>
+
 namespace optadvisor::fixtures {
 
 const Catalog& catalog() {
@@ -12,6 +14,27 @@ ResolvedModel model(const std::string& id) {
   ModelRequest m;
   m.preset = id;
   return resolve_model(catalog(), m);
+}
+
+const ModelSpec& spec(const std::string& id) { return catalog().resolve_model(id); }
+
+const Tensor* find_tensor(const std::vector<Tensor>& all, const std::string& name) {
+  for (const Tensor& t : all)
+    if (t.name == name) return &t;
+  return nullptr;
+}
+
+uint64_t checkpoint_term(const ModelSpec& s, const std::string& what) {
+  for (const CountTerm& t : checkpoint_extra_terms(s))
+    if (t.what == what) return t.elements;
+  FAIL("no checkpoint term " + what);
+  return 0;
+}
+
+nlohmann::json hf_config(const std::string& file) {
+  std::ifstream in(std::string(OPTADVISOR_SOURCE_DIR) + "/tests/data/hf/" + file);
+  REQUIRE(in.good());
+  return nlohmann::json::parse(in);
 }
 
 HardwareProfile round_device(double bandwidth_bytes_per_s, double flops_per_s, double capacity_bytes) {

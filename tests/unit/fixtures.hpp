@@ -5,6 +5,9 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include <catch2/catch.hpp>
 
@@ -14,6 +17,7 @@
 #include "optadvisor/analysis/prepare.hpp"
 #include "optadvisor/base/error.hpp"
 #include "optadvisor/catalog/catalog.hpp"
+#include "optadvisor/catalog/model.hpp"
 #include "optadvisor/readers/model_source.hpp"
 
 namespace optadvisor::fixtures {
@@ -23,6 +27,18 @@ const Catalog& catalog();
 
 /// The preset `id` of catalog(), resolved as `--model id` is.
 ResolvedModel model(const std::string& id);
+
+/// The preset `id` of catalog() as the catalog stores it (aliases resolved).
+const ModelSpec& spec(const std::string& id);
+
+/// The tensor named `name` among `all`; null when there is none.
+const Tensor* find_tensor(const std::vector<Tensor>& all, const std::string& name);
+
+/// The elements of the checkpoint term `what` of `s` (checkpoint_extra_terms); fails the test when it has none.
+uint64_t checkpoint_term(const ModelSpec& s, const std::string& what);
+
+/// The config.json fixture tests/data/hf/`file`, parsed; fails the test when it cannot be read.
+nlohmann::json hf_config(const std::string& file);
 
 /// A datacenter-class device with round numbers (fp16 = bf16 = `flops_per_s`), for
 /// figures worked by hand.

@@ -5,7 +5,6 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
-#include <fstream>
 #include <string>
 
 #include "optadvisor/analysis/size.hpp"
@@ -16,8 +15,6 @@ using namespace optadvisor;
 
 namespace {
 
-const ModelSpec& spec(const std::string& id) { return fixtures::catalog().resolve_model(id); }
-
 const Tensor& tensor(const std::vector<Tensor>& all, const std::string& name) {
   for (const Tensor& t : all)
     if (t.name == name) return t;
@@ -25,17 +22,10 @@ const Tensor& tensor(const std::vector<Tensor>& all, const std::string& name) {
   return all.front();
 }
 
-uint64_t term(const ModelSpec& s, const std::string& what) {
-  for (const CountTerm& t : checkpoint_extra_terms(s))
-    if (t.what == what) return t.elements;
-  FAIL("no term " + what);
-  return 0;
-}
-
 }  // namespace
 
 TEST_CASE("hybrid Gated DeltaNet model: KV only in the full-attention layers, a fixed state in the rest", "[model][kv]") {
-  const ModelSpec& m = spec("qwen3.5-397b-a17b");
+  const ModelSpec& m = fixtures::spec("qwen3.5-397b-a17b");
   // full_attention_interval 4 over 60 layers: layers 3, 7, ..., 59 attend (15), 45 are linear.
   CHECK_FALSE(is_linear_layer(m, 3));
   CHECK(is_linear_layer(m, 0));
@@ -72,7 +62,7 @@ TEST_CASE("hybrid Gated DeltaNet model: KV only in the full-attention layers, a 
 }
 
 TEST_CASE("Gated DeltaNet tensors and the Qwen3.5 checkpoint terms", "[model]") {
-  const ModelSpec& m = spec("qwen3.5-27b");
+  const ModelSpec& m = fixtures::spec("qwen3.5-27b");
   const std::vector<Tensor> t = model_tensors(m);
   // Linear layer 0: in_proj (q 2,048 + k 2,048 + v 6,144 + z 6,144 = 16,384 wide), beta/alpha 2 x 48,
   // conv1d 4 x 10,240, out_proj 6,144 -> 5,120.
@@ -85,27 +75,27 @@ TEST_CASE("Gated DeltaNet tensors and the Qwen3.5 checkpoint terms", "[model]") 
   CHECK(tensor(t, "blk.3.attn_q_norm.weight").elements() == 256);
   // Qwen3.5 vision tower: 27 blocks x 15,239,504 + patch conv 3 x 2 x 16 x 16 x 1,152 + 1,152 = 1,770,624
   // + 2,304 positions x 1,152 = 2,654,208 + merger (2,304 + 4,608^2 + 4,608 + 4,608 x 5,120 + 5,120 = 44,838,656).
-  CHECK(term(m, "vision_tower") == 27ULL * 15239504 + 1770624 + 2654208 + 44838656);
-  CHECK(term(m, "vision_tower") == 460730096);
+  CHECK(fixtures::checkpoint_term(m, "vision_tower") == 27ULL * 15239504 + 1770624 + 2654208 + 44838656);
+  CHECK(fixtures::checkpoint_term(m, "vision_tower") == 460730096);
   // MTP: fc 2 x 5,120^2 + 3 norms + a full-attention dense block, no embedding copy: 424,699,392.
-  CHECK(term(m, "mtp_layers_shared_embedding") == 424699392);
+  CHECK(fixtures::checkpoint_term(m, "mtp_layers_shared_embedding") == 424699392);
   CHECK(parameter_count(m) == 26895998464ULL);
 
   // MoE variant: the shared expert has a 1-wide sigmoid gate.
-  const std::vector<Tensor> moe = model_tensors(spec("qwen3.5-35b-a3b"));
+  const std::vector<Tensor> moe = model_tensors(fixtures::spec("qwen3.5-35b-a3b"));
   CHECK(tensor(moe, "blk.0.ffn_gate_inp_shexp.weight").elements() == 2048);
 }
 
 TEST_CASE("DSA sparse attention: indexer tensors, its key in the cache, its FP8 scales", "[model][kv]") {
-  const ModelSpec& m = spec("deepseek-v3.2");
+  const ModelSpec& m = fixtures::spec("deepseek-v3.2");
   const std::vector<Tensor> t = model_tensors(m);
   CHECK(tensor(t, "blk.0.indexer.attn_q_b.weight").elements() == 1536ULL * 64 * 128);
   CHECK(tensor(t, "blk.0.indexer.attn_k.weight").elements() == 7168ULL * 128);
   CHECK(tensor(t, "blk.0.indexer.proj.weight").elements() == 7168ULL * 64);
   // Per layer 12,582,912 + 917,504 + 2 x 128 + 458,752 = 13,959,424 over DeepSeek-V3's 61 layers.
-  CHECK(parameter_count(m) == parameter_count(spec("deepseek-v3")) + 61ULL * 13959424);
+  CHECK(parameter_count(m) == parameter_count(fixtures::spec("deepseek-v3")) + 61ULL * 13959424);
   // Scales: wq_b 64 x 12 + wk 1 x 56 = 824 more per layer (weights_proj stays BF16), 62 layers with MTP.
-  CHECK(term(m, "quantization_scales") == term(spec("deepseek-v3"), "quantization_scales") + 62ULL * 824);
+  CHECK(fixtures::checkpoint_term(m, "quantization_scales") == fixtures::checkpoint_term(fixtures::spec("deepseek-v3"), "quantization_scales") + 62ULL * 824);
   const KvShape k = kv_shape(m);
   // Cache per token per layer: latent 512 + rope key 64 + indexer key 128 = 704; 61 layers.
   CHECK(k.elements_per_token_per_layer == 704);
@@ -114,24 +104,24 @@ TEST_CASE("DSA sparse attention: indexer tensors, its key in the cache, its FP8 
   CHECK(kv_cache_elements(m, 100000, 1) == 61ULL * 704 * 100000);
 
   // GLM-5: the same indexer (32 x 128) on a 78-layer MLA model; its MTP layer stores no embedding copies.
-  const ModelSpec& g = spec("glm-5");
+  const ModelSpec& g = fixtures::spec("glm-5");
   CHECK(parameter_count(g) == 743911218432ULL);
-  CHECK(term(g, "mtp_layers_shared_embedding") == 9952920576ULL);
+  CHECK(fixtures::checkpoint_term(g, "mtp_layers_shared_embedding") == 9952920576ULL);
 }
 
 TEST_CASE("per-layer q/k norms span every head (MiniMax-M2)", "[model]") {
-  const ModelSpec& m = spec("minimax-m2.5");
+  const ModelSpec& m = fixtures::spec("minimax-m2.5");
   CHECK(m.qk_norm_type == "per_layer");
   const std::vector<Tensor> t = model_tensors(m);
   CHECK(tensor(t, "blk.0.attn_q_norm.weight").elements() == 48 * 128);
   CHECK(tensor(t, "blk.0.attn_k_norm.weight").elements() == 8 * 128);
   // Weights 228,689,764,864 + FP8 block scales 13,880,064 = the published 228,703,644,928.
   CHECK(parameter_count(m) == 228689764864ULL);
-  CHECK(term(m, "quantization_scales") == 13880064);
+  CHECK(fixtures::checkpoint_term(m, "quantization_scales") == 13880064);
 }
 
 TEST_CASE("a documented residue is the only gap between a preset and its published total", "[model]") {
-  const ModelSpec& k = spec("kimi-k2");
+  const ModelSpec& k = fixtures::spec("kimi-k2");
   // 61 layers x 56 elements that the DeepSeek-V3 layout does not have (see the preset's notes).
   CHECK(k.params_unexplained == 61 * 56);
   CHECK(checkpoint_parameter_count(k) == 1026470727640ULL);
@@ -147,14 +137,14 @@ TEST_CASE("a documented residue is the only gap between a preset and its publish
 }
 
 TEST_CASE("linear-attention fields are checked together", "[model]") {
-  nlohmann::json doc = to_json(spec("qwen3-next-80b-a3b"));
+  nlohmann::json doc = to_json(fixtures::spec("qwen3-next-80b-a3b"));
   doc.erase("linear_conv_kernel_dim");
   std::vector<Problem> problems;
   CHECK_FALSE(model_from_json(doc, problems));
   REQUIRE_FALSE(problems.empty());
   CHECK(problems.front().pointer == "/linear_num_key_heads");
 
-  doc = to_json(spec("qwen3-next-80b-a3b"));
+  doc = to_json(fixtures::spec("qwen3-next-80b-a3b"));
   doc["layer_types"] = std::vector<std::string>(48, "linear_attention");
   problems.clear();
   CHECK_FALSE(model_from_json(doc, problems));  // both layer_types and full_attention_interval
@@ -172,12 +162,7 @@ TEST_CASE("linear-attention fields are checked together", "[model]") {
 TEST_CASE("config.json of each new family imports to its preset's count", "[model][hf]") {
   // Fixtures: the published config.json files as copied in ai-dynamo/aiconfigurator @095f58a
   // (aic-core/src/aiconfigurator_core/model_configs/<org>--<model>_config.json), read 2026-12-01.
-  const auto import = [](const std::string& file) {
-    const std::string path = std::string(OPTADVISOR_SOURCE_DIR) + "/tests/data/hf/" + file;
-    std::ifstream in(path);
-    REQUIRE(in.good());
-    return model_from_hf_config(nlohmann::json::parse(in), file);
-  };
+  const auto import = [](const std::string& file) { return model_from_hf_config(fixtures::hf_config(file), file); };
   const std::vector<std::pair<std::string, std::string>> pairs = {
       {"minimax-m2.5.json", "minimax-m2.5"},
       {"kimi-k2-instruct.json", "kimi-k2"},
@@ -198,7 +183,7 @@ TEST_CASE("config.json of each new family imports to its preset's count", "[mode
   for (const auto& [file, id] : pairs) {
     INFO(file);
     const ModelSpec imported = import(file);
-    const ModelSpec& p = spec(id);
+    const ModelSpec& p = fixtures::spec(id);
     CHECK(imported.model_type == p.model_type);
     CHECK(parameter_count(imported) == parameter_count(p));
     CHECK(active_parameter_count(imported) == active_parameter_count(p));
@@ -218,21 +203,21 @@ TEST_CASE("config.json of each new family imports to its preset's count", "[mode
 }
 
 TEST_CASE("Kimi-K2.5: INT4 pack-quantized experts and the MoonViT-3D tower", "[model][hf]") {
-  const ModelSpec& k = spec("kimi-k2.5");
+  const ModelSpec& k = fixtures::spec("kimi-k2.5");
   // The text model is Kimi-K2's layout in BF16 elements: kimi-k2's checkpoint less its FP8 scales
   // (1,026,470,727,640 - 62,495,192).
   CHECK(parameter_count(k) == 1026408232448ULL);
-  CHECK(parameter_count(k) == parameter_count(spec("kimi-k2")));
+  CHECK(parameter_count(k) == parameter_count(fixtures::spec("kimi-k2")));
   // Experts: 60 MoE layers x 384 x 3 matrices of 7,168 x 2,048 = 1,014,686,023,680 weights; one
   // scale per 32 = 31,708,938,240; 69,120 matrices x weight_shape 2 int32 counted as 8 values each
   // = 1,105,920.
-  CHECK(term(k, "quantization_scales") == 31708938240ULL + 69120ULL * 16);
+  CHECK(fixtures::checkpoint_term(k, "quantization_scales") == 31708938240ULL + 69120ULL * 16);
   // Tower: per layer 2 LayerNorms 4,608 + wqkv 1,152 x 3,456 + 3,456 + wo 1,152^2 + 1,152
   // + fc0 1,152 x 4,304 + 4,304 + fc1 4,304 x 1,152 + 1,152 = 15,239,504; 27 layers 411,466,608;
   // patch conv 3 x 14^2 x 1,152 + 1,152 = 678,528; positions 64 x 64 x 1,152 = 4,718,592; final
   // LayerNorm 2,304; projector 2,304 + (4,608^2 + 4,608) + (4,608 x 7,168 + 7,168) = 54,277,888.
-  CHECK(term(k, "vision_tower") == 411466608ULL + 678528 + 4718592 + 2304 + 54277888);
-  CHECK(term(k, "vision_tower") == 471143920ULL);
+  CHECK(fixtures::checkpoint_term(k, "vision_tower") == 411466608ULL + 678528 + 4718592 + 2304 + 54277888);
+  CHECK(fixtures::checkpoint_term(k, "vision_tower") == 471143920ULL);
   // 1,026,408,232,448 + 31,710,044,160 + 471,143,920 = the published 1,058,589,420,528, no residue.
   CHECK(k.params_unexplained == 0);
   CHECK(checkpoint_parameter_count(k) == 1058589420528ULL);
@@ -253,9 +238,7 @@ TEST_CASE("Kimi-K2.5: INT4 pack-quantized experts and the MoonViT-3D tower", "[m
   CHECK_FALSE(model_from_json(doc, problems));
 
   // Import: the quantization_config sits in text_config; a tower of another projector is refused.
-  std::ifstream in(std::string(OPTADVISOR_SOURCE_DIR) + "/tests/data/hf/kimi-k2.5.json");
-  REQUIRE(in.good());
-  nlohmann::json cfg = nlohmann::json::parse(in);
+  nlohmann::json cfg = fixtures::hf_config("kimi-k2.5.json");
   CHECK(model_from_hf_config(cfg, "k25.json").quantization_config->group_size == 32);
   cfg["text_config"].erase("quantization_config");
   CHECK(checkpoint_parameter_count(model_from_hf_config(cfg, "k25.json")) == 1026408232448ULL + 471143920ULL);
@@ -264,7 +247,7 @@ TEST_CASE("Kimi-K2.5: INT4 pack-quantized experts and the MoonViT-3D tower", "[m
 }
 
 TEST_CASE("Mamba-2 hybrids: blocks by pattern, state instead of cache", "[model][kv]") {
-  const ModelSpec& n = spec("nemotron-nano-9b-v2");
+  const ModelSpec& n = fixtures::spec("nemotron-nano-9b-v2");
   const std::vector<Tensor> t = model_tensors(n);
   // Block 0 'M': in_proj 4,480 -> z 10,240 + x/B/C (10,240 + 2 x 8 x 128 = 12,288) + dt 128 = 22,656;
   // conv1d 4 x 12,288 with bias; A_log, D, dt_bias per head; norm over 10,240; out_proj.
@@ -286,7 +269,7 @@ TEST_CASE("Mamba-2 hybrids: blocks by pattern, state instead of cache", "[model]
   CHECK(recurrent_state_bytes(k, 1) == Approx(27 * 2695168.0));
 
   // Nemotron-3-Nano: MoE blocks of ungated experts; float32 state (mamba_ssm_cache_dtype).
-  const ModelSpec& m = spec("nemotron-3-nano-30b-a3b");
+  const ModelSpec& m = fixtures::spec("nemotron-3-nano-30b-a3b");
   CHECK(tensor(model_tensors(m), "blk.1.ffn_up_exps.weight").elements() == 2688ULL * 1856 * 128);
   const KvShape mk = kv_shape(m);
   CHECK(mk.full_layers == 6);
@@ -295,7 +278,7 @@ TEST_CASE("Mamba-2 hybrids: blocks by pattern, state instead of cache", "[model]
   CHECK(mk.state_bytes_per_layer == Approx(2097152.0 + 36864.0));
 
   // Granite-4.0-H: Mamba-2 by layer_types, MoE FFN in every layer.
-  const ModelSpec& g = spec("granite-4.0-h-small");
+  const ModelSpec& g = fixtures::spec("granite-4.0-h-small");
   CHECK(is_mamba_layer(g, 0));
   CHECK_FALSE(is_mamba_layer(g, 5));
   CHECK(kv_shape(g).full_layers == 4);
@@ -303,7 +286,7 @@ TEST_CASE("Mamba-2 hybrids: blocks by pattern, state instead of cache", "[model]
 }
 
 TEST_CASE("Llama 4: chunked layers, interleaved MoE, its vision tower", "[model][hf]") {
-  const ModelSpec& scout = spec("llama-4-scout");
+  const ModelSpec& scout = fixtures::spec("llama-4-scout");
   // Chunked attention (8192) on 3 of 4 layers: 36 capped, 12 global. At 32,768 tokens:
   // (12 x 32,768 + 36 x 8,192) = 688,128 token-layers x 2 x 8 x 128 = 1,409,286,144 elements.
   CHECK(kv_shape(scout).sliding_layers == 36);
@@ -311,19 +294,17 @@ TEST_CASE("Llama 4: chunked layers, interleaved MoE, its vision tower", "[model]
   // Vision: 34 x 23,807,872 (q/k/v/o 4 x (1408^2 + 1408), fc1/fc2 with bias, 2 LayerNorms)
   // + stem (3 x 14^2 x 1408 + class 1408 + 577 positions x 1408 + 2 LayerNorms) 1,647,360
   // + adapter 5,632 x 4,096 + 4,096^2 = 39,845,888 + projector 4,096 x 5,120 = 20,971,520.
-  CHECK(term(scout, "vision_tower") == 34ULL * 23807872 + 1647360 + 39845888 + 20971520);
-  CHECK(term(scout, "vision_tower") == 871932416);
+  CHECK(fixtures::checkpoint_term(scout, "vision_tower") == 34ULL * 23807872 + 1647360 + 39845888 + 20971520);
+  CHECK(fixtures::checkpoint_term(scout, "vision_tower") == 871932416);
   // Maverick: the even layers are dense (16384), the odd ones MoE of 128 experts.
-  const ModelSpec& mav = spec("llama-4-maverick");
+  const ModelSpec& mav = fixtures::spec("llama-4-maverick");
   CHECK_FALSE(is_moe_layer(mav, 0));
   CHECK(is_moe_layer(mav, 1));
   CHECK(tensor(model_tensors(mav), "blk.0.ffn_up.weight").rows == 16384);
 
   // Import: the published Scout config.json (aiconfigurator copy, text_config only) gives the text
   // model; with the Llama 4 vision_config (TensorRT-LLM's Maverick copy, 34 layers) the published total.
-  std::ifstream in(std::string(OPTADVISOR_SOURCE_DIR) + "/tests/data/hf/llama-4-scout-17b-16e-instruct.json");
-  REQUIRE(in.good());
-  nlohmann::json cfg = nlohmann::json::parse(in);
+  nlohmann::json cfg = fixtures::hf_config("llama-4-scout-17b-16e-instruct.json");
   const ModelSpec text = model_from_hf_config(cfg, "scout.json");
   CHECK(text.model_type == "llama4_text");
   CHECK(parameter_count(text) == parameter_count(scout));
@@ -342,10 +323,10 @@ TEST_CASE("Llama 4: chunked layers, interleaved MoE, its vision tower", "[model]
 }
 
 TEST_CASE("Pixtral vision tower of Mistral-Small-3.2", "[model]") {
-  const ModelSpec& m = spec("mistral-small-3.2-24b");
+  const ModelSpec& m = fixtures::spec("mistral-small-3.2-24b");
   // 24 x (4 x 1024^2 + 3 x 1024 x 4096 + 2 x 1024) = 24 x 16,779,264 = 402,702,336; patch conv
   // 3 x 14^2 x 1024 = 602,112 + ln_pre 1,024; projector 1,024 + 4 x 1024^2 + 1024 x 5120 + 5120^2 = 35,652,608.
-  CHECK(term(m, "vision_tower") == 402702336ULL + 602112 + 1024 + 35652608);
+  CHECK(fixtures::checkpoint_term(m, "vision_tower") == 402702336ULL + 602112 + 1024 + 35652608);
   CHECK(parameter_count(m) == 23572403200ULL);
   CHECK(fixtures::catalog().resolve_model("magistral-small-2509").id == "mistral-small-3.2-24b");
 }

@@ -4,7 +4,6 @@
 // config.json import. Figures worked by hand in the comments.
 #include <catch2/catch.hpp>
 
-#include <fstream>
 #include <string>
 
 #include "optadvisor/catalog/model.hpp"
@@ -12,67 +11,42 @@
 
 using namespace optadvisor;
 
-namespace {
-
-const ModelSpec& spec(const std::string& id) { return fixtures::catalog().resolve_model(id); }
-
-const Tensor* find_tensor(const std::vector<Tensor>& all, const std::string& name) {
-  for (const Tensor& t : all)
-    if (t.name == name) return &t;
-  return nullptr;
-}
-
-uint64_t term(const ModelSpec& s, const std::string& what) {
-  for (const CountTerm& t : checkpoint_extra_terms(s))
-    if (t.what == what) return t.elements;
-  FAIL("no term " + what);
-  return 0;
-}
-
-nlohmann::json fixture(const std::string& file) {
-  std::ifstream in(std::string(OPTADVISOR_SOURCE_DIR) + "/tests/data/hf/" + file);
-  REQUIRE(in.good());
-  return nlohmann::json::parse(in);
-}
-
-}  // namespace
-
 TEST_CASE("Gemma 4 31B: per-kind attention shapes and the published total term by term", "[model][gemma4]") {
-  const ModelSpec& m = spec("gemma-4-31b");
+  const ModelSpec& m = fixtures::spec("gemma-4-31b");
   const std::vector<Tensor> t = model_tensors(m);
   // Layer 0 slides (16 KV heads x 256), layer 5 is full (4 KV heads x 512, K = V: no attn_v).
-  REQUIRE(find_tensor(t, "blk.0.attn_k.weight") != nullptr);
-  CHECK(find_tensor(t, "blk.0.attn_k.weight")->rows == 4096);
-  CHECK(find_tensor(t, "blk.0.attn_v.weight") != nullptr);
-  REQUIRE(find_tensor(t, "blk.5.attn_k.weight") != nullptr);
-  CHECK(find_tensor(t, "blk.5.attn_k.weight")->rows == 2048);
-  CHECK(find_tensor(t, "blk.5.attn_q.weight")->rows == 32 * 512);
-  CHECK(find_tensor(t, "blk.5.attn_q_norm.weight")->elements() == 512);
-  CHECK(find_tensor(t, "blk.5.attn_v.weight") == nullptr);
+  REQUIRE(fixtures::find_tensor(t, "blk.0.attn_k.weight") != nullptr);
+  CHECK(fixtures::find_tensor(t, "blk.0.attn_k.weight")->rows == 4096);
+  CHECK(fixtures::find_tensor(t, "blk.0.attn_v.weight") != nullptr);
+  REQUIRE(fixtures::find_tensor(t, "blk.5.attn_k.weight") != nullptr);
+  CHECK(fixtures::find_tensor(t, "blk.5.attn_k.weight")->rows == 2048);
+  CHECK(fixtures::find_tensor(t, "blk.5.attn_q.weight")->rows == 32 * 512);
+  CHECK(fixtures::find_tensor(t, "blk.5.attn_q_norm.weight")->elements() == 512);
+  CHECK(fixtures::find_tensor(t, "blk.5.attn_v.weight") == nullptr);
   // Sliding layer: q 5376 x 8192 + k, v 5376 x 4096 each + o 8192 x 5376 + norms 2 x 256 + MLP 3 x 5376 x 21504
   // + 4 x 5376 = 478,959,104; full layer: q 5376 x 16384 + k 5376 x 2048 + o 16384 x 5376 + 2 x 512 + MLP + 4 x 5376
   // = 534,009,856. 50 x 478,959,104 + 10 x 534,009,856 + embedding 1,409,286,144 + final norm 5,376.
   CHECK(parameter_count(m) == 50ULL * 478959104 + 10ULL * 534009856 + 1409286144ULL + 5376);
   CHECK(parameter_count(m) == 30697345280ULL);
-  CHECK(term(m, "untied_output_copy") == 1409286144ULL);
+  CHECK(fixtures::checkpoint_term(m, "untied_output_copy") == 1409286144ULL);
   // Tower: 27 x (4 x 1152^2 + 3 x 1152 x 4304 + 4 x 1152 + 2 x 72) + 2 x 10,240 x 1152 + 768 x 1152 + 1152 x 5376.
-  CHECK(term(m, "vision_tower") == 27ULL * 20187792 + 23592960 + 884736 + 6193152);
+  CHECK(fixtures::checkpoint_term(m, "vision_tower") == 27ULL * 20187792 + 23592960 + 884736 + 6193152);
   CHECK(checkpoint_parameter_count(m) == 32682372656ULL);
   CHECK(active_parameter_count(m) == parameter_count(m));
 }
 
 TEST_CASE("Gemma 4 26B-A4B: the dense MLP and the routed-expert block in every layer", "[model][gemma4]") {
-  const ModelSpec& m = spec("gemma-4-26b-a4b");
+  const ModelSpec& m = fixtures::spec("gemma-4-26b-a4b");
   const std::vector<Tensor> t = model_tensors(m);
-  REQUIRE(find_tensor(t, "blk.29.ffn_up.weight") != nullptr);
-  CHECK(find_tensor(t, "blk.29.ffn_up.weight")->rows == 2112);
-  REQUIRE(find_tensor(t, "blk.29.ffn_up_exps.weight") != nullptr);
-  CHECK(find_tensor(t, "blk.29.ffn_up_exps.weight")->slices == 128);
-  CHECK(find_tensor(t, "blk.29.ffn_exps_scale.weight")->elements() == 128);
+  REQUIRE(fixtures::find_tensor(t, "blk.29.ffn_up.weight") != nullptr);
+  CHECK(fixtures::find_tensor(t, "blk.29.ffn_up.weight")->rows == 2112);
+  REQUIRE(fixtures::find_tensor(t, "blk.29.ffn_up_exps.weight") != nullptr);
+  CHECK(fixtures::find_tensor(t, "blk.29.ffn_up_exps.weight")->slices == 128);
+  CHECK(fixtures::find_tensor(t, "blk.29.ffn_exps_scale.weight")->elements() == 128);
   // Text 25,232,800,000 (worked in data/models/PENDING.md) + the block's scales and norms 30 x (4 x 2816 + 128).
   CHECK(parameter_count(m) == 25232800000ULL + 30ULL * 11392);
-  CHECK(term(m, "untied_output_copy") == 738197504ULL);
-  CHECK(term(m, "vision_tower") == 27ULL * 20187792 + 23592960 + 884736 + 1152ULL * 2816);
+  CHECK(fixtures::checkpoint_term(m, "untied_output_copy") == 738197504ULL);
+  CHECK(fixtures::checkpoint_term(m, "vision_tower") == 27ULL * 20187792 + 23592960 + 884736 + 1152ULL * 2816);
   CHECK(checkpoint_parameter_count(m) == 26544131376ULL);
   // Experts 30 x 128 x 3 x 2816 x 704 = 22,837,985,280, of which a token uses 8 / 128 = 1,427,374,080; the
   // dense MLP, attention, router and embedding always: 25,233,141,760 - 22,837,985,280 + 1,427,374,080.
@@ -80,7 +54,7 @@ TEST_CASE("Gemma 4 26B-A4B: the dense MLP and the routed-expert block in every l
 }
 
 TEST_CASE("Gemma 4 KV cache by layer kind, below and above the 1,024-token window", "[model][gemma4][kv]") {
-  const ModelSpec& m = spec("gemma-4-31b");
+  const ModelSpec& m = fixtures::spec("gemma-4-31b");
   const KvShape k = kv_shape(m);
   CHECK(k.sliding_layers == 50);
   CHECK(k.full_layers == 10);
@@ -102,7 +76,7 @@ TEST_CASE("Gemma 4 KV cache by layer kind, below and above the 1,024-token windo
   // An engine without a capped window holds every token in the sliding layers too: 450,560 x 8,192.
   CHECK(kv_cache_elements(m, 8192, 1, KvWindowPolicy::kFullContext) == 3690987520ULL);
   // 26B-A4B at 8,192: sliding 25 x (2 x 8 x 256) x 1,024 = 104,857,600 + full 5 x (2 x 2 x 512) x 8,192 = 83,886,080.
-  CHECK(kv_cache_elements(spec("gemma-4-26b-a4b"), 8192, 1) == 188743680ULL);
+  CHECK(kv_cache_elements(fixtures::spec("gemma-4-26b-a4b"), 8192, 1) == 188743680ULL);
   // Attention widths (query heads x (key + value width)): 32 x 512 sliding, 32 x 1024 full.
   CHECK(attention_widths(m).sliding == 32 * 512);
   CHECK(attention_widths(m).full == 32 * 1024);
@@ -112,8 +86,8 @@ TEST_CASE("Gemma 4 config.json import gives the presets' counts", "[model][gemma
   for (const auto& [file, id] : {std::pair<std::string, std::string>{"gemma-4-31b-it.json", "gemma-4-31b"},
                                  {"gemma-4-26b-a4b-it.json", "gemma-4-26b-a4b"}}) {
     INFO(file);
-    const ModelSpec imported = model_from_hf_config(fixture(file), file);
-    const ModelSpec& p = spec(id);
+    const ModelSpec imported = model_from_hf_config(fixtures::hf_config(file), file);
+    const ModelSpec& p = fixtures::spec(id);
     CHECK(imported.model_type == "gemma4_text");
     CHECK(parameter_count(imported) == parameter_count(p));
     CHECK(active_parameter_count(imported) == active_parameter_count(p));
@@ -122,7 +96,7 @@ TEST_CASE("Gemma 4 config.json import gives the presets' counts", "[model][gemma
     CHECK(imported.max_position_embeddings == 262144);
     CHECK(imported.rope_theta == 1e6);  // the full layers' base from rope_parameters.full_attention
   }
-  nlohmann::json cfg = fixture("gemma-4-31b-it.json");
+  nlohmann::json cfg = fixtures::hf_config("gemma-4-31b-it.json");
   // Without attention_k_eq_v transformers uses num_key_value_heads (16) on the full layers too, with a v_proj.
   cfg["text_config"]["attention_k_eq_v"] = false;
   const ModelSpec plain = model_from_hf_config(cfg, "gemma4.json");
@@ -135,13 +109,13 @@ TEST_CASE("Gemma 4 config.json import gives the presets' counts", "[model][gemma
   cfg["text_config"]["hidden_size_per_layer_input"] = 0;
   cfg["text_config"].erase("layer_types");
   CHECK_THROWS_WITH(model_from_hf_config(cfg, "gemma4.json"), Catch::Contains("text_config.layer_types"));
-  nlohmann::json moe = fixture("gemma-4-26b-a4b-it.json");
+  nlohmann::json moe = fixtures::hf_config("gemma-4-26b-a4b-it.json");
   moe["text_config"].erase("top_k_experts");
   CHECK_THROWS_WITH(model_from_hf_config(moe, "gemma4.json"), Catch::Contains("text_config.top_k_experts"));
 }
 
 TEST_CASE("Gemma 4 preset fields are checked", "[model][gemma4]") {
-  const nlohmann::json good = to_json(spec("gemma-4-26b-a4b"));
+  const nlohmann::json good = to_json(fixtures::spec("gemma-4-26b-a4b"));
   const auto problem_at = [](nlohmann::json doc) {
     std::vector<Problem> problems;
     const bool ok = model_from_json(doc, problems).has_value();

@@ -4,7 +4,6 @@
 // config.json import. Figures worked by hand in the comments.
 #include <catch2/catch.hpp>
 
-#include <fstream>
 #include <string>
 
 #include "optadvisor/analysis/size.hpp"
@@ -13,26 +12,8 @@
 
 using namespace optadvisor;
 
-namespace {
-
-const ModelSpec& spec(const std::string& id) { return fixtures::catalog().resolve_model(id); }
-
-const Tensor* find_tensor(const std::vector<Tensor>& all, const std::string& name) {
-  for (const Tensor& t : all)
-    if (t.name == name) return &t;
-  return nullptr;
-}
-
-nlohmann::json fixture_config() {
-  std::ifstream in(std::string(OPTADVISOR_SOURCE_DIR) + "/tests/data/hf/lfm2-8b-a1b.json");
-  REQUIRE(in.good());
-  return nlohmann::json::parse(in);
-}
-
-}  // namespace
-
 TEST_CASE("lfm2-8b-a1b reproduces its published total from the short-convolution layout", "[model]") {
-  const ModelSpec& m = spec("lfm2-8b-a1b");
+  const ModelSpec& m = fixtures::spec("lfm2-8b-a1b");
   // Embeddings 65,536 x 2,048 = 134,217,728 (tied) + embedding_norm 2,048.
   // Norms: 24 layers x 2 x 2,048 = 98,304.
   // 18 conv layers x (in_proj 2,048 x 6,144 + conv 3 x 2,048 + out_proj 2,048^2 = 16,783,360) = 302,100,480.
@@ -47,26 +28,26 @@ TEST_CASE("lfm2-8b-a1b reproduces its published total from the short-convolution
   CHECK(active_parameter_count(m) == 8339929856ULL - 6782189568ULL);
 
   const std::vector<Tensor> t = model_tensors(m);
-  const Tensor* in_proj = find_tensor(t, "blk.0.shortconv.in_proj.weight");
-  const Tensor* conv = find_tensor(t, "blk.0.shortconv.conv.weight");
+  const Tensor* in_proj = fixtures::find_tensor(t, "blk.0.shortconv.in_proj.weight");
+  const Tensor* conv = fixtures::find_tensor(t, "blk.0.shortconv.conv.weight");
   REQUIRE(in_proj != nullptr);
   REQUIRE(conv != nullptr);
   CHECK(in_proj->row_elements == 2048);
   CHECK(in_proj->rows == 6144);
   CHECK(conv->row_elements == 3);  // ggml order: the taps first, one row per hidden channel
   CHECK(conv->rows == 2048);
-  CHECK(find_tensor(t, "blk.0.attn_q.weight") == nullptr);  // a conv layer has no attention
-  CHECK(find_tensor(t, "blk.2.shortconv.in_proj.weight") == nullptr);
-  CHECK(find_tensor(t, "blk.2.attn_k_norm.weight")->elements() == 64);
-  CHECK(find_tensor(t, "blk.1.ffn_gate.weight")->rows == 7168);  // dense: num_dense_layers 2
-  CHECK(find_tensor(t, "blk.2.ffn_gate_exps.weight")->slices == 32);
-  CHECK(find_tensor(t, "blk.2.exp_probs_b.bias") == nullptr);
-  CHECK(find_tensor(t, "token_embd_norm.weight") != nullptr);
-  CHECK(find_tensor(t, "output.weight") == nullptr);
+  CHECK(fixtures::find_tensor(t, "blk.0.attn_q.weight") == nullptr);  // a conv layer has no attention
+  CHECK(fixtures::find_tensor(t, "blk.2.shortconv.in_proj.weight") == nullptr);
+  CHECK(fixtures::find_tensor(t, "blk.2.attn_k_norm.weight")->elements() == 64);
+  CHECK(fixtures::find_tensor(t, "blk.1.ffn_gate.weight")->rows == 7168);  // dense: num_dense_layers 2
+  CHECK(fixtures::find_tensor(t, "blk.2.ffn_gate_exps.weight")->slices == 32);
+  CHECK(fixtures::find_tensor(t, "blk.2.exp_probs_b.bias") == nullptr);
+  CHECK(fixtures::find_tensor(t, "token_embd_norm.weight") != nullptr);
+  CHECK(fixtures::find_tensor(t, "output.weight") == nullptr);
 }
 
 TEST_CASE("short-convolution layers keep a fixed state; only the attention layers cache per token", "[model][kv]") {
-  const ModelSpec& m = spec("lfm2-8b-a1b");
+  const ModelSpec& m = fixtures::spec("lfm2-8b-a1b");
   CHECK(is_short_conv_layer(m, 0));
   CHECK_FALSE(is_short_conv_layer(m, 2));
   CHECK(is_short_conv_layer(m, 23));
@@ -96,7 +77,7 @@ TEST_CASE("short-convolution layers keep a fixed state; only the attention layer
 }
 
 TEST_CASE("short-convolution fields are checked together", "[model]") {
-  nlohmann::json doc = to_json(spec("lfm2-8b-a1b"));
+  nlohmann::json doc = to_json(fixtures::spec("lfm2-8b-a1b"));
   std::vector<Problem> problems;
   REQUIRE(model_from_json(doc, problems));
 
@@ -114,8 +95,8 @@ TEST_CASE("short-convolution fields are checked together", "[model]") {
 }
 
 TEST_CASE("an lfm2_moe config.json imports to the lfm2-8b-a1b count", "[model][hf]") {
-  const ModelSpec& p = spec("lfm2-8b-a1b");
-  nlohmann::json cfg = fixture_config();
+  const ModelSpec& p = fixtures::spec("lfm2-8b-a1b");
+  nlohmann::json cfg = fixtures::hf_config("lfm2-8b-a1b.json");
   const ModelSpec imported = model_from_hf_config(cfg, "lfm2-8b-a1b.json");
   CHECK(imported.model_type == "lfm2_moe");
   CHECK(imported.tie_word_embeddings);
