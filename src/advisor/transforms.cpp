@@ -354,35 +354,46 @@ TransformResult tensor_parallel(const Params& p, const TransformInput& in) {
 /// layout, each serving its share of the sequences (the total kept, rounded up; under --batch max
 /// each copy fills its own memory). Of the degrees that divide tp and hold the model, the one that
 /// serves fastest is taken (the smaller on a tie).
+/// The layout(t) that serves the most tokens per second and holds the model, over the tensor-parallel
+/// degrees t that divide the scenario's and are smaller; empty when none does. A layout the model or
+/// engine refuses (heads or experts not divisible, ...) is skipped.
+std::optional<ScenarioRequest> fastest_split(const TransformInput& in, const std::function<ScenarioRequest(uint32_t)>& layout) {
+  const uint32_t tp = in.prepared.scenario.workload.tp;
+  std::optional<ScenarioRequest> best;
+  double best_rate = 0;
+  for (uint32_t t = 1; t < tp; ++t) {
+    if (tp % t != 0) continue;
+    ScenarioRequest r = layout(t);
+    Analysis a;
+    try {
+      a = analyze(prepare_scenario(in.catalog, r, in.prepared.model).scenario, Detail::kNumbers);
+    } catch (const Error&) {
+      continue;
+    }
+    if (!a.memory.fits) continue;
+    if (!best || a.serving_tokens_per_s > best_rate) best = std::move(r), best_rate = a.serving_tokens_per_s;
+  }
+  return best;
+}
+
 TransformResult replicate(const Params&, const TransformInput& in) {
   const Workload& w = in.prepared.scenario.workload;
   if (w.tp < 2) return not_here("one GPU per copy already (tensor parallel 1)");
   if (w.pp > 1) return not_here(fmt::format("pipeline parallel {}: the stages would have to be re-planned", w.pp));
   if (w.dp_attention > 1) return not_here("attention runs in data-parallel ranks (--dp-attention)");
-  std::optional<ScenarioRequest> best;
-  double best_rate = 0;
-  uint32_t best_tp = 0;
-  for (uint32_t t = 1; t < w.tp; ++t) {
-    if (w.tp % t != 0) continue;
+  std::optional<ScenarioRequest> best = fastest_split(in, [&](uint32_t t) {
     const uint32_t copies = w.tp / t;
     ScenarioRequest r = in.request;
     r.tp = t;
     r.gpus = t;
     r.replicas = static_cast<int64_t>(w.replicas) * copies;
     if (!w.batch_max) r.batch = std::to_string((w.batch + copies - 1) / copies);
-    Analysis a;
-    try {
-      a = analyze(prepare_scenario(in.catalog, r, in.prepared.model).scenario, Detail::kNumbers);
-    } catch (const Error&) {
-      continue;  // a layout the model or engine refuses (heads not divisible, ...)
-    }
-    if (!a.memory.fits) continue;
-    if (!best || a.serving_tokens_per_s > best_rate) best = r, best_rate = a.serving_tokens_per_s, best_tp = t;
-  }
+    return r;
+  });
   if (!best) return not_here(fmt::format("no smaller tensor-parallel degree than {} holds the model", w.tp));
-  const uint32_t copies = w.tp / best_tp;
+  const auto copies = static_cast<uint32_t>(w.tp / best->tp);
   std::vector<std::string> notes = {fmt::format("tensor parallel {} -> {} replicas of tensor parallel {} on the same {} GPUs", w.tp,
-                                                copies * w.replicas, best_tp, w.total_gpus())};
+                                                copies * w.replicas, best->tp, w.total_gpus())};
   if (!w.batch_max) notes.push_back(fmt::format("batch {} -> {} per replica (the same concurrency in all)", w.batch, best->batch_or_default()));
   return changed(std::move(*best), std::move(notes));
 }
@@ -398,24 +409,14 @@ TransformResult expert_parallel(const Params&, const TransformInput& in) {
   if (m.num_experts == 0) return not_here(fmt::format("{} has no routed experts", m.name));
   if (w.dp_attention > 1 || w.ep > 1) return not_here("expert parallelism is on already");
   if (w.tp < 2) return not_here("one GPU per copy already (tensor parallel 1)");
-  std::optional<ScenarioRequest> best;
-  double best_rate = 0;
-  for (uint32_t t = 1; t < w.tp; ++t) {
-    if (w.tp % t != 0) continue;
+  std::optional<ScenarioRequest> best = fastest_split(in, [&](uint32_t t) {
     ScenarioRequest r = in.request;
     r.tp = t;
     r.dp_attention = w.tp / t;
     r.ep = w.tp;
     r.gpus = static_cast<int64_t>(w.tp) * w.pp;
-    Analysis a;
-    try {
-      a = analyze(prepare_scenario(in.catalog, r, in.prepared.model).scenario, Detail::kNumbers);
-    } catch (const Error&) {
-      continue;  // a layout the model or engine refuses (experts not divisible, ...)
-    }
-    if (!a.memory.fits) continue;
-    if (!best || a.serving_tokens_per_s > best_rate) best = r, best_rate = a.serving_tokens_per_s;
-  }
+    return r;
+  });
   if (!best) return not_here(fmt::format("no data-parallel attention layout on {} GPUs holds the model", w.tp));
   return changed(std::move(*best), {fmt::format("tensor parallel {} -> {} attention ranks of tensor parallel {}, experts sharded over all "
                                                 "{} GPUs (expert parallel {})",
