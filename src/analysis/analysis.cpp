@@ -475,6 +475,7 @@ uint64_t fill_memory(const Scenario& s, const KvShape& kv, bool flash_attention,
   uint64_t batch =
       wl.batch_max ? std::min<uint64_t>(std::max<uint64_t>(mem.max_batch, 1), engine.max_batch * ranks) : std::max<uint64_t>(wl.batch, 1);
   const double kv_longest = schedules && held < context ? kv_bytes_with(s, kv, context) : kv_per_seq;
+  a.batch_asked = batch;
   if (schedules && batch > mem.max_batch && mem.max_batch >= 1 && kv_longest <= kv_budget) {
     if (text)
       a.warnings.push_back(fmt::format("{} runs {} of the {} sequences at a time: its KV pool holds {} sequences of {} tokens (prompt "

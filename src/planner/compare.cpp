@@ -188,10 +188,9 @@ void evaluate(const Catalog& catalog, const ResolvedModel& model, CompareRow& ro
   if (m.fits) {
     row.status = CandidateStatus::kFits;
     // A server that runs fewer sequences than asked (its KV pool is full) is compared at that batch: say so.
-    const uint64_t asked = ps.scenario.workload.batch_max ? row.analysis.batch : ps.scenario.workload.batch;
-    if (row.analysis.batch < asked)
+    if (row.analysis.batch < row.analysis.batch_asked)
       row.reason = fmt::format("runs {} of the {} sequences at a time (its KV pool is full); its figures are at batch {}",
-                               row.analysis.batch, asked, row.analysis.batch);
+                               row.analysis.batch, row.analysis.batch_asked, row.analysis.batch);
   } else if (m.offloaded_layers > 0) {
     row.status = CandidateStatus::kOffloaded;
     row.reason = fmt::format("{} of {} layers stay in host memory", m.offloaded_layers, m.total_layers);

@@ -98,6 +98,9 @@ struct Analysis {
   PhaseEstimate prefill;
   PhaseEstimate decode;  ///< averaged over the generated tokens
   uint64_t batch = 1;    ///< sequences the estimate ran (the resolved --batch)
+  /// Sequences asked for: the resolved --batch before a continuous-batching server's KV pool cut it
+  /// to `batch` (equal to it otherwise).
+  uint64_t batch_asked = 1;
   bool has_throughput = false;
   uint64_t throughput_batch = 0;
   double output_tokens_per_s = 0;  ///< serving: replicas x batch x gen / (prefill + decode time)

@@ -67,6 +67,7 @@ TEST_CASE("paged KV: a batch past the pool runs as many sequences as fit, the re
   REQUIRE(a.memory.max_batch >= 1);
   CHECK(a.memory.max_batch < 200);
   CHECK(a.batch == a.memory.max_batch);
+  CHECK(a.batch_asked == 200);  // what compare reports beside the batch it ran
   bool noted = false;
   for (const auto& s : a.warnings)
     noted = noted || s.find(fmt::format("vllm runs {} of the 200 sequences at a time", a.memory.max_batch)) != std::string::npos;
