@@ -299,6 +299,12 @@ TransformResult speculative_decoding(const Params& p, const TransformInput& in) 
   else if (drafter == "draft-model")
     why_not = draft_model_drafter(context, engine, setup);
   if (why_not) return not_here(std::move(*why_not));
+  if (const auto tree = p.contains("verify_tokens") ? number_for_engine(p.at("verify_tokens"), engine) : std::nullopt; tree && *tree >= 2) {
+    // A tree of `tree` tokens: every depth the search tries verifies the whole tree.
+    setup.spec.verify_tokens = static_cast<uint32_t>(std::lround(*tree));
+    setup.max_k = std::min(setup.max_k, setup.spec.verify_tokens - 1);
+    setup.notes.push_back(fmt::format("the target verifies a tree of {} drafted tokens per sequence in one pass", setup.spec.verify_tokens));
+  }
   if (!setup.rate) return fixed_drafts(p, in.request, setup);
   return fastest_drafts(s, context.batch, in.request, setup);
 }
@@ -861,6 +867,9 @@ const std::vector<Entry>& entries() {
           "the advisor picks the number of drafts"},
          {"same_family_rate", "number-map", false, "draft-model: the acceptance rate of a draft of the target's own family"},
          {"max_draft_tokens", "number", false, "most drafts per step the search tries"},
+         {"verify_tokens", "number-map", false,
+          "tokens per sequence the target verifies in one pass when the drafts form a tree, or {engine id: tokens}; the depth "
+          "searched stays below it (default: a chain, drafts + 1)"},
          {"accepted_tokens", "number", false, "without acceptance_rate: mean tokens kept per step of draft_tokens drafts"},
          {"draft_tokens", "number", false, "without acceptance_rate: tokens drafted and verified per step"},
          {"draft_overhead", "number", false,

@@ -670,11 +670,11 @@ void estimate_decode(const Workload& wl, const ForwardPass& pass, PhaseEstimate&
       total_time += pass(ctx, 1.0, sum, false);
       continue;
     }
-    // Speculative step: the target verifies the draft tokens plus its own in
-    // one pass; drafting costs a stated fraction of a plain step; the step
-    // yields accepted_tokens tokens on average.
+    // Speculative step: the target verifies the drafted chain plus its own token (or the drafted
+    // tree) in one pass; drafting costs a stated fraction of a plain step; the step yields
+    // accepted_tokens tokens on average.
     PhaseEstimate verify, plain;
-    total_time += pass(ctx, static_cast<double>(spec.draft_tokens) + 1.0, verify, false);
+    total_time += pass(ctx, spec.verified_tokens(), verify, false);
     total_time += spec.draft_overhead * pass(ctx, 1.0, plain, false);
     add_scaled(sum, verify, 1.0);
     add_scaled(sum, plain, spec.draft_overhead);

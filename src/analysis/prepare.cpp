@@ -421,6 +421,9 @@ void set_serving_techniques(Workload& w, const ScenarioRequest& r) {
     if (!(spec.accepted_tokens >= 1.0) || spec.accepted_tokens > static_cast<double>(spec.draft_tokens) + 1.0)
       throw bad_input(fmt::format("speculative decoding accepts between 1 and draft tokens + 1 = {} tokens per step (got {})",
                                   spec.draft_tokens + 1, spec.accepted_tokens));
+    if (spec.verify_tokens > 0 && spec.verify_tokens <= spec.draft_tokens)
+      throw bad_input(fmt::format("speculative decoding: a tree of {} verified tokens cannot hold {} drafts and the target's own token",
+                                  spec.verify_tokens, spec.draft_tokens));
     if (!(spec.draft_overhead >= 0) || !(spec.draft_memory_bytes >= 0))
       throw bad_input("speculative decoding: the draft overhead and draft weights must be zero or more");
   }

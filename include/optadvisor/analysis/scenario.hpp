@@ -41,10 +41,15 @@ struct WeightsSummary {
 struct Speculation {
   std::string method;             ///< "eagle", "medusa", "draft-model", "ngram"; "" = off
   double accepted_tokens = 1.0;   ///< mean tokens produced per target step, >= 1
-  uint32_t draft_tokens = 0;      ///< tokens proposed and verified per step (0 = off)
+  uint32_t draft_tokens = 0;      ///< tokens proposed per step, the depth of a tree (0 = off)
   double draft_overhead = 0;      ///< drafting cost per step, as a fraction of one plain decode step
   double draft_memory_bytes = 0;  ///< weights and cache the drafter holds, whole model (divided like the target's)
+  /// Tokens per sequence the target checks in one verification pass: a drafted tree's size (SGLang's
+  /// --speculative-num-draft-tokens); 0 for a chain, which checks draft_tokens + 1.
+  uint32_t verify_tokens = 0;
   bool enabled() const { return draft_tokens > 0; }
+  /// Tokens per sequence in one verification pass.
+  double verified_tokens() const { return verify_tokens > 0 ? verify_tokens : static_cast<double>(draft_tokens) + 1.0; }
 };
 
 /// What the user asked to run.

@@ -87,6 +87,31 @@ TEST_CASE("the number of drafts is the one that decodes fastest at this batch", 
   CHECK(big.request->speculation.draft_tokens < s.draft_tokens);
 }
 
+TEST_CASE("SGLang verifies its drafted tree whole: the depth stays below the tree's size", "[advisor][speculative]") {
+  // SGLang's how-to sets --speculative-num-draft-tokens 8: each step verifies 8 tokens per sequence,
+  // so the depth searched is 1-7 (a depth of 8 plus the target's own token would not fit the tree).
+  const TransformResult t = speculate("speculative-eagle", request("h100-sxm", "llama-3.1-8b", "sglang", "1"));
+  REQUIRE(t.request);
+  const Speculation& s = t.request->speculation;
+  CHECK(s.verify_tokens == 8);
+  CHECK(s.verified_tokens() == 8.0);
+  REQUIRE(s.draft_tokens >= 1);
+  CHECK(s.draft_tokens <= 7);
+  // At batch 1 the deepest tree pays: 1 + 0.91 + ... + 0.91^7 = 5.89 tokens per step.
+  CHECK(s.draft_tokens == 7);
+  CHECK(s.accepted_tokens == Approx(5.89).epsilon(0.005));
+  // A chain (vLLM) verifies its drafts plus one.
+  const TransformResult chain = speculate("speculative-eagle", request("h100-sxm", "llama-3.1-8b", "vllm", "1"));
+  REQUIRE(chain.request);
+  CHECK(chain.request->speculation.verify_tokens == 0);
+  CHECK(chain.request->speculation.verified_tokens() == chain.request->speculation.draft_tokens + 1.0);
+  // A tree too small for its drafts is refused as bad input.
+  ScenarioRequest bad = *t.request;
+  bad.speculation.verify_tokens = bad.speculation.draft_tokens;
+  CHECK_THAT(fixtures::bad_input_message([&] { prepare_scenario(catalog(), bad); }),
+             Catch::Matchers::Contains("a tree of 7 verified tokens cannot hold 7 drafts"));
+}
+
 TEST_CASE("the EAGLE drafter costs one layer and its output layer per drafted token", "[advisor][speculative]") {
   const ScenarioRequest r = request("h100-sxm", "llama-3.1-8b", "vllm", "1");
   const TransformResult t = speculate("speculative-eagle", r);
