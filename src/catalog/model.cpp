@@ -562,12 +562,19 @@ bool is_expert_kind(const std::string& kind) { return kind == "ffn_gate_exps" ||
 /// FP8 block scales the HF checkpoint stores for `block`'s Linear weights:
 /// ceil(out/rows) x ceil(in/cols) per matrix. Routers, norms and biases stay
 /// BF16/F32. attn_k_b + attn_v_b are one kv_b_proj in the checkpoint.
-uint64_t fp8_scale_elements(const ModelSpec& s, const std::vector<Tensor>& block, uint64_t block_rows, uint64_t block_cols) {
+/// per_tensor > 0 (weight_block_size null): that many scalars per matrix instead
+/// (weight_scale, plus activation_scale under the static scheme).
+uint64_t fp8_scale_elements(const ModelSpec& s, const std::vector<Tensor>& block, uint64_t block_rows, uint64_t block_cols,
+                            uint64_t per_tensor = 0) {
   uint64_t n = 0;
   for (const Tensor& t : block) {
     // The DSA indexer's weights_proj stays BF16 (DeepSeek-V3.2, GLM-5-FP8 modules_to_not_convert).
     if (t.is_vector() || ends_with(t.kind, ".bias") || t.kind == "ffn_gate_inp" || t.kind == "indexer.proj") continue;
     if (t.kind == "attn_v_b") continue;  // counted with attn_k_b
+    if (per_tensor > 0) {
+      n += t.slices * per_tensor;
+      continue;
+    }
     if (t.kind == "attn_k_b") {
       const uint64_t out_rows = s.num_attention_heads * (s.qk_nope_head_dim + s.v_head_dim);
       n += ceil_div(out_rows, block_rows) * ceil_div(s.kv_lora_rank, block_cols);
@@ -836,11 +843,17 @@ CheckpointQuantization read_quantization_config(const json& q, FieldReader& r, s
   CheckpointQuantization cq;
   cq.quant_method = qr.string("quant_method", true).value_or("");
   cq.weight_block_size = qr.uints("weight_block_size");
+  cq.activation_scheme = qr.string("activation_scheme").value_or("");
   cq.num_bits = qr.uint("num_bits").value_or(0);
   cq.group_size = qr.uint("group_size").value_or(0);
   const bool compressed = cq.quant_method == "compressed-tensors";
-  if (cq.quant_method == "fp8" && (cq.weight_block_size.size() != 2 || cq.weight_block_size[0] == 0 || cq.weight_block_size[1] == 0)) {
-    qr.problem("/quantization_config/weight_block_size", "fp8 needs [rows, columns] of one scale block");
+  const bool per_tensor = cq.activation_scheme == "static" || cq.activation_scheme == "dynamic";
+  if (!cq.activation_scheme.empty() && (!per_tensor || cq.quant_method != "fp8" || !cq.weight_block_size.empty())) {
+    qr.problem("/quantization_config/activation_scheme", "'static' or 'dynamic', for per-tensor fp8 (no weight_block_size) only");
+  } else if (cq.quant_method == "fp8" && !per_tensor &&
+             (cq.weight_block_size.size() != 2 || cq.weight_block_size[0] == 0 || cq.weight_block_size[1] == 0)) {
+    qr.problem("/quantization_config/weight_block_size",
+               "fp8 needs [rows, columns] of one scale block, or activation_scheme for per-tensor scales");
   } else if (!cq.quant_method.empty() && cq.quant_method != "fp8" && cq.quant_method != "mxfp4" && !compressed) {
     qr.problem("/quantization_config/quant_method", "expected 'fp8', 'mxfp4' or 'compressed-tensors'");
   } else if (compressed && cq.num_bits != 4) {
@@ -1298,6 +1311,7 @@ json quantization_config_json(const CheckpointQuantization& quantization) {
   if (!quantization.weight_block_size.empty()) {
     q["weight_block_size"] = quantization.weight_block_size;
   }
+  if (!quantization.activation_scheme.empty()) q["activation_scheme"] = quantization.activation_scheme;
   if (quantization.num_bits > 0) q["num_bits"] = quantization.num_bits;
   if (quantization.group_size > 0) q["group_size"] = quantization.group_size;
   return q;
@@ -1490,6 +1504,10 @@ uint64_t quantization_scale_elements(const ModelSpec& s, const CheckpointQuantiz
   uint64_t scales = 0;
   if (q.quant_method == "fp8" && q.weight_block_size.size() == 2) {
     scales = fp8_scale_elements(s, blocks, q.weight_block_size[0], q.weight_block_size[1]);
+  } else if (q.quant_method == "fp8" && q.weight_block_size.empty()) {
+    // Per-tensor FP8 (Mistral's 2512 releases: activation_scheme static, weight_block_size null):
+    // weight_scale and activation_scale, one scalar each per quantized matrix.
+    scales = fp8_scale_elements(s, blocks, 1, 1, q.activation_scheme == "static" ? 2 : 1);
   } else if (q.quant_method == "mxfp4") {
     // gpt-oss: experts only (modules_to_not_convert keeps attention, router,
     // embeddings and head in BF16); one E8M0 scale per 32 weights.

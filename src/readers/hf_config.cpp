@@ -741,8 +741,8 @@ void set_compressed_tensors(json& doc, const HfFields& qc, const std::string& so
   if (doc["quantization_config"]["num_bits"] == 4 && doc["quantization_config"]["group_size"] == 32) doc["native_format"] = "int4-wo";
 }
 
-/// The checkpoint's own quantization (block-scaled FP8, MXFP4, compressed-tensors INT4) as its
-/// native format; others noted and ignored.
+/// The checkpoint's own quantization (block-scaled or per-tensor FP8, MXFP4, compressed-tensors INT4)
+/// as its native format; others noted and ignored.
 void set_checkpoint_quantization(json& doc, std::vector<std::string>& notes, const HfFields& top, const HfFields& c, bool nested,
                                  const std::string& source_name, const std::string& prefix, const std::string& mt) {
   const json* quant = top.object("quantization_config");
@@ -756,6 +756,12 @@ void set_checkpoint_quantization(json& doc, std::vector<std::string>& notes, con
     doc["quantization_config"] = {{"quant_method", "fp8"}, {"weight_block_size", block}};
     doc["checkpoint_includes"].push_back("quantization_scales");
     if (block == std::vector<uint64_t>{128, 128}) doc["native_format"] = "fp8-block";
+  } else if (method == "fp8" && (qc.string("activation_scheme").value_or("") == "static" ||
+                                 qc.string("activation_scheme").value_or("") == "dynamic")) {
+    // weight_block_size null: per-tensor scales (Mistral's 2512 releases, static).
+    doc["quantization_config"] = {{"quant_method", "fp8"}, {"activation_scheme", *qc.string("activation_scheme")}};
+    doc["checkpoint_includes"].push_back("quantization_scales");
+    doc["native_format"] = "fp8";
   } else if (method == "mxfp4") {
     doc["quantization_config"] = {{"quant_method", "mxfp4"}};
     doc["checkpoint_includes"].push_back("quantization_scales");

@@ -84,8 +84,12 @@ struct VisionTowerSpec {
 /// Checkpoint weight quantization as stated by HF `quantization_config`.
 /// Only what changes the published element count is kept.
 struct CheckpointQuantization {
-  std::string quant_method;                 ///< "fp8" (block scales), "mxfp4" (one scale per 32 weights) or "compressed-tensors"
-  std::vector<uint64_t> weight_block_size;  ///< fp8: [rows, columns] of one scale block, e.g. [128, 128]
+  /// "fp8" (block or per-tensor scales), "mxfp4" (one scale per 32 weights) or "compressed-tensors"
+  std::string quant_method;
+  std::vector<uint64_t> weight_block_size;  ///< fp8: [rows, columns] of one scale block, e.g. [128, 128]; empty: per-tensor
+  /// fp8 without weight_block_size (HF weight_block_size null): one scalar weight scale per matrix,
+  /// plus one activation (input) scale where "static"; "dynamic" stores the weight scale only.
+  std::string activation_scheme;
   /// compressed-tensors pack-quantized INT weights of the routed experts (HF
   /// config_groups.group_0.weights.num_bits / group_size; Kimi-K2.5: 4 / 32). 0 = not compressed-tensors.
   uint64_t num_bits = 0;

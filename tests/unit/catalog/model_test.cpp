@@ -438,6 +438,12 @@ TEST_CASE("Hugging Face config.json import matches the presets", "[model]") {
   CHECK(import_fixture("llama-3.1-8b.json").native_format.empty());
   CHECK(preset("gpt-oss-120b").native_format == "mxfp4");
   CHECK(preset("deepseek-v3").native_format == "fp8-block");
+  // Per-tensor FP8 (weight_block_size null, static activations): two scalars per decoder Linear.
+  json fp8 = load_json(kSourceDir / "tests" / "data" / "hf" / "llama-3.1-8b.json");
+  fp8["quantization_config"] = {{"quant_method", "fp8"}, {"activation_scheme", "static"}, {"weight_block_size", nullptr}};
+  const ModelSpec per_tensor = model_from_hf_config(fp8, "fp8.json");
+  CHECK(per_tensor.native_format == "fp8");
+  CHECK(checkpoint_parameter_count(per_tensor) == parameter_count(per_tensor) + 32 * 7 * 2);
 
   SECTION("ids and defaults") {
     const ModelSpec llama = import_fixture("llama-3.1-8b.json");
