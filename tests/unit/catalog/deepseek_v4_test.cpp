@@ -11,49 +11,34 @@
 
 using namespace optadvisor;
 
-namespace {
-
-const ModelSpec& spec(const std::string& id) { return fixtures::catalog().resolve_model(id); }
-
-const Tensor* find(const std::vector<Tensor>& all, const std::string& name) {
-  for (const Tensor& t : all)
-    if (t.name == name) return &t;
-  return nullptr;
-}
-
-uint64_t term(const ModelSpec& s, const std::string& what) {
-  for (const CountTerm& t : checkpoint_extra_terms(s))
-    if (t.what == what) return t.elements;
-  FAIL("no term " + what);
-  return 0;
-}
-
-}  // namespace
+using fixtures::checkpoint_term;
+using fixtures::find_tensor;
+using fixtures::spec;
 
 TEST_CASE("DeepSeek-V4 layer tensors follow compress_ratios and the hash layers", "[model][deepseek_v4]") {
   const ModelSpec& m = spec("deepseek-v4-flash");
   const std::vector<Tensor> all = model_tensors(m);
   // Layer 0 (ratio 0, a hash layer): window attention only, the token-id routing table, no bias.
-  CHECK(find(all, "blk.0.attn_compressor_wkv.weight") == nullptr);
-  REQUIRE(find(all, "blk.0.ffn_gate_tid2eid.weight") != nullptr);
-  CHECK(find(all, "blk.0.ffn_gate_tid2eid.weight")->elements() == 129280ULL * 6);
-  CHECK(find(all, "blk.0.exp_probs_b.bias") == nullptr);
+  CHECK(find_tensor(all, "blk.0.attn_compressor_wkv.weight") == nullptr);
+  REQUIRE(find_tensor(all, "blk.0.ffn_gate_tid2eid.weight") != nullptr);
+  CHECK(find_tensor(all, "blk.0.ffn_gate_tid2eid.weight")->elements() == 129280ULL * 6);
+  CHECK(find_tensor(all, "blk.0.exp_probs_b.bias") == nullptr);
   // Layer 2 (ratio 4): overlapping compressor 2 x 512 wide, the indexer with its own 2 x 128 compressor.
-  REQUIRE(find(all, "blk.2.attn_compressor_wkv.weight") != nullptr);
-  CHECK(find(all, "blk.2.attn_compressor_wkv.weight")->rows == 1024);
-  CHECK(find(all, "blk.2.attn_compressor_ape.weight")->elements() == 4 * 1024);
-  CHECK(find(all, "blk.2.indexer.compressor_ape.weight")->elements() == 4 * 256);
-  CHECK(find(all, "blk.2.indexer.attn_q_b.weight")->elements() == 1024ULL * 64 * 128);
+  REQUIRE(find_tensor(all, "blk.2.attn_compressor_wkv.weight") != nullptr);
+  CHECK(find_tensor(all, "blk.2.attn_compressor_wkv.weight")->rows == 1024);
+  CHECK(find_tensor(all, "blk.2.attn_compressor_ape.weight")->elements() == 4 * 1024);
+  CHECK(find_tensor(all, "blk.2.indexer.compressor_ape.weight")->elements() == 4 * 256);
+  CHECK(find_tensor(all, "blk.2.indexer.attn_q_b.weight")->elements() == 1024ULL * 64 * 128);
   // Layer 3 (ratio 128): one 512-wide compressor, no indexer; a score bias instead of the table.
-  CHECK(find(all, "blk.3.attn_compressor_ape.weight")->elements() == 128 * 512);
-  CHECK(find(all, "blk.3.indexer.proj.weight") == nullptr);
-  CHECK(find(all, "blk.3.exp_probs_b.bias") != nullptr);
+  CHECK(find_tensor(all, "blk.3.attn_compressor_ape.weight")->elements() == 128 * 512);
+  CHECK(find_tensor(all, "blk.3.indexer.proj.weight") == nullptr);
+  CHECK(find_tensor(all, "blk.3.exp_probs_b.bias") != nullptr);
   // Grouped output: 8 groups of 64 x 512 / 8 = 4096 -> 1024, then 8192 -> 4096.
-  CHECK(find(all, "blk.5.attn_output_a.weight")->row_elements == 4096);
-  CHECK(find(all, "blk.5.attn_output_a.weight")->rows == 8192);
+  CHECK(find_tensor(all, "blk.5.attn_output_a.weight")->row_elements == 4096);
+  CHECK(find_tensor(all, "blk.5.attn_output_a.weight")->rows == 8192);
   // Hyper-connections: (2 + 4) x 4 = 24 mixes over 4 x 4096 streams; the model's head 4 x 16384.
-  CHECK(find(all, "blk.5.hc_ffn_fn.weight")->elements() == 24ULL * 16384);
-  CHECK(find(all, "hc_head_fn.weight")->elements() == 4ULL * 16384);
+  CHECK(find_tensor(all, "blk.5.hc_ffn_fn.weight")->elements() == 24ULL * 16384);
+  CHECK(find_tensor(all, "hc_head_fn.weight")->elements() == 4ULL * 16384);
 }
 
 TEST_CASE("DeepSeek-V4 reproduces the published totals with FP4-packed experts", "[model][deepseek_v4]") {
@@ -63,21 +48,21 @@ TEST_CASE("DeepSeek-V4 reproduces the published totals with FP4-packed experts",
   // - half the expert weights, 141,733,920,768 = 158,069,433,298.
   const ModelSpec& flash = spec("deepseek-v4-flash");
   CHECK(parameter_count(flash) == 284334567511ULL);
-  CHECK(term(flash, "mtp_layers_shared_embedding") == 6610048891ULL);
-  CHECK(term(flash, "quantization_scales") == 367616ULL + 8858370048ULL);
+  CHECK(checkpoint_term(flash, "mtp_layers_shared_embedding") == 6610048891ULL);
+  CHECK(checkpoint_term(flash, "quantization_scales") == 367616ULL + 8858370048ULL);
   CHECK(packed_expert_elements(flash) == 141733920768ULL);
   CHECK(checkpoint_parameter_count(flash) == 158069433298ULL);
   CHECK(checkpoint_parameter_count(flash) == flash.params_exact);
   // Pro: 1,572,999,528,803 + 25,840,145,979 + 1,414,144 + 49,148,854,272 - 786,381,668,352.
   const ModelSpec& pro = spec("deepseek-v4-pro");
   CHECK(parameter_count(pro) == 1572999528803ULL);
-  CHECK(term(pro, "mtp_layers_shared_embedding") == 25840145979ULL);
-  CHECK(term(pro, "quantization_scales") == 1414144ULL + 49148854272ULL);
+  CHECK(checkpoint_term(pro, "mtp_layers_shared_embedding") == 25840145979ULL);
+  CHECK(checkpoint_term(pro, "quantization_scales") == 1414144ULL + 49148854272ULL);
   CHECK(packed_expert_elements(pro) == 786381668352ULL);
   CHECK(checkpoint_parameter_count(pro) == 861608274846ULL);
   // Unpacked, with the MTP layer: the audit table's 290,944,616,402 and 1,598,839,674,782.
-  CHECK(parameter_count(flash) + term(flash, "mtp_layers_shared_embedding") == 290944616402ULL);
-  CHECK(parameter_count(pro) + term(pro, "mtp_layers_shared_embedding") == 1598839674782ULL);
+  CHECK(parameter_count(flash) + checkpoint_term(flash, "mtp_layers_shared_embedding") == 290944616402ULL);
+  CHECK(parameter_count(pro) + checkpoint_term(pro, "mtp_layers_shared_embedding") == 1598839674782ULL);
 }
 
 TEST_CASE("DeepSeek-V4 active weights: the top-6 routed experts, the shared one and the rest", "[model][deepseek_v4]") {
