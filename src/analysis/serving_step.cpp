@@ -74,12 +74,14 @@ void set_kv_and_attention(StepModel& sm, const Scenario& s, double tp) {
   // An engine that does not cap the window keeps every token of the sliding layers: their bytes join the full part.
   const double full_layers = static_cast<double>(kv.full_layers);
   const double sliding_layers = static_cast<double>(kv.sliding_layers);
-  const double full_bytes = per_layer * full_layers / split(kv.full_kv_heads);
+  // DeepSeek-V4's compressed entries grow with the context like a full layer's (one KV head: no split).
+  const double compressed_bytes = static_cast<double>(kv.compressed_elements_per_token) * element;
+  const double full_bytes = per_layer * full_layers / split(kv.full_kv_heads) + compressed_bytes;
   const double sliding_bytes = per_sliding_layer * sliding_layers / split(kv.sliding_kv_heads);
   sm.kv_bytes_per_token_full = full_bytes + (capped ? 0.0 : sliding_bytes);
   sm.kv_bytes_per_token_sliding = capped ? sliding_bytes : 0.0;
   sm.window_tokens = capped ? kv.window_tokens : 0;
-  sm.kv_transfer_bytes_per_token = per_layer * full_layers + per_sliding_layer * sliding_layers;
+  sm.kv_transfer_bytes_per_token = per_layer * full_layers + per_sliding_layer * sliding_layers + compressed_bytes;
   const double full_flops = attention_pair_flops(m) / tp * full_layers;
   const double sliding_flops = sliding_attention_pair_flops(m) / tp * sliding_layers;
   sm.attention_flops_full = full_flops + (capped ? 0.0 : sliding_flops);

@@ -5,6 +5,8 @@
 #include "optadvisor/catalog/model.hpp"
 #include "base/strings.hpp"
 #include "base/json_fields.hpp"
+#include "catalog/deepseek_v4.hpp"
+#include "catalog/tensor_add.hpp"
 
 #include <fmt/format.h>
 
@@ -141,6 +143,7 @@ const std::set<std::string>& known_fields() {
                                                "attention_k_eq_v",
                                                "enable_moe_block",
                                                "num_nextn_predict_layers",
+                                               "compress_ratios", "o_lora_rank", "o_groups", "hc_mult", "num_hash_layers", "expert_dtype",
                                                "vision_config",
                                                "quantization_config",
                                                "native_format",
@@ -259,30 +262,8 @@ class FieldReader {
   bool ok_ = true;
 };
 
-std::string weight_name(int layer, const std::string& kind) {
-  const bool is_bias = kind.ends_with(".bias");
-  std::string name;
-  name.reserve(kind.size() + 20);  // "blk." + up to 5 digits + "." + kind + ".weight": one allocation
-  if (layer >= 0) {
-    name += "blk.";
-    name += std::to_string(layer);
-    name += '.';
-  }
-  name += kind;
-  if (!is_bias) name += ".weight";
-  return name;
-}
-
-void add(std::vector<Tensor>& out, int layer, const std::string& kind, uint64_t ne0, uint64_t ne1 = 1, uint64_t ne2 = 1) {
-  Tensor t;
-  t.name = weight_name(layer, kind);
-  t.kind = kind;
-  t.layer = layer;
-  t.row_elements = ne0;
-  t.rows = ne1;
-  t.slices = ne2;
-  out.push_back(std::move(t));
-}
+using catalog_detail::add;
+using catalog_detail::is_deepseek_v4;
 
 bool is_mla(const ModelSpec& s) { return s.kv_lora_rank > 0; }
 
@@ -513,6 +494,10 @@ void add_block(const ModelSpec& s, uint64_t layer_index, std::vector<Tensor>& ou
     add_nemotron_block(s, layer_index, kind, out);
     return;
   }
+  if (is_deepseek_v4(s)) {
+    catalog_detail::add_deepseek_v4_block(s, layer_index, out);
+    return;
+  }
   const int i = static_cast<int>(layer_index);
   const uint64_t h = s.hidden_size;
 
@@ -571,6 +556,11 @@ uint64_t fp8_scale_elements(const ModelSpec& s, const std::vector<Tensor>& block
     // The DSA indexer's weights_proj stays BF16 (DeepSeek-V3.2, GLM-5-FP8 modules_to_not_convert).
     if (t.is_vector() || ends_with(t.kind, ".bias") || t.kind == "ffn_gate_inp" || t.kind == "indexer.proj") continue;
     if (t.kind == "attn_v_b") continue;  // counted with attn_k_b
+    if (catalog_detail::is_unscaled_deepseek_v4_kind(t.kind)) continue;
+    if (s.expert_dtype == "fp4" && is_expert_kind(t.kind)) {
+      n += t.elements() / 32;  // FP4 experts: one E8M0 scale per 32 weights instead of FP8 blocks
+      continue;
+    }
     if (per_tensor > 0) {
       n += t.slices * per_tensor;
       continue;
@@ -592,7 +582,7 @@ const std::vector<std::string>& supported_model_types() {
                                                  "qwen3_moe",  "gemma2",           "gemma3_text", "phi3",         "deepseek_v3",
                                                  "gpt_oss",    "minimax_m2",       "qwen3_next",  "qwen3_5_text", "qwen3_5_moe_text",
                                                  "nemotron_h", "granitemoehybrid", "llama4_text", "gemma4_text",
-                                                 "lfm2_moe"};
+                                                 "lfm2_moe",   "deepseek_v4"};
   return types;
 }
 
@@ -784,6 +774,12 @@ void read_experts_and_layers(FieldReader& r, ModelSpec& s) {
   s.attention_k_eq_v = r.boolean("attention_k_eq_v").value_or(false);
   s.enable_moe_block = r.boolean("enable_moe_block").value_or(false);
   s.num_nextn_predict_layers = r.uint("num_nextn_predict_layers").value_or(0);
+  s.compress_ratios = r.uints("compress_ratios");
+  s.o_lora_rank = r.uint("o_lora_rank").value_or(0);
+  s.o_groups = r.uint("o_groups").value_or(0);
+  s.hc_mult = r.uint("hc_mult").value_or(0);
+  s.num_hash_layers = r.uint("num_hash_layers").value_or(0);
+  s.expert_dtype = r.string("expert_dtype").value_or("");
 }
 
 /// vision_config: the image tower of a multimodal preset (pixtral, moonvit3d, Qwen's merge
@@ -911,7 +907,8 @@ void check_ranges(const json& j, const ModelSpec& s, FieldReader& r, std::vector
                                    {"linear_conv_kernel_dim", s.linear_conv_kernel_dim},
                                    {"mamba_d_head", s.mamba_d_head},
                                    {"mamba_d_state", s.mamba_d_state},
-                                   {"mamba_d_conv", s.mamba_d_conv}, {"conv_L_cache", s.conv_L_cache}})
+                                   {"mamba_d_conv", s.mamba_d_conv}, {"conv_L_cache", s.conv_L_cache},
+                                   {"o_lora_rank", s.o_lora_rank}})
     at_most(r, key, value, kMaxModelWidth);
   at_most(r, "num_hidden_layers", s.num_hidden_layers, kMaxModelLayers);
   at_most(r, "num_nextn_predict_layers", s.num_nextn_predict_layers, kMaxModelLayers);
@@ -931,6 +928,10 @@ void check_ranges(const json& j, const ModelSpec& s, FieldReader& r, std::vector
   at_most(r, "num_experts_per_tok", s.num_experts_per_tok, kMaxModelExperts);
   at_most(r, "max_position_embeddings", s.max_position_embeddings, kMaxModelContext);
   at_most(r, "sliding_window", s.sliding_window, kMaxModelContext);
+  at_most(r, "o_groups", s.o_groups, kMaxModelHeads);
+  at_most(r, "hc_mult", s.hc_mult, kMaxModelHeads);
+  at_most(r, "num_hash_layers", s.num_hash_layers, kMaxModelLayers);
+  at_most(r, "compress_ratios", s.compress_ratios.size(), kMaxModelLayers);
   if (s.vision_config) {
     FieldReader vr(j.at("vision_config"), "/vision_config", problems);
     const VisionTowerSpec& v = *s.vision_config;
@@ -971,7 +972,8 @@ void check_attention(const json& j, const ModelSpec& s, FieldReader& r) {
       r.problem("/checkpoint_includes", "rotary_inv_freq_buffers is modelled for non-MLA attention only");
     }
   } else {
-    if (s.q_lora_rank > 0 || s.qk_rope_head_dim > 0 || s.qk_nope_head_dim > 0 || s.v_head_dim > 0) {
+    const bool v4_fields = is_deepseek_v4(s) && s.qk_nope_head_dim == 0 && s.v_head_dim == 0;  // V4: q_lora_rank, qk_rope_head_dim
+    if (!v4_fields && (s.q_lora_rank > 0 || s.qk_rope_head_dim > 0 || s.qk_nope_head_dim > 0 || s.v_head_dim > 0)) {
       r.problem("/kv_lora_rank", "MLA fields given without kv_lora_rank");
     }
     if (s.num_key_value_heads > 0 && s.num_attention_heads % s.num_key_value_heads != 0) {
@@ -987,7 +989,8 @@ void check_attention(const json& j, const ModelSpec& s, FieldReader& r) {
     r.problem("/qk_norm_type", "expected 'per_head' or 'per_layer'");
   }
   if (s.index_n_heads > 0 || s.index_head_dim > 0 || s.index_topk > 0) {
-    if (!is_mla(s) || s.q_lora_rank == 0) r.problem("/index_n_heads", "the DSA indexer is modelled on MLA with q_lora_rank only");
+    if ((!is_mla(s) && !is_deepseek_v4(s)) || s.q_lora_rank == 0)
+      r.problem("/index_n_heads", "the DSA indexer is modelled on MLA (or DeepSeek-V4) with q_lora_rank only");
     if (s.index_n_heads == 0 || s.index_head_dim == 0 || s.index_topk == 0)
       r.problem("/index_n_heads", "the DSA indexer needs index_n_heads, index_head_dim and index_topk together");
   }
@@ -1217,6 +1220,7 @@ std::optional<ModelSpec> model_from_json(const nlohmann::json& j, std::vector<Pr
   check_short_conv_layers(s, r);
   check_experts_and_layers(s, r);
   check_checkpoint_includes(s, r);
+  for (const auto& [pointer, message] : catalog_detail::deepseek_v4_problems(s)) r.problem(pointer, message);
   if (!r.ok()) return std::nullopt;
   return s;
 }
@@ -1349,6 +1353,7 @@ nlohmann::json to_json(const ModelSpec& s) {
   if (s.shared_expert_gate || defaults.shared_expert_gate) j["shared_expert_gate"] = s.shared_expert_gate;
   if (s.num_experts > 0) write_experts(j, s);
   if (is_mla(s)) write_mla(j, s);
+  if (is_deepseek_v4(s)) catalog_detail::write_deepseek_v4(j, s);
   write_layer_mix(j, s);
   if (s.linear_num_key_heads > 0) {
     if (s.full_attention_interval > 0) j["full_attention_interval"] = s.full_attention_interval;
@@ -1363,6 +1368,7 @@ nlohmann::json to_json(const ModelSpec& s) {
   if (s.vision_config) write_vision_config(j, *s.vision_config);
   if (s.quantization_config) j["quantization_config"] = quantization_config_json(*s.quantization_config);
   if (!s.native_format.empty()) j["native_format"] = s.native_format;
+  if (!s.expert_dtype.empty()) j["expert_dtype"] = s.expert_dtype;
   if (!s.checkpoint_includes.empty()) j["checkpoint_includes"] = s.checkpoint_includes;
   if (s.params_exact > 0) j["params_exact"] = s.params_exact;
   if (s.params_unexplained > 0) j["params_unexplained"] = s.params_unexplained;
@@ -1380,6 +1386,7 @@ std::vector<Tensor> model_tensors(const ModelSpec& spec) {
   // LFM2's final norm (HF embedding_norm) is GGUF token_embd_norm.
   add(out, -1, spec.model_type == "lfm2_moe" ? "token_embd_norm" : "output_norm", spec.hidden_size);
   if (!spec.tie_word_embeddings) add(out, -1, "output", spec.hidden_size, spec.vocab_size);
+  if (is_deepseek_v4(spec)) catalog_detail::add_deepseek_v4_head(spec, out);
   return out;
 }
 
@@ -1579,7 +1586,9 @@ std::vector<CountTerm> checkpoint_extra_terms(const ModelSpec& s) {
     // attention block with enorm, hnorm and eh_proj, mtp.layers.1 an MoE block with the final
     // norm): the same 3 norms and eh_proj per module.
     add_mtp_blocks(s, mtp_blocks);
-    const uint64_t per_module_extra = 3 * h + 2 * h * h + (shared_embedding ? 0 : 2 * embedding);
+    // DeepSeek-V4 names eh_proj's halves e_proj and h_proj and adds the module's own hc head.
+    const uint64_t v4_head = is_deepseek_v4(s) ? catalog_detail::deepseek_v4_mtp_head_elements(s) : 0;
+    const uint64_t per_module_extra = 3 * h + 2 * h * h + v4_head + (shared_embedding ? 0 : 2 * embedding);
     terms.push_back({shared_embedding ? "mtp_layers_shared_embedding" : "mtp_layers",
                      sum_elements(mtp_blocks) + s.num_nextn_predict_layers * per_module_extra});
   }
@@ -1587,18 +1596,37 @@ std::vector<CountTerm> checkpoint_extra_terms(const ModelSpec& s) {
     std::vector<Tensor> blocks;
     for (uint64_t i = 0; i < s.num_hidden_layers; ++i) add_block(s, i, blocks);
     blocks.insert(blocks.end(), mtp_blocks.begin(), mtp_blocks.end());
-    terms.push_back({"quantization_scales", quantization_scale_elements(s, *s.quantization_config, blocks)});
+    uint64_t scales = quantization_scale_elements(s, *s.quantization_config, blocks);
+    const auto& block = s.quantization_config->weight_block_size;
+    if (is_deepseek_v4(s) && !mtp_blocks.empty() && block.size() == 2)
+      scales += catalog_detail::deepseek_v4_mtp_scale_elements(s, block[0], block[1]);  // e_proj, h_proj are FP8 too
+    terms.push_back({"quantization_scales", scales});
   }
   return terms;
+}
+
+uint64_t packed_expert_elements(const ModelSpec& spec) {
+  if (spec.expert_dtype != "fp4") return 0;
+  std::vector<Tensor> blocks;
+  for (uint64_t i = 0; i < spec.num_hidden_layers; ++i) add_block(spec, i, blocks);
+  const bool with_mtp = std::find_if(spec.checkpoint_includes.begin(), spec.checkpoint_includes.end(), [](const std::string& what) {
+                          return what == "mtp_layers" || what == "mtp_layers_shared_embedding";
+                        }) != spec.checkpoint_includes.end();
+  if (with_mtp) add_mtp_blocks(spec, blocks);
+  uint64_t n = 0;
+  for (const Tensor& t : blocks)
+    if (is_expert_kind(t.kind)) n += t.elements() / 2;  // two E2M1 values per stored int8
+  return n;
 }
 
 uint64_t checkpoint_parameter_count(const ModelSpec& spec) {
   uint64_t n = parameter_count(spec);
   for (const CountTerm& t : checkpoint_extra_terms(spec)) n += t.elements;
-  return n;
+  return n - packed_expert_elements(spec);
 }
 
 KvShape kv_shape(const ModelSpec& spec) {
+  if (is_deepseek_v4(spec)) return catalog_detail::deepseek_v4_kv_shape(spec);
   KvShape k;
   if (is_mla(spec)) {
     k.latent = true;
@@ -1665,7 +1693,8 @@ double recurrent_state_bytes(const KvShape& k, uint64_t batch) {
 
 uint64_t kv_cache_elements_per_token_full(const ModelSpec& spec) {
   const KvShape k = kv_shape(spec);
-  return k.full_layers * k.elements_per_token_per_layer + k.sliding_layers * k.sliding_elements_per_token_per_layer;
+  return k.full_layers * k.elements_per_token_per_layer + k.sliding_layers * k.sliding_elements_per_token_per_layer +
+         k.compressed_elements_per_token;
 }
 
 uint64_t kv_cache_elements(const ModelSpec& spec, uint64_t context_tokens, uint64_t batch, KvWindowPolicy policy) {
@@ -1675,7 +1704,7 @@ uint64_t kv_cache_elements(const ModelSpec& spec, uint64_t context_tokens, uint6
 KvElements kv_cache_elements_by_kind(const KvShape& k, uint64_t context_tokens, uint64_t batch, KvWindowPolicy policy) {
   const uint64_t sliding_tokens = policy == KvWindowPolicy::kCapSlidingLayers ? std::min(context_tokens, k.window_tokens) : context_tokens;
   KvElements e;
-  e.full = k.elements_per_token_per_layer * k.full_layers * context_tokens * batch;
+  e.full = (k.elements_per_token_per_layer * k.full_layers + k.compressed_elements_per_token) * context_tokens * batch;
   e.sliding = k.sliding_elements_per_token_per_layer * k.sliding_layers * sliding_tokens * batch;
   return e;
 }

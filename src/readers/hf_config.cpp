@@ -773,6 +773,19 @@ void set_checkpoint_quantization(json& doc, std::vector<std::string>& notes, con
   }
 }
 
+/// Throws unless `model_type` is imported. DeepSeek-V4's compressed attention, hyper-connections
+/// and FP4 experts are modelled for its presets only, and the refusal says so.
+void check_model_type(const std::string& model_type, const std::string& source_name) {
+  if (model_type == "deepseek_v4") {
+    throw bad_input(source_name + ": model_type 'deepseek_v4' cannot be imported from config.json",
+                    "use the deepseek-v4-flash or deepseek-v4-pro preset (--model deepseek-v4-flash)");
+  }
+  const auto& accepted = accepted_types();
+  if (std::find(accepted.begin(), accepted.end(), model_type) == accepted.end()) {
+    throw bad_input(source_name + ": unsupported model_type '" + model_type + "'", "supported model_type values: " + join(accepted));
+  }
+}
+
 }  // namespace
 
 ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& source_name) {
@@ -785,10 +798,7 @@ ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& 
   if (!top_type) {
     throw bad_input(source_name + ": missing required field 'model_type'", "supported model_type values: " + join(accepted_types()));
   }
-  const auto& accepted = accepted_types();
-  if (std::find(accepted.begin(), accepted.end(), *top_type) == accepted.end()) {
-    throw bad_input(source_name + ": unsupported model_type '" + *top_type + "'", "supported model_type values: " + join(accepted_types()));
-  }
+  check_model_type(*top_type, source_name);
 
   std::string mt = *top_type;
   json doc = json::object();

@@ -161,6 +161,9 @@ std::string kv_text(const SizeResult& r, const SizeRow& row) {
   if (kv.shape.sparse_topk > 0)
     out += fmt::format("  (sparse attention: each token reads the indexer keys of the whole context but only {} selected entries)\n",
                        with_commas(kv.shape.sparse_topk));
+  if (kv.shape.compressed_layers > 0)
+    out += fmt::format("  (compressed attention: {} layers also keep {} pooled elements per token of context, beside the window)\n",
+                       kv.shape.compressed_layers, with_commas(kv.shape.compressed_elements_per_token));
   out += fmt::format("total: {}\n", format_bytes(row.total_bytes));
   return out;
 }

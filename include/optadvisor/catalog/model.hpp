@@ -220,6 +220,25 @@ struct ModelSpec {
   /// output scale) and three more norms (pre-experts, post-MLP, post-experts).
   bool enable_moe_block = false;
 
+  /// DeepSeek-V4 (model_type deepseek_v4; HF field names). Attention: one shared K = V head of
+  /// head_dim behind a q_lora_rank query, a grouped low-rank output (o_groups groups of
+  /// heads x head_dim / o_groups -> o_lora_rank each, then o_groups x o_lora_rank -> hidden) and a
+  /// learned sink per head; every layer keeps the last sliding_window tokens uncompressed.
+  /// compress_ratios (one per layer, the MTP layers after the main ones): 0 = the window only; m > 0
+  /// = a compressor pools every m tokens into one cached head_dim entry (m = 4 with overlapping
+  /// windows, twice as wide, and a lightning indexer of index_n_heads x index_head_dim picking
+  /// index_topk entries; m = 128 without). hc_mult residual streams (manifold-constrained
+  /// hyper-connections) mixed around each sub-block; the first num_hash_layers MoE layers route by a
+  /// token-id table (tid2eid) instead of a score bias. 0 / empty for every other family.
+  std::vector<uint64_t> compress_ratios;
+  uint64_t o_lora_rank = 0;
+  uint64_t o_groups = 0;
+  uint64_t hc_mult = 0;
+  uint64_t num_hash_layers = 0;
+  /// Storage of the routed experts when it differs from the rest of the checkpoint (HF expert_dtype):
+  /// "fp4" = E2M1 values packed two per stored element with one E8M0 scale per 32 (DeepSeek-V4).
+  std::string expert_dtype;
+
   uint64_t num_nextn_predict_layers = 0;                      ///< multi-token-prediction blocks in the checkpoint (not in GGUF)
   std::optional<VisionTowerSpec> vision_config;               ///< vision tower of a multimodal checkpoint
   std::optional<CheckpointQuantization> quantization_config;  ///< checkpoint quantization
@@ -324,8 +343,12 @@ struct CountTerm {
 /// MXFP4 scales.
 std::vector<CountTerm> checkpoint_extra_terms(const ModelSpec& spec);
 
-/// parameter_count() plus checkpoint_extra_terms(): what HF's safetensors
-/// total reports for the checkpoint. Equals params_exact for every preset.
+/// Weights a checkpoint does not store one per element: with expert_dtype "fp4" two routed-expert
+/// weights share one stored int8 element, so the published total counts half of them.
+uint64_t packed_expert_elements(const ModelSpec& spec);
+
+/// parameter_count() plus checkpoint_extra_terms(), less packed_expert_elements(): what HF's
+/// safetensors total reports for the checkpoint. Equals params_exact for every preset.
 uint64_t checkpoint_parameter_count(const ModelSpec& spec);
 
 /// Which engine convention to follow for sliding-window layers.
@@ -356,6 +379,11 @@ struct KvShape {
   bool latent = false;  ///< MLA: one shared latent, no separate V
   uint64_t indexer_elements_per_token_per_layer = 0;  ///< DSA indexer key (index_head_dim), included above
   uint64_t sparse_topk = 0;                           ///< DSA: tokens each query attends to (index_topk), 0 = all
+  /// DeepSeek-V4 compressed KV: elements every token of context adds over all compressed layers
+  /// together (head_dim / m per layer of ratio m, plus index_head_dim / m for the indexer's keys), on
+  /// top of the window the sliding part holds; 0 for every other family.
+  uint64_t compressed_elements_per_token = 0;
+  uint64_t compressed_layers = 0;  ///< layers with a compressor (DeepSeek-V4 compress_ratios > 0)
   uint64_t linear_layers = 0;  ///< Gated DeltaNet, Mamba-2 or short-convolution layers: no per-token cache, a fixed state
   uint64_t state_elements_per_layer = 0;              ///< per sequence: recurrent state + convolution state
   double state_bytes_per_layer = 0;                   ///< the same in bytes (recurrent state at mamba_ssm_dtype, conv state at 16 bits)

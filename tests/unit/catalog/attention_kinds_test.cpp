@@ -334,24 +334,24 @@ TEST_CASE("Pixtral vision tower of Mistral-Small-3.2", "[model]") {
 TEST_CASE("per-tensor FP8 scales of Mistral's 2512 releases", "[model]") {
   // quantization_config fp8, activation_scheme static, weight_block_size null: a scalar weight_scale and
   // activation_scale per decoder Linear (q, k, v, o, gate, up, down): 40 layers x 7 x 2 = 560.
-  const ModelSpec& m14 = spec("ministral-3-14b");
-  CHECK(term(m14, "quantization_scales") == 560);
+  const ModelSpec& m14 = fixtures::spec("ministral-3-14b");
+  CHECK(fixtures::checkpoint_term(m14, "quantization_scales") == 560);
   // 40 x (5120 x 6144 + 4096 x 5120 + 3 x 5120 x 16384 + 2 x 5120) + 2 x 131072 x 5120 + 5120.
   CHECK(parameter_count(m14) == 13506073600ULL);
-  CHECK(term(m14, "vision_tower") == term(spec("mistral-small-3.2-24b"), "vision_tower"));
+  CHECK(fixtures::checkpoint_term(m14, "vision_tower") == fixtures::checkpoint_term(fixtures::spec("mistral-small-3.2-24b"), "vision_tower"));
   CHECK(checkpoint_parameter_count(m14) == 13945032240ULL);
   CHECK(m14.native_format == "fp8");
 
   // Devstral-Small-2: the Mistral-Small-3.2 shape plus the same 560 scales.
-  const ModelSpec& ds2 = spec("devstral-small-2");
+  const ModelSpec& ds2 = fixtures::spec("devstral-small-2");
   CHECK(ds2.id == "devstral-small-2-24b");
-  CHECK(parameter_count(ds2) == parameter_count(spec("mistral-small-3.2-24b")));
-  CHECK(checkpoint_parameter_count(ds2) == spec("mistral-small-3.2-24b").params_exact + 560);
+  CHECK(parameter_count(ds2) == parameter_count(fixtures::spec("mistral-small-3.2-24b")));
+  CHECK(checkpoint_parameter_count(ds2) == fixtures::spec("mistral-small-3.2-24b").params_exact + 560);
 
   // The dynamic scheme stores the weight scale only.
   ModelSpec dynamic = m14;
   dynamic.quantization_config->activation_scheme = "dynamic";
-  CHECK(term(dynamic, "quantization_scales") == 280);
+  CHECK(fixtures::checkpoint_term(dynamic, "quantization_scales") == 280);
 
   // activation_scheme is for per-tensor fp8 only.
   nlohmann::json doc = to_json(m14);
