@@ -111,6 +111,34 @@ double indexer_flops_per_token(const ModelSpec& m, double context) {
   return 2.0 * static_cast<double>(m.index_n_heads) * static_cast<double>(m.index_head_dim) * context;
 }
 
+/// DeepSeek-V4's attention over its compressed entries for one new token at `context` (the window is
+/// the sliding part): the heavily compressed layers attend to all their entries, each sparse layer
+/// to its top-k entries after its indexer scored all of them. 0 for every other family.
+double compressed_attention_flops_per_token(const ModelSpec& m, const KvShape& kv, double context) {
+  const double c = 2.0 * static_cast<double>(attention_widths(m).sliding);
+  double flops = c * kv.compressed_dense_entries_per_token * context;
+  if (kv.compressed_sparse_layers > 0) {
+    const double entries = context / static_cast<double>(kv.compressed_sparse_ratio);
+    flops += static_cast<double>(kv.compressed_sparse_layers) *
+             (c * std::min(entries, static_cast<double>(kv.compressed_topk)) + indexer_flops_per_token(m, entries));
+  }
+  return flops;
+}
+
+/// The same summed over the causal positions 0..p-1 of a prompt (closed form): entries grow as
+/// i / ratio, the sparse layers' attended ones capped at the top-k past position ratio x top-k.
+double compressed_prefill_attention_flops(const ModelSpec& m, const KvShape& kv, double p) {
+  const double c = 2.0 * static_cast<double>(attention_widths(m).sliding);
+  double flops = c * kv.compressed_dense_entries_per_token * p * p / 2.0;
+  if (kv.compressed_sparse_layers > 0) {
+    const auto r = static_cast<double>(kv.compressed_sparse_ratio);
+    const auto k = static_cast<double>(kv.compressed_topk);
+    const double attended = p > r * k ? r * k * k / 2.0 + (p - r * k) * k : p * p / (2.0 * r);
+    flops += static_cast<double>(kv.compressed_sparse_layers) * (c * attended + indexer_flops_per_token(m, p * p / (2.0 * r)));
+  }
+  return flops;
+}
+
 /// Attention score+value FLOPs for one new token attending to `context` tokens, all layers: full
 /// layers attend to the context (a DSA layer to its index_topk tokens, plus the indexer scoring
 /// them all), sliding layers to their window, linear layers update a fixed state. Per full layer
@@ -125,7 +153,7 @@ double attention_flops_per_token(const ModelSpec& m, const KvShape& kv, double c
       2.0 * static_cast<double>(width.full) * attended + (kv.sparse_topk ? indexer_flops_per_token(m, context) : 0.0);
   const double per_layer_sliding = 2.0 * static_cast<double>(width.sliding) * window;
   return static_cast<double>(kv.full_layers) * per_layer_full + static_cast<double>(kv.sliding_layers) * per_layer_sliding +
-         static_cast<double>(kv.linear_layers) * linear_attention_flops_per_token(m);
+         static_cast<double>(kv.linear_layers) * linear_attention_flops_per_token(m) + compressed_attention_flops_per_token(m, kv, context);
 }
 
 /// Causal prefill attention FLOPs for a prompt of `p` tokens: the sum of
@@ -140,7 +168,7 @@ double prefill_attention_flops(const ModelSpec& m, const KvShape& kv, double p) 
   if (kv.sparse_topk) full = capped(c_full, static_cast<double>(kv.sparse_topk)) + indexer_flops_per_token(m, p) * p / 2.0;
   const double sliding = kv.window_tokens ? capped(c_sliding, static_cast<double>(kv.window_tokens)) : c_sliding * p * p / 2.0;
   return static_cast<double>(kv.full_layers) * full + static_cast<double>(kv.sliding_layers) * sliding +
-         static_cast<double>(kv.linear_layers) * linear_attention_flops_per_token(m) * p;
+         static_cast<double>(kv.linear_layers) * linear_attention_flops_per_token(m) * p + compressed_prefill_attention_flops(m, kv, p);
 }
 
 /// What the program may allocate: the phone's per-app limit (or the entitled

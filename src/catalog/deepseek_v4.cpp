@@ -121,8 +121,14 @@ KvShape deepseek_v4_kv_shape(const ModelSpec& s) {
     if (ratio == 0) continue;
     ++k.compressed_layers;
     k.compressed_elements_per_token += s.head_dim / ratio;
-    if (ratio == kSparseRatio) k.compressed_elements_per_token += s.index_head_dim / ratio;
+    if (ratio == kSparseRatio) {
+      k.compressed_elements_per_token += s.index_head_dim / ratio;
+      ++k.compressed_sparse_layers;
+    } else {
+      k.compressed_dense_entries_per_token += 1.0 / static_cast<double>(ratio);
+    }
   }
+  if (k.compressed_sparse_layers > 0) k.compressed_sparse_ratio = kSparseRatio, k.compressed_topk = s.index_topk;
   return k;
 }
 

@@ -384,6 +384,14 @@ struct KvShape {
   /// top of the window the sliding part holds; 0 for every other family.
   uint64_t compressed_elements_per_token = 0;
   uint64_t compressed_layers = 0;  ///< layers with a compressor (DeepSeek-V4 compress_ratios > 0)
+  /// DeepSeek-V4 attention over the compressed entries, beside the window: the heavily compressed
+  /// layers (ratio above 4) attend to every entry, so sum(1 / ratio) over them is the entries they
+  /// attend to per token of context; each sparse layer (ratio compressed_sparse_ratio) has its
+  /// indexer score every entry and attends to the compressed_topk it keeps. 0 for every other family.
+  double compressed_dense_entries_per_token = 0;
+  uint64_t compressed_sparse_layers = 0;
+  uint64_t compressed_sparse_ratio = 0;
+  uint64_t compressed_topk = 0;
   uint64_t linear_layers = 0;  ///< Gated DeltaNet, Mamba-2 or short-convolution layers: no per-token cache, a fixed state
   uint64_t state_elements_per_layer = 0;              ///< per sequence: recurrent state + convolution state
   double state_bytes_per_layer = 0;                   ///< the same in bytes (recurrent state at mamba_ssm_dtype, conv state at 16 bits)

@@ -54,3 +54,17 @@ TEST_CASE("DSA decode reads every indexer key but only the top-k latents", "[ana
   // cache, not the 8,588,800,000 it holds: (1e9 + 1.705517056e9) / 1e12 = 2.7055 ms.
   CHECK(analyze(s).decode.time_s == Approx(0.0027055).epsilon(0.001));
 }
+
+TEST_CASE("DeepSeek-V4 attends to its window and to its compressed entries", "[analysis][prefill]") {
+  // 1 PFLOP/s at 100%; weight reads and the weights' own FLOPs are left out of the check.
+  const auto hw = fixtures::round_device(1e18, 1e15, 400e9);
+  const PlainEngine e(1.0, 1.0);
+  const Scenario s = plain_scenario(hw, "deepseek-v4-flash", e, HandWeights{1e9, 1e9, 1e9}, 8192, 0);
+  // Per attended entry 2 x 64 heads x (512 + 512) = 131,072 FLOP; 8,192 causal positions.
+  //  window, all 43 layers: 128^2 / 2 + (8,192 - 128) x 128 = 1,040,384 entries each;
+  //  20 ratio-128 layers: every entry, (20 / 128) x 8,192^2 / 2 = 5,242,880;
+  //  21 ratio-4 layers: top-512 of i / 4 entries, 4 x 512^2 / 2 + (8,192 - 2,048) x 512 = 3,670,016 each,
+  //  plus the indexer scoring all of them: 2 x 64 x 128 x 8,192^2 / 8 = 137,438,953,472 FLOP each.
+  // 131,072 x (43 x 1,040,384 + 5,242,880 + 21 x 3,670,016) + 21 x 137,438,953,472 = 1.9538880e13 FLOP: 19.539 ms.
+  CHECK(analyze(s).prefill.attention_compute_time_s == Approx(0.019538880).epsilon(0.001));
+}
