@@ -102,3 +102,19 @@ TEST_CASE("Kimi-K2.5 defaults to its INT4 weight-only experts", "[analysis][nati
   // The serving rows' explicit format still wins.
   CHECK(prepare("b200", "kimi-k2.5", "vllm", "nvfp4", 8).quant->id == "nvfp4");
 }
+
+TEST_CASE("DeepSeek-V4 defaults to its MXFP4-expert, FP8-elsewhere checkpoint", "[analysis][native]") {
+  for (const char* engine : {"vllm", "sglang", "tensorrt-llm"}) {
+    INFO(engine);
+    CHECK(prepare("b200", "deepseek-v4-flash", engine, "", 2).quant->id == "mxfp4-fp8");
+  }
+  const auto p = prepare("b200", "deepseek-v4-flash", "vllm", "", 2);
+  // Routed experts: 43 layers x 256 x 3 x 4,096 x 2,048 = 277,025,390,592 weights: 138,512,695,296 B of
+  // E2M1 codes + 8,657,043,456 E8M0 scales = 147,169,738,752 B. Embeddings and head 2 x 129,280 x 4,096
+  // in bf16 = 2,118,123,520 B. The other 6.25e9 weights (attention, shared experts, compressors,
+  // indexers, hyper-connections) in FP8 with their 128 x 128 scales, norms in bf16: 6,299,545,014 B.
+  CHECK(p.weights.weights_bytes == 155'587'407'286ULL);
+  // mxfp4 keeps those 6.2e9 weights in bf16: one byte more each, less their fp32 block scales.
+  const auto bf16_rest = prepare("b200", "deepseek-v4-flash", "vllm", "mxfp4", 2);
+  CHECK(bf16_rest.weights.weights_bytes - p.weights.weights_bytes == 6'200'685'304ULL);
+}
