@@ -261,6 +261,7 @@ void Simulation::start(std::size_t w, double now) {
   Worker& worker = workers_[w];
   const StepModel& m = worker.pool->step;
   const double window = static_cast<double>(m.window_tokens);
+  const auto cap = static_cast<double>(m.compressed_cap_tokens);
   std::vector<StepMix> mixes(worker.ranks.size());
   double worker_tokens = 0;
   bool any = false;
@@ -275,6 +276,7 @@ void Simulation::start(std::size_t w, double now) {
         mix.decode_context_full += ctx;
         mix.decode_context_sliding += window > 0 ? std::min(ctx, window) : ctx;
         if (m.sparse_topk) mix.decode_context_sparse += std::min(ctx, static_cast<double>(m.sparse_topk));
+        if (cap > 0) mix.decode_context_compressed += std::min(ctx, cap);
       }
     }
     for (const Chunk& c : r.chunks) {
@@ -282,6 +284,7 @@ void Simulation::start(std::size_t w, double now) {
       mix.prefill_tokens += static_cast<double>(c.tokens);
       mix.prefill_attention_full += (b * b - a * a) / 2.0;
       mix.prefill_attention_sliding += sliding_pairs(b, window) - sliding_pairs(a, window);
+      if (cap > 0) mix.prefill_attention_compressed += sliding_pairs(b, cap) - sliding_pairs(a, cap);
       mix.prefill_kv_tokens_full += b;
       mix.prefill_kv_tokens_sliding += window > 0 ? std::min(b, window) : b;
     }

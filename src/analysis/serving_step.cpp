@@ -87,6 +87,19 @@ void set_kv_and_attention(StepModel& sm, const Scenario& s, double tp) {
   sm.attention_flops_full = full_flops + (capped ? 0.0 : sliding_flops);
   sm.attention_flops_sliding = capped ? sliding_flops : 0.0;
   sm.decode_attention_scale = decode_attention_pair_flops(m) / attention_pair_flops(m);
+  if (kv.compressed_layers > 0) {
+    // DeepSeek-V4 (no tensor split of its single KV head, but of the query heads): the ratio-128 layers
+    // and the sparse layers' indexers grow with the context; the sparse layers' attention stops at top-k.
+    const double entry = sliding_attention_pair_flops(m) / tp;
+    sm.attention_flops_full += entry * kv.compressed_dense_entries_per_token;
+    if (kv.compressed_sparse_layers > 0) {
+      const auto ratio = static_cast<double>(kv.compressed_sparse_ratio);
+      const auto sparse = static_cast<double>(kv.compressed_sparse_layers);
+      sm.attention_flops_full += sparse * 2.0 * static_cast<double>(m.index_n_heads * m.index_head_dim) / ratio / tp;
+      sm.attention_flops_compressed = sparse * entry / ratio;
+      sm.compressed_cap_tokens = kv.compressed_sparse_ratio * kv.compressed_topk;
+    }
+  }
   if (kv.sparse_topk > 0) {
     sm.sparse_topk = kv.sparse_topk;
     const double latent = static_cast<double>(kv.elements_per_token_per_layer - kv.indexer_elements_per_token_per_layer) * element;
@@ -192,7 +205,8 @@ StepCost step_cost(const StepModel& m, const StepMix& mix) {
   }
   const double kv_t = kv_bytes / m.bandwidth_bytes_per_s;
   const double attention_flops = m.attention_flops_full * (decode_pairs * m.decode_attention_scale + mix.prefill_attention_full) +
-                                 m.attention_flops_sliding * (mix.decode_context_sliding + mix.prefill_attention_sliding) + indexer_flops;
+                                 m.attention_flops_sliding * (mix.decode_context_sliding + mix.prefill_attention_sliding) + indexer_flops +
+                                 m.attention_flops_compressed * (mix.decode_context_compressed + mix.prefill_attention_compressed);
   const double attention_t = attention_flops / m.attention_flops_per_s;
   c.overhead_s = m.step_overhead_s + m.layers * m.layer_overhead_s;
   if (m.link_bytes_per_s > 0) c.communication_s = tokens * (m.allreduce_bytes_per_token + m.alltoall_bytes_per_token) / m.link_bytes_per_s;

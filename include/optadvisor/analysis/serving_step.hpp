@@ -57,6 +57,11 @@ struct StepModel {
   uint64_t sparse_topk = 0;                  ///< 0 = dense attention
   double sparse_latent_bytes_per_token = 0;  ///< of kv_bytes_per_token_full, read for top-k tokens only
   double indexer_flops_per_pair = 0;         ///< the indexer's scoring of one cached key, all layers, this GPU
+  // DeepSeek-V4's sparse compressed layers attend to the top-k of context / ratio entries: per token
+  // of context up to compressed_cap_tokens (ratio x top-k). Their indexers and the heavily compressed
+  // layers, linear in the context, are in attention_flops_full.
+  uint64_t compressed_cap_tokens = 0;
+  double attention_flops_compressed = 0;  ///< per (query token x context token up to the cap), this GPU
   // Linear-attention layers (Gated DeltaNet, Mamba-2): a fixed state per sequence, read and written every step.
   double state_bytes_per_sequence = 0;     ///< this GPU
   double kv_pool_bytes = 0;                ///< this GPU's KV pool
@@ -90,9 +95,11 @@ struct StepMix {
   double decode_context_full = 0;     ///< sum of the decode sequences' contexts
   double decode_context_sliding = 0;  ///< sum of min(context, window)
   double decode_context_sparse = 0;   ///< sum of min(context, sparse_topk) (DSA)
+  double decode_context_compressed = 0;  ///< sum of min(context, compressed_cap_tokens) (DeepSeek-V4)
   double prefill_tokens = 0;
   double prefill_attention_full = 0;  ///< sum over prefill tokens of the context each attends to
   double prefill_attention_sliding = 0;
+  double prefill_attention_compressed = 0;  ///< the same capped at compressed_cap_tokens
   double prefill_kv_tokens_full = 0;  ///< context tokens the prefill chunks read or write
   double prefill_kv_tokens_sliding = 0;
   double worker_tokens = 0;  ///< tokens of every rank of the worker this iteration (MoE routing)

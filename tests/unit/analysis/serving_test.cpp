@@ -258,3 +258,36 @@ TEST_CASE("serve refuses layouts the model or engine cannot run") {
   r.scenario.engine = "llama.cpp";
   CHECK_THROWS_WITH(prepare_serving(c, r), Catch::Contains("has no serving model"));
 }
+
+TEST_CASE("step_model: DeepSeek-V4-Flash attends to its compressed entries beside the window") {
+  ServeRequest r;
+  r.scenario.hardware = "b200";
+  r.scenario.model.preset = "deepseek-v4-flash";
+  r.scenario.engine = "vllm";
+  r.load.concurrency = 1;
+  const PreparedServing p = prepare_serving(fixtures::catalog(), r);
+  const StepModel& m = p.setup.pools.front().step;
+  // One GPU (155.6 GB of weights fit a B200). Per entry 2 x 64 heads x (512 + 512) = 131,072 FLOP.
+  // Linear in the context: the 20 ratio-128 layers (131,072 x 20 / 128 = 20,480) and the 21 ratio-4
+  // layers' indexers (21 x 2 x 64 x 128 / 4 = 86,016): 106,496 per context token.
+  CHECK(m.attention_flops_full == Approx(106496));
+  // The 21 ratio-4 layers attend to at most 512 entries: 21 x 131,072 / 4 = 688,128 per token up to 2,048.
+  CHECK(m.attention_flops_compressed == Approx(688128));
+  CHECK(m.compressed_cap_tokens == 2048);
+  // The window: 43 layers x 131,072 = 5,636,096 per token up to 128.
+  CHECK(m.attention_flops_sliding == Approx(5636096));
+  CHECK(m.window_tokens == 128);
+  // A prefill of 8,192 tokens: the capped part attends to 2,048^2 / 2 + (8,192 - 2,048) x 2,048 =
+  // 14,680,064 (query, entry) pairs, 688,128 x 14,680,064 = 1.0102e13 FLOP more, compute-bound.
+  StepMix mix;
+  mix.prefill_tokens = 8192;
+  mix.prefill_attention_full = 8192.0 * 8192 / 2;
+  mix.prefill_attention_sliding = 128.0 * 128 / 2 + (8192.0 - 128) * 128;
+  mix.prefill_attention_compressed = 14680064;
+  mix.prefill_kv_tokens_full = 8192;
+  mix.prefill_kv_tokens_sliding = 128;
+  StepModel without = m;
+  without.attention_flops_compressed = 0;
+  const double added_s = step_cost(m, mix).time_s - step_cost(without, mix).time_s;
+  CHECK(added_s == Approx(688128.0 * 14680064 / m.attention_flops_per_s));
+}
