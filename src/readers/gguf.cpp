@@ -769,6 +769,7 @@ void SpecBuilder::read_short_conv(ModelSpec& s) {
 const std::map<std::string, std::string>& model_types() {
   static const std::map<std::string, std::string> kModelTypes = {{"llama", "llama"},
                                                                  {"mistral", "llama"},
+                                                                 {"mistral3", "llama"},
                                                                  {"mixtral", "mixtral"},
                                                                  {"qwen2", "qwen2"},
                                                                  {"qwen3", "qwen3"},

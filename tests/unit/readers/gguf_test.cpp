@@ -565,6 +565,23 @@ TEST_CASE("other GGUF architectures read as llama-like, with a note", "[gguf]") 
   CHECK(has_note(g.notes, "sliding window of 4096 tokens ignored"));
 }
 
+TEST_CASE("mistral3 GGUFs (Ministral 3, Devstral Small 2) read as the llama layout they are", "[gguf]") {
+  // llama.cpp's mistral3 architecture builds the standard llama block (llm_build_mistral3); only
+  // its rope scaling differs, which the estimates do not read.
+  GgufBuilder b;
+  b.kv_str("general.architecture", "mistral3")
+      .kv_u32("mistral3.block_count", 2)
+      .kv_u32("mistral3.embedding_length", 64)
+      .kv_u32("mistral3.feed_forward_length", 128)
+      .kv_u32("mistral3.attention.head_count", 4)
+      .kv_u32("mistral3.attention.head_count_kv", 2);
+  add_tiny_llama_tensors(b);
+  const GgufModel g = parse_gguf_model(b.build(), "ministral.gguf", db());
+  CHECK(g.spec.model_type == "llama");
+  CHECK_FALSE(has_note(g.notes, "is not modelled"));
+  CHECK(g.spec.num_key_value_heads == 2);
+}
+
 TEST_CASE("read_gguf_model reads a file in chunks, never its data", "[gguf]") {
   TempDir dir;
   // A 200000-entry merges list makes the metadata a few MiB, so the reader grows its buffer several times.
