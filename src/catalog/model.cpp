@@ -27,6 +27,8 @@ constexpr std::string_view kFull = "full_attention";
 constexpr std::string_view kLinear = "linear_attention";
 constexpr std::string_view kMamba = "mamba";
 constexpr std::string_view kShortConv = "conv";
+/// MXFP4 (OCP Microscaling Formats v1.0): one E8M0 scale per block of 32 E2M1 weights.
+constexpr uint64_t kMxfp4BlockWeights = 32;
 
 /// Architecture traits that follow from model_type; a preset may override each.
 struct Traits {
@@ -558,7 +560,7 @@ uint64_t fp8_scale_elements(const ModelSpec& s, const std::vector<Tensor>& block
     if (t.kind == "attn_v_b") continue;  // counted with attn_k_b
     if (catalog_detail::is_unscaled_deepseek_v4_kind(t.kind)) continue;
     if (s.expert_dtype == "fp4" && is_expert_kind(t.kind)) {
-      n += t.elements() / 32;  // FP4 experts: one E8M0 scale per 32 weights instead of FP8 blocks
+      n += t.elements() / kMxfp4BlockWeights;  // FP4 experts: one E8M0 scale per 32 weights instead of FP8 blocks
       continue;
     }
     if (per_tensor > 0) {
@@ -1519,7 +1521,7 @@ uint64_t quantization_scale_elements(const ModelSpec& s, const CheckpointQuantiz
     // gpt-oss: experts only (modules_to_not_convert keeps attention, router,
     // embeddings and head in BF16); one E8M0 scale per 32 weights.
     for (const Tensor& t : blocks) {
-      if (is_expert_kind(t.kind)) scales += t.elements() / 32;
+      if (is_expert_kind(t.kind)) scales += t.elements() / kMxfp4BlockWeights;
     }
   } else if (q.quant_method == "compressed-tensors" && q.group_size > 0) {
     // Kimi-K2.5 pack-quantized INT4 (ignore: lm_head, self_attn, shared_experts, the dense MLP):

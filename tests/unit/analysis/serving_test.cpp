@@ -45,6 +45,16 @@ ServingLoad closed(uint64_t c, uint64_t prompt, uint64_t gen) {
   return l;
 }
 
+/// serve's setup of `model` on one `hardware` GPU under vLLM, one client.
+PreparedServing one_gpu(const std::string& hardware, const std::string& model) {
+  ServeRequest r;
+  r.scenario.hardware = hardware;
+  r.scenario.model.preset = model;
+  r.scenario.engine = "vllm";
+  r.load.concurrency = 1;
+  return prepare_serving(fixtures::catalog(), r);
+}
+
 }  // namespace
 
 TEST_CASE("a decode step is weight reads + KV reads + overhead on a bandwidth-bound rank") {
@@ -222,12 +232,7 @@ TEST_CASE("versions order numerically and pick the era that covers them") {
 }
 
 TEST_CASE("step_model: Llama-3.1-8B on an H100, tp 1") {
-  ServeRequest r;
-  r.scenario.hardware = "h100-sxm";
-  r.scenario.model.preset = "llama-3.1-8b";
-  r.scenario.engine = "vllm";
-  r.load.concurrency = 1;
-  const PreparedServing p = prepare_serving(fixtures::catalog(), r);
+  const PreparedServing p = one_gpu("h100-sxm", "llama-3.1-8b");
   const StepModel& m = p.setup.pools.front().step;
   // KV per token: 32 layers x 2 (K, V) x 8 heads x 128 x 2 bytes = 131,072.
   CHECK(m.kv_bytes_per_token_full == Approx(131072));
@@ -260,12 +265,7 @@ TEST_CASE("serve refuses layouts the model or engine cannot run") {
 }
 
 TEST_CASE("step_model: DeepSeek-V4-Flash attends to its compressed entries beside the window") {
-  ServeRequest r;
-  r.scenario.hardware = "b200";
-  r.scenario.model.preset = "deepseek-v4-flash";
-  r.scenario.engine = "vllm";
-  r.load.concurrency = 1;
-  const PreparedServing p = prepare_serving(fixtures::catalog(), r);
+  const PreparedServing p = one_gpu("b200", "deepseek-v4-flash");
   const StepModel& m = p.setup.pools.front().step;
   // One GPU (155.6 GB of weights fit a B200). Per entry 2 x 64 heads x (512 + 512) = 131,072 FLOP.
   // Linear in the context: the 20 ratio-128 layers (131,072 x 20 / 128 = 20,480) and the 21 ratio-4
