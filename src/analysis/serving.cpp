@@ -77,14 +77,6 @@ struct Worker {
   double last_time = 0;
 };
 
-/// What one request of `tokens` context holds in a rank's pool: its KV (sliding layers capped at
-/// the window) and the fixed state of linear-attention layers.
-double request_kv_bytes(const StepModel& m, double tokens) {
-  const double w = static_cast<double>(m.window_tokens);
-  return m.kv_bytes_per_token_full * tokens + m.kv_bytes_per_token_sliding * (w > 0 ? std::min(tokens, w) : tokens) +
-         m.state_bytes_per_sequence;
-}
-
 /// Causal attention pairs of positions [0, p) over a sliding window w (0 = none).
 double sliding_pairs(double p, double w) { return w <= 0 || p <= w ? p * p / 2.0 : w * w / 2.0 + (p - w) * w; }
 
@@ -104,8 +96,14 @@ class Simulation {
     const uint64_t measured = simulated_requests(load);
     warmup_ = load.warmup_requests ? *load.warmup_requests : load.concurrency ? load.concurrency : std::max<uint64_t>(measured / 10, 8);
     measured_end_ = warmup_ + measured;
-    // Closed loop: keep C clients busy until the last measured request ends.
-    total_ = measured_end_ + (load.concurrency ? load.concurrency : 0);
+    measured_count_ = measured;
+    // An open loop with no warm-up asked for warms up until the first request completes (the
+    // system holds a lifetime of arrivals by then), at most kMaxWarmupCycles x the measured ones.
+    warm_until_completion_ = !load.concurrency && !load.warmup_requests;
+    max_warmup_ = warmup_ + kMaxWarmupCycles * measured;
+    // Closed loop: keep C clients busy until the last measured request ends; a warming open loop
+    // keeps arriving too (a server that stops receiving speeds up and seems to keep up).
+    total_ = measured_end_ + (load.concurrency ? load.concurrency : warm_until_completion_ ? kMaxWarmupCycles * measured : 0);
     requests_.reserve(total_);
   }
 
@@ -113,6 +111,7 @@ class Simulation {
 
  private:
   static constexpr uint64_t kMaxIterations = 50'000'000;  // a bound, never reached by sized loads
+  static constexpr uint64_t kMaxWarmupCycles = 4;
   void run_events();
   void measure_latencies(ServingResult& out);
   void measure_rates(ServingResult& out);
@@ -144,6 +143,9 @@ class Simulation {
   std::vector<Request> requests_;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
   uint64_t seq_ = 0, warmup_ = 0, measured_end_ = 0, total_ = 0, done_measured_ = 0;
+  uint64_t measured_count_ = 0, max_warmup_ = 0;
+  bool warm_until_completion_ = false;
+  double last_arrival_ = 0;
   bool holding_starts_ = false;  ///< while the first burst is issued: queue it, start the workers after
   double window_start_ = -1, window_tokens_start_ = 0, window_done_start_ = 0;
   double tokens_out_ = 0, completions_ = 0, now_ = 0;
@@ -158,9 +160,15 @@ void Simulation::issue(double now) {
   const uint32_t id = static_cast<uint32_t>(requests_.size());
   Request r;
   r.arrival = now;
+  last_arrival_ = now;
   const uint64_t cached = static_cast<uint64_t>(std::floor(load_.prefix_hit * static_cast<double>(load_.prompt_tokens)));
   r.position = std::min(cached, load_.prompt_tokens > 0 ? load_.prompt_tokens - 1 : 0);
   r.prefill_left = load_.prompt_tokens - r.position;
+  if (warm_until_completion_ && id >= warmup_ && completions_ == 0 && id < max_warmup_) {
+    warmup_ = id + 1;  // still filling: this one warms up too
+    measured_end_ = warmup_ + measured_count_;
+    total_ = measured_end_ + kMaxWarmupCycles * measured_count_;
+  }
   r.measured = id >= warmup_ && id < measured_end_;
   requests_.push_back(r);
   if (id == warmup_) {
@@ -477,6 +485,8 @@ void Simulation::measure_rates(ServingResult& out) {
   if (span > 0) {
     out.output_tokens_per_s = (tokens_out_ - window_tokens_start_) / span;
     out.requests_per_s = (completions_ - window_done_start_) / span;
+    const double arriving = std::min(now_, last_arrival_) - std::max(window_start_, 0.0);
+    if (arriving > 0) out.arrivals_per_s = static_cast<double>(requests_.size() - warmup_ - 1) / arriving;
   }
   out.output_tokens_per_s_per_gpu = out.gpus ? out.output_tokens_per_s / static_cast<double>(out.gpus) : 0;
   out.goodput_requests_per_s = out.requests_per_s * out.slo_attained;
@@ -511,7 +521,7 @@ ServingResult Simulation::run() {
   measure_rates(out);
   attribute_time(out);
   if (result_.iterations >= kMaxIterations) out.notes.push_back("stopped at the iteration bound before every measured request finished");
-  if (!load_.concurrency && out.requests_per_s > 0 && load_.rate_per_s > out.requests_per_s * 1.05)
+  if (!load_.concurrency && out.requests_per_s > 0 && !out.keeps_up())
     out.notes.push_back(
         fmt::format("the offered rate {:.3g} req/s exceeds what the layout completes ({:.3g} req/s): queues grow and "
                     "TTFT depends on how long the run lasts",

@@ -132,9 +132,9 @@ void set_communication(StepModel& sm, const Scenario& s, const ServingLayout& la
   sm.peak_link_bytes_per_s = link ? link->per_direction_bytes_per_s() : 0;
   const LayoutTraffic traffic = layout_traffic(m, ExpertLayout{layout.tp, layout.dp_attention, layout.ep}, sm.layers, sm.moe_layers);
   sm.allreduce_bytes_per_token = traffic.allreduce_bytes_per_token;
-  sm.allreduce_latency_s = traffic.allreduce_count * engine.allreduce_latency_s;
   sm.alltoall_bytes_per_token = traffic.alltoall_bytes_per_token;
-  sm.alltoall_latency_s = traffic.alltoall_count * engine.allreduce_latency_s;
+  sm.collectives = traffic.allreduce_count + traffic.alltoall_count;
+  sm.engine_collective_latency_s = engine.allreduce_latency_s;
 }
 
 }  // namespace
@@ -178,6 +178,14 @@ void set_era(StepModel& m, const ServingEra& era) {
   m.step_overhead_s = era.step_overhead_s;
   m.layer_overhead_s = era.layer_overhead_s;
   m.expert_gemm_half_tokens = era.expert_gemm_half_tokens;
+  const double one = era.collective_latency_s > 0 ? era.collective_latency_s : m.engine_collective_latency_s;
+  m.collective_latency_s = m.collectives * one;
+}
+
+double request_kv_bytes(const StepModel& m, double tokens) {
+  const double w = static_cast<double>(m.window_tokens);
+  return m.kv_bytes_per_token_full * tokens + m.kv_bytes_per_token_sliding * (w > 0 ? std::min(tokens, w) : tokens) +
+         m.state_bytes_per_sequence;
 }
 
 StepCost step_cost(const StepModel& m, const StepMix& mix) {
@@ -210,7 +218,7 @@ StepCost step_cost(const StepModel& m, const StepMix& mix) {
   const double attention_t = attention_flops / m.attention_flops_per_s;
   c.overhead_s = m.step_overhead_s + m.layers * m.layer_overhead_s;
   if (m.link_bytes_per_s > 0) c.communication_s = tokens * (m.allreduce_bytes_per_token + m.alltoall_bytes_per_token) / m.link_bytes_per_s;
-  c.communication_s += m.allreduce_latency_s + m.alltoall_latency_s;
+  c.communication_s += m.collective_latency_s;
   c.compute_s = (linear_t > weights_t ? linear_t : 0.0) + (attention_t > kv_t ? attention_t : 0.0);
   c.bandwidth_s = (linear_t > weights_t ? 0.0 : weights_t) + (attention_t > kv_t ? 0.0 : kv_t);
   c.time_s = c.compute_s + c.bandwidth_s + c.overhead_s + c.communication_s;

@@ -3,9 +3,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <tuple>
 
 #include <fmt/format.h>
 
+#include "optadvisor/analysis/serving_ceiling.hpp"
 #include "optadvisor/base/error.hpp"
 
 namespace optadvisor {
@@ -42,8 +45,9 @@ std::vector<ServePoolRequest> layouts(const ModelSpec& model, uint32_t max_gpus)
   return out;
 }
 
-bool meets(const ServingResult& r, const CapacityRequest& q, double rate) {
-  return r.fits && r.slo_attained >= q.slo_attainment && r.requests_per_s >= 0.95 * rate;
+/// Enough requests meet both SLOs, and completions keep pace with arrivals.
+bool meets(const ServingResult& r, const CapacityRequest& q) {
+  return r.fits && r.slo_attained >= q.slo_attainment && r.keeps_up();
 }
 
 /// Every engine, weight format and layout to try: the named ones, or the serving engines and the
@@ -99,7 +103,7 @@ ReplicaRate bisect_rate(double ceiling, const CapacityRequest& q, CapacityPlan& 
     const double mid = step == 0 ? hi : (lo + hi) / 2;
     const ServingResult r = at(mid);
     ++plan.simulations;
-    if (meets(r, q, mid)) {
+    if (meets(r, q)) {
       lo = mid, best = r;
       if (step == 0) break;
     } else {
@@ -150,62 +154,11 @@ std::optional<CapacityCandidate> candidate_of(const CapacityRequest& q, double g
   return c;
 }
 
-// --- disaggregated deployments --------------------------------------------
+// --- screening: each layout's analytic ceiling --------------------------------
 
-/// One layout's capacity in each pool of a disaggregated deployment (0 where it cannot serve).
-struct PoolCapacity {
-  Option option;
-  double prefill_rate_per_s = 0;
-  double decode_rate_per_s = 0;
-  double prefill_rate_per_gpu() const { return prefill_rate_per_s / option.layout.layout.gpus(); }
-};
-
-/// A prefill worker only reads prompts: it serves requests of one generated token, whose TTFT
-/// (queueing and prefill) must meet the SLO. The KV transfer to the decode pool (about a
-/// millisecond over the GPU link) is left to the check of the whole deployment.
-double prefill_rate(const Catalog& catalog, const CapacityRequest& q, const Option& o, CapacityPlan& plan) {
-  CapacityRequest prompts = q;
-  prompts.gen_tokens = 1;
-  const ServeRequest sr = serve_request(prompts, o);
-  const PreparedServing prepared = prepare_serving(catalog, sr);
-  ++plan.layouts_evaluated;
-  return replica_rate(prepared.setup, sr.load, q, plan).rate_per_s;
-}
-
-/// Prefill workers of `feeder` for `rate` with half again as much capacity, so they never bind.
-uint32_t feeding_workers(const PoolCapacity& feeder, double rate) {
-  const double n = std::ceil(1.5 * rate / feeder.prefill_rate_per_s);
-  return static_cast<uint32_t>(std::clamp(n, 1.0, static_cast<double>(kMaxServeWorkers)));
-}
-
-/// A decode worker of `o`'s layout fed by prefill workers of `feeder` that never bind: the most it
-/// serves with the deployment's TTFT (prefill, transfer, waiting for a decode slot) and TPOT within the SLOs.
-double decode_rate(const Catalog& catalog, const CapacityRequest& q, const Option& o, const PoolCapacity& feeder,
-                   CapacityPlan& plan) {
-  ServeRequest sr = serve_request(q, o);
-  sr.disaggregated = true;
-  sr.prefill = {1, feeder.option.layout.layout, 0};
-  sr.decode = {1, o.layout.layout, 0};
-  ServingSetup setup = prepare_serving(catalog, sr).setup;
-  ++plan.layouts_evaluated;
-  ServingLoad saturate = sr.load;
-  saturate.concurrency = 256;
-  setup.pools.front().workers = kMaxDisaggregatedFeeders;
-  const ServingResult top = simulate_serving(setup, saturate);
-  ++plan.simulations;
-  if (!top.fits || !(top.requests_per_s > 0)) return 0;
-  return bisect_rate(top.requests_per_s, q, plan, [&](double rate) {
-           setup.pools.front().workers = feeding_workers(feeder, rate);
-           return simulate_serving(setup, open_loop(sr.load, rate));
-         }).rate_per_s;
-}
-
-/// N prefill workers of one layout and M decode workers of another, sized for the whole rate.
-struct Pairing {
-  const PoolCapacity* prefill = nullptr;
-  const PoolCapacity* decode = nullptr;
-  uint32_t prefill_workers = 0, decode_workers = 0, gpus = 0;
-};
+/// Allowance over the analytic ceiling before a layout is screened out: the ceiling's TPOT-SLO
+/// batch is an approximation (serving_ceiling.hpp); a unit test checks simulations stay below it.
+constexpr double kCeilingMargin = 1.25;
 
 /// Workers of `per_worker` requests/s each for `rate`, capped one past the most a pool may have.
 uint32_t workers_for(double rate, double per_worker) {
@@ -213,21 +166,124 @@ uint32_t workers_for(double rate, double per_worker) {
   return static_cast<uint32_t>(std::min(n, static_cast<double>(kMaxServeWorkers) + 1));
 }
 
-/// Every pair of layouts with both rates, sized; within max_gpus, fewest GPUs first.
-std::vector<Pairing> pairings(const std::vector<PoolCapacity>& pools, const CapacityRequest& q) {
-  std::vector<Pairing> out;
-  for (const auto& p : pools) {
-    if (!(p.prefill_rate_per_s > 0)) continue;
-    for (const auto& d : pools) {
-      if (!(d.decode_rate_per_s > 0)) continue;
-      Pairing x{&p, &d, workers_for(q.rate_per_s, p.prefill_rate_per_s), workers_for(q.rate_per_s, d.decode_rate_per_s), 0};
-      const uint64_t gpus = static_cast<uint64_t>(x.prefill_workers) * p.option.layout.layout.gpus() +
-                            static_cast<uint64_t>(x.decode_workers) * d.option.layout.layout.gpus();
-      if (gpus > q.max_gpus || x.prefill_workers > kMaxServeWorkers || x.decode_workers > kMaxServeWorkers) continue;
-      x.gpus = static_cast<uint32_t>(gpus);
-      out.push_back(x);
+/// One option prepared once, with its ceilings as a replica, a prefill worker and a decode worker
+/// (the margin included) and, once simulated, its rates as a prefill and a decode worker.
+struct Screened {
+  std::size_t order = 0;  ///< in the enumeration
+  Option option;
+  ServeRequest request;
+  PreparedServing prepared;
+  double replica_ceiling = 0, prefill_ceiling = 0, decode_ceiling = 0;
+  uint32_t gpus_at_least = 0;  ///< replicas at the ceiling x GPUs per replica
+  std::optional<double> prefill_rate, decode_rate;
+  uint32_t gpus() const { return option.layout.layout.gpus(); }
+};
+
+double ceiling_as(const PreparedServing& p, ServingRole role, const ServingLoad& load, double slo_ttft_s, double slo_tpot_s) {
+  ServingPool pool = p.setup.pools.front();
+  pool.role = role;
+  return kCeilingMargin * serving_rate_ceiling(pool, ceiling_load(pool, load, slo_ttft_s, slo_tpot_s, p.setup.request_overhead_s));
+}
+
+/// Prepares every option the model, device and engine can run and bounds its rates.
+std::vector<Screened> screen(const Catalog& catalog, const CapacityRequest& q, const std::vector<Option>& options) {
+  std::vector<Screened> out;
+  for (std::size_t i = 0; i < options.size(); ++i) {
+    Screened s;
+    s.order = i;
+    s.option = options[i];
+    s.request = serve_request(q, options[i]);
+    try {
+      s.prepared = prepare_serving(catalog, s.request);
+    } catch (const Error&) {
+      continue;  // a layout the model, device or engine cannot run
     }
+    ServingLoad prompts = s.request.load;
+    prompts.gen_tokens = 1;
+    s.replica_ceiling = ceiling_as(s.prepared, ServingRole::kMixed, s.request.load, q.slo_ttft_s, q.slo_tpot_s);
+    s.prefill_ceiling = ceiling_as(s.prepared, ServingRole::kMixed, prompts, q.slo_ttft_s, 0);
+    s.decode_ceiling = ceiling_as(s.prepared, ServingRole::kDecode, s.request.load, 0, q.slo_tpot_s);
+    s.gpus_at_least = s.replica_ceiling > 0 ? workers_for(q.rate_per_s, s.replica_ceiling) * s.gpus() : UINT32_MAX;
+    out.push_back(std::move(s));
   }
+  return out;
+}
+
+// --- disaggregated deployments --------------------------------------------
+
+/// A prefill worker only reads prompts: it serves requests of one generated token, whose TTFT
+/// (queueing and prefill) must meet the SLO. The KV transfer to the decode pool (about a
+/// millisecond over the GPU link) is left to the check of the whole deployment.
+double prefill_rate(const Catalog& catalog, const CapacityRequest& q, Screened& s, CapacityPlan& plan) {
+  if (s.prefill_rate) return *s.prefill_rate;
+  CapacityRequest prompts = q;
+  prompts.gen_tokens = 1;
+  const ServeRequest sr = serve_request(prompts, s.option);
+  const PreparedServing prepared = prepare_serving(catalog, sr);
+  ++plan.layouts_evaluated;
+  s.prefill_rate = replica_rate(prepared.setup, sr.load, q, plan).rate_per_s;
+  return *s.prefill_rate;
+}
+
+/// Prefill workers of `feeder` for `rate` with half again as much capacity, so they never bind.
+uint32_t feeding_workers(double feeder_rate_per_s, double rate) {
+  const double n = std::ceil(1.5 * rate / feeder_rate_per_s);
+  return static_cast<uint32_t>(std::clamp(n, 1.0, static_cast<double>(kMaxServeWorkers)));
+}
+
+/// A decode worker of `s`'s layout fed by prefill workers of `feeder` that never bind: the most it
+/// serves with the deployment's TTFT (prefill, transfer, waiting for a decode slot) and TPOT within the SLOs.
+double decode_rate(const Catalog& catalog, const CapacityRequest& q, Screened& s, const Screened& feeder, CapacityPlan& plan) {
+  if (s.decode_rate) return *s.decode_rate;
+  ServeRequest sr = serve_request(q, s.option);
+  sr.disaggregated = true;
+  sr.prefill = {1, feeder.option.layout.layout, 0};
+  sr.decode = {1, s.option.layout.layout, 0};
+  ServingSetup setup = prepare_serving(catalog, sr).setup;
+  ++plan.layouts_evaluated;
+  ServingLoad saturate = sr.load;
+  saturate.concurrency = 256;
+  setup.pools.front().workers = kMaxDisaggregatedFeeders;
+  const ServingResult top = simulate_serving(setup, saturate);
+  ++plan.simulations;
+  s.decode_rate = 0.0;
+  if (!top.fits || !(top.requests_per_s > 0)) return 0;
+  const double feeder_rate = *feeder.prefill_rate;
+  s.decode_rate = bisect_rate(top.requests_per_s, q, plan, [&](double rate) {
+                    setup.pools.front().workers = feeding_workers(feeder_rate, rate);
+                    return simulate_serving(setup, open_loop(sr.load, rate));
+                  }).rate_per_s;
+  return *s.decode_rate;
+}
+
+/// N prefill workers of one layout and M decode workers of another, sized for the whole rate.
+struct Pairing {
+  Screened* prefill = nullptr;
+  Screened* decode = nullptr;
+  uint32_t prefill_workers = 0, decode_workers = 0, gpus = 0;
+  std::size_t order = 0;  ///< prefill layout outer, decode layout inner, in the enumeration
+};
+
+/// The pair sized at rates of `prefill_per_s` and `decode_per_s` per worker; gpus 0 when past max_gpus or the worker limit.
+Pairing sized(Pairing x, const CapacityRequest& q, double prefill_per_s, double decode_per_s) {
+  x.prefill_workers = workers_for(q.rate_per_s, prefill_per_s);
+  x.decode_workers = workers_for(q.rate_per_s, decode_per_s);
+  const uint64_t gpus = static_cast<uint64_t>(x.prefill_workers) * x.prefill->gpus() + static_cast<uint64_t>(x.decode_workers) * x.decode->gpus();
+  const bool within = gpus <= q.max_gpus && x.prefill_workers <= kMaxServeWorkers && x.decode_workers <= kMaxServeWorkers;
+  x.gpus = within ? static_cast<uint32_t>(gpus) : 0;
+  return x;
+}
+
+/// Every pair of layouts whose ceilings leave it within max_gpus, sized at the ceilings: the
+/// fewest GPUs each pair could need, fewest first.
+std::vector<Pairing> pairs_at_ceilings(std::vector<Screened*>& group, const CapacityRequest& q) {
+  std::vector<Pairing> out;
+  for (std::size_t i = 0; i < group.size(); ++i)
+    for (std::size_t j = 0; j < group.size(); ++j) {
+      if (!(group[i]->prefill_ceiling > 0) || !(group[j]->decode_ceiling > 0)) continue;
+      const Pairing x = sized({group[i], group[j], 0, 0, 0, i * group.size() + j}, q, group[i]->prefill_ceiling, group[j]->decode_ceiling);
+      if (x.gpus) out.push_back(x);
+    }
   std::stable_sort(out.begin(), out.end(), [](const Pairing& a, const Pairing& b) { return a.gpus < b.gpus; });
   return out;
 }
@@ -242,26 +298,27 @@ std::optional<CapacityCandidate> verified(const Catalog& catalog, const Capacity
   sr.decode = {1, x.decode->option.layout.layout, 0};
   const PreparedServing prepared = prepare_serving(catalog, sr);
   ServingSetup setup = prepared.setup;
-  const uint32_t gp = x.prefill->option.layout.layout.gpus(), gd = x.decode->option.layout.layout.gpus();
+  const uint32_t gp = x.prefill->gpus(), gd = x.decode->gpus();
   for (int attempt = 0; attempt < 3; ++attempt) {
     if (x.prefill_workers * gp + x.decode_workers * gd > q.max_gpus) return std::nullopt;
     setup.pools[0].workers = x.prefill_workers;
     setup.pools[1].workers = x.decode_workers;
     const ServingResult r = simulate_serving(setup, open_loop(sr.load, q.rate_per_s));
     ++plan.simulations;
-    if (meets(r, q, q.rate_per_s)) {
+    if (meets(r, q)) {
       CapacityCandidate c;
       c.engine = x.decode->option.engine;
       c.quant = prepared.base.scenario.weights.quant_id;
       c.layout = {x.decode_workers, x.decode->option.layout.layout, 0};
       c.disaggregated = DisaggregatedSizing{{x.prefill_workers, x.prefill->option.layout.layout, 0},
                                             c.layout,
-                                            x.prefill->prefill_rate_per_s,
-                                            x.decode->decode_rate_per_s};
+                                            *x.prefill->prefill_rate,
+                                            *x.decode->decode_rate};
       c.replicas = 1;
       c.gpus = x.prefill_workers * gp + x.decode_workers * gd;
-      c.replica_rate_per_s = std::min(x.prefill_workers * x.prefill->prefill_rate_per_s, x.decode_workers * x.decode->decode_rate_per_s);
+      c.replica_rate_per_s = std::min(x.prefill_workers * *x.prefill->prefill_rate, x.decode_workers * *x.decode->decode_rate);
       c.at_load = r;
+      c.order = x.order;
       price(c, q, gpu_hour_usd);
       return c;
     }
@@ -270,37 +327,82 @@ std::optional<CapacityCandidate> verified(const Catalog& catalog, const Capacity
   return std::nullopt;
 }
 
-/// The disaggregated candidates of one engine and format: each layout's prefill and decode
-/// capacity, then the best sized pairs simulated whole.
-void plan_disaggregated(const Catalog& catalog, const CapacityRequest& q, const std::vector<Option>& group, CapacityPlan& plan) {
-  std::vector<PoolCapacity> pools;
-  for (const Option& o : group) {
-    try {
-      pools.push_back({o, prefill_rate(catalog, q, o, plan), 0});
-    } catch (const Error&) {  // a layout the model, device or engine cannot run
-    }
-  }
-  const auto feeder = std::max_element(pools.begin(), pools.end(), [](const PoolCapacity& a, const PoolCapacity& b) {
-    return a.prefill_rate_per_gpu() < b.prefill_rate_per_gpu();
+/// The disaggregated candidates of one engine and format. The feeder of every decode worker is the
+/// layout with the highest prefill ceiling per GPU. Pairs are taken fewest GPUs (at their ceilings)
+/// first; each is sized at its layouts' simulated rates, and a sized pair is simulated whole once
+/// no pair left could need fewer GPUs, fewest first, until kVerifiedPairs meet the SLOs.
+void plan_disaggregated(const Catalog& catalog, const CapacityRequest& q, std::vector<Screened*> group, CapacityPlan& plan) {
+  const auto feeder = std::max_element(group.begin(), group.end(), [](const Screened* a, const Screened* b) {
+    return a->prefill_ceiling / a->gpus() < b->prefill_ceiling / b->gpus();
   });
-  if (feeder == pools.end() || !(feeder->prefill_rate_per_s > 0)) return;
-  for (PoolCapacity& d : pools) {
+  if (feeder == group.end() || !((*feeder)->prefill_ceiling > 0)) return;
+  try {
+    if (!(prefill_rate(catalog, q, **feeder, plan) > 0)) return;
+  } catch (const Error&) {  // a layout the simulation refuses
+    return;
+  }
+  std::vector<Pairing> waiting;  // sized at simulated rates, not yet simulated whole
+  std::size_t kept = 0;
+  const auto verify_below = [&](uint64_t gpus) {
+    std::stable_sort(waiting.begin(), waiting.end(), [](const Pairing& a, const Pairing& b) { return std::tie(a.gpus, a.order) < std::tie(b.gpus, b.order); });
+    while (!waiting.empty() && waiting.front().gpus < gpus && kept < kVerifiedPairs) {
+      try {
+        if (auto c = verified(catalog, q, plan.gpu_hour_usd, waiting.front(), plan)) plan.candidates.push_back(*c), ++kept;
+      } catch (const Error&) {  // a pairing the simulation refuses
+      }
+      waiting.erase(waiting.begin());
+    }
+  };
+  for (const Pairing& bound : pairs_at_ceilings(group, q)) {
+    if (!q.exhaustive) verify_below(bound.gpus);
+    if (kept == kVerifiedPairs) return;
     try {
-      d.decode_rate_per_s = decode_rate(catalog, q, d.option, *feeder, plan);
-    } catch (const Error&) {  // a decode layout the simulation refuses
+      const double p = prefill_rate(catalog, q, *bound.prefill, plan), d = decode_rate(catalog, q, *bound.decode, **feeder, plan);
+      if (!(p > 0) || !(d > 0)) continue;
+      const Pairing x = sized(bound, q, p, d);
+      ++plan.disaggregated_pairs;
+      if (x.gpus) waiting.push_back(x);
+    } catch (const Error&) {  // a layout the simulation refuses
     }
   }
-  const std::vector<Pairing> pairs = pairings(pools, q);
-  plan.disaggregated_pairs += pairs.size();
-  std::size_t kept = 0;
-  for (const Pairing& x : pairs) {
-    if (kept == kVerifiedPairs) break;
-    try {
-      if (auto c = verified(catalog, q, plan.gpu_hour_usd, x, plan)) {
-        plan.candidates.push_back(*c);
-        ++kept;
-      }
-    } catch (const Error&) {  // a pairing the simulation refuses
+  verify_below(UINT64_MAX);
+}
+
+bool same_group(const Option& a, const Option& b) { return a.engine == b.engine && a.quant == b.quant; }
+
+std::size_t count_groups(const std::vector<Screened>& screened) {
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < screened.size(); ++i) n += i == 0 || !same_group(screened[i].option, screened[i - 1].option);
+  return n;
+}
+
+/// The plan's order: fewest GPUs, then the most headroom (replica capacity x replicas), then the enumeration.
+bool ranks_before(const CapacityCandidate& a, const CapacityCandidate& b) {
+  if (a.gpus != b.gpus) return a.gpus < b.gpus;
+  const double ha = a.replica_rate_per_s * a.replicas, hb = b.replica_rate_per_s * b.replicas;
+  if (ha != hb) return ha > hb;
+  return a.order < b.order;
+}
+
+/// Replicas of each layout, fewest GPUs at the ceiling first. Past the kPlanRankedCandidates best found,
+/// a layout whose ceiling already needs more GPUs than the last of them is not simulated (it
+/// cannot rank among them); --exhaustive simulates every one.
+void plan_aggregated(const CapacityRequest& q, std::vector<Screened>& screened, CapacityPlan& plan, const std::function<void()>& tick) {
+  std::vector<Screened*> order;
+  for (Screened& s : screened)
+    if (s.gpus_at_least <= q.max_gpus) order.push_back(&s);
+  std::stable_sort(order.begin(), order.end(), [](const Screened* a, const Screened* b) { return a->gpus_at_least < b->gpus_at_least; });
+  std::vector<uint32_t> found;  // GPUs of the candidates so far, fewest first
+  for (Screened* s : order) {
+    tick();
+    if (!q.exhaustive && found.size() >= kPlanRankedCandidates && s->gpus_at_least > found[kPlanRankedCandidates - 1]) break;
+    ++plan.layouts_evaluated;
+    const ReplicaRate replica = replica_rate(s->prepared.setup, s->request.load, q, plan);
+    if (!(replica.rate_per_s > 0)) continue;
+    if (auto c = candidate_of(q, plan.gpu_hour_usd, s->option, s->prepared, replica)) {
+      c->order = s->order;
+      found.insert(std::upper_bound(found.begin(), found.end(), c->gpus), c->gpus);
+      plan.candidates.push_back(*c);
     }
   }
 }
@@ -333,34 +435,30 @@ CapacityPlan plan_capacity(const Catalog& catalog, const CapacityRequest& q,
                                      *hw.gpu_hour_usd, hw.gpu_hour_source));
   }
 
-  // Options come grouped by engine and format (options_to_try); each group is also sized disaggregated.
-  for (std::size_t i = 0; i < options.size(); ++i) {
-    const Option& o = options[i];
-    if (progress) progress(i, options.size());
-    const ServeRequest sr = serve_request(q, o);
-    PreparedServing prepared;
-    try {
-      prepared = prepare_serving(catalog, sr);
-    } catch (const Error&) {
-      continue;  // a layout the model, device or engine cannot run
-    }
-    ++plan.layouts_evaluated;
-    const ReplicaRate replica = replica_rate(prepared.setup, sr.load, q, plan);
-    if (replica.rate_per_s > 0)
-      if (auto c = candidate_of(q, plan.gpu_hour_usd, o, prepared, replica)) plan.candidates.push_back(*c);
-    const bool group_ends = i + 1 == options.size() || options[i + 1].engine != o.engine || options[i + 1].quant != o.quant;
-    if (group_ends && q.disaggregated) {
-      std::size_t first = i;
-      while (first > 0 && options[first - 1].engine == o.engine && options[first - 1].quant == o.quant) --first;
-      plan_disaggregated(catalog, q, std::vector<Option>(options.begin() + static_cast<std::ptrdiff_t>(first), options.begin() + static_cast<std::ptrdiff_t>(i) + 1), plan);
+  std::vector<Screened> screened = screen(catalog, q, options);
+  plan.layouts_screened = screened.size();
+  const std::size_t groups = q.disaggregated ? count_groups(screened) : 0;
+  const std::size_t steps = screened.size() + groups;
+  std::size_t done = 0;
+  plan_aggregated(q, screened, plan, [&] {
+    if (progress) progress(done++, steps);
+  });
+  if (q.disaggregated) {
+    // Options come grouped by engine and format (options_to_try); each group is sized disaggregated.
+    for (std::size_t first = 0; first < screened.size();) {
+      std::size_t end = first;
+      std::vector<Screened*> group;
+      while (end < screened.size() && same_group(screened[end].option, screened[first].option)) group.push_back(&screened[end++]);
+      const std::size_t before = plan.candidates.size();
+      plan_disaggregated(catalog, q, group, plan);
+      for (std::size_t k = before; k < plan.candidates.size(); ++k) plan.candidates[k].order += (first + 1) * screened.size() * screened.size();
+      if (progress) progress(done++, steps);
+      first = end;
     }
   }
-  if (progress) progress(options.size(), options.size());
-  // Fewest GPUs first, then the most headroom per GPU (replica capacity x replicas over GPUs), then the option order.
-  std::stable_sort(plan.candidates.begin(), plan.candidates.end(), [](const CapacityCandidate& a, const CapacityCandidate& b) {
-    if (a.gpus != b.gpus) return a.gpus < b.gpus;
-    return a.replica_rate_per_s * a.replicas > b.replica_rate_per_s * b.replicas;
-  });
+  if (progress) progress(steps, steps);
+  // Fewest GPUs first, then the most headroom per GPU (replica capacity x replicas over GPUs), then the enumeration order.
+  std::sort(plan.candidates.begin(), plan.candidates.end(), ranks_before);
   plan.notes.push_back(
       fmt::format("a layout meets the SLOs when {:.0f}% of requests have TTFT <= {:.3g} s and TPOT <= {:.3g} s at its share "
                   "of the rate (open-loop Poisson arrivals), and it keeps up with the rate",

@@ -10,7 +10,7 @@
 namespace optadvisor {
 namespace {
 
-constexpr std::size_t kShown = 10;
+constexpr std::size_t kShown = kPlanRankedCandidates;  // the rows ranked as an exhaustive search ranks them
 
 nlohmann::json pool_json(const ServePoolRequest& p, double rate_per_worker) {
   return {{"workers", p.workers},
@@ -71,6 +71,7 @@ nlohmann::json capacity_json(const CapacityRequest& q, const CapacityPlan& plan)
             {"gpu_hour_from", plan.gpu_hour_usd > 0 ? nlohmann::json(plan.gpu_hour_from) : nlohmann::json(nullptr)}}},
           {"best", plan.candidates.empty() ? nlohmann::json(nullptr) : list.front()},
           {"candidates", list},
+          {"layouts_screened", plan.layouts_screened},
           {"layouts_evaluated", plan.layouts_evaluated},
           {"disaggregated_pairs", plan.disaggregated_pairs},
           {"simulations", plan.simulations},
@@ -112,8 +113,8 @@ std::string render_capacity(const CapacityRequest& q, const CapacityPlan& plan, 
     out += markdown ? t.to_markdown() : t.to_text();
     if (plan.candidates.size() > kShown) out += fmt::format("... {} more in --json\n", plan.candidates.size() - kShown);
   }
-  out += fmt::format("\n{} layouts evaluated, {} prefill x decode pairs sized, {} simulations\n", plan.layouts_evaluated,
-                     plan.disaggregated_pairs, plan.simulations);
+  out += fmt::format("\n{} layouts screened, {} simulated, {} prefill x decode pairs sized, {} simulations\n", plan.layouts_screened,
+                     plan.layouts_evaluated, plan.disaggregated_pairs, plan.simulations);
   for (const auto& n : plan.notes) out += "note: " + n + "\n";
   return out;
 }

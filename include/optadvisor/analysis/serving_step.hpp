@@ -83,9 +83,10 @@ struct StepModel {
 
   // Communication per token.
   double allreduce_bytes_per_token = 0;  ///< tensor-parallel all-reduce traffic per token, per step
-  double allreduce_latency_s = 0;        ///< per step (all layers)
   double alltoall_bytes_per_token = 0;   ///< expert dispatch + combine per token, per step
-  double alltoall_latency_s = 0;
+  double collectives = 0;                ///< all-reduces, dispatches and combines per step (all layers)
+  double engine_collective_latency_s = 0;  ///< the engine's fixed cost of one, where its era has none
+  double collective_latency_s = 0;       ///< per step: collectives x the era's (or engine's) fixed cost of one
   double link_bytes_per_s = 0;  ///< achievable per direction
 };
 
@@ -112,6 +113,10 @@ struct StepCost {
   double overhead_s = 0;
   double communication_s = 0;
 };
+
+/// What one request of `tokens` context holds in a rank's pool: its KV (sliding layers capped at
+/// the window) and the fixed state of linear-attention layers.
+double request_kv_bytes(const StepModel& m, double tokens);
 
 /// One iteration's time: each operator class is its own roofline, summed
 /// (weights GEMMs: weight reads vs matrix math; attention: KV reads vs its

@@ -120,6 +120,9 @@ struct ServingEra {
   /// Per request, outside the iterations: the API server's HTTP handling, tokenization and the
   /// first token's detokenization and streaming, in TTFT and end-to-end latency.
   double request_overhead_s = 0;
+  /// Fixed cost of one collective (a tensor-parallel all-reduce, an expert dispatch or combine):
+  /// launch and synchronisation, whatever its size; 0 = the engine's allreduce_latency_s.
+  double collective_latency_s = 0;
   std::vector<std::string> calibrated_on;  ///< what the fit used (a summary of the rows)
 };
 

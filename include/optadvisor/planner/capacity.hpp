@@ -2,10 +2,12 @@
 // Capacity planning: the fewest GPUs (then the lowest cost) that serve a
 // request rate at given lengths within TTFT and TPOT SLOs. Enumerates engine
 // x weight format x layout (tensor parallel; for MoE models expert parallel
-// and data-parallel attention), finds each layout's capacity per replica with
-// the serving simulation, and sizes the replicas; and, disaggregated, each
-// layout's capacity as a prefill worker and as a decode worker, sizes both
-// pools for every pair of layouts, and simulates the best pairs whole.
+// and data-parallel attention) and bounds each layout's rate analytically
+// (serving_rate_ceiling); then, fewest GPUs at the ceiling first, finds each
+// layout's capacity per replica with the serving simulation and sizes the
+// replicas, until no layout left can rank among the best found. Disaggregated,
+// each layout's capacity as a prefill worker and as a decode worker sizes both
+// pools for pairs of layouts, and the best pairs are simulated whole.
 #pragma once
 
 #include <functional>
@@ -16,6 +18,10 @@
 #include "optadvisor/analysis/serving_setup.hpp"
 
 namespace optadvisor {
+
+/// Candidates a plan ranks as an exhaustive search would (the rows its text table shows); past
+/// them, a layout whose analytic ceiling needs more GPUs than the last is not simulated.
+constexpr std::size_t kPlanRankedCandidates = 10;
 
 struct CapacityRequest {
   ScenarioRequest scenario;  ///< hardware and model; quant and engine "" = try every one that runs
@@ -29,6 +35,7 @@ struct CapacityRequest {
   uint32_t max_gpus = 64;
   double gpu_hour_usd = 0;      ///< 0 = no cost
   bool disaggregated = true;  ///< also size prefill + decode pools (off with --aggregated-only)
+  bool exhaustive = false;    ///< simulate every layout, not only those whose ceiling lets them rank (--exhaustive)
 };
 
 /// A disaggregated deployment: prefill workers of one layout, decode workers of another.
@@ -49,11 +56,13 @@ struct CapacityCandidate {
   ServingResult at_load;  ///< one replica at its share of the rate
   double cost_per_hour_usd = 0;
   double cost_per_million_output_tokens_usd = 0;
+  uint64_t order = 0;  ///< in the enumeration (aggregated layouts first, then each group's pairs): the last tie-break
 };
 
 struct CapacityPlan {
   std::vector<CapacityCandidate> candidates;  ///< meeting the SLOs within max_gpus, best first
-  std::size_t layouts_evaluated = 0;        ///< aggregated replicas, prefill workers and decode workers evaluated
+  std::size_t layouts_screened = 0;         ///< options prepared and bounded analytically (serving_rate_ceiling)
+  std::size_t layouts_evaluated = 0;        ///< aggregated replicas, prefill workers and decode workers simulated
   std::size_t disaggregated_pairs = 0;      ///< prefill x decode layout pairs sized
   std::size_t simulations = 0;
   double gpu_hour_usd = 0;     ///< the price costs use: --gpu-hour-usd, else the device's list price (0 = none)

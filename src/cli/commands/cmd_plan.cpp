@@ -44,6 +44,8 @@ void register_plan(CLI::App& app, const GlobalOptions& global) {
       ->check(CLI::Range(0.0, 1000.0));
   auto aggregated_only = std::make_shared<bool>(false);
   cmd->add_flag("--aggregated-only", *aggregated_only, "Size replicas of one pool only, not disaggregated prefill + decode pools");
+  cmd->add_flag("--exhaustive", q->exhaustive,
+                "Simulate every layout, not only those whose analytic ceiling lets them rank among the 10 best (all candidates in --json)");
   format->attach(cmd, true, false);
   cmd->callback([q, format, aggregated_only, &global] {
     const Catalog& catalog = load_catalog(global);

@@ -167,6 +167,33 @@ TEST_CASE("a burst of prompts waits longer for its first token than clients spre
   CHECK(a.ttft_s.mean > 1.5 * b.ttft_s.mean);
 }
 
+TEST_CASE("an open loop under capacity completes the offered rate, measured once the system is full") {
+  // 5 requests/s of 100 + 1000 tokens: a request lives about 1000 steps of 2 to 3 ms, so about
+  // 13 are in the system. Warming up until the first one completes fills it (more than the
+  // default 8 warm-up requests), and arrivals go on while the measured ones finish, so the
+  // completions keep pace with the arrivals. Counted from the eighth arrival of an emptying
+  // system, a server that keeps up would seem to fall about 8% behind.
+  ServingLoad load;
+  load.rate_per_s = 5;
+  load.prompt_tokens = 100;
+  load.gen_tokens = 1000;
+  const ServingResult r = simulate_serving(one_pool(round_rank()), load);
+  CHECK(r.warmup_requests > 8);
+  CHECK(r.measured_requests == 64);
+  // The measured window's arrivals are a Poisson count (64 of them: about 12% either way); the
+  // completions over the same window keep pace with them, within what the 13 or so requests in
+  // the system vary by (about 4 of 64).
+  CHECK(r.requests_per_s == Approx(r.arrivals_per_s).epsilon(0.06));
+  CHECK(r.arrivals_per_s == Approx(5).epsilon(0.15));
+  CHECK(r.keeps_up());
+  // Past capacity (a request's 1000 steps each read its KV: about 60 ms of reads a request,
+  // at most about 16 requests/s), completions fall behind the arrivals.
+  load.rate_per_s = 40;
+  const ServingResult over = simulate_serving(one_pool(round_rank()), load);
+  CHECK(over.requests_per_s < 0.8 * over.arrivals_per_s);
+  CHECK_FALSE(over.keeps_up());
+}
+
 TEST_CASE("reserve-full admission runs only what the pool holds at full length") {
   StepModel m = round_rank();
   m.admission = KvAdmission::kReserveFull;
