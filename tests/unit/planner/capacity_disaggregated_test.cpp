@@ -72,3 +72,34 @@ TEST_CASE("disaggregated plan: candidates stay within --max-gpus", "[planner][ca
   const CapacityPlan plan = plan_capacity(catalog(), q);
   for (const auto& c : plan.candidates) CHECK(c.gpus <= 2);
 }
+
+TEST_CASE("plan: screening by the analytic ceiling ranks the best candidates as an exhaustive search does", "[planner][capacity]") {
+  CapacityRequest seventy;  // the README's plan: Llama-3.1-70B on H100s, every engine and format
+  seventy.scenario.hardware = "h100-sxm";
+  seventy.scenario.model.preset = "llama-3.1-70b";
+  seventy.rate_per_s = 10;
+  seventy.prompt_tokens = 1024;
+  seventy.gen_tokens = 256;
+  seventy.slo_ttft_s = 1;
+  seventy.slo_tpot_s = 0.05;
+  for (const CapacityRequest& base : {seventy, long_prompts(true)}) {
+    CapacityRequest all = base;
+    all.exhaustive = true;
+    const CapacityPlan screened = plan_capacity(catalog(), base);
+    const CapacityPlan exhaustive = plan_capacity(catalog(), all);
+    INFO(base.scenario.model.preset);
+    REQUIRE(screened.candidates.size() >= std::min<std::size_t>(kPlanRankedCandidates, exhaustive.candidates.size()));
+    CHECK(screened.layouts_screened == exhaustive.layouts_screened);
+    CHECK(screened.simulations <= exhaustive.simulations);
+    for (std::size_t i = 0; i < std::min<std::size_t>(kPlanRankedCandidates, exhaustive.candidates.size()); ++i) {
+      const CapacityCandidate &a = screened.candidates[i], &b = exhaustive.candidates[i];
+      INFO("rank " << i + 1);
+      CHECK(a.gpus == b.gpus);
+      CHECK(a.engine == b.engine);
+      CHECK(a.quant == b.quant);
+      CHECK(a.layout.layout.tp == b.layout.layout.tp);
+      CHECK(a.disaggregated.has_value() == b.disaggregated.has_value());
+      CHECK(a.replica_rate_per_s == Approx(b.replica_rate_per_s));
+    }
+  }
+}
