@@ -77,6 +77,13 @@ struct Worker {
   double last_time = 0;
 };
 
+/// What the token at `position` (the context's last) adds to request_kv_bytes(): its KV in every
+/// full layer, and in the sliding layers while the context is within the window.
+double kv_growth_bytes(const StepModel& m, uint64_t position) {
+  const bool in_window = m.window_tokens == 0 || position <= m.window_tokens;
+  return m.kv_bytes_per_token_full + (in_window ? m.kv_bytes_per_token_sliding : 0.0);
+}
+
 /// Causal attention pairs of positions [0, p) over a sliding window w (0 = none).
 double sliding_pairs(double p, double w) { return w <= 0 || p <= w ? p * p / 2.0 : w * w / 2.0 + (p - w) * w; }
 
@@ -341,15 +348,15 @@ void Simulation::finish_iteration(std::size_t w, double now) {
   for (Rank& r : worker.ranks) {
     // Decode: every running sequence gains a token.
     if (r.decoding) {
-      std::vector<uint32_t> still;
-      still.reserve(r.running.size());
+      // The running sequences that go on, kept in order in place.
+      std::size_t kept = 0;
       for (uint32_t id : r.running) {
         Request& q = requests_[id];
         q.position += 1;
         q.generated += 1;
         tokens_out_ += 1;
         if (m.admission == KvAdmission::kIncremental) {
-          const double grow = kv_bytes(m, static_cast<double>(q.position)) - kv_bytes(m, static_cast<double>(q.position - 1));
+          const double grow = kv_growth_bytes(m, q.position);
           q.allocated_bytes += grow;
           r.used_bytes += grow;
         }
@@ -357,10 +364,10 @@ void Simulation::finish_iteration(std::size_t w, double now) {
           r.used_bytes -= q.allocated_bytes;
           finished.push_back(id);
         } else {
-          still.push_back(id);
+          r.running[kept++] = id;
         }
       }
-      r.running.swap(still);
+      r.running.resize(kept);
     }
     // Prefill chunks: a finished prompt yields the first token.
     for (const Chunk& c : r.chunks) {
