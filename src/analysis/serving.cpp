@@ -119,6 +119,9 @@ class Simulation {
  private:
   static constexpr uint64_t kMaxIterations = 50'000'000;  // a bound, never reached by sized loads
   static constexpr uint64_t kMaxWarmupCycles = 4;
+  /// Completions over the measured window at least this share of its arrivals: a server that keeps up
+  /// (the requests in the system vary by about 5% of a window as long as a lifetime).
+  static constexpr double kKeepUpShare = 0.9;
   void run_events();
   void measure_latencies(ServingResult& out);
   void measure_rates(ServingResult& out);
@@ -173,7 +176,9 @@ void Simulation::issue(double now) {
   r.prefill_left = load_.prompt_tokens - r.position;
   if (warm_until_completion_ && id >= warmup_ && completions_ == 0 && id < max_warmup_) {
     warmup_ = id + 1;  // still filling: this one warms up too
-    measured_end_ = warmup_ + measured_count_;
+    // Measure at least as many as warmed up (about the requests in the system), so the window
+    // spans a lifetime or more and its completions tell a growing queue from noise.
+    measured_end_ = warmup_ + std::max(measured_count_, warmup_);
     total_ = measured_end_ + kMaxWarmupCycles * measured_count_;
   }
   r.measured = id >= warmup_ && id < measured_end_;
@@ -493,7 +498,9 @@ void Simulation::measure_rates(ServingResult& out) {
     out.output_tokens_per_s = (tokens_out_ - window_tokens_start_) / span;
     out.requests_per_s = (completions_ - window_done_start_) / span;
     const double arriving = std::min(now_, last_arrival_) - std::max(window_start_, 0.0);
-    if (arriving > 0) out.arrivals_per_s = static_cast<double>(requests_.size() - warmup_ - 1) / arriving;
+    const auto arrived = static_cast<double>(requests_.size() - warmup_);
+    if (arriving > 0) out.arrivals_per_s = (arrived - 1) / arriving;
+    out.keeps_up = out.requests_per_s >= kKeepUpShare * out.arrivals_per_s;
   }
   out.output_tokens_per_s_per_gpu = out.gpus ? out.output_tokens_per_s / static_cast<double>(out.gpus) : 0;
   out.goodput_requests_per_s = out.requests_per_s * out.slo_attained;
@@ -528,7 +535,7 @@ ServingResult Simulation::run() {
   measure_rates(out);
   attribute_time(out);
   if (result_.iterations >= kMaxIterations) out.notes.push_back("stopped at the iteration bound before every measured request finished");
-  if (!load_.concurrency && out.requests_per_s > 0 && !out.keeps_up())
+  if (!load_.concurrency && out.requests_per_s > 0 && !out.keeps_up)
     out.notes.push_back(
         fmt::format("the offered rate {:.3g} req/s exceeds what the layout completes ({:.3g} req/s): queues grow and "
                     "TTFT depends on how long the run lasts",

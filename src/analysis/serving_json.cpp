@@ -35,7 +35,7 @@ nlohmann::json serving_point_json(const ServeRequest& request, const ServingResu
           {"output_tokens_per_s", {{"total", r.output_tokens_per_s}, {"per_gpu", r.output_tokens_per_s_per_gpu}}},
           {"requests_per_s", r.requests_per_s},
           {"arrivals_per_s", r.arrivals_per_s},
-          {"keeps_up", r.keeps_up()},
+          {"keeps_up", r.keeps_up},
           {"goodput",
            {{"requests_per_s", r.goodput_requests_per_s},
             {"slo_attained", r.slo_attained},

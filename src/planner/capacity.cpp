@@ -47,7 +47,7 @@ std::vector<ServePoolRequest> layouts(const ModelSpec& model, uint32_t max_gpus)
 
 /// Enough requests meet both SLOs, and completions keep pace with arrivals.
 bool meets(const ServingResult& r, const CapacityRequest& q) {
-  return r.fits && r.slo_attained >= q.slo_attainment && r.keeps_up();
+  return r.fits && r.slo_attained >= q.slo_attainment && r.keeps_up;
 }
 
 /// Every engine, weight format and layout to try: the named ones, or the serving engines and the

@@ -182,16 +182,16 @@ TEST_CASE("an open loop under capacity completes the offered rate, measured once
   CHECK(r.measured_requests == 64);
   // The measured window's arrivals are a Poisson count (64 of them: about 12% either way); the
   // completions over the same window keep pace with them, within what the 13 or so requests in
-  // the system vary by (about 4 of 64).
-  CHECK(r.requests_per_s == Approx(r.arrivals_per_s).epsilon(0.06));
+  // the system vary by.
+  CHECK(r.requests_per_s == Approx(r.arrivals_per_s).epsilon(0.1));
   CHECK(r.arrivals_per_s == Approx(5).epsilon(0.15));
-  CHECK(r.keeps_up());
+  CHECK(r.keeps_up);
   // Past capacity (a request's 1000 steps each read its KV: about 60 ms of reads a request,
   // at most about 16 requests/s), completions fall behind the arrivals.
   load.rate_per_s = 40;
   const ServingResult over = simulate_serving(one_pool(round_rank()), load);
   CHECK(over.requests_per_s < 0.8 * over.arrivals_per_s);
-  CHECK_FALSE(over.keeps_up());
+  CHECK_FALSE(over.keeps_up);
 }
 
 TEST_CASE("reserve-full admission runs only what the pool holds at full length") {
