@@ -466,9 +466,14 @@ CapacityPlan plan_capacity(const Catalog& catalog, const CapacityRequest& q,
   if (q.disaggregated)
     plan.notes.push_back(
         "disaggregated: each layout's rate as a prefill worker (TTFT SLO) and as a decode worker (both SLOs, prefill never binding) "
-        "sizes both pools for every pair of layouts; the best pairs are simulated whole, prefill and decode on one node's GPU link");
+        "sizes both pools for pairs of layouts, fewest GPUs first; the best pairs are simulated whole, prefill and decode on one "
+        "node's GPU link");
   else
     plan.notes.push_back("aggregated layouts only (--aggregated-only)");
+  if (!q.exhaustive)
+    plan.notes.push_back(fmt::format("each option's rate is bounded analytically first; options that cannot rank among the {} best "
+                                     "are not simulated (--exhaustive simulates every one)",
+                                     kPlanRankedCandidates));
   return plan;
 }
 
