@@ -84,9 +84,6 @@ double kv_growth_bytes(const StepModel& m, uint64_t position) {
   return m.kv_bytes_per_token_full + (in_window ? m.kv_bytes_per_token_sliding : 0.0);
 }
 
-/// Causal attention pairs of positions [0, p) over a sliding window w (0 = none).
-double sliding_pairs(double p, double w) { return w <= 0 || p <= w ? p * p / 2.0 : w * w / 2.0 + (p - w) * w; }
-
 class Simulation {
  public:
   Simulation(const ServingSetup& setup, const ServingLoad& load) : setup_(setup), load_(load), rng_(load.seed) {
@@ -280,8 +277,6 @@ void Simulation::fill_prefill(Rank& r, const StepModel& m, uint64_t budget) {
 void Simulation::start(std::size_t w, double now) {
   Worker& worker = workers_[w];
   const StepModel& m = worker.pool->step;
-  const double window = static_cast<double>(m.window_tokens);
-  const auto cap = static_cast<double>(m.compressed_cap_tokens);
   std::vector<StepMix> mixes(worker.ranks.size());
   double worker_tokens = 0;
   bool any = false;
@@ -289,24 +284,11 @@ void Simulation::start(std::size_t w, double now) {
     Rank& r = worker.ranks[i];
     plan(r, *worker.pool, now);
     StepMix& mix = mixes[i];
-    if (r.decoding) {
-      mix.decode_sequences = static_cast<double>(r.running.size());
-      for (uint32_t id : r.running) {
-        const double ctx = static_cast<double>(requests_[id].position);
-        mix.decode_context_full += ctx;
-        mix.decode_context_sliding += window > 0 ? std::min(ctx, window) : ctx;
-        if (m.sparse_topk) mix.decode_context_sparse += std::min(ctx, static_cast<double>(m.sparse_topk));
-        if (cap > 0) mix.decode_context_compressed += std::min(ctx, cap);
-      }
-    }
+    if (r.decoding)
+      for (uint32_t id : r.running) add_decode(mix, m, static_cast<double>(requests_[id].position));
     for (const Chunk& c : r.chunks) {
-      const double a = static_cast<double>(requests_[c.request].position), b = a + static_cast<double>(c.tokens);
-      mix.prefill_tokens += static_cast<double>(c.tokens);
-      mix.prefill_attention_full += (b * b - a * a) / 2.0;
-      mix.prefill_attention_sliding += sliding_pairs(b, window) - sliding_pairs(a, window);
-      if (cap > 0) mix.prefill_attention_compressed += sliding_pairs(b, cap) - sliding_pairs(a, cap);
-      mix.prefill_kv_tokens_full += b;
-      mix.prefill_kv_tokens_sliding += window > 0 ? std::min(b, window) : b;
+      const double a = static_cast<double>(requests_[c.request].position);
+      add_prefill_chunk(mix, m, a, a + static_cast<double>(c.tokens));
     }
     worker_tokens += mix.decode_sequences + mix.prefill_tokens;
     any = any || r.decoding || !r.chunks.empty();

@@ -10,28 +10,20 @@ namespace {
 /// One rank's decode step of `b` sequences, each at `context` tokens, in a worker stepping `worker_tokens` in all.
 StepMix decode_mix(const StepModel& m, double b, double context, double worker_tokens) {
   StepMix mix;
-  mix.decode_sequences = b;
-  mix.decode_context_full = b * context;
-  const double window = static_cast<double>(m.window_tokens);
-  mix.decode_context_sliding = b * (window > 0 ? std::min(context, window) : context);
-  if (m.sparse_topk) mix.decode_context_sparse = b * std::min(context, static_cast<double>(m.sparse_topk));
-  if (m.compressed_cap_tokens) mix.decode_context_compressed = b * std::min(context, static_cast<double>(m.compressed_cap_tokens));
+  add_decode(mix, m, context, b);
   mix.worker_tokens = worker_tokens;
   return mix;
 }
 
-/// A prompt of `tokens` prefilled alone, in chunks of the engine's token budget (attention over
-/// the chunk's own positions: at most what the whole prompt's chunks attend to).
+/// A prompt of `tokens` prefilled alone, in chunks of the engine's token budget (from position 0:
+/// a prompt after a cached prefix attends to more).
 double lone_prefill_s(const StepModel& m, double tokens) {
   const double budget = static_cast<double>(std::max<uint64_t>(m.max_batched_tokens, 1));
   double t = 0;
   for (double done = 0; done < tokens; done += budget) {
     StepMix mix;
-    const double a = done, b = std::min(tokens, done + budget);
-    mix.prefill_tokens = b - a;
-    mix.prefill_attention_full = (b * b - a * a) / 2.0;
-    mix.prefill_kv_tokens_full = b;
-    mix.worker_tokens = b - a;
+    add_prefill_chunk(mix, m, done, std::min(tokens, done + budget));
+    mix.worker_tokens = mix.prefill_tokens;
     t += step_cost(m, mix).time_s;
   }
   return t;

@@ -182,6 +182,34 @@ void set_era(StepModel& m, const ServingEra& era) {
   m.collective_latency_s = m.collectives * one;
 }
 
+namespace {
+
+/// Causal attention pairs of positions [0, p) over a sliding window w (0 = none).
+double sliding_pairs(double p, double w) { return w <= 0 || p <= w ? p * p / 2.0 : w * w / 2.0 + (p - w) * w; }
+
+}  // namespace
+
+void add_decode(StepMix& mix, const StepModel& m, double context, double count) {
+  const double window = static_cast<double>(m.window_tokens);
+  const auto cap = static_cast<double>(m.compressed_cap_tokens);
+  mix.decode_sequences += count;
+  mix.decode_context_full += count * context;
+  mix.decode_context_sliding += count * (window > 0 ? std::min(context, window) : context);
+  if (m.sparse_topk) mix.decode_context_sparse += count * std::min(context, static_cast<double>(m.sparse_topk));
+  if (cap > 0) mix.decode_context_compressed += count * std::min(context, cap);
+}
+
+void add_prefill_chunk(StepMix& mix, const StepModel& m, double a, double b) {
+  const double window = static_cast<double>(m.window_tokens);
+  const auto cap = static_cast<double>(m.compressed_cap_tokens);
+  mix.prefill_tokens += b - a;
+  mix.prefill_attention_full += (b * b - a * a) / 2.0;
+  mix.prefill_attention_sliding += sliding_pairs(b, window) - sliding_pairs(a, window);
+  if (cap > 0) mix.prefill_attention_compressed += sliding_pairs(b, cap) - sliding_pairs(a, cap);
+  mix.prefill_kv_tokens_full += b;
+  mix.prefill_kv_tokens_sliding += window > 0 ? std::min(b, window) : b;
+}
+
 double request_kv_bytes(const StepModel& m, double tokens) {
   const double w = static_cast<double>(m.window_tokens);
   return m.kv_bytes_per_token_full * tokens + m.kv_bytes_per_token_sliding * (w > 0 ? std::min(tokens, w) : tokens) +

@@ -107,4 +107,19 @@ ScenarioRequest request(const std::string& hardware, const std::string& model, c
 
 Analysis analyze_request(const ScenarioRequest& r) { return analyze(prepare_scenario(catalog(), r).scenario); }
 
+StepModel round_rank() {
+  StepModel m;
+  m.dense_weight_bytes = 1e9;
+  m.dense_flops_per_token = 2e9;
+  m.kv_bytes_per_token_full = 1e5;
+  m.attention_flops_full = 1e5;
+  m.bandwidth_bytes_per_s = 1e12;
+  m.gemm_flops_per_s = 1e15;
+  m.attention_flops_per_s = 1e14;
+  m.step_overhead_s = 1e-3;
+  m.layers = 10;
+  m.kv_pool_bytes = 1e12;
+  return m;
+}
+
 }  // namespace optadvisor::fixtures

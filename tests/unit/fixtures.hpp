@@ -15,6 +15,7 @@
 #include "optadvisor/advisor/transforms.hpp"
 #include "optadvisor/analysis/analysis.hpp"
 #include "optadvisor/analysis/prepare.hpp"
+#include "optadvisor/analysis/serving_step.hpp"
 #include "optadvisor/base/error.hpp"
 #include "optadvisor/catalog/catalog.hpp"
 #include "optadvisor/catalog/model.hpp"
@@ -43,6 +44,11 @@ nlohmann::json hf_config(const std::string& file);
 /// A datacenter-class device with round numbers (fp16 = bf16 = `flops_per_s`), for
 /// figures worked by hand.
 HardwareProfile round_device(double bandwidth_bytes_per_s, double flops_per_s, double capacity_bytes);
+
+/// A serving rank with round numbers, for figures worked by hand: 1 GB of weights at 1 TB/s,
+/// 1 B params at 1 PFLOP/s, 100 kB of KV per token, 1e5 attention FLOPs per (query, context)
+/// pair at 100 TFLOP/s, 1 ms per step, 10 layers, a 1 TB KV pool.
+StepModel round_rank();
 
 /// The shipped rule book of catalog(), loaded once.
 const RuleBook& rule_book();

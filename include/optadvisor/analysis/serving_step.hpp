@@ -114,6 +114,14 @@ struct StepCost {
   double communication_s = 0;
 };
 
+/// Adds `count` decode sequences of `context` tokens each to `mix`: one new token each, reading
+/// their context (sliding layers up to the window, DSA and compressed layers up to their caps).
+void add_decode(StepMix& mix, const StepModel& m, double context, double count = 1);
+
+/// Adds a prefill chunk of positions [a, b) to `mix`: its tokens, the causal attention pairs they
+/// form with the context before them (sliding and compressed layers capped), and the context read.
+void add_prefill_chunk(StepMix& mix, const StepModel& m, double a, double b);
+
 /// What one request of `tokens` context holds in a rank's pool: its KV (sliding layers capped at
 /// the window) and the fixed state of linear-attention layers.
 double request_kv_bytes(const StepModel& m, double tokens);

@@ -12,21 +12,12 @@ using namespace optadvisor;
 
 namespace {
 
-/// 1 GB of weights at 1 TB/s, 1 B params at 1 PFLOP/s, 100 kB of KV per token,
-/// 1e5 attention FLOPs per (query, context) pair at 100 TFLOP/s, 1 ms per step.
+/// fixtures::round_rank() as a worker of `role`: 1 GB of weights at 1 TB/s, 1 B params at
+/// 1 PFLOP/s, 100 kB of KV per token, 1e5 attention FLOPs per pair at 100 TFLOP/s, 1 ms per step.
 ServingPool round_pool(ServingRole role) {
   ServingPool p;
   p.role = role;
-  StepModel& m = p.step;
-  m.dense_weight_bytes = 1e9;
-  m.dense_flops_per_token = 2e9;
-  m.kv_bytes_per_token_full = 1e5;
-  m.attention_flops_full = 1e5;
-  m.bandwidth_bytes_per_s = 1e12;
-  m.gemm_flops_per_s = 1e15;
-  m.attention_flops_per_s = 1e14;
-  m.step_overhead_s = 1e-3;
-  m.kv_pool_bytes = 1e12;
+  p.step = fixtures::round_rank();
   return p;
 }
 

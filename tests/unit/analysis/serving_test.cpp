@@ -9,25 +9,9 @@
 #include "optadvisor/base/error.hpp"
 
 using namespace optadvisor;
+using fixtures::round_rank;
 
 namespace {
-
-/// 1 GB of weights at 1 TB/s, 1 B params at 1 PFLOP/s, 100 kB of KV per token,
-/// 1e5 attention FLOPs per (query, context) pair at 100 TFLOP/s, 1 ms per step.
-StepModel round_rank() {
-  StepModel m;
-  m.dense_weight_bytes = 1e9;
-  m.dense_flops_per_token = 2e9;
-  m.kv_bytes_per_token_full = 1e5;
-  m.attention_flops_full = 1e5;
-  m.bandwidth_bytes_per_s = 1e12;
-  m.gemm_flops_per_s = 1e15;
-  m.attention_flops_per_s = 1e14;
-  m.step_overhead_s = 1e-3;
-  m.layers = 10;
-  m.kv_pool_bytes = 1e12;
-  return m;
-}
 
 ServingSetup one_pool(const StepModel& m) {
   ServingSetup s;
