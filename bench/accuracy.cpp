@@ -84,9 +84,12 @@ struct Engines {
 };
 
 void point_at(Case& c, Engines& engines) {
-  auto& e = engines.by_id.at(c.ps.scenario.engine.engine->id);
-  c.ps.scenario.engine.engine = &e;
-  c.ps.scenario.engine.backend = &e.backends.at(c.ps.scenario.engine.backend->name);
+  EngineChoice& choice = c.ps.scenario.engine;
+  auto& e = engines.by_id.at(choice.engine->id);
+  auto& backend = e.backends.at(choice.backend->name);
+  if (choice.build) choice.build = &backend.earlier_builds.at(static_cast<std::size_t>(choice.build - choice.backend->earlier_builds.data()));
+  choice.engine = &e;
+  choice.backend = &backend;
 }
 
 struct Summary {
@@ -128,14 +131,29 @@ void fit(std::vector<Param>& params, const std::vector<const Case*>& cases) {
   }
 }
 
+/// The prefill efficiency that governs a case: its earlier build's quantized path, else the
+/// backend's (BackendProfile::prefill_path), with its name in the fit report.
+std::pair<double*, std::string> prefill_parameter(BackendProfile& b, const Case& c) {
+  if (c.ps.scenario.weights.quantized) {
+    auto* build = const_cast<BackendBuild*>(c.ps.scenario.engine.build);  // points into the mutable Engines (point_at)
+    if (build && build->quantized_prefill_compute_efficiency > 0)
+      return {&build->quantized_prefill_compute_efficiency, fmt::format("quantized_prefill_compute_efficiency_before_b{}", build->until_build)};
+  }
+  return {&b.prefill_compute_efficiency, "prefill_compute_efficiency"};
+}
+
 /// The parameters of one engine backend that its rows constrain.
-std::vector<Param> backend_params(BackendProfile& b, bool has_decode, bool has_prefill) {
+std::vector<Param> backend_params(BackendProfile& b, const std::vector<const Case*>& rows) {
   std::vector<Param> p;
-  if (has_decode) {
+  if (std::any_of(rows.begin(), rows.end(), [](const Case* c) { return c->kind != Kind::kPrefill; })) {
     p.push_back({&b.decode_bandwidth_efficiency, 0.2, 1.0, 0.01, "decode_bandwidth_efficiency"});
     p.push_back({&b.layer_overhead_s, 0.0, 150e-6, 1e-6, "layer_overhead_s"});
   }
-  if (has_prefill) p.push_back({&b.prefill_compute_efficiency, 0.03, 1.0, 0.01, "prefill_compute_efficiency"});
+  for (const auto* c : rows) {
+    if (c->kind == Kind::kDecode) continue;
+    const auto [value, name] = prefill_parameter(b, *c);
+    if (std::none_of(p.begin(), p.end(), [&](const Param& q) { return q.value == value; })) p.push_back({value, 0.03, 1.0, 0.01, name});
+  }
   return p;
 }
 
@@ -270,9 +288,7 @@ void fit_backend(const std::vector<Case>& cases, Engines& engines, const std::st
   }
   if (rows.empty()) return;
   auto& backend = backend_of(engines, *rows.front());
-  const bool has_decode = std::any_of(rows.begin(), rows.end(), [](const Case* c) { return c->kind != Kind::kPrefill; });
-  const bool has_prefill = std::any_of(rows.begin(), rows.end(), [](const Case* c) { return c->kind != Kind::kDecode; });
-  auto params = backend_params(backend, has_decode, has_prefill);
+  auto params = backend_params(backend, rows);
   // Leave one device out: fit without it, predict it.
   std::set<std::string> devices;
   for (const auto* c : rows) devices.insert(c->device);
@@ -293,8 +309,14 @@ void fit_backend(const std::vector<Case>& cases, Engines& engines, const std::st
   nlohmann::json values;
   for (const auto& p : params) values[p.name] = *p.value;
   std::vector<std::string> ids;
-  for (const auto* c : rows) ids.push_back(c->row.at("id"));
+  nlohmann::json earlier_build_rows = nlohmann::json::object();
+  for (const auto* c : rows) {
+    ids.push_back(c->row.at("id"));
+    if (const BackendBuild* build = c->ps.scenario.engine.build; build && c->kind != Kind::kDecode && c->ps.scenario.weights.quantized)
+      earlier_build_rows[std::to_string(build->until_build)].push_back(c->row.at("id"));
+  }
   fit_report[key] = {{"rows", rows.size()},
+                     {"earlier_build_rows", earlier_build_rows},
                      {"devices", devices.size()},
                      {"values", values},
                      {"row_ids", ids},
@@ -304,27 +326,41 @@ void fit_backend(const std::vector<Case>& cases, Engines& engines, const std::st
              devices.size(), values.dump(), 100 * quantile(lodo_prefill, 0.5), 100 * quantile(lodo_decode, 0.5));
 }
 
-/// Dequantization costs differ by weight format: fit a decode and a prefill
-/// multiplier per engine and format, relative to the engine's most common format.
+/// Dequantization costs differ by weight format: fit a decode and a prefill multiplier per
+/// engine and format, relative to the engine's most common format. Prefill multipliers compare
+/// only formats whose prefill runs on the same kernel path (prefill_parameter): a format alone on
+/// its path has its path's efficiency, not a multiplier.
 void fit_quant_efficiency(const std::vector<Case>& cases, Engines& engines, nlohmann::json& fit_report) {
-  std::map<std::string, std::map<std::string, std::vector<const Case*>>> by_engine_quant;
-  for (const auto& c : cases)
-    if (!c.uncertain) by_engine_quant[c.engine_key][c.ps.scenario.weights.quant_id].push_back(&c);
-  for (auto& [engine_key, quants] : by_engine_quant) {
+  // (engine key, the phase's parameter) -> format -> rows
+  std::map<std::pair<std::string, std::string>, std::map<std::string, std::vector<const Case*>>> groups;
+  for (const auto& c : cases) {
+    if (c.uncertain) continue;
+    const std::string path = c.kind == Kind::kDecode ? "decode" : prefill_parameter(backend_of(engines, c), c).second;
+    groups[{c.engine_key, path}][c.ps.scenario.weights.quant_id].push_back(&c);
+  }
+  for (auto& [key, quants] : groups) {
+    const auto& [engine_key, path] = key;
     if (quants.size() < 2) continue;
-    std::string reference;
-    for (const auto& [q, rows] : quants)
-      if (reference.empty() || rows.size() > quants[reference].size()) reference = q;
     auto& backend = backend_of(engines, *quants.begin()->second.front());
+    // The reference is the format with the most rows; where quantized weights have their own
+    // kernels (quantized_compute_dtype) the efficiency refers to them, so a quantized format.
+    const bool quantized_reference = !backend.quantized_compute_dtype.empty() && path != "decode";
+    std::string reference;
+    for (const auto& [q, rows] : quants) {
+      if (quantized_reference && !rows.front()->ps.scenario.weights.quantized) continue;
+      if (reference.empty() || rows.size() > quants[reference].size()) reference = q;
+    }
+    if (reference.empty()) continue;
     for (auto& [q, rows] : quants) {
       if (q == reference || rows.size() < 8) continue;
       auto& qe = backend.quant_efficiency[q];
-      std::vector<Param> params = {{&qe.decode, 0.4, 1.3, 0.01, "decode"}, {&qe.prefill, 0.3, 2.0, 0.01, "prefill"}};
+      const bool decode = path == "decode";
+      std::vector<Param> params = {decode ? Param{&qe.decode, 0.4, 1.3, 0.01, "decode"} : Param{&qe.prefill, 0.3, 2.0, 0.01, "prefill"}};
       fit(params, rows);
-      fit_report["quant:" + engine_key + ":" + q] = {
-          {"rows", rows.size()}, {"decode", qe.decode}, {"prefill", qe.prefill}, {"relative_to", reference}};
-      fmt::print("fit {:<18} {:<8} rows {:>3}  decode x{:.2f} prefill x{:.2f} (relative to {})\n", engine_key, q, rows.size(), qe.decode,
-                 qe.prefill, reference);
+      fit_report["quant:" + engine_key + ":" + q][decode ? "decode" : "prefill"] = *params.front().value;
+      fit_report["quant:" + engine_key + ":" + q]["relative_to"] = reference;
+      fmt::print("fit {:<18} {:<8} rows {:>3}  {} x{:.2f} (relative to {} on {})\n", engine_key, q, rows.size(), params.front().name,
+                 *params.front().value, reference, path);
     }
   }
 }
@@ -339,6 +375,15 @@ void write_dense_fit(const Engines& engines, const nlohmann::json& fit_report) {
           jb["decode_bandwidth_efficiency"] = round_to(b.decode_bandwidth_efficiency, 0.01);
           jb["prefill_compute_efficiency"] = round_to(b.prefill_compute_efficiency, 0.01);
           jb["layer_overhead_s"] = round_to(b.layer_overhead_s, 1e-7);
+          for (std::size_t i = 0; i < b.earlier_builds.size(); ++i) {
+            const BackendBuild& build = b.earlier_builds[i];
+            auto& jbuild = jb["earlier_builds"][i];
+            if (build.quantized_prefill_compute_efficiency > 0)
+              jbuild["quantized_prefill_compute_efficiency"] = round_to(build.quantized_prefill_compute_efficiency, 0.01);
+            const std::string until = std::to_string(build.until_build);
+            if (r.contains("earlier_build_rows") && r.at("earlier_build_rows").contains(until))
+              jbuild["calibrated_on"] = r.at("earlier_build_rows").at(until);
+          }
           std::set<std::string> ids;
           for (const auto& rid : r.at("row_ids")) ids.insert(rid.get<std::string>());
           jb["calibrated_on"] = std::vector<std::string>(ids.begin(), ids.end());

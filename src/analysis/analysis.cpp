@@ -332,12 +332,14 @@ void fill_factors(const Scenario& s, Factors& f) {
       f.decode_bandwidth_efficiency = ceiling / f.peak_bandwidth_bytes_per_s;
     }
   }
-  std::string dtype = w.quantized && !backend.quantized_compute_dtype.empty() ? backend.quantized_compute_dtype : backend.compute_dtype;
+  // Quantized weights take their own kernels where the backend (in the chosen build) has them.
+  const PrefillPath prefill = backend.prefill_path(w.quantized, s.engine.build);
+  std::string dtype = prefill.compute_dtype;
   // FP8/FP4 checkpoints run on the native matrix path where the device has it (GGUF files have none).
   if (!w.native_compute_dtype.empty() && hw.capabilities.has(w.native_capability)) dtype = w.native_compute_dtype;
   // Where the backend's GEMMs take another kernel path on this device (the matrix cores left idle, or
   // another matrix path), its compute dtype and efficiency apply.
-  double prefill_efficiency = backend.prefill_compute_efficiency;
+  double prefill_efficiency = prefill.efficiency;
   const auto path = std::find_if(backend.device_paths.begin(), backend.device_paths.end(),
                                  [&](const DevicePath& p) { return p.matches(hw.vendor, hw.architecture); });
   if (path != backend.device_paths.end()) {

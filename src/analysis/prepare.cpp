@@ -224,9 +224,29 @@ std::shared_ptr<const HardwareProfile> device_as_requested(const HardwareProfile
   return std::make_shared<const HardwareProfile>(std::move(*out));
 }
 
-EngineChoice choose_engine(const Catalog& catalog, const HardwareProfile& hw, const std::string& requested) {
+namespace {
+
+/// The version after '@' in --engine, checked: a build number for a backend with earlier builds
+/// ("b3216"), else a dotted version (what `serve` reads as an engine era).
+void choose_version(const std::string& requested, const std::string& version, EngineChoice& choice) {
+  if (version.empty() || version.size() > 64 || version.find_first_not_of("0123456789.abcdefghijklmnopqrstuvwxyz-_+") != std::string::npos)
+    throw bad_input(fmt::format("--engine '{}': expected ENGINE@VERSION such as llama.cpp@b3216 or vllm@0.19.0", requested));
+  choice.version = version;
+  if (choice.backend->earlier_builds.empty()) return;
+  const auto build = parse_build_number(version);
+  if (!build)
+    throw bad_input(fmt::format("--engine '{}': expected a build number such as b3216 after '@'", requested),
+                    "llama-bench and llama-cli --version print it: build: 8cf427ff (5163)");
+  choice.build = choice.backend->build_for(*build);
+}
+
+}  // namespace
+
+EngineChoice choose_engine(const Catalog& catalog, const HardwareProfile& hw, const std::string& requested_with_version) {
   const auto available = inference_engines_on(catalog, hw);
   EngineChoice choice;
+  const auto at = requested_with_version.find('@');
+  const std::string requested = requested_with_version.substr(0, at);
   std::string wanted = requested;
   if (wanted.empty()) {
     for (const auto& e : catalog.engines()) {
@@ -270,6 +290,7 @@ EngineChoice choose_engine(const Catalog& catalog, const HardwareProfile& hw, co
     if (it == engine.backends.end()) it = engine.backends.begin();
   }
   choice.backend = &it->second;
+  if (at != std::string::npos) choose_version(requested_with_version, requested_with_version.substr(at + 1), choice);
   return choice;
 }
 
@@ -441,6 +462,20 @@ void set_serving_techniques(Workload& w, const ScenarioRequest& r) {
   w.weights_mmap = r.weights_mmap;
 }
 
+/// What --engine ENGINE@VERSION changes in an estimate, said in a note.
+std::string version_note(const EngineChoice& c) {
+  const BackendProfile& b = *c.backend;
+  if (c.build)
+    return fmt::format("engine: {} build {}: quantized prefill as builds before b{} ran it; b{}: {}", c.id(), c.version, c.build->until_build,
+                       c.build->until_build, c.build->change);
+  if (!b.earlier_builds.empty())
+    return fmt::format("engine: {} build {}: the newest kernels (b{} and later)", c.id(), c.version, b.earlier_builds.back().until_build);
+  if (c.engine->serving.enabled())
+    return fmt::format("engine: {} {}: estimate uses the same efficiencies for every version; serve applies the version's calibration era",
+                       c.id(), c.version);
+  return fmt::format("engine: {} {}: its figures do not depend on the version", c.id(), c.version);
+}
+
 /// The weight format when the request names none: the GGUF file's own type, the model's native
 /// checkpoint where the engine runs it on the device, else the engine's default; said in a note.
 std::string default_quant_id(const Catalog& catalog, const ResolvedModel& model, const EngineProfile& engine, const HardwareProfile& hw,
@@ -485,9 +520,11 @@ PreparedScenario prepare_scenario(const Catalog& catalog, const ScenarioRequest&
   if (s.engine.defaulted)
     out.notes.push_back(
         fmt::format("engine: {} (the default for {}; pick another with --engine)", s.engine.id(), to_string(hw.device_class)));
+  if (!s.engine.version.empty()) out.notes.push_back(version_note(s.engine));
   // The user's own measurements of this engine backend on this device replace its efficiency factors.
   if (const Calibration* cal = catalog.find_calibration(hw.id, engine.id, s.engine.backend->name)) {
     s.engine.backend = &cal->backend_profile;
+    s.engine.build = nullptr;
     out.calibration = cal;
     out.notes.push_back(fmt::format("calibrated from your measurements: {}, {} runs, {}", cal->source_file, cal->rows, cal->date));
   }

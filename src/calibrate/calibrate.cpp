@@ -377,10 +377,12 @@ struct Param {
   double u_upper() const { return to_u(upper); }
 };
 
-/// Bounds of a fitted per-format multiplier: the engine schema's (at most 1.5, above 0), with a
-/// floor that keeps a format at least a twentieth as fast as the reference one.
+/// Bounds of a fitted per-format multiplier: the engine schema's (above 0; at most 1.5 in decode,
+/// 4 in prefill, where a 16-bit format may take another kernel path than the quantized reference),
+/// with a floor that keeps a format at least a twentieth as fast as the reference one.
 constexpr double kMultiplierLower = 0.05;
-constexpr double kMultiplierUpper = 1.5;
+constexpr double kDecodeMultiplierUpper = 1.5;
+constexpr double kPrefillMultiplierUpper = 4.0;
 
 /// The weight formats of the rows that depend on one factor, in row order, with their counts.
 struct FormatRows {
@@ -591,6 +593,23 @@ void record_provenance(Calibration& cal, const std::vector<CalibrationRow>& rows
   cal.date = date.empty() ? today : date;
 }
 
+/// Says so when the measurements come from a build the backend's earlier_builds cover (llama.cpp
+/// before b3216): the shipped predictions are the newest build's, the fitted factors the user's.
+void note_earlier_build(const EngineProfile& engine, const BackendProfile& backend, const std::vector<CalibrationRow>& rows,
+                        std::vector<std::string>& notes) {
+  for (const auto& row : rows) {
+    if (row.measurement.tool != engine.id) continue;
+    const std::string& version = row.measurement.tool_version;  // "b2869 (e849648)"
+    const auto build = parse_build_number(version.substr(0, version.find(' ')));
+    const BackendBuild* earlier = build ? backend.build_for(*build) : nullptr;
+    if (!earlier) continue;
+    notes.push_back(fmt::format("the measurements come from build b{}, before b{} ({}): BEFORE is the newest build's prediction "
+                                "(estimate --engine {}@b{} models yours); the fitted factors describe your build",
+                                *build, earlier->until_build, earlier->change, engine.id, *build));
+    return;
+  }
+}
+
 /// Points every row at `engine` and `backend`; returns what each pointed at before.
 std::vector<EngineChoice> point_rows_at(std::vector<CalibrationRow>& rows, const EngineProfile& engine, const BackendProfile& backend) {
   std::vector<EngineChoice> saved;
@@ -670,7 +689,7 @@ struct FormatMultipliers {
       QuantEfficiency& qe = backend.quant_efficiency.emplace(quant_id, shipped).first->second;
       double& value = is_decode ? qe.decode : qe.prefill;
       params.push_back({fmt::format("quant_efficiency.{}.{}", quant_id, is_decode ? "decode" : "prefill"), &value, kMultiplierLower,
-                        kMultiplierUpper, true});
+                        is_decode ? kDecodeMultiplierUpper : kPrefillMultiplierUpper, true});
       info.push_back({quant_id, is_decode, value, formats.rows.at(quant_id)});
     }
   }
@@ -772,6 +791,7 @@ CalibrationFit fit_calibration(const Catalog& catalog, MappedMeasurements mapped
   BackendProfile& backend = engine.backends.at(backend_name);
   const std::vector<EngineChoice> saved = point_rows_at(fit.rows, engine, backend);
   for (auto& row : fit.rows) row.predicted_before = predict_measurement(row.measurement, row.prepared.scenario);
+  note_earlier_build(engine, backend, fit.rows, fit.notes);
   const BackendProfile before = backend;
 
   BackendParams params = backend_params(engine, backend, fit.rows);

@@ -546,7 +546,7 @@ const ParamsShape& Catalog::params_shape() const {
 }
 
 const EngineProfile& Catalog::resolve_engine(std::string_view name) const {
-  const std::string_view base = name.substr(0, name.find(':'));
+  const std::string_view base = name.substr(0, name.find_first_of(":@"));
   auto found = engine_names_.find(base);
   if (!found) engine_names_.throw_unknown("engine", name, "optadvisor engines");
   for (const auto& e : engines_)

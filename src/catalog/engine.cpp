@@ -44,6 +44,26 @@ int compare_versions(const std::string& a, const std::string& b) {
   return sa == sb ? 0 : (sa < sb ? -1 : 1);
 }
 
+const BackendBuild* BackendProfile::build_for(uint64_t build) const {
+  for (const auto& b : earlier_builds)
+    if (build < b.until_build) return &b;
+  return nullptr;
+}
+
+PrefillPath BackendProfile::prefill_path(bool quantized, const BackendBuild* build) const {
+  if (!quantized) return {compute_dtype, prefill_compute_efficiency};
+  const std::string& q_dtype = build && !build->quantized_compute_dtype.empty() ? build->quantized_compute_dtype : quantized_compute_dtype;
+  const double efficiency =
+      build && build->quantized_prefill_compute_efficiency > 0 ? build->quantized_prefill_compute_efficiency : prefill_compute_efficiency;
+  return {q_dtype.empty() ? compute_dtype : q_dtype, efficiency};
+}
+
+std::optional<uint64_t> parse_build_number(const std::string& version) {
+  const std::string digits = !version.empty() && version[0] == 'b' ? version.substr(1) : version;
+  if (digits.empty() || digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+  return std::stoull(digits);
+}
+
 const ServingEra* EngineServing::era_for(const std::string& version) const {
   if (eras.empty()) return nullptr;
   if (version.empty()) return &eras.back();
@@ -113,6 +133,14 @@ BackendProfile read_backend(const std::string& name, const nlohmann::json& b, st
                     v.value("compute_dtype", std::string{}), std::nullopt};
     if (v.contains("prefill_compute_efficiency")) path.prefill_compute_efficiency = v.at("prefill_compute_efficiency").get<double>();
     bp.device_paths.push_back(std::move(path));
+  }
+  for (const auto& e : b.value("earlier_builds", nlohmann::json::array())) {
+    BackendBuild build{e.at("until_build").get<uint64_t>(), e.at("change").get<std::string>(),
+                       e.value("quantized_compute_dtype", std::string{}), e.value("quantized_prefill_compute_efficiency", 0.0),
+                       e.value("calibrated_on", std::vector<std::string>{})};
+    if (!bp.earlier_builds.empty() && build.until_build <= bp.earlier_builds.back().until_build)
+      problems.push_back({"", "/backends/" + name + "/earlier_builds", "earlier builds must be listed oldest first"});
+    bp.earlier_builds.push_back(std::move(build));
   }
   for (const auto& c : bp.applies_to_classes)
     if (!device_class_from_string(c))

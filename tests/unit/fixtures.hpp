@@ -61,7 +61,12 @@ TransformResult apply_rule(const std::string& rule_id, const ScenarioRequest& r)
 struct PlainEngine {
   EngineProfile engine;
   PlainEngine(double bw_eff, double compute_eff, uint64_t max_batched_tokens = 8192, uint64_t kv_block_tokens = 0);
-  EngineChoice choice() const { return {&engine, &engine.backends.at("default"), false}; }
+  EngineChoice choice() const {
+    EngineChoice c;
+    c.engine = &engine;
+    c.backend = &engine.backends.at("default");
+    return c;
+  }
 };
 
 /// Preset `model` of catalog() on `hw` under `e`, with a 16-bit KV cache; the weights are left to the test.

@@ -37,6 +37,23 @@ struct DevicePath {
   }
 };
 
+/// Builds of a backend older than `until_build` that ran prefill of quantized weights another
+/// way (llama.cpp CUDA before b3216: dequantized to FP16 and multiplied by cuBLAS instead of the
+/// int8 tensor-core MMQ kernels). Only what differs is set; the rest is the backend's.
+struct BackendBuild {
+  uint64_t until_build = 0;                       ///< the first build that no longer runs this way
+  std::string change;                             ///< what that build changed, quoted in notes
+  std::string quantized_compute_dtype;            ///< "" = the backend's
+  double quantized_prefill_compute_efficiency = 0;  ///< 0 = the backend's
+  std::vector<std::string> calibrated_on;         ///< measurement ids the efficiency was fitted on
+};
+
+/// The kernel path of a prefill GEMM: the peak it refers to and the share of it reached.
+struct PrefillPath {
+  std::string compute_dtype;
+  double efficiency = 0;
+};
+
 /// Efficiency factors of one engine backend (llama.cpp's cuda, metal, ...).
 struct BackendProfile {
   std::string name;                          ///< "cuda", "metal", "default", ...
@@ -59,7 +76,18 @@ struct BackendProfile {
   std::map<std::string, QuantEfficiency> quant_efficiency;  ///< per weight format, relative to the backend's values
   /// Devices whose GEMMs take another path (the first match applies).
   std::vector<DevicePath> device_paths;
+  /// Older builds that ran quantized prefill another way, by until_build ascending.
+  std::vector<BackendBuild> earlier_builds;
+
+  /// The earlier-build entry covering `build` (the first whose until_build is above it), or null
+  /// for builds from the last until_build on.
+  const BackendBuild* build_for(uint64_t build) const;
+  /// The prefill GEMM path for weights `quantized` or not, in `build` (null = the newest).
+  PrefillPath prefill_path(bool quantized, const BackendBuild* build) const;
 };
+
+/// The build number in a llama.cpp-style version: "b3216" or "3216"; nullopt when it is not one.
+std::optional<uint64_t> parse_build_number(const std::string& version);
 
 /// How an engine splits one model over several devices (multi_device).
 enum class MultiDevice {
@@ -207,6 +235,8 @@ struct EngineChoice {
   const BackendProfile* backend = nullptr;
   std::string id() const;  ///< "llama.cpp:cuda", "vllm"
   bool defaulted = false;  ///< picked by device class, not by the user
+  std::string version;                 ///< what followed '@' in --engine ("b3216", "0.19.0"); "" = the newest
+  const BackendBuild* build = nullptr;  ///< the backend's earlier build `version` names; null = the newest
 };
 
 }  // namespace optadvisor

@@ -40,7 +40,8 @@ void add_scenario_options(CLI::App* cmd, EstimateOptions& o, bool allow_html = f
   cmd->add_option("--quant,-q", r.quant, "Weight format (default: the engine's); training: the frozen 4-bit base of QLoRA");
   cmd->add_option(
       "--engine,-e", r.engine,
-      "Engine, optionally with a backend: vllm, llama.cpp:metal (default: per device class); training: pytorch, megatron, deepspeed");
+      "Engine, optionally with a backend and a build: vllm, llama.cpp:metal, llama.cpp:cuda@b2850 (default: per device class, the newest "
+      "build); training: pytorch, megatron, deepspeed");
   o.inference_only = add_workload_options(cmd, r, o.host_bandwidth);
   // --host serves both goals: inference offloads layers there, training its optimizer states and activations.
   std::erase_if(o.inference_only, [](const CLI::Option* opt) { return opt->check_lname("host"); });

@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: MIT
+// --engine ENGINE@VERSION in an estimate: a llama.cpp build before b3216 (PR #8075) runs quantized
+// prefill as dequantize + FP16 cuBLAS, later builds as int8 tensor-core MMQ; a server's version
+// leaves the estimate alone and says so; a version that is not one is bad input.
+#include <catch2/catch.hpp>
+
+#include "fixtures.hpp"
+#include "optadvisor/analysis/analysis.hpp"
+#include "optadvisor/analysis/prepare.hpp"
+
+using namespace optadvisor;
+using Catch::Matchers::Contains;
+using fixtures::catalog;
+using fixtures::request;
+
+namespace {
+
+Factors factors_of(const std::string& quant, const std::string& engine) {
+  const PreparedScenario ps = prepare_scenario(catalog(), request("rtx4090", "llama-3.1-8b", quant, engine));
+  return analyze(ps.scenario).factors;
+}
+
+bool has_note(const PreparedScenario& ps, const std::string& text) {
+  for (const auto& n : ps.notes)
+    if (n.find(text) != std::string::npos) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("build numbers: b3216 and 3216 name one build; anything else is not one", "[catalog][engine][build]") {
+  CHECK(parse_build_number("b3216") == 3216u);
+  CHECK(parse_build_number("3216") == 3216u);
+  CHECK_FALSE(parse_build_number("b"));
+  CHECK_FALSE(parse_build_number(""));
+  CHECK_FALSE(parse_build_number("b32a6"));
+  CHECK_FALSE(parse_build_number("0.19.0"));
+  CHECK_FALSE(parse_build_number("b1234567890"));  // more digits than any build
+}
+
+TEST_CASE("a llama.cpp CUDA build below 3216 is the earlier build; 3216 itself is the newest", "[catalog][engine][build]") {
+  const BackendProfile& cuda = catalog().resolve_engine("llama.cpp").backends.at("cuda");
+  REQUIRE(cuda.earlier_builds.size() == 1);
+  const BackendBuild* before = cuda.build_for(3215);
+  REQUIRE(before != nullptr);
+  CHECK(before->until_build == 3216);
+  CHECK(cuda.build_for(3216) == nullptr);
+  CHECK(cuda.build_for(9000) == nullptr);
+  // The earlier build changes only quantized weights' path.
+  CHECK(cuda.prefill_path(true, before).compute_dtype == "fp16acc16");
+  CHECK(cuda.prefill_path(true, nullptr).compute_dtype == "int8");
+  CHECK(cuda.prefill_path(false, before).compute_dtype == "fp16acc16");
+  CHECK(cuda.prefill_path(false, before).efficiency == cuda.prefill_compute_efficiency);
+}
+
+TEST_CASE("estimate on llama.cpp@b2850 prefills Q4_K_M at the FP16 cuBLAS rate, the newest build at the int8 MMQ rate",
+          "[analysis][engine][build]") {
+  // RTX 4090: FP16 tensor math with FP16 accumulation 330.3 TFLOP/s, int8 660.6 TOP/s (data/hardware).
+  // Before b3216: 330.3e12 x 0.39 (earlier_builds) = 128.8 TFLOP/s.
+  // Newest:       660.6e12 x 0.26 (prefill_compute_efficiency) = 171.8 TFLOP/s, 1.33x as fast.
+  const Factors old = factors_of("q4_k_m", "llama.cpp:cuda@b2850");
+  const Factors now = factors_of("q4_k_m", "llama.cpp:cuda");
+  CHECK(old.compute_dtype == "fp16 (FP16 accumulate)");
+  CHECK(old.achievable_compute_flops_per_s == Approx(330.3e12 * 0.39));
+  CHECK(now.compute_dtype == "int8");
+  CHECK(now.achievable_compute_flops_per_s == Approx(660.6e12 * 0.26));
+  CHECK(factors_of("q4_k_m", "llama.cpp@b6060").achievable_compute_flops_per_s == Approx(now.achievable_compute_flops_per_s));
+  // F16 weights go through cuBLAS in every build: 330.3e12 x 0.26 x 2.04 (the f16 multiplier) = 175.2 TFLOP/s.
+  CHECK(factors_of("f16", "llama.cpp:cuda@b2850").achievable_compute_flops_per_s == Approx(330.3e12 * 0.26 * 2.04));
+  CHECK(factors_of("f16", "llama.cpp:cuda").achievable_compute_flops_per_s == Approx(330.3e12 * 0.26 * 2.04));
+}
+
+TEST_CASE("estimate says which build it models and what a server's version changes", "[analysis][engine][build]") {
+  const PreparedScenario old = prepare_scenario(catalog(), request("rtx4090", "llama-3.1-8b", "q4_k_m", "llama.cpp@b2850"));
+  CHECK(old.scenario.engine.version == "b2850");
+  CHECK(has_note(old, "quantized prefill as builds before b3216 ran it"));
+  const PreparedScenario now = prepare_scenario(catalog(), request("rtx4090", "llama-3.1-8b", "q4_k_m", "llama.cpp@b6060"));
+  CHECK(now.scenario.engine.build == nullptr);
+  CHECK(has_note(now, "the newest kernels (b3216 and later)"));
+  const PreparedScenario server = prepare_scenario(catalog(), request("h100-sxm", "llama-3.1-8b", "fp8", "vllm@0.6.0"));
+  CHECK(server.scenario.engine.id() == "vllm");
+  CHECK(has_note(server, "serve applies the version's calibration era"));
+}
+
+TEST_CASE("a version that is not one is bad input naming what was given", "[analysis][engine][build][bad-input]") {
+  auto refuses = [](const std::string& engine, const std::string& text) {
+    try {
+      prepare_scenario(catalog(), request("rtx4090", "llama-3.1-8b", "q4_k_m", engine));
+      FAIL("accepted " << engine);
+    } catch (const Error& e) {
+      CHECK(e.code() == ExitCode::kBadInput);
+      CHECK_THAT(e.what(), Contains(engine) && Contains(text));
+    }
+  };
+  refuses("llama.cpp@", "expected ENGINE@VERSION");
+  refuses("llama.cpp@b32x6", "expected a build number such as b3216");
+  refuses("llama.cpp@0.19.0", "expected a build number such as b3216");
+  refuses("llama.cpp@B3216", "expected ENGINE@VERSION");  // versions are lower case
+  refuses("llama.cpp@" + std::string(70, '1'), "expected ENGINE@VERSION");
+}
