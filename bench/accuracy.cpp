@@ -151,8 +151,10 @@ std::vector<Param> backend_params(BackendProfile& b, const std::vector<const Cas
   }
   for (const auto* c : rows) {
     if (c->kind == Kind::kDecode) continue;
-    const auto [value, name] = prefill_parameter(b, *c);
-    if (std::none_of(p.begin(), p.end(), [&](const Param& q) { return q.value == value; })) p.push_back({value, 0.03, 1.0, 0.01, name});
+    const std::pair<double*, std::string> parameter = prefill_parameter(b, *c);
+    double* value = parameter.first;
+    if (std::none_of(p.begin(), p.end(), [value](const Param& q) { return q.value == value; }))
+      p.push_back({value, 0.03, 1.0, 0.01, parameter.second});
   }
   return p;
 }
