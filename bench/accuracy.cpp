@@ -135,9 +135,12 @@ void fit(std::vector<Param>& params, const std::vector<const Case*>& cases) {
 /// backend's (BackendProfile::prefill_path), with its name in the fit report.
 std::pair<double*, std::string> prefill_parameter(BackendProfile& b, const Case& c) {
   if (c.ps.scenario.weights.quantized) {
-    auto* build = const_cast<BackendBuild*>(c.ps.scenario.engine.build);  // points into the mutable Engines (point_at)
-    if (build && build->quantized_prefill_compute_efficiency > 0)
-      return {&build->quantized_prefill_compute_efficiency, fmt::format("quantized_prefill_compute_efficiency_before_b{}", build->until_build)};
+    // point_at made the case's build an entry of b.earlier_builds: take it as mutable from there.
+    const BackendBuild* chosen = c.ps.scenario.engine.build;
+    if (chosen && chosen->quantized_prefill_compute_efficiency > 0) {
+      BackendBuild& build = b.earlier_builds.at(static_cast<std::size_t>(chosen - b.earlier_builds.data()));
+      return {&build.quantized_prefill_compute_efficiency, fmt::format("quantized_prefill_compute_efficiency_before_b{}", build.until_build)};
+    }
   }
   return {&b.prefill_compute_efficiency, "prefill_compute_efficiency"};
 }

@@ -226,11 +226,9 @@ std::shared_ptr<const HardwareProfile> device_as_requested(const HardwareProfile
 
 namespace {
 
-/// The version after '@' in --engine, checked: a build number for a backend with earlier builds
-/// ("b3216"), else a dotted version (what `serve` reads as an engine era).
+/// The version after '@' in --engine (split_engine_version checked its characters): a build number
+/// for a backend with earlier builds ("b3216"), else a dotted version (what `serve` reads as an era).
 void choose_version(const std::string& requested, const std::string& version, EngineChoice& choice) {
-  if (version.empty() || version.size() > 64 || version.find_first_not_of("0123456789.abcdefghijklmnopqrstuvwxyz-_+") != std::string::npos)
-    throw bad_input(fmt::format("--engine '{}': expected ENGINE@VERSION such as llama.cpp@b3216 or vllm@0.19.0", requested));
   choice.version = version;
   if (choice.backend->earlier_builds.empty()) return;
   const auto build = parse_build_number(version);
@@ -245,8 +243,7 @@ void choose_version(const std::string& requested, const std::string& version, En
 EngineChoice choose_engine(const Catalog& catalog, const HardwareProfile& hw, const std::string& requested_with_version) {
   const auto available = inference_engines_on(catalog, hw);
   EngineChoice choice;
-  const auto at = requested_with_version.find('@');
-  const std::string requested = requested_with_version.substr(0, at);
+  const auto [requested, version] = split_engine_version(requested_with_version);
   std::string wanted = requested;
   if (wanted.empty()) {
     for (const auto& e : catalog.engines()) {
@@ -290,7 +287,7 @@ EngineChoice choose_engine(const Catalog& catalog, const HardwareProfile& hw, co
     if (it == engine.backends.end()) it = engine.backends.begin();
   }
   choice.backend = &it->second;
-  if (at != std::string::npos) choose_version(requested_with_version, requested_with_version.substr(at + 1), choice);
+  if (!version.empty()) choose_version(requested_with_version, version, choice);
   return choice;
 }
 

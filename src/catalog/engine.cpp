@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "optadvisor/catalog/engine.hpp"
 
+#include <fmt/format.h>
+
 namespace optadvisor {
 
 QuantEfficiency EngineProfile::efficiency_for(const BackendProfile& backend, const std::string& quant_id) const {
@@ -56,6 +58,15 @@ PrefillPath BackendProfile::prefill_path(bool quantized, const BackendBuild* bui
   const double efficiency =
       build && build->quantized_prefill_compute_efficiency > 0 ? build->quantized_prefill_compute_efficiency : prefill_compute_efficiency;
   return {q_dtype.empty() ? compute_dtype : q_dtype, efficiency};
+}
+
+std::pair<std::string, std::string> split_engine_version(const std::string& engine) {
+  const auto at = engine.find('@');
+  if (at == std::string::npos) return {engine, ""};
+  std::string version = engine.substr(at + 1);
+  if (version.empty() || version.size() > 64 || version.find_first_not_of("0123456789.abcdefghijklmnopqrstuvwxyz-_+") != std::string::npos)
+    throw bad_input(fmt::format("--engine '{}': expected ENGINE@VERSION such as llama.cpp@b3216 or vllm@0.19.0", engine));
+  return {engine.substr(0, at), std::move(version)};
 }
 
 std::optional<uint64_t> parse_build_number(const std::string& version) {

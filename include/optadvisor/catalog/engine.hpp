@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -85,6 +86,10 @@ struct BackendProfile {
   /// The prefill GEMM path for weights `quantized` or not, in `build` (null = the newest).
   PrefillPath prefill_path(bool quantized, const BackendBuild* build) const;
 };
+
+/// "llama.cpp:cuda@b3216" -> {"llama.cpp:cuda", "b3216"}; no '@' -> {engine, ""}. Bad input when
+/// the version after '@' is empty, longer than 64 characters or has any but [0-9a-z._+-].
+std::pair<std::string, std::string> split_engine_version(const std::string& engine);
 
 /// The build number in a llama.cpp-style version: "b3216" or "3216"; nullopt when it is not one.
 std::optional<uint64_t> parse_build_number(const std::string& version);

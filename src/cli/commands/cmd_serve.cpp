@@ -3,6 +3,7 @@
 // clients or an open-loop --rate, on one aggregated layout or disaggregated
 // prefill and decode pools; --sweep runs a range of loads.
 #include <optional>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -98,14 +99,7 @@ std::optional<ServeRequest> second_layout(const ServeRequest& r) {
 ServeRequest finish(const ServeOptions& o, const Catalog& catalog) {
   ServeRequest r = o.request;
   r.scenario.hardware = resolve_hw_auto(r.scenario.hardware, catalog, &r.scenario.hardware_detected);
-  const auto at = o.engine.find('@');
-  r.scenario.engine = o.engine.substr(0, at);
-  if (at != std::string::npos) {
-    r.engine_version = o.engine.substr(at + 1);
-    if (r.engine_version.empty() || r.engine_version.size() > 64 ||
-        r.engine_version.find_first_not_of("0123456789.abcdefghijklmnopqrstuvwxyz-_+") != std::string::npos)
-      throw bad_input(fmt::format("--engine '{}': expected ENGINE@VERSION such as vllm@0.19.0", o.engine));
-  }
+  std::tie(r.scenario.engine, r.engine_version) = split_engine_version(o.engine);
   r.load.concurrency = o.concurrency;
   r.load.rate_per_s = o.rate;
   r.load.prompt_tokens = o.prompt;
