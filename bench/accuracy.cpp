@@ -4,12 +4,14 @@
 // absolute percentage error per engine and device class (median, p90, worst
 // rows). --fit refits the engine efficiencies on the data, reports
 // leave-one-device-out errors, and with --write stores them in data/engines/.
+// --fit-with CSV adds that file's dense-model rows to the fit of the backends
+// the main data holds (the stored values take bench/data/moe_scenarios.csv).
 //
 // --fit-moe (with --data bench/data/moe_scenarios.csv) fits only the grouped
 // expert-GEMM parameter per backend on the MoE models' prefill rows, holding
 // the dense efficiencies fixed.
 //
-//   optadvisor_accuracy [--data bench/data/speed_scenarios.csv] [--fit | --fit-moe [--write]]
+//   optadvisor_accuracy [--data bench/data/speed_scenarios.csv] [--fit [--fit-with CSV] | --fit-moe [--write]]
 //                       [--check bench/accuracy_baseline.json] [--json out.json]
 #include <algorithm>
 #include <chrono>
@@ -199,6 +201,7 @@ void rewrite_engine_files(const Engines& engines, Edit edit) {
 /// The command line.
 struct Options {
   std::string data = std::string(OPTADVISOR_SOURCE_DIR) + "/bench/data/speed_scenarios.csv";
+  std::string fit_with;  ///< --fit-with: a second file whose dense-model rows join the fit
   std::string check_path, json_path;
   bool do_fit = false, do_fit_moe = false, do_write = false, verbose = false;
 };
@@ -406,6 +409,24 @@ void write_dense_fit(const Engines& engines, const nlohmann::json& fit_report) {
   });
 }
 
+/// The cases of a dense fit: `cases` and, from `fit_with` (when given), the rows of dense models on
+/// backends that `cases` holds. The dense efficiencies and per-layer costs describe every model's
+/// non-expert GEMMs and weight reads, so a dense model measured in the MoE data (on a device the
+/// dense data lacks) is as much evidence for them as one in the dense data.
+std::vector<Case> with_lent_rows(const std::vector<Case>& cases, const Catalog& catalog, const std::string& fit_with, Engines& engines) {
+  std::vector<Case> out = cases;
+  if (fit_with.empty()) return out;
+  std::set<std::string> keys;
+  for (const auto& c : cases) keys.insert(c.engine_key);
+  std::map<std::string, int> skipped;
+  for (auto& c : build_cases(catalog, fit_with, skipped)) {
+    if (c.ps.scenario.model.num_experts > 0 || !keys.count(c.engine_key)) continue;
+    point_at(c, engines);
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
 /// --fit: every backend's efficiencies and the format multipliers; with --write stored in data/engines/.
 void fit_dense(const std::vector<Case>& cases, Engines& engines, bool write, nlohmann::json& fit_report) {
   std::set<std::string> keys;
@@ -593,8 +614,8 @@ int main(int argc, char** argv) {
   Options o;
   if (!optadvisor::bench::parse_args(
           argc, argv, {{"--fit", &o.do_fit}, {"--fit-moe", &o.do_fit_moe}, {"--write", &o.do_write}, {"-v", &o.verbose}},
-          {{"--data", &o.data}, {"--check", &o.check_path}, {"--json", &o.json_path}},
-          "usage: optadvisor_accuracy [--data CSV] [--fit | --fit-moe [--write]] [--check BASELINE] [--json OUT] [-v]"))
+          {{"--data", &o.data}, {"--fit-with", &o.fit_with}, {"--check", &o.check_path}, {"--json", &o.json_path}},
+          "usage: optadvisor_accuracy [--data CSV] [--fit [--fit-with CSV] | --fit-moe [--write]] [--check BASELINE] [--json OUT] [-v]"))
     return 2;
   const Catalog catalog = Catalog::load({});
   Engines engines;
@@ -605,7 +626,7 @@ int main(int argc, char** argv) {
   for (auto& c : cases) point_at(c, engines);
 
   nlohmann::json fit_report = nlohmann::json::object();
-  if (o.do_fit) fit_dense(cases, engines, o.do_write, fit_report);
+  if (o.do_fit) fit_dense(with_lent_rows(cases, catalog, o.fit_with, engines), engines, o.do_write, fit_report);
   if (o.do_fit_moe) fit_moe(cases, engines, o.do_write, fit_report);
 
   nlohmann::json summary = report_groups(cases);
