@@ -97,6 +97,21 @@ nlohmann::json calibration_json(const PreparedScenario& ps) {
   return {{"source", ps.calibration->source_file}, {"rows", ps.calibration->rows}, {"date", ps.calibration->date}};
 }
 
+namespace {
+
+/// The engine, the version the user named after '@' (null: the newest), and the earlier kernels
+/// that version runs where the backend lists a change after it (null: the newest kernels).
+nlohmann::json engine_json(const EngineChoice& e) {
+  nlohmann::json earlier = nullptr;
+  if (e.build) earlier = {{"until_build", e.build->until_build}, {"change", e.build->change}};
+  return {{"id", e.id()},
+          {"defaulted", e.defaulted},
+          {"version", e.version.empty() ? nlohmann::json(nullptr) : nlohmann::json(e.version)},
+          {"earlier_build", earlier}};
+}
+
+}  // namespace
+
 nlohmann::json scenario_json(const PreparedScenario& ps, const Analysis& a) {
   const Scenario& s = ps.scenario;
   const Workload& w = s.workload;
@@ -109,7 +124,7 @@ nlohmann::json scenario_json(const PreparedScenario& ps, const Analysis& a) {
         {"params", s.weights.params},
         {"active_params", s.weights.active_params}}},
       {"quant", {{"id", ps.quant->id}, {"name", ps.quant->name}, {"bits_per_weight", s.weights.bits_per_weight}}},
-      {"engine", {{"id", s.engine.id()}, {"defaulted", s.engine.defaulted}}},
+      {"engine", engine_json(s.engine)},
       {"workload",
        {{"batch", a.batch},
         {"batch_max", w.batch_max},

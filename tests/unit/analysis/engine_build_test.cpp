@@ -6,6 +6,7 @@
 
 #include "fixtures.hpp"
 #include "optadvisor/analysis/analysis.hpp"
+#include "optadvisor/analysis/analysis_json.hpp"
 #include "optadvisor/analysis/prepare.hpp"
 
 using namespace optadvisor;
@@ -80,6 +81,23 @@ TEST_CASE("estimate says which build it models and what a server's version chang
   const PreparedScenario server = prepare_scenario(catalog(), request("h100-sxm", "llama-3.1-8b", "fp8", "vllm@0.6.0"));
   CHECK(server.scenario.engine.id() == "vllm");
   CHECK(has_note(server, "serve applies the version's calibration era"));
+}
+
+TEST_CASE("the estimate's JSON names the version asked for and the earlier kernels it runs", "[analysis][engine][build][json]") {
+  auto engine_of = [](const std::string& engine) {
+    const PreparedScenario ps = prepare_scenario(catalog(), request("rtx4090", "llama-3.1-8b", "q4_k_m", engine));
+    return scenario_json(ps, analyze(ps.scenario)).at("engine");
+  };
+  const nlohmann::json old = engine_of("llama.cpp@b2850");
+  CHECK(old.at("version") == "b2850");
+  CHECK(old.at("earlier_build").at("until_build") == 3216);
+  CHECK_THAT(old.at("earlier_build").at("change").get<std::string>(), Contains("PR #8075"));
+  const nlohmann::json now = engine_of("llama.cpp@b6060");
+  CHECK(now.at("version") == "b6060");
+  CHECK(now.at("earlier_build").is_null());
+  const nlohmann::json newest = engine_of("llama.cpp");
+  CHECK(newest.at("version").is_null());
+  CHECK(newest.at("earlier_build").is_null());
 }
 
 TEST_CASE("a version that is not one is bad input naming what was given", "[analysis][engine][build][bad-input]") {
