@@ -90,15 +90,6 @@ void replace_all(std::string& s, const std::string& from, const std::string& to)
   for (std::size_t pos = s.find(from); pos != std::string::npos; pos = s.find(from, pos + to.size())) s.replace(pos, from.size(), to);
 }
 
-}  // namespace
-
-nlohmann::json calibration_json(const PreparedScenario& ps) {
-  if (!ps.calibration) return nullptr;
-  return {{"source", ps.calibration->source_file}, {"rows", ps.calibration->rows}, {"date", ps.calibration->date}};
-}
-
-namespace {
-
 /// The engine, the version the user named after '@' (null: the newest), and the earlier kernels
 /// that version runs where the backend lists a change after it (null: the newest kernels).
 nlohmann::json engine_json(const EngineChoice& e) {
@@ -111,6 +102,11 @@ nlohmann::json engine_json(const EngineChoice& e) {
 }
 
 }  // namespace
+
+nlohmann::json calibration_json(const PreparedScenario& ps) {
+  if (!ps.calibration) return nullptr;
+  return {{"source", ps.calibration->source_file}, {"rows", ps.calibration->rows}, {"date", ps.calibration->date}};
+}
 
 nlohmann::json scenario_json(const PreparedScenario& ps, const Analysis& a) {
   const Scenario& s = ps.scenario;
