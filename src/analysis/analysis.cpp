@@ -145,7 +145,8 @@ double compressed_prefill_attention_flops(const ModelSpec& m, const KvShape& kv,
 /// 2 x heads x (qk_dim + v_dim) x context, i.e. 4 x context x d_attn for MHA (Kaplan et al. 2020,
 /// "Scaling Laws for Neural Language Models", arXiv:2001.08361, table 1); MLA's dims per DeepSeek-V2
 /// (arXiv:2405.04434); each layer kind at its own head width (Gemma 4's full layers: global_head_dim).
-double attention_flops_per_token(const ModelSpec& m, const KvShape& kv, double context) {
+double attention_flops_per_token(const ModelSpec& m, const KvShape& cache, double context) {
+  const KvShape kv = attention_reads(cache);  // KV-shared layers attend too
   const AttentionWidths width = attention_widths(m);
   const double window = kv.window_tokens ? std::min<double>(context, static_cast<double>(kv.window_tokens)) : context;
   const double attended = kv.sparse_topk ? std::min<double>(context, static_cast<double>(kv.sparse_topk)) : context;
@@ -158,7 +159,8 @@ double attention_flops_per_token(const ModelSpec& m, const KvShape& kv, double c
 
 /// Causal prefill attention FLOPs for a prompt of `p` tokens: the sum of
 /// attention_flops_per_token over positions 0..p-1 (closed form per layer kind).
-double prefill_attention_flops(const ModelSpec& m, const KvShape& kv, double p) {
+double prefill_attention_flops(const ModelSpec& m, const KvShape& cache, double p) {
+  const KvShape kv = attention_reads(cache);  // KV-shared layers attend too
   const AttentionWidths width = attention_widths(m);
   const double c_full = 2.0 * static_cast<double>(width.full);
   const double c_sliding = 2.0 * static_cast<double>(width.sliding);
@@ -293,10 +295,11 @@ double kv_bytes_with(const Scenario& s, const KvShape& kv, uint64_t context) {
   return (per_rank * s.workload.kv_bytes_per_element + state) / static_cast<double>(std::max<uint32_t>(1, s.workload.pp));
 }
 
-/// Cache bytes one decode step reads per sequence: all of it, except that a DSA layer reads every
-/// indexer key but only the index_topk latents it selected (DSA layers are never windowed, so the
-/// cache grows linearly with the context).
-double kv_read_bytes_with(const Scenario& s, const KvShape& kv, uint64_t context) {
+/// Cache bytes one decode step reads per sequence: all of it (a KV-shared layer reads its source
+/// layer's again), except that a DSA layer reads every indexer key but only the index_topk latents
+/// it selected (DSA layers are never windowed, so the cache grows linearly with the context).
+double kv_read_bytes_with(const Scenario& s, const KvShape& cache, uint64_t context) {
+  const KvShape kv = attention_reads(cache);
   const double all = kv_bytes_with(s, kv, context);
   if (kv.sparse_topk == 0 || context <= kv.sparse_topk || kv.elements_per_token_per_layer == 0) return all;
   const auto per = static_cast<double>(kv.elements_per_token_per_layer);
@@ -564,7 +567,7 @@ struct ForwardPass {
     // With data-parallel attention each rank runs its own sequences (the busiest holds
     // ceil(batch / dp)) while every GPU's experts serve all ranks' tokens.
     const double b = std::ceil(batch / dp);
-    const double embedding_skipped = w.tied_embeddings ? 0.0 : w.token_embedding_bytes;
+    const double embedding_skipped = w.bytes_looked_up();
     // Pipeline stages (llama.cpp layer split) run one after another for a token, so a step reads
     // every stage's share in turn: the per-device bytes times pp, at one device's bandwidth.
     const double host_expert_bytes = host_expert_fraction * w.routed_expert_bytes;

@@ -47,7 +47,7 @@ struct LayoutDegrees {
 // so a step's time covers the whole stack at one GPU's rates.
 void set_weights(StepModel& sm, const ModelSpec& m, const WeightsSummary& w, const LayoutDegrees& d) {
   const double tp = d.tp, worker_gpus = d.worker_gpus;
-  const double embedding_skipped = w.tied_embeddings ? 0.0 : w.token_embedding_bytes;
+  const double embedding_skipped = w.bytes_looked_up();
   const double dense_bytes = w.total_bytes - w.routed_expert_bytes;
   sm.dense_weight_bytes = (dense_bytes - embedding_skipped) / tp;
   sm.expert_weight_bytes = w.routed_expert_bytes / worker_gpus;
@@ -74,16 +74,22 @@ void set_kv_and_attention(StepModel& sm, const Scenario& s, double tp) {
   // An engine that does not cap the window keeps every token of the sliding layers: their bytes join the full part.
   const double full_layers = static_cast<double>(kv.full_layers);
   const double sliding_layers = static_cast<double>(kv.sliding_layers);
+  const KvShape read = attention_reads(kv);  // KV-shared layers read and attend too
+  const double full_read_layers = static_cast<double>(read.full_layers);
+  const double sliding_read_layers = static_cast<double>(read.sliding_layers);
   // DeepSeek-V4's compressed entries grow with the context like a full layer's (one KV head: no split).
   const double compressed_bytes = static_cast<double>(kv.compressed_elements_per_token) * element;
   const double full_bytes = per_layer * full_layers / split(kv.full_kv_heads) + compressed_bytes;
   const double sliding_bytes = per_sliding_layer * sliding_layers / split(kv.sliding_kv_heads);
   sm.kv_bytes_per_token_full = full_bytes + (capped ? 0.0 : sliding_bytes);
   sm.kv_bytes_per_token_sliding = capped ? sliding_bytes : 0.0;
+  const double sliding_read = per_sliding_layer * sliding_read_layers / split(kv.sliding_kv_heads);
+  sm.kv_read_bytes_per_token_full = per_layer * full_read_layers / split(kv.full_kv_heads) + compressed_bytes + (capped ? 0.0 : sliding_read);
+  sm.kv_read_bytes_per_token_sliding = capped ? sliding_read : 0.0;
   sm.window_tokens = capped ? kv.window_tokens : 0;
   sm.kv_transfer_bytes_per_token = per_layer * full_layers + per_sliding_layer * sliding_layers + compressed_bytes;
-  const double full_flops = attention_pair_flops(m) / tp * full_layers;
-  const double sliding_flops = sliding_attention_pair_flops(m) / tp * sliding_layers;
+  const double full_flops = attention_pair_flops(m) / tp * full_read_layers;
+  const double sliding_flops = sliding_attention_pair_flops(m) / tp * sliding_read_layers;
   sm.attention_flops_full = full_flops + (capped ? 0.0 : sliding_flops);
   sm.attention_flops_sliding = capped ? sliding_flops : 0.0;
   sm.decode_attention_scale = decode_attention_pair_flops(m) / attention_pair_flops(m);
@@ -228,8 +234,8 @@ StepCost step_cost(const StepModel& m, const StepMix& mix) {
   // The routed experts' grouped GEMMs fill their token tiles with t = worker tokens x k / (E x touched) rows each.
   const double expert_fill = touched > 0 ? grouped_gemm_fill(worker_tokens * m.expert_pick / touched, m.expert_gemm_half_tokens) : 1.0;
   const double linear_t = (m.dense_flops_per_token * tokens + m.expert_flops_per_token * worker_tokens / expert_fill) / m.gemm_flops_per_s;
-  double kv_bytes = m.kv_bytes_per_token_full * (mix.decode_context_full + mix.prefill_kv_tokens_full) +
-                    m.kv_bytes_per_token_sliding * (mix.decode_context_sliding + mix.prefill_kv_tokens_sliding) +
+  double kv_bytes = m.kv_read_bytes_per_token_full * (mix.decode_context_full + mix.prefill_kv_tokens_full) +
+                    m.kv_read_bytes_per_token_sliding * (mix.decode_context_sliding + mix.prefill_kv_tokens_sliding) +
                     2.0 * m.state_bytes_per_sequence * mix.decode_sequences;
   double decode_pairs = mix.decode_context_full;
   double indexer_flops = 0;

@@ -6,6 +6,7 @@
 #include "base/strings.hpp"
 #include "base/json_fields.hpp"
 #include "catalog/deepseek_v4.hpp"
+#include "catalog/gemma3n.hpp"
 #include "catalog/tensor_add.hpp"
 
 #include <fmt/format.h>
@@ -54,8 +55,8 @@ Traits traits_for(const std::string& model_type) {
   } else if (model_type == "gemma2") {
     t.tie_word_embeddings = true;  // Gemma2Config default
     t.sandwich_norm = true;
-  } else if (model_type == "gemma3_text" || model_type == "gemma4_text") {
-    t.tie_word_embeddings = true;  // Gemma3TextConfig / Gemma4TextConfig default
+  } else if (model_type == "gemma3_text" || model_type == "gemma3n_text" || model_type == "gemma4_text") {
+    t.tie_word_embeddings = true;  // Gemma3TextConfig / Gemma3nTextConfig / Gemma4TextConfig default
     t.sandwich_norm = true;
     t.qk_norm = true;
   } else if (model_type == "deepseek_v3") {
@@ -144,6 +145,8 @@ const std::set<std::string>& known_fields() {
                                                "num_global_key_value_heads",
                                                "attention_k_eq_v",
                                                "enable_moe_block",
+                                               "hidden_size_per_layer_input", "vocab_size_per_layer_input", "altup_num_inputs",
+                                               "laurel_rank", "num_kv_shared_layers", "encoder_tower_params",
                                                "num_nextn_predict_layers",
                                                "compress_ratios", "o_lora_rank", "o_groups", "hc_mult", "num_hash_layers", "expert_dtype",
                                                "vision_config",
@@ -158,8 +161,8 @@ const std::set<std::string>& known_fields() {
 }
 
 const std::vector<std::string>& checkpoint_include_names() {
-  static const std::vector<std::string> names = {"rotary_inv_freq_buffers",     "untied_output_copy", "vision_tower", "mtp_layers",
-                                                 "mtp_layers_shared_embedding", "quantization_scales"};
+  static const std::vector<std::string> names = {"rotary_inv_freq_buffers",     "untied_output_copy",  "vision_tower",  "mtp_layers",
+                                                 "mtp_layers_shared_embedding", "quantization_scales", "encoder_towers"};
   return names;
 }
 
@@ -266,6 +269,8 @@ class FieldReader {
 
 using catalog_detail::add;
 using catalog_detail::is_deepseek_v4;
+using catalog_detail::is_gemma3n;
+using catalog_detail::is_kv_shared_layer;
 
 bool is_mla(const ModelSpec& s) { return s.kv_lora_rank > 0; }
 
@@ -530,6 +535,7 @@ void add_block(const ModelSpec& s, uint64_t layer_index, std::vector<Tensor>& ou
     add_dense_ffn(s, i, out);
   }
   if (s.sandwich_norm) add(out, i, "post_ffw_norm", h);
+  if (is_gemma3n(s)) catalog_detail::add_gemma3n_layer_extras(s, i, out);
 }
 
 uint64_t sum_elements(const std::vector<Tensor>& tensors) {
@@ -584,7 +590,7 @@ const std::vector<std::string>& supported_model_types() {
                                                  "qwen3_moe",  "gemma2",           "gemma3_text", "phi3",         "deepseek_v3",
                                                  "gpt_oss",    "minimax_m2",       "qwen3_next",  "qwen3_5_text", "qwen3_5_moe_text",
                                                  "nemotron_h", "granitemoehybrid", "llama4_text", "gemma4_text",
-                                                 "lfm2_moe",   "deepseek_v4"};
+                                                 "lfm2_moe",   "deepseek_v4",      "gemma3n_text"};
   return types;
 }
 
@@ -775,6 +781,11 @@ void read_experts_and_layers(FieldReader& r, ModelSpec& s) {
   s.num_global_key_value_heads = r.uint("num_global_key_value_heads").value_or(0);
   s.attention_k_eq_v = r.boolean("attention_k_eq_v").value_or(false);
   s.enable_moe_block = r.boolean("enable_moe_block").value_or(false);
+  s.hidden_size_per_layer_input = r.uint("hidden_size_per_layer_input").value_or(0);
+  s.vocab_size_per_layer_input = r.uint("vocab_size_per_layer_input").value_or(0);
+  s.altup_num_inputs = r.uint("altup_num_inputs").value_or(0);
+  s.laurel_rank = r.uint("laurel_rank").value_or(0);
+  s.num_kv_shared_layers = r.uint("num_kv_shared_layers").value_or(0);
   s.num_nextn_predict_layers = r.uint("num_nextn_predict_layers").value_or(0);
   s.compress_ratios = r.uints("compress_ratios");
   s.o_lora_rank = r.uint("o_lora_rank").value_or(0);
@@ -873,6 +884,15 @@ void read_provenance(const json& j, FieldReader& r, ModelSpec& s) {
   s.params_exact = r.uint("params_exact").value_or(0);
   s.params_unexplained = r.uint("params_unexplained").value_or(0);
   s.params_source = r.string("params_source").value_or("");
+  if (const json* towers = r.object("encoder_tower_params")) {
+    for (const auto& [name, value] : towers->items()) {
+      const std::optional<uint64_t> n = json_field::as_uint(value);
+      if (n && *n > 0 && *n <= kMaxModelParameters)
+        s.encoder_tower_params[name] = *n;
+      else
+        r.problem("/encoder_tower_params/" + name, fmt::format("expected a positive element count of at most {}", kMaxModelParameters));
+    }
+  }
   if (r.has("sources")) {
     if (j.at("sources").is_array()) {
       s.sources = j.at("sources");
@@ -910,8 +930,13 @@ void check_ranges(const json& j, const ModelSpec& s, FieldReader& r, std::vector
                                    {"mamba_d_head", s.mamba_d_head},
                                    {"mamba_d_state", s.mamba_d_state},
                                    {"mamba_d_conv", s.mamba_d_conv}, {"conv_L_cache", s.conv_L_cache},
-                                   {"o_lora_rank", s.o_lora_rank}})
+                                   {"o_lora_rank", s.o_lora_rank},
+                                   {"hidden_size_per_layer_input", s.hidden_size_per_layer_input},
+                                   {"vocab_size_per_layer_input", s.vocab_size_per_layer_input},
+                                   {"laurel_rank", s.laurel_rank}})
     at_most(r, key, value, kMaxModelWidth);
+  at_most(r, "altup_num_inputs", s.altup_num_inputs, kMaxModelHeads);
+  at_most(r, "num_kv_shared_layers", s.num_kv_shared_layers, kMaxModelLayers);
   at_most(r, "num_hidden_layers", s.num_hidden_layers, kMaxModelLayers);
   at_most(r, "num_nextn_predict_layers", s.num_nextn_predict_layers, kMaxModelLayers);
   at_most(r, "mtp_hybrid_override_pattern", s.mtp_hybrid_override_pattern.size(), kMaxModelLayers);
@@ -1165,6 +1190,7 @@ void check_checkpoint_includes(const ModelSpec& s, FieldReader& r) {
                 "unknown entry '" + s.checkpoint_includes[i] + "' (expected one of: " + join(names) + ")");
     }
   }
+  if (includes("encoder_towers") && s.encoder_tower_params.empty()) r.problem("/checkpoint_includes", "encoder_towers needs encoder_tower_params");
   if (includes("vision_tower") && !s.vision_config) {
     r.problem("/checkpoint_includes", "vision_tower needs vision_config");
   }
@@ -1223,6 +1249,7 @@ std::optional<ModelSpec> model_from_json(const nlohmann::json& j, std::vector<Pr
   check_experts_and_layers(s, r);
   check_checkpoint_includes(s, r);
   for (const auto& [pointer, message] : catalog_detail::deepseek_v4_problems(s)) r.problem(pointer, message);
+  for (const auto& [pointer, message] : catalog_detail::gemma3n_problems(s)) r.problem(pointer, message);
   if (!r.ok()) return std::nullopt;
   return s;
 }
@@ -1356,6 +1383,7 @@ nlohmann::json to_json(const ModelSpec& s) {
   if (s.num_experts > 0) write_experts(j, s);
   if (is_mla(s)) write_mla(j, s);
   if (is_deepseek_v4(s)) catalog_detail::write_deepseek_v4(j, s);
+  catalog_detail::write_gemma3n(j, s);
   write_layer_mix(j, s);
   if (s.linear_num_key_heads > 0) {
     if (s.full_attention_interval > 0) j["full_attention_interval"] = s.full_attention_interval;
@@ -1372,6 +1400,7 @@ nlohmann::json to_json(const ModelSpec& s) {
   if (!s.native_format.empty()) j["native_format"] = s.native_format;
   if (!s.expert_dtype.empty()) j["expert_dtype"] = s.expert_dtype;
   if (!s.checkpoint_includes.empty()) j["checkpoint_includes"] = s.checkpoint_includes;
+  if (!s.encoder_tower_params.empty()) j["encoder_tower_params"] = s.encoder_tower_params;
   if (s.params_exact > 0) j["params_exact"] = s.params_exact;
   if (s.params_unexplained > 0) j["params_unexplained"] = s.params_unexplained;
   if (!s.params_source.empty()) j["params_source"] = s.params_source;
@@ -1384,6 +1413,7 @@ std::vector<Tensor> model_tensors(const ModelSpec& spec) {
   std::vector<Tensor> out;
   out.reserve(spec.num_hidden_layers * 24 + 3);
   add(out, -1, "token_embd", spec.hidden_size, spec.vocab_size);
+  if (is_gemma3n(spec)) catalog_detail::add_gemma3n_globals(spec, out);
   for (uint64_t i = 0; i < spec.num_hidden_layers; ++i) add_block(spec, i, out);
   // LFM2's final norm (HF embedding_norm) is GGUF token_embd_norm.
   add(out, -1, spec.model_type == "lfm2_moe" ? "token_embd_norm" : "output_norm", spec.hidden_size);
@@ -1402,6 +1432,7 @@ ParameterCounts parameter_counts(const ModelSpec& spec) {
     const bool routed = t.kind == "ffn_gate_exps" || t.kind == "ffn_up_exps" || t.kind == "ffn_down_exps" ||
                         t.kind == "ffn_gate_exps.bias" || t.kind == "ffn_up_exps.bias" || t.kind == "ffn_down_exps.bias";
     n.total += t.elements();
+    if (t.kind == "per_layer_token_embd") continue;  // Gemma 3n: a lookup of one row per token, never multiplied
     if (routed && spec.num_experts > 0) {
       // Expert-bias tensors hold the experts along ne1, weights along ne2.
       n.active += t.elements() / spec.num_experts * spec.num_experts_per_tok;
@@ -1575,6 +1606,8 @@ std::vector<CountTerm> checkpoint_extra_terms(const ModelSpec& s) {
     terms.push_back({"untied_output_copy", embedding});
   }
   if (includes("vision_tower") && s.vision_config) terms.push_back({"vision_tower", vision_tower_elements(*s.vision_config, h)});
+  if (includes("encoder_towers"))
+    for (const auto& [name, elements] : s.encoder_tower_params) terms.push_back({name, elements});
   std::vector<Tensor> mtp_blocks;
   const bool shared_embedding = includes("mtp_layers_shared_embedding");
   if (includes("mtp_layers") || shared_embedding) {
@@ -1678,14 +1711,23 @@ KvShape kv_shape(const ModelSpec& spec) {
     if (mixer_free) continue;  // a Nemotron-H MLP or MoE block caches nothing
     if (is_linear_layer(spec, i) || is_mamba_layer(spec, i) || is_short_conv_layer(spec, i)) {
       ++k.linear_layers;
+    } else if (is_kv_shared_layer(spec, i)) {
+      ++(is_sliding_layer(spec, i) ? k.shared_sliding_layers : k.shared_full_layers);
     } else if (is_sliding_layer(spec, i)) {
       ++k.sliding_layers;
     } else {
       ++k.full_layers;
     }
   }
-  k.window_tokens = k.sliding_layers > 0 ? spec.sliding_window : 0;
+  k.window_tokens = k.sliding_layers + k.shared_sliding_layers > 0 ? spec.sliding_window : 0;
   if (k.latent || k.sliding_elements_per_token_per_layer == 0) k.sliding_elements_per_token_per_layer = k.elements_per_token_per_layer;
+  return k;
+}
+
+KvShape attention_reads(KvShape k) {
+  k.full_layers += k.shared_full_layers;
+  k.sliding_layers += k.shared_sliding_layers;
+  k.shared_full_layers = k.shared_sliding_layers = 0;
   return k;
 }
 

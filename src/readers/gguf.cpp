@@ -494,6 +494,7 @@ class SpecBuilder {
   void read_linear_attention(ModelSpec& s);
   void read_mamba(ModelSpec& s);
   void read_short_conv(ModelSpec& s);
+  void read_gemma3n(ModelSpec& s);
 
   const std::map<std::string, Value>& meta_;
   const std::vector<TensorInfo>& tensors_;
@@ -602,9 +603,9 @@ void SpecBuilder::read_sliding_window(ModelSpec& s) {
   const uint64_t window = uint(key("attention.sliding_window"), kMaxContext).value_or(0);
   const Value* pattern = find(key("attention.sliding_window_pattern"));
   const std::string& mt = s.model_type;
-  const bool swa_arch = known_arch_ && (mt == "gemma2" || mt == "gemma3_text" || mt == "gpt_oss");
+  const bool swa_arch = known_arch_ && (mt == "gemma2" || mt == "gemma3_text" || mt == "gemma3n_text" || mt == "gpt_oss");
   if (window == 0) {
-    if (swa_arch && mt != "gemma3_text") {
+    if (swa_arch && mt != "gemma3_text" && mt != "gemma3n_text") {
       // llama.cpp requires the key for these; fall back to the HF default.
       s.sliding_window = mt == "gemma2" ? 4096 : 128;
       s.sliding_window_pattern = 2;
@@ -635,9 +636,9 @@ void SpecBuilder::read_sliding_window(ModelSpec& s) {
   }
   if (swa_arch) {
     // llama.cpp hard-codes the layer pattern: Gemma-2 and gpt-oss alternate
-    // (set_swa_pattern(2)), Gemma-3 has five sliding layers per full one (6).
+    // (set_swa_pattern(2)), Gemma-3 has five sliding layers per full one (6), Gemma 3n four (5).
     s.sliding_window = window;
-    s.sliding_window_pattern = mt == "gemma3_text" ? 6 : 2;
+    s.sliding_window_pattern = mt == "gemma3_text" ? 6 : mt == "gemma3n_text" ? 5 : 2;
     return;
   }
   if (mt == "phi3" && known_arch_) {
@@ -765,6 +766,29 @@ void SpecBuilder::read_short_conv(ModelSpec& s) {
   notes_.push_back(fmt::format("{} of {} blocks are short convolutions (a fixed state, no KV cache)", conv.size(), s.num_hidden_layers));
 }
 
+/// Gemma 3n (llama.cpp gemma3n): the per-layer input width, the per-layer table's rows, the AltUp
+/// streams and the LAuReL rank from the tensors (keys where the converter writes them), and the
+/// KV-shared layers from attention.shared_kv_layers, which published files write as a float.
+void SpecBuilder::read_gemma3n(ModelSpec& s) {
+  if (s.model_type != "gemma3n_text") return;
+  const TensorInfo* table = tensor("per_layer_token_embd.weight");
+  const TensorInfo* norm = tensor("per_layer_proj_norm.weight");
+  const TensorInfo* altup = tensor("altup_proj.weight");
+  const TensorInfo* laurel = first_of_kind("laurel_l");
+  if (table == nullptr || norm == nullptr || altup == nullptr || laurel == nullptr)
+    fail("a gemma3n file without its per_layer_token_embd, per_layer_proj_norm, altup_proj and laurel_l tensors");
+  s.hidden_size_per_layer_input = uint(key("embedding_length_per_layer_input"), kMaxWidth).value_or(norm->ne[0]);
+  s.vocab_size_per_layer_input = table->ne[1];
+  s.altup_num_inputs = uint(key("altup.num_inputs"), kMaxModelHeads).value_or(altup->ne[2] + 1);
+  s.laurel_rank = laurel->ne[1];
+  const std::optional<double> shared = number(key("attention.shared_kv_layers"));
+  if (shared && *shared >= 1 && *shared < static_cast<double>(s.num_hidden_layers)) {
+    s.num_kv_shared_layers = static_cast<uint64_t>(*shared);
+  } else {
+    notes_.push_back(fmt::format("{} absent or out of range: every layer is taken to keep its own KV cache", key("attention.shared_kv_layers")));
+  }
+}
+
 /// The model_type each modelled llama.cpp architecture reads as.
 const std::map<std::string, std::string>& model_types() {
   static const std::map<std::string, std::string> kModelTypes = {{"llama", "llama"},
@@ -776,6 +800,7 @@ const std::map<std::string, std::string>& model_types() {
                                                                  {"qwen3moe", "qwen3_moe"},
                                                                  {"gemma2", "gemma2"},
                                                                  {"gemma3", "gemma3_text"},
+                                                                 {"gemma3n", "gemma3n_text"},
                                                                  {"phi3", "phi3"},
                                                                  {"deepseek2", "deepseek_v3"},
                                                                  {"gpt-oss", "gpt_oss"},
@@ -877,6 +902,7 @@ ModelSpec SpecBuilder::build() {
   read_linear_attention(s);
   read_mamba(s);
   read_short_conv(s);
+  read_gemma3n(s);
   read_traits(s);
   s.notes.push_back(fmt::format("Read from the GGUF header of {} (architecture {}).", name_, arch_));
   return s;

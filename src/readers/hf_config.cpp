@@ -25,7 +25,8 @@ const std::vector<std::string>& accepted_types() {
                                                  "deepseek_v3",     "gpt_oss",          "kimi_k2",    "kimi_k25",    "deepseek_v32",
                                                  "glm_moe_dsa",     "minimax_m2",       "qwen3_next", "qwen3_5",     "qwen3_5_moe",
                                                  "qwen3_5_text",    "qwen3_5_moe_text", "nemotron_h", "llama4",      "llama4_text",
-                                                 "granitemoehybrid", "gemma4",           "gemma4_text",      "lfm2_moe"};
+                                                 "granitemoehybrid", "gemma4",           "gemma4_text",      "lfm2_moe",
+                                                 "gemma3n",         "gemma3n_text"};
   return types;
 }
 
@@ -82,6 +83,14 @@ class HfFields {
     if (!has(key)) return std::nullopt;
     if (auto v = json_field::as_string(j_.at(key))) return v;
     wrong_type(key, "a string");
+  }
+
+  /// Present as a JSON array.
+  bool is_array(const char* key) const { return has(key) && j_.at(key).is_array(); }
+
+  /// Refuses the value of `key`: "<file>: <prefix><key>: <what>", with `hint`.
+  [[noreturn]] void refuse(const char* key, const std::string& what, const std::string& hint) const {
+    throw bad_input(source_ + ": " + prefix_ + key + ": " + what, hint);
   }
 
   std::vector<uint64_t> uints(const char* key) const {
@@ -168,6 +177,9 @@ void set_sliding(json& doc, HfFields& c, const std::string& mt, uint64_t layers)
   } else if (mt == "gemma3_text") {
     window = c.uint_or("sliding_window", 4096);
     pattern = c.uint_or("sliding_window_pattern", 6);
+  } else if (mt == "gemma3n_text") {
+    window = c.uint_or("sliding_window", 512);
+    pattern = 5;  // Gemma3nTextConfig's default layer_types: full attention where (i+1) % 5 == 0
   } else if (mt == "gemma4_text") {
     window = c.required_uint("sliding_window");
   } else if (mt == "gpt_oss") {
@@ -356,6 +368,32 @@ void set_gemma4(json& doc, HfFields& c, const std::string& source_name, const st
   if (doc.value("tie_word_embeddings", false)) doc["checkpoint_includes"].push_back("untied_output_copy");
 }
 
+/// Gemma 3n text model (Gemma3nTextConfig defaults: the E4B model): per-layer inputs, AltUp,
+/// LAuReL and the KV-shared layers. The FFN width may be a per-layer list (MatFormer slices); only
+/// equal widths are modelled.
+void set_gemma3n(json& doc, HfFields& c) {
+  doc["hidden_size_per_layer_input"] = c.uint_or("hidden_size_per_layer_input", 256);
+  doc["vocab_size_per_layer_input"] = c.uint_or("vocab_size_per_layer_input", 262144);
+  doc["altup_num_inputs"] = c.uint_or("altup_num_inputs", 4);
+  doc["laurel_rank"] = c.uint_or("laurel_rank", 64);
+  const uint64_t shared = c.uint_or("num_kv_shared_layers", 15);
+  if (shared > 0) doc["num_kv_shared_layers"] = shared;
+}
+
+/// What the import of a Gemma 3n multimodal config.json leaves out.
+constexpr const char* kGemma3nTowersNote =
+    "The audio and vision towers (audio_config, vision_config: named architectures the config does not describe) are not counted.";
+
+/// Gemma 3n's intermediate_size: one width, or a list of per-layer widths that must all be equal.
+uint64_t gemma3n_intermediate(HfFields& c) {
+  if (!c.is_array("intermediate_size")) return c.uint_or("intermediate_size", 16384);
+  const std::vector<uint64_t> widths = c.uints("intermediate_size");
+  if (widths.empty() || std::adjacent_find(widths.begin(), widths.end(), std::not_equal_to<>()) != widths.end())
+    c.refuse("intermediate_size", "per-layer FFN widths that differ are not supported",
+             "the released Gemma 3n E2B and E4B configs give one width for every layer");
+  return widths.front();
+}
+
 /// The language model nested in text_config of a multimodal wrapper.
 const json& text_config_of(const HfFields& top, const std::string& source_name, const std::string& mt) {
   const json* text = top.object("text_config");
@@ -511,6 +549,13 @@ TextModel unwrap_multimodal(json& doc, const json& config, const HfFields& top, 
     set_gemma4_vision(doc, top, source_name, family);
     return m;
   }
+  if (mt == "gemma3n") {
+    // Gemma 3n multimodal: text_config (gemma3n_text); the MobileNet-V5 and USM audio towers are
+    // named architectures the config does not describe, so they are left out of the count.
+    TextModel m{&text_config_of(top, source_name, mt), "text_config.", {}};
+    mt = "gemma3n_text";
+    return m;
+  }
   if (mt == "gemma3") {
     // Gemma-3 multimodal: the SigLIP tower in vision_config (both may rely on config-class defaults).
     TextModel m{&text_config_of(top, source_name, mt), "text_config.", {}};
@@ -525,7 +570,7 @@ TextModel unwrap_multimodal(json& doc, const json& config, const HfFields& top, 
 uint64_t kv_heads_of(HfFields& c, const std::string& mt, uint64_t heads) {
   static const std::map<std::string, uint64_t> kv_class_default = {
       {"mistral", 8},    {"mixtral", 8},     {"qwen2", 32},          {"qwen3", 32},  {"qwen3_moe", 4},
-      {"gemma2", 4},     {"gemma3_text", 4}, {"deepseek_v3", 128},   {"gpt_oss", 8}, {"qwen3_next", 2},
+      {"gemma2", 4},     {"gemma3_text", 4}, {"deepseek_v3", 128},   {"gpt_oss", 8}, {"qwen3_next", 2}, {"gemma3n_text", 2},
       {"nemotron_h", 8}, {"llama4_text", 8}, {"granitemoehybrid", 8}, {"lfm2_moe", 8}};
   if (c.has("num_key_value_heads")) return *c.uint("num_key_value_heads");
   if (!c.present("num_key_value_heads") && kv_class_default.count(mt) > 0)
@@ -536,7 +581,7 @@ uint64_t kv_heads_of(HfFields& c, const std::string& mt, uint64_t heads) {
 /// head_dim: some classes fix a default, the rest derive hidden / heads.
 uint64_t head_dim_of(HfFields& c, const std::string& mt, uint64_t hidden, uint64_t heads) {
   static const std::map<std::string, uint64_t> head_dim_class_default = {
-      {"qwen3", 128},      {"gemma2", 256},       {"gemma3_text", 256},      {"gpt_oss", 64},
+      {"qwen3", 128},      {"gemma2", 256},       {"gemma3_text", 256},      {"gpt_oss", 64}, {"gemma3n_text", 256},
       {"qwen3_next", 256}, {"qwen3_5_text", 256}, {"qwen3_5_moe_text", 256}, {"llama4_text", 128}};
   if (c.has("head_dim")) return *c.uint("head_dim");
   if (head_dim_class_default.count(mt) > 0) return c.uint_or("head_dim", head_dim_class_default.at(mt));
@@ -576,14 +621,14 @@ void set_positions(json& doc, HfFields& c, const std::string& mt, const std::str
       {"llama", 2048},      {"mistral", 131072},        {"mixtral", 131072},         {"qwen2", 32768},         {"qwen3", 32768},
       {"qwen3_moe", 32768}, {"gemma2", 8192},           {"gemma3_text", 131072},     {"phi3", 4096},           {"deepseek_v3", 4096},
       {"gpt_oss", 131072},  {"minimax_m2", 196608},     {"qwen3_next", 32768},       {"qwen3_5_text", 262144}, {"qwen3_5_moe_text", 262144},
-      {"nemotron_h", 4096}, {"llama4_text", 4096 * 32}, {"granitemoehybrid", 131072}, {"lfm2_moe", 128000}};
+      {"nemotron_h", 4096}, {"llama4_text", 4096 * 32}, {"granitemoehybrid", 131072}, {"lfm2_moe", 128000}, {"gemma3n_text", 32768}};
   doc["max_position_embeddings"] = c.uint_or("max_position_embeddings", max_pos_default.at(mt));
   static const std::map<std::string, double> rope_default = {
       {"llama", 10000.0},        {"mistral", 10000.0},         {"mixtral", 1e6},          {"qwen2", 10000.0},
       {"qwen3", 10000.0},        {"qwen3_moe", 10000.0},       {"gemma2", 10000.0},       {"gemma3_text", 1e6},
       {"phi3", 10000.0},         {"deepseek_v3", 10000.0},     {"gpt_oss", 150000.0},     {"minimax_m2", 5e6},
       {"qwen3_next", 10000.0},   {"qwen3_5_text", 1e7},        {"qwen3_5_moe_text", 1e7}, {"nemotron_h", 10000.0},
-      {"llama4_text", 500000.0}, {"granitemoehybrid", 10000.0}, {"lfm2_moe", 1e6}};
+      {"llama4_text", 500000.0}, {"granitemoehybrid", 10000.0}, {"lfm2_moe", 1e6}, {"gemma3n_text", 1e6}};
   std::optional<double> theta = c.number("rope_theta");
   if (!theta) {
     if (const json* rp = c.object("rope_parameters")) {  // transformers v5 layout
@@ -599,14 +644,14 @@ void set_positions(json& doc, HfFields& c, const std::string& mt, const std::str
 /// model_from_json's trait table.
 void set_tying_and_biases(json& doc, const HfFields& c, const HfFields& top, bool nested, const std::string& mt,
                           const std::string& source_name, bool gemma3, bool qwen_hybrid) {
-  const bool tied_default = mt == "gemma2" || gemma3 || mt == "gemma4_text" || mt == "lfm2_moe";
+  const bool tied_default = mt == "gemma2" || gemma3 || mt == "gemma3n_text" || mt == "gemma4_text" || mt == "lfm2_moe";
   std::optional<bool> tied = c.boolean("tie_word_embeddings");
   if (!tied && mt == "lfm2_moe") tied = c.boolean("tie_embedding");  // the original LFM2 key
   if (!tied && nested) tied = top.boolean("tie_word_embeddings");
   doc["tie_word_embeddings"] = tied.value_or(tied_default);
 
   if (mt == "llama" || mt == "qwen3" || mt == "qwen3_moe" || mt == "gemma2" || gemma3 || mt == "gpt_oss" || qwen_hybrid ||
-      mt == "llama4_text" || mt == "gemma4_text") {
+      mt == "llama4_text" || mt == "gemma4_text" || mt == "gemma3n_text") {
     doc["attention_bias"] = c.boolean("attention_bias").value_or(mt == "gpt_oss");
   }
   if (mt == "llama") doc["mlp_bias"] = c.boolean("mlp_bias").value_or(false);
@@ -623,6 +668,8 @@ uint64_t set_intermediate(json& doc, HfFields& c, const std::string& mt) {
     intermediate = c.uint_or("intermediate_size", 6144);
   } else if (mt == "qwen3_next" || mt == "qwen3_5_moe_text") {
     intermediate = c.uint("intermediate_size").value_or(0);  // unused: every layer is MoE unless mlp_only_layers
+  } else if (mt == "gemma3n_text") {
+    intermediate = gemma3n_intermediate(c);
   } else {
     intermediate = c.required_uint("intermediate_size");
   }
@@ -818,10 +865,11 @@ ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& 
                         std::to_string(kMaxModelLayers) + " for any model",
                     "check the config.json against the model's Hugging Face repository");
   const bool gemma3 = mt == "gemma3_text";
+  const bool gemma3n = mt == "gemma3n_text";
   const bool qwen_hybrid = mt == "qwen3_next" || mt == "qwen3_5_text" || mt == "qwen3_5_moe_text";
   // Gemma-3 text configs routinely omit these and rely on Gemma3TextConfig.
-  const uint64_t heads = gemma3 ? c.uint_or("num_attention_heads", 8) : c.required_uint("num_attention_heads");
-  const uint64_t vocab = gemma3 ? c.uint_or("vocab_size", 262208) : c.required_uint("vocab_size");
+  const uint64_t heads = gemma3 || gemma3n ? c.uint_or("num_attention_heads", 8) : c.required_uint("num_attention_heads");
+  const uint64_t vocab = gemma3 ? c.uint_or("vocab_size", 262208) : gemma3n ? c.uint_or("vocab_size", 262400) : c.required_uint("vocab_size");
   const uint64_t kv_heads = kv_heads_of(c, mt, heads);
   const uint64_t head_dim = head_dim_of(c, mt, hidden, heads);
 
@@ -845,8 +893,10 @@ ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& 
   if (mt == "granitemoehybrid") set_granite_hybrid(doc, c);
   if (mt == "lfm2_moe") set_lfm2_moe(doc, c, layers);
   if (mt == "gemma4_text") set_gemma4(doc, c, source_name, prefix);
+  if (gemma3n) set_gemma3n(doc, c);
 
   std::vector<std::string> notes = {"Imported from " + source_name + " (model_type " + *top_type + ")."};
+  if (gemma3n && text != &config) notes.push_back(kGemma3nTowersNote);
   set_checkpoint_quantization(doc, notes, top, c, text != &config, source_name, prefix, mt);
 
   std::vector<std::string> defaults = top.defaults();

@@ -153,6 +153,8 @@ std::string kv_text(const SizeResult& r, const SizeRow& row) {
                   kv.shape.sliding_layers ? fmt::format("; {} of {} layers keep only a {}-token window", kv.shape.sliding_layers,
                                                         kv.shape.sliding_layers + kv.shape.full_layers, kv.shape.window_tokens)
                                           : std::string());
+  if (const uint64_t shared = kv.shape.shared_full_layers + kv.shape.shared_sliding_layers; shared > 0)
+    out += fmt::format("  ({} more layers cache nothing: they attend to the caches of the last layers of their kind before them)\n", shared);
   if (kv.shape.linear_layers > 0)
     out += fmt::format(
         "  of which {} is the fixed state of the {} recurrent layers (linear attention, Mamba-2 or short convolution; {} per "

@@ -112,6 +112,7 @@ StepModel round_rank() {
   m.dense_weight_bytes = 1e9;
   m.dense_flops_per_token = 2e9;
   m.kv_bytes_per_token_full = 1e5;
+  m.kv_read_bytes_per_token_full = 1e5;  // no KV-shared layers: a step reads what is cached
   m.attention_flops_full = 1e5;
   m.bandwidth_bytes_per_s = 1e12;
   m.gemm_flops_per_s = 1e15;

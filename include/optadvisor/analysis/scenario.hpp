@@ -22,6 +22,7 @@ struct WeightsSummary {
   double total_bytes = 0;            ///< every weight tensor as stored
   double token_embedding_bytes = 0;  ///< token_embd (decode reads only the rows it needs, unless tied)
   bool tied_embeddings = false;      ///< the output head reads token_embd in full every step
+  double lookup_table_bytes = 0;     ///< tables only ever looked up by token (Gemma 3n's per-layer embeddings)
   double routed_expert_bytes = 0;    ///< all routed experts of all MoE layers
   double routed_active_params = 0;   ///< the routed experts' share of active_params (k of E experts per token)
   double per_layer_bytes = 0;        ///< average bytes of one block (for layer offload and pipeline split)
@@ -33,6 +34,9 @@ struct WeightsSummary {
   /// native_capability ("fp8", "fp4"; formats.json native_compute), "" for weight-only formats.
   std::string native_compute_dtype;
   std::string native_capability;
+  /// Weight bytes a forward step does not read in full: the lookup tables, and token_embd unless the
+  /// output head shares it (a step reads only the rows of its tokens, which is left out).
+  double bytes_looked_up() const { return lookup_table_bytes + (tied_embeddings ? 0.0 : token_embedding_bytes); }
 };
 
 /// Speculative decoding: each target step verifies `draft_tokens` proposed

@@ -48,6 +48,10 @@ struct StepModel {
   // KV cache and attention, per token of context.
   double kv_bytes_per_token_full = 0;     ///< full-attention layers, this GPU
   double kv_bytes_per_token_sliding = 0;  ///< sliding-window layers, this GPU
+  /// What a step reads per cached token: the above, plus what KV-shared layers (Gemma 3n) read of
+  /// their source layers' caches again.
+  double kv_read_bytes_per_token_full = 0;
+  double kv_read_bytes_per_token_sliding = 0;
   uint64_t window_tokens = 0;
   double attention_flops_full = 0;     ///< per (query token x context token), full layers, this GPU
   double attention_flops_sliding = 0;  ///< the same for sliding layers (context capped at the window)

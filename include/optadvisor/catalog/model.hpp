@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -220,6 +221,21 @@ struct ModelSpec {
   /// output scale) and three more norms (pre-experts, post-MLP, post-experts).
   bool enable_moe_block = false;
 
+  /// Gemma 3n (model_type gemma3n_text; HF field names). Per-layer embeddings: a second lookup
+  /// table of vocab_size_per_layer_input rows, num_hidden_layers x hidden_size_per_layer_input wide
+  /// (one row read per token, never multiplied), projected from the hidden state too
+  /// (per_layer_model_projection) and mixed into each layer through a gate and a projection of
+  /// hidden_size_per_layer_input. AltUp: altup_num_inputs residual streams (the 3 extra ones made
+  /// and merged by two sets of altup_num_inputs - 1 square projections), a router and prediction and
+  /// correction coefficients per layer. LAuReL: a rank-laurel_rank residual beside attention. The
+  /// last num_kv_shared_layers layers compute only a query and attend to the cache of the last
+  /// layer of their kind before them (they cache nothing). 0 for every other family.
+  uint64_t hidden_size_per_layer_input = 0;
+  uint64_t vocab_size_per_layer_input = 0;
+  uint64_t altup_num_inputs = 0;
+  uint64_t laurel_rank = 0;
+  uint64_t num_kv_shared_layers = 0;
+
   /// DeepSeek-V4 (model_type deepseek_v4; HF field names). Attention: one shared K = V head of
   /// head_dim behind a q_lora_rank query, a grouped low-rank output (o_groups groups of
   /// heads x head_dim / o_groups -> o_lora_rank each, then o_groups x o_lora_rank -> hidden) and a
@@ -248,8 +264,12 @@ struct ModelSpec {
 
   /// What the published checkpoint total counts beyond `model_tensors`:
   /// "rotary_inv_freq_buffers", "untied_output_copy", "vision_tower",
-  /// "mtp_layers", "mtp_layers_shared_embedding", "quantization_scales". See checkpoint_extra_terms().
+  /// "mtp_layers", "mtp_layers_shared_embedding", "quantization_scales", "encoder_towers". See checkpoint_extra_terms().
   std::vector<std::string> checkpoint_includes;
+  /// Stored elements of encoders no config field describes in full (Gemma 3n's MobileNet-V5 vision
+  /// and USM audio towers and their embedders), by name, each counted from its published
+  /// architecture (the preset's notes say how); checkpoint_includes "encoder_towers" adds them.
+  std::map<std::string, uint64_t> encoder_tower_params;
   uint64_t params_exact = 0;  ///< published checkpoint total (HF safetensors.total); 0 = none published
   /// Elements of params_exact no modelled term explains (a tensor the published checkpoint has and
   /// the architecture does not say); the notes say what is known of it. 0 for an exact preset.
@@ -392,6 +412,11 @@ struct KvShape {
   uint64_t compressed_sparse_layers = 0;
   uint64_t compressed_sparse_ratio = 0;
   uint64_t compressed_topk = 0;
+  /// Gemma 3n KV sharing: layers that cache nothing but attend to the cache of an earlier layer of
+  /// their kind (full or sliding). Memory counts full_layers and sliding_layers; attention math and
+  /// the cache reads of a step count these as well.
+  uint64_t shared_full_layers = 0;
+  uint64_t shared_sliding_layers = 0;
   uint64_t linear_layers = 0;  ///< Gated DeltaNet, Mamba-2 or short-convolution layers: no per-token cache, a fixed state
   uint64_t state_elements_per_layer = 0;              ///< per sequence: recurrent state + convolution state
   double state_bytes_per_layer = 0;                   ///< the same in bytes (recurrent state at mamba_ssm_dtype, conv state at 16 bits)
@@ -403,6 +428,11 @@ struct KvShape {
 /// Each layer kind at its own head width and KV heads (Gemma 4). attention_k_eq_v layers still
 /// cache K and V apart: the key is normed and rotated, the value only normed (no shared buffer).
 KvShape kv_shape(const ModelSpec& spec);
+
+/// The cache as attention reads it: Gemma 3n's KV-shared layers counted with the layers whose
+/// cache they read (full or sliding), for attention math and a step's cache reads; memory uses
+/// kv_shape itself. Every other model's shape unchanged.
+KvShape attention_reads(KvShape k);
 
 /// Bytes of the fixed per-sequence state of the linear-attention layers (0 without them); it does
 /// not grow with the context and does not follow the KV-cache dtype.

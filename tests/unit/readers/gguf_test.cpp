@@ -1026,3 +1026,67 @@ TEST_CASE("lfm2moe GGUFs: short-convolution blocks beside attention, dense lead 
   CHECK(kv_cache_elements_per_token_full(s) == 64);
   CHECK(k.state_elements_per_layer == 128);
 }
+
+TEST_CASE("gemma3n GGUFs: per-layer inputs, AltUp and LAuReL from the tensors, the shared KV layers from a float key", "[gguf][gemma3n]") {
+  // A tiny Gemma 3n written from its own tensor list: 10 layers (full attention at 4 and 9), hidden 64,
+  // 2 heads and 1 KV head of 32, per-layer inputs of 8, 4 AltUp streams, LAuReL rank 4, the last 4
+  // layers sharing the caches of layers 4 (full) and 5 (sliding).
+  const nlohmann::json doc = {{"id", "tiny"},
+                              {"name", "tiny"},
+                              {"model_type", "gemma3n_text"},
+                              {"hidden_size", 64},
+                              {"num_hidden_layers", 10},
+                              {"num_attention_heads", 2},
+                              {"num_key_value_heads", 1},
+                              {"head_dim", 32},
+                              {"intermediate_size", 128},
+                              {"vocab_size", 100},
+                              {"sliding_window", 16},
+                              {"sliding_window_pattern", 5},
+                              {"hidden_size_per_layer_input", 8},
+                              {"vocab_size_per_layer_input", 100},
+                              {"altup_num_inputs", 4},
+                              {"laurel_rank", 4},
+                              {"num_kv_shared_layers", 4},
+                              {"sources", nlohmann::json::array()}};
+  std::vector<Problem> problems;
+  const std::optional<ModelSpec> tiny = model_from_json(doc, problems);
+  REQUIRE(tiny);
+  GgufBuilder b;
+  b.kv_str("general.architecture", "gemma3n")
+      .kv_u32("gemma3n.block_count", 10)
+      .kv_u32("gemma3n.embedding_length", 64)
+      .kv_u32("gemma3n.feed_forward_length", 128)
+      .kv_u32("gemma3n.attention.head_count", 2)
+      .kv_u32("gemma3n.attention.head_count_kv", 1)
+      .kv_u32("gemma3n.attention.key_length", 32)
+      .kv_u32("gemma3n.attention.value_length", 32)
+      .kv_u32("gemma3n.attention.sliding_window", 16)
+      .kv_u32("gemma3n.context_length", 4096)
+      .kv_u32("gemma3n.embedding_length_per_layer_input", 8)
+      .kv_u32("gemma3n.altup.num_inputs", 4)
+      .kv_f32("gemma3n.attention.shared_kv_layers", 4.0f)  // published files write it as a float
+      .kv_str_array("tokenizer.ggml.tokens", 100);
+  for (const Tensor& t : model_tensors(*tiny)) {
+    std::vector<uint64_t> dims = {t.row_elements};
+    if (t.rows > 1 || t.slices > 1) dims.push_back(t.rows);
+    if (t.slices > 1) dims.push_back(t.slices);
+    b.tensor(t.name, dims, kTypeF32);
+  }
+  const ModelSpec s = parse_gguf_model(b.build(), "gemma3n.gguf", db()).spec;
+  CHECK(s.model_type == "gemma3n_text");
+  CHECK(s.hidden_size_per_layer_input == 8);
+  CHECK(s.vocab_size_per_layer_input == 100);
+  CHECK(s.altup_num_inputs == 4);
+  CHECK(s.laurel_rank == 4);
+  CHECK(s.num_kv_shared_layers == 4);
+  CHECK(s.sliding_window_pattern == 5);  // llama.cpp's period for gemma3n
+  CHECK(parameter_count(s) == parameter_count(*tiny));
+  // Layers 0-5 cache: full 4, sliding 0-3 and 5; 6-8 (sliding) and 9 (full) read them. 2 x 32 per token per layer.
+  const KvShape k = kv_shape(s);
+  CHECK(k.full_layers == 1);
+  CHECK(k.sliding_layers == 5);
+  CHECK(k.shared_full_layers == 1);
+  CHECK(k.shared_sliding_layers == 3);
+  CHECK(kv_cache_elements_per_token_full(s) == 6 * 64);
+}
