@@ -203,7 +203,7 @@ struct TrainingModel {
   std::string id;
   std::string name;
   double params = 0;            ///< every stored parameter
-  double embedding_params = 0;  ///< input lookup tables (token and learned position embeddings): no matmul
+  double embedding_params = 0;  ///< input lookup tables (token, learned position and Gemma 3n per-layer embeddings): no matmul
   double head_params = 0;       ///< output projection (a matmul; equals the token embedding when tied)
   bool tied_embeddings = false;
   double other_params = 0;  ///< outside the blocks and the two above (final norm)
