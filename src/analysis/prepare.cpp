@@ -308,7 +308,7 @@ WeightsSummary summarize_weights(const ModelSpec& spec, const WeightsBreakdown& 
     if (iequals(t.storage, "f16") || iequals(t.storage, "bf16") || iequals(t.storage, "f32"))
       unquantized_bytes += static_cast<double>(t.bytes);
     if (t.kind == "token_embd") s.token_embedding_bytes += static_cast<double>(t.bytes);
-    if (t.kind == "per_layer_token_embd") s.lookup_table_bytes += static_cast<double>(t.bytes);
+    if (is_lookup_table(t.kind)) s.lookup_table_bytes += static_cast<double>(t.bytes);
     if (t.kind.size() > 5 && t.kind.ends_with("_exps")) s.routed_expert_bytes += static_cast<double>(t.bytes);
   }
   s.quantized = unquantized_bytes < 0.5 * s.total_bytes;

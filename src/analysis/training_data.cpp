@@ -314,7 +314,7 @@ LayerSums count_tensors(TrainingModel& m, const ModelSpec& spec) {
   for (const Tensor& t : model_tensors(spec)) {
     const double e = static_cast<double>(t.elements());
     if (t.layer < 0) {
-      if (t.kind == "token_embd" || t.kind == "per_layer_token_embd")  // input lookup tables (Gemma 3n has a per-layer one)
+      if (t.kind == "token_embd" || is_lookup_table(t.kind))  // input lookup tables
         m.embedding_params += e;
       else if (t.kind == "output")
         m.head_params += e;

@@ -1432,7 +1432,7 @@ ParameterCounts parameter_counts(const ModelSpec& spec) {
     const bool routed = t.kind == "ffn_gate_exps" || t.kind == "ffn_up_exps" || t.kind == "ffn_down_exps" ||
                         t.kind == "ffn_gate_exps.bias" || t.kind == "ffn_up_exps.bias" || t.kind == "ffn_down_exps.bias";
     n.total += t.elements();
-    if (t.kind == "per_layer_token_embd") continue;  // Gemma 3n: a lookup of one row per token, never multiplied
+    if (is_lookup_table(t.kind)) continue;  // a lookup of one row per token, never multiplied
     if (routed && spec.num_experts > 0) {
       // Expert-bias tensors hold the experts along ne1, weights along ne2.
       n.active += t.elements() / spec.num_experts * spec.num_experts_per_tok;

@@ -31,6 +31,12 @@ uint64_t checkpoint_term(const ModelSpec& s, const std::string& what) {
   return 0;
 }
 
+std::string first_problem_pointer(const nlohmann::json& doc) {
+  std::vector<Problem> problems;
+  const bool ok = model_from_json(doc, problems).has_value();
+  return ok || problems.empty() ? std::string() : problems.front().pointer;
+}
+
 nlohmann::json hf_config(const std::string& file) {
   std::ifstream in(std::string(OPTADVISOR_SOURCE_DIR) + "/tests/data/hf/" + file);
   REQUIRE(in.good());

@@ -38,6 +38,10 @@ const Tensor* find_tensor(const std::vector<Tensor>& all, const std::string& nam
 /// The elements of the checkpoint term `what` of `s` (checkpoint_extra_terms); fails the test when it has none.
 uint64_t checkpoint_term(const ModelSpec& s, const std::string& what);
 
+/// The JSON pointer of the first problem model_from_json reports for the preset document `doc`,
+/// "" when it accepts it.
+std::string first_problem_pointer(const nlohmann::json& doc);
+
 /// The config.json fixture tests/data/hf/`file`, parsed; fails the test when it cannot be read.
 nlohmann::json hf_config(const std::string& file);
 

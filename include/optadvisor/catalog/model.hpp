@@ -43,6 +43,10 @@ struct Tensor {
   bool is_vector() const { return rows == 1 && slices == 1; }
 };
 
+/// True for a table that is only ever looked up by token beside token_embd (Gemma 3n's per-layer
+/// embeddings): a step reads one row of it, and it is never multiplied.
+inline bool is_lookup_table(const std::string& kind) { return kind == "per_layer_token_embd"; }
+
 /// SigLIP-style vision tower of a multimodal checkpoint (HF `vision_config`).
 /// Used only to reconcile published checkpoint totals: llama.cpp writes the
 /// tower to a separate mmproj file, so it is not part of `model_tensors`.

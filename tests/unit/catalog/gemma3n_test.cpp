@@ -118,11 +118,7 @@ TEST_CASE("Gemma 3n config.json import gives the preset's text model", "[model][
 
 TEST_CASE("Gemma 3n preset fields are checked", "[model][gemma3n]") {
   const nlohmann::json good = to_json(fixtures::spec("gemma-3n-e2b"));
-  const auto problem_at = [](nlohmann::json doc) {
-    std::vector<Problem> problems;
-    const bool ok = model_from_json(doc, problems).has_value();
-    return ok || problems.empty() ? std::string() : problems.front().pointer;
-  };
+  const auto problem_at = fixtures::first_problem_pointer;
   CHECK(problem_at(good).empty());
   nlohmann::json bad = good;
   bad["altup_num_inputs"] = 1;

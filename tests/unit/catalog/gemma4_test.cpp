@@ -116,11 +116,7 @@ TEST_CASE("Gemma 4 config.json import gives the presets' counts", "[model][gemma
 
 TEST_CASE("Gemma 4 preset fields are checked", "[model][gemma4]") {
   const nlohmann::json good = to_json(fixtures::spec("gemma-4-26b-a4b"));
-  const auto problem_at = [](nlohmann::json doc) {
-    std::vector<Problem> problems;
-    const bool ok = model_from_json(doc, problems).has_value();
-    return ok || problems.empty() ? std::string() : problems.front().pointer;
-  };
+  const auto problem_at = fixtures::first_problem_pointer;
   CHECK(problem_at(good).empty());
   nlohmann::json bad = good;
   bad["num_global_key_value_heads"] = 3;  // 16 query heads are not a multiple of 3
