@@ -14,6 +14,8 @@
 
 #include <fmt/format.h>
 
+#include "analysis/decode_set.hpp"
+
 namespace optadvisor {
 
 std::string_view to_string(ServingBound b) {
@@ -59,7 +61,7 @@ struct Chunk {
 struct Rank {
   std::deque<uint32_t> waiting;  ///< not admitted yet (no KV blocks)
   std::vector<uint32_t> prefilling;
-  std::vector<uint32_t> running;  ///< decoding, in admission order (the newest is preempted first)
+  DecodeSet running;  ///< decoding, in admission order (the newest is preempted first)
   double used_bytes = 0;
   // The iteration in flight.
   std::vector<Chunk> chunks;
@@ -77,11 +79,12 @@ struct Worker {
   double last_time = 0;
 };
 
-/// What the token at `position` (the context's last) adds to request_kv_bytes(): its KV in every
-/// full layer, and in the sliding layers while the context is within the window.
-double kv_growth_bytes(const StepModel& m, uint64_t position) {
-  const bool in_window = m.window_tokens == 0 || position <= m.window_tokens;
-  return m.kv_bytes_per_token_full + (in_window ? m.kv_bytes_per_token_sliding : 0.0);
+/// What decoding from `from` to `to` tokens adds to request_kv_bytes(): their KV in every full
+/// layer, and in the sliding layers while the context is within the window.
+double kv_growth_bytes(const StepModel& m, uint64_t from, uint64_t to) {
+  const auto w = m.window_tokens;
+  const uint64_t sliding = w == 0 ? to - from : std::min(to, w) - std::min(from, w);
+  return m.kv_bytes_per_token_full * static_cast<double>(to - from) + m.kv_bytes_per_token_sliding * static_cast<double>(sliding);
 }
 
 class Simulation {
@@ -92,6 +95,7 @@ class Simulation {
         Worker w;
         w.pool = &pool;
         w.ranks.resize(std::max<uint32_t>(1, pool.step.layout.dp_attention));
+        for (Rank& r : w.ranks) r.running = DecodeSet(&members_, pool.step, load.gen_tokens);
         (pool.role == ServingRole::kDecode ? decode_workers_ : front_workers_).push_back(workers_.size());
         workers_.push_back(std::move(w));
       }
@@ -132,6 +136,8 @@ class Simulation {
   bool admit(Rank& r, const StepModel& m, uint32_t id, bool decode_role);
   void finish_iteration(std::size_t w, double now);
   void complete(uint32_t id, double now);
+  void join_decode(Rank& r, uint32_t id);
+  void settle(const StepModel& m, uint32_t id, DecodeSet::Where w);
   void push(double t, int kind, std::size_t index) { events_.push({t, seq_++, kind, index}); }
 
   struct Event {
@@ -148,6 +154,7 @@ class Simulation {
   std::vector<Worker> workers_;
   std::vector<std::size_t> front_workers_, decode_workers_;
   std::vector<Request> requests_;
+  std::vector<DecodeMember> members_;  ///< by request id: where each decoding request stands in its rank's set
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
   uint64_t seq_ = 0, warmup_ = 0, measured_end_ = 0, total_ = 0, done_measured_ = 0;
   uint64_t measured_count_ = 0, max_warmup_ = 0;
@@ -180,6 +187,7 @@ void Simulation::issue(double now) {
   }
   r.measured = id >= warmup_ && id < measured_end_;
   requests_.push_back(r);
+  members_.emplace_back();
   if (id == warmup_) {
     window_start_ = now;
     window_tokens_start_ = tokens_out_;
@@ -232,7 +240,7 @@ void Simulation::plan(Rank& r, const ServingPool& pool, double now) {
     while (!r.waiting.empty() && admit(r, m, r.waiting.front(), true)) {
       Request& q = requests_[r.waiting.front()];
       if (q.first_token < 0) q.first_token = now;
-      r.running.push_back(r.waiting.front());
+      join_decode(r, r.waiting.front());
       r.waiting.pop_front();
     }
     r.decoding = !r.running.empty();
@@ -284,8 +292,7 @@ void Simulation::start(std::size_t w, double now) {
     Rank& r = worker.ranks[i];
     plan(r, *worker.pool, now);
     StepMix& mix = mixes[i];
-    if (r.decoding)
-      for (uint32_t id : r.running) add_decode(mix, m, static_cast<double>(requests_[id].position));
+    if (r.decoding) r.running.add_to(mix);
     for (const Chunk& c : r.chunks) {
       const double a = static_cast<double>(requests_[c.request].position);
       add_prefill_chunk(mix, m, a, a + static_cast<double>(c.tokens));
@@ -327,34 +334,37 @@ void Simulation::complete(uint32_t id, double now) {
   if (load_.concurrency) issue(now);  // the client sends its next request
 }
 
+void Simulation::join_decode(Rank& r, uint32_t id) {
+  const Request& q = requests_[id];
+  r.running.join(id, q.position, q.generated);
+}
+
+/// A request that left its rank's decode set: where it got to, and the KV it grew on the way.
+void Simulation::settle(const StepModel& m, uint32_t id, DecodeSet::Where w) {
+  Request& q = requests_[id];
+  if (m.admission == KvAdmission::kIncremental) q.allocated_bytes += kv_growth_bytes(m, q.position, w.position);
+  q.position = w.position;
+  q.generated = w.generated;
+}
+
 void Simulation::finish_iteration(std::size_t w, double now) {
   Worker& worker = workers_[w];
   const StepModel& m = worker.pool->step;
   const bool disaggregated = worker.pool->role == ServingRole::kPrefill;
   std::vector<uint32_t> finished;
   for (Rank& r : worker.ranks) {
-    // Decode: every running sequence gains a token.
+    // Decode: every running sequence gains a token (and its KV, on incremental engines).
     if (r.decoding) {
-      // The running sequences that go on, kept in order in place.
-      std::size_t kept = 0;
-      for (uint32_t id : r.running) {
-        Request& q = requests_[id];
-        q.position += 1;
-        q.generated += 1;
-        tokens_out_ += 1;
-        if (m.admission == KvAdmission::kIncremental) {
-          const double grow = kv_growth_bytes(m, q.position);
-          q.allocated_bytes += grow;
-          r.used_bytes += grow;
-        }
-        if (q.generated >= load_.gen_tokens) {
-          r.used_bytes -= q.allocated_bytes;
-          finished.push_back(id);
-        } else {
-          r.running[kept++] = id;
-        }
+      tokens_out_ += static_cast<double>(r.running.size());
+      if (m.admission == KvAdmission::kIncremental)
+        r.used_bytes += m.kv_bytes_per_token_full * static_cast<double>(r.running.size()) +
+                        m.kv_bytes_per_token_sliding * static_cast<double>(r.running.below_window());
+      const std::size_t first = finished.size();
+      r.running.advance(finished);
+      for (std::size_t k = first; k < finished.size(); ++k) {
+        settle(m, finished[k], r.running.where(finished[k]));
+        r.used_bytes -= requests_[finished[k]].allocated_bytes;
       }
-      r.running.resize(kept);
     }
     // Prefill chunks: a finished prompt yields the first token.
     for (const Chunk& c : r.chunks) {
@@ -383,13 +393,13 @@ void Simulation::finish_iteration(std::size_t w, double now) {
         r.used_bytes -= q.allocated_bytes;
         finished.push_back(c.request);
       } else {
-        r.running.push_back(c.request);
+        join_decode(r, c.request);
       }
     }
     // Out of blocks: preempt the newest sequence and recompute it later (vLLM V1, SGLang retract).
     while (r.used_bytes > m.kv_pool_bytes && r.running.size() > 1) {
-      const uint32_t id = r.running.back();
-      r.running.pop_back();
+      const uint32_t id = r.running.newest();
+      settle(m, id, r.running.leave(id));
       Request& q = requests_[id];
       r.used_bytes -= q.allocated_bytes;
       q.allocated_bytes = 0;
