@@ -76,6 +76,7 @@ struct Worker {
   std::vector<Rank> ranks;
   bool busy = false;
   StepCost last;  ///< the binding rank's cost of the iteration in flight
+  ExpertStep experts;  ///< the expert terms of the last iteration's worker tokens
   double last_time = 0;
 };
 
@@ -306,9 +307,12 @@ void Simulation::start(std::size_t w, double now) {
   }
   StepCost slowest;
   bool kv_blocked = false, cap_blocked = false;
+  // Every rank's tokens are at most the worker's, so the ranks share the expert terms; a worker
+  // decoding a steady batch steps the same tokens many times over.
+  if (worker.experts.worker_tokens != worker_tokens) worker.experts = expert_step(m, worker_tokens);
   for (std::size_t i = 0; i < worker.ranks.size(); ++i) {
     mixes[i].worker_tokens = worker_tokens;
-    const StepCost c = step_cost(m, mixes[i]);
+    const StepCost c = step_cost(m, mixes[i], worker.experts);
     if (c.time_s > slowest.time_s) slowest = c;
     kv_blocked = kv_blocked || worker.ranks[i].blocked_by_kv;
     cap_blocked = cap_blocked || worker.ranks[i].blocked_by_cap;

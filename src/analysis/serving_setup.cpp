@@ -23,8 +23,8 @@ void check_pool(const ModelSpec& model, const ServePoolRequest& pool, const char
   check_expert_layout(model, nullptr, ExpertLayout{l.tp, l.dp_attention, l.ep}, name);
 }
 
-ServingPool build_pool(const Catalog& catalog, const ServeRequest& r, const ServePoolRequest& pool, ServingRole role, const ServingEra& era,
-                       PreparedScenario* keep) {
+ServingPool build_pool(const Catalog& catalog, const ServeRequest& r, const ResolvedModel& model, const ServePoolRequest& pool,
+                       ServingRole role, const ServingEra& era, PreparedScenario* keep) {
   ScenarioRequest sr = r.scenario;
   // One attention rank's scenario: the step model spreads the experts over the worker's ranks.
   sr.tp = pool.layout.tp;
@@ -33,7 +33,7 @@ ServingPool build_pool(const Catalog& catalog, const ServeRequest& r, const Serv
   sr.gpus = static_cast<int64_t>(pool.layout.tp) * pool.layout.pp;
   sr.prompt_tokens = static_cast<int64_t>(r.load.prompt_tokens);
   sr.gen_tokens = static_cast<int64_t>(r.load.gen_tokens);
-  PreparedScenario prepared = prepare_scenario(catalog, sr);
+  PreparedScenario prepared = prepare_scenario(catalog, sr, model);
   const Analysis a = analyze(prepared.scenario, Detail::kNumbers);
   ServingPool out;
   out.role = role;
@@ -47,12 +47,19 @@ ServingPool build_pool(const Catalog& catalog, const ServeRequest& r, const Serv
 }  // namespace
 
 PreparedServing prepare_serving(const Catalog& catalog, const ServeRequest& r) {
+  if (r.scenario.hardware.empty()) throw bad_input("no hardware given", "pass --hw NAME (optadvisor hw list)");
+  catalog.resolve_hardware(r.scenario.hardware);  // an unknown device is reported before the model is read
+  return prepare_serving(catalog, r, resolve_model(catalog, r.scenario.model));
+}
+
+PreparedServing prepare_serving(const Catalog& catalog, const ServeRequest& r, const ResolvedModel& model_in) {
   PreparedServing out;
   // Resolve once at tp 1 to learn the model and the engine.
   ScenarioRequest probe = r.scenario;
   probe.tp = probe.pp = probe.ep = probe.dp_attention = 1;
   probe.gpus = 1;
-  PreparedScenario base = prepare_scenario(catalog, probe);
+  PreparedScenario base = prepare_scenario(catalog, probe, model_in);
+  const ResolvedModel& resolved = base.model;  // with its weights in the format chosen, for the pools
   const EngineProfile& engine = *base.scenario.engine.engine;
   if (!engine.serving.enabled())
     throw bad_input(fmt::format("engine '{}' has no serving model", engine.id),
@@ -82,14 +89,14 @@ PreparedServing prepare_serving(const Catalog& catalog, const ServeRequest& r) {
   if (r.disaggregated) {
     check_pool(model, r.prefill, "prefill-");
     check_pool(model, r.decode, "decode-");
-    out.setup.pools.push_back(build_pool(catalog, r, r.prefill, ServingRole::kPrefill, *era, nullptr));
-    out.setup.pools.push_back(build_pool(catalog, r, r.decode, ServingRole::kDecode, *era, &out.base));
+    out.setup.pools.push_back(build_pool(catalog, r, resolved, r.prefill, ServingRole::kPrefill, *era, nullptr));
+    out.setup.pools.push_back(build_pool(catalog, r, resolved, r.decode, ServingRole::kDecode, *era, &out.base));
     // KV moves prefill -> decode over the device's GPU link (one node); NIXL/RDMA across nodes is slower.
     const Link* link = out.base.scenario.hardware->default_multi_gpu_link();
     out.setup.kv_link_peak_bytes_per_s = link ? link->per_direction_bytes_per_s() : 0;
   } else {
     check_pool(model, r.aggregated, "");
-    out.setup.pools.push_back(build_pool(catalog, r, r.aggregated, ServingRole::kMixed, *era, &out.base));
+    out.setup.pools.push_back(build_pool(catalog, r, resolved, r.aggregated, ServingRole::kMixed, *era, &out.base));
   }
   apply_era(out.setup, *era);
   out.setup.slo_ttft_s = r.slo_ttft_s;

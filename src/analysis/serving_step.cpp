@@ -222,17 +222,30 @@ double request_kv_bytes(const StepModel& m, double tokens) {
          m.state_bytes_per_sequence;
 }
 
+ExpertStep expert_step(const StepModel& m, double worker_tokens) {
+  ExpertStep e;
+  e.worker_tokens = worker_tokens;
+  // Expected share of a layer's routed experts a step's tokens touch when
+  // each picks k of E: 1 - (1 - k/E)^tokens.
+  e.touched = m.expert_pick > 0 ? 1.0 - std::pow(1.0 - m.expert_pick, worker_tokens) : 0.0;
+  // The routed experts' grouped GEMMs fill their token tiles with t = worker tokens x k / (E x touched) rows each.
+  e.fill = e.touched > 0 ? grouped_gemm_fill(worker_tokens * m.expert_pick / e.touched, m.expert_gemm_half_tokens) : 1.0;
+  return e;
+}
+
 StepCost step_cost(const StepModel& m, const StepMix& mix) {
+  const double tokens = mix.decode_sequences + mix.prefill_tokens;
+  if (tokens <= 0) return {};
+  return step_cost(m, mix, expert_step(m, std::max(mix.worker_tokens, tokens)));
+}
+
+StepCost step_cost(const StepModel& m, const StepMix& mix, const ExpertStep& experts) {
   StepCost c;
   const double tokens = mix.decode_sequences + mix.prefill_tokens;
   if (tokens <= 0) return c;
-  const double worker_tokens = std::max(mix.worker_tokens, tokens);
-  // Expected share of a layer's routed experts a step's tokens touch when
-  // each picks k of E: 1 - (1 - k/E)^tokens.
-  const double touched = m.expert_pick > 0 ? 1.0 - std::pow(1.0 - m.expert_pick, worker_tokens) : 0.0;
+  const double worker_tokens = experts.worker_tokens;
+  const double touched = experts.touched, expert_fill = experts.fill;
   const double weights_t = (m.dense_weight_bytes + m.expert_weight_bytes * touched) / m.bandwidth_bytes_per_s;
-  // The routed experts' grouped GEMMs fill their token tiles with t = worker tokens x k / (E x touched) rows each.
-  const double expert_fill = touched > 0 ? grouped_gemm_fill(worker_tokens * m.expert_pick / touched, m.expert_gemm_half_tokens) : 1.0;
   const double linear_t = (m.dense_flops_per_token * tokens + m.expert_flops_per_token * worker_tokens / expert_fill) / m.gemm_flops_per_s;
   double kv_bytes = m.kv_read_bytes_per_token_full * (mix.decode_context_full + mix.prefill_kv_tokens_full) +
                     m.kv_read_bytes_per_token_sliding * (mix.decode_context_sliding + mix.prefill_kv_tokens_sliding) +

@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <tuple>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -18,6 +20,25 @@ namespace {
 constexpr uint32_t kMaxDisaggregatedFeeders = 64;
 /// Sized prefill + decode pairs simulated whole per engine and format, fewest GPUs first.
 constexpr std::size_t kVerifiedPairs = 3;
+
+/// Prepares the serving setups of one model: resolved once, its per-tensor weights computed once
+/// per engine and format (the plan prepares each option several times).
+class Preparer {
+ public:
+  Preparer(const Catalog& catalog, ResolvedModel model) : catalog_(catalog), model_(std::move(model)) {}
+  PreparedServing operator()(const ServeRequest& sr) {
+    const std::string key = sr.scenario.engine + '/' + sr.scenario.quant;
+    const auto it = formats_.find(key);
+    PreparedServing p = prepare_serving(catalog_, sr, it != formats_.end() ? it->second : model_);
+    if (it == formats_.end()) formats_.emplace(key, p.base.model);
+    return p;
+  }
+
+ private:
+  const Catalog& catalog_;
+  ResolvedModel model_;
+  std::map<std::string, ResolvedModel> formats_;
+};
 
 struct Option {
   std::string engine, quant;
@@ -186,7 +207,7 @@ double ceiling_as(const PreparedServing& p, ServingRole role, const ServingLoad&
 }
 
 /// Prepares every option the model, device and engine can run and bounds its rates.
-std::vector<Screened> screen(const Catalog& catalog, const CapacityRequest& q, const std::vector<Option>& options) {
+std::vector<Screened> screen(Preparer& prepare, const CapacityRequest& q, const std::vector<Option>& options) {
   std::vector<Screened> out;
   for (std::size_t i = 0; i < options.size(); ++i) {
     Screened s;
@@ -194,7 +215,7 @@ std::vector<Screened> screen(const Catalog& catalog, const CapacityRequest& q, c
     s.option = options[i];
     s.request = serve_request(q, options[i]);
     try {
-      s.prepared = prepare_serving(catalog, s.request);
+      s.prepared = prepare(s.request);
     } catch (const Error&) {
       continue;  // a layout the model, device or engine cannot run
     }
@@ -214,12 +235,12 @@ std::vector<Screened> screen(const Catalog& catalog, const CapacityRequest& q, c
 /// A prefill worker only reads prompts: it serves requests of one generated token, whose TTFT
 /// (queueing and prefill) must meet the SLO. The KV transfer to the decode pool (about a
 /// millisecond over the GPU link) is left to the check of the whole deployment.
-double prefill_rate(const Catalog& catalog, const CapacityRequest& q, Screened& s, CapacityPlan& plan) {
+double prefill_rate(Preparer& prepare, const CapacityRequest& q, Screened& s, CapacityPlan& plan) {
   if (s.prefill_rate) return *s.prefill_rate;
   CapacityRequest prompts = q;
   prompts.gen_tokens = 1;
   const ServeRequest sr = serve_request(prompts, s.option);
-  const PreparedServing prepared = prepare_serving(catalog, sr);
+  const PreparedServing prepared = prepare(sr);
   ++plan.layouts_evaluated;
   s.prefill_rate = replica_rate(prepared.setup, sr.load, q, plan).rate_per_s;
   return *s.prefill_rate;
@@ -233,13 +254,13 @@ uint32_t feeding_workers(double feeder_rate_per_s, double rate) {
 
 /// A decode worker of `s`'s layout fed by prefill workers of `feeder` that never bind: the most it
 /// serves with the deployment's TTFT (prefill, transfer, waiting for a decode slot) and TPOT within the SLOs.
-double decode_rate(const Catalog& catalog, const CapacityRequest& q, Screened& s, const Screened& feeder, CapacityPlan& plan) {
+double decode_rate(Preparer& prepare, const CapacityRequest& q, Screened& s, const Screened& feeder, CapacityPlan& plan) {
   if (s.decode_rate) return *s.decode_rate;
   ServeRequest sr = serve_request(q, s.option);
   sr.disaggregated = true;
   sr.prefill = {1, feeder.option.layout.layout, 0};
   sr.decode = {1, s.option.layout.layout, 0};
-  ServingSetup setup = prepare_serving(catalog, sr).setup;
+  ServingSetup setup = prepare(sr).setup;
   ++plan.layouts_evaluated;
   ServingLoad saturate = sr.load;
   saturate.concurrency = 256;
@@ -290,13 +311,13 @@ std::vector<Pairing> pairs_at_ceilings(std::vector<Screened*>& group, const Capa
 
 /// Simulates the sized deployment whole at the requested rate; where it misses, the pool whose
 /// SLO it misses gets one more worker (twice at most). Nothing when it still misses or outgrows max_gpus.
-std::optional<CapacityCandidate> verified(const Catalog& catalog, const CapacityRequest& q, double gpu_hour_usd, Pairing x,
+std::optional<CapacityCandidate> verified(Preparer& prepare, const CapacityRequest& q, double gpu_hour_usd, Pairing x,
                                           CapacityPlan& plan) {
   ServeRequest sr = serve_request(q, x.decode->option);
   sr.disaggregated = true;
   sr.prefill = {1, x.prefill->option.layout.layout, 0};
   sr.decode = {1, x.decode->option.layout.layout, 0};
-  const PreparedServing prepared = prepare_serving(catalog, sr);
+  const PreparedServing prepared = prepare(sr);
   ServingSetup setup = prepared.setup;
   const uint32_t gp = x.prefill->gpus(), gd = x.decode->gpus();
   for (int attempt = 0; attempt < 3; ++attempt) {
@@ -331,13 +352,13 @@ std::optional<CapacityCandidate> verified(const Catalog& catalog, const Capacity
 /// layout with the highest prefill ceiling per GPU. Pairs are taken fewest GPUs (at their ceilings)
 /// first; each is sized at its layouts' simulated rates, and a sized pair is simulated whole once
 /// no pair left could need fewer GPUs, fewest first, until kVerifiedPairs meet the SLOs.
-void plan_disaggregated(const Catalog& catalog, const CapacityRequest& q, std::vector<Screened*> group, CapacityPlan& plan) {
+void plan_disaggregated(Preparer& prepare, const CapacityRequest& q, std::vector<Screened*> group, CapacityPlan& plan) {
   const auto feeder = std::max_element(group.begin(), group.end(), [](const Screened* a, const Screened* b) {
     return a->prefill_ceiling / a->gpus() < b->prefill_ceiling / b->gpus();
   });
   if (feeder == group.end() || !((*feeder)->prefill_ceiling > 0)) return;
   try {
-    if (!(prefill_rate(catalog, q, **feeder, plan) > 0)) return;
+    if (!(prefill_rate(prepare, q, **feeder, plan) > 0)) return;
   } catch (const Error&) {  // a layout the simulation refuses
     return;
   }
@@ -347,7 +368,7 @@ void plan_disaggregated(const Catalog& catalog, const CapacityRequest& q, std::v
     std::stable_sort(waiting.begin(), waiting.end(), [](const Pairing& a, const Pairing& b) { return std::tie(a.gpus, a.order) < std::tie(b.gpus, b.order); });
     while (!waiting.empty() && waiting.front().gpus < gpus && kept < kVerifiedPairs) {
       try {
-        if (auto c = verified(catalog, q, plan.gpu_hour_usd, waiting.front(), plan)) plan.candidates.push_back(*c), ++kept;
+        if (auto c = verified(prepare, q, plan.gpu_hour_usd, waiting.front(), plan)) plan.candidates.push_back(*c), ++kept;
       } catch (const Error&) {  // a pairing the simulation refuses
       }
       waiting.erase(waiting.begin());
@@ -357,7 +378,7 @@ void plan_disaggregated(const Catalog& catalog, const CapacityRequest& q, std::v
     if (!q.exhaustive) verify_below(bound.gpus);
     if (kept == kVerifiedPairs) return;
     try {
-      const double p = prefill_rate(catalog, q, *bound.prefill, plan), d = decode_rate(catalog, q, *bound.decode, **feeder, plan);
+      const double p = prefill_rate(prepare, q, *bound.prefill, plan), d = decode_rate(prepare, q, *bound.decode, **feeder, plan);
       if (!(p > 0) || !(d > 0)) continue;
       const Pairing x = sized(bound, q, p, d);
       ++plan.disaggregated_pairs;
@@ -435,7 +456,8 @@ CapacityPlan plan_capacity(const Catalog& catalog, const CapacityRequest& q,
                                      *hw.gpu_hour_usd, hw.gpu_hour_source));
   }
 
-  std::vector<Screened> screened = screen(catalog, q, options);
+  Preparer prepare(catalog, base.model);
+  std::vector<Screened> screened = screen(prepare, q, options);
   plan.layouts_screened = screened.size();
   const std::size_t groups = q.disaggregated ? count_groups(screened) : 0;
   const std::size_t steps = screened.size() + groups;
@@ -450,7 +472,7 @@ CapacityPlan plan_capacity(const Catalog& catalog, const CapacityRequest& q,
       std::vector<Screened*> group;
       while (end < screened.size() && same_group(screened[end].option, screened[first].option)) group.push_back(&screened[end++]);
       const std::size_t before = plan.candidates.size();
-      plan_disaggregated(catalog, q, group, plan);
+      plan_disaggregated(prepare, q, group, plan);
       for (std::size_t k = before; k < plan.candidates.size(); ++k) plan.candidates[k].order += (first + 1) * screened.size() * screened.size();
       if (progress) progress(done++, steps);
       first = end;

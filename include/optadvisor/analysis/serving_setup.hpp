@@ -39,6 +39,9 @@ struct PreparedServing {
 /// Checks the request (one clear bad_input on a layout the model, device or
 /// engine cannot run) and builds the pools' step models.
 PreparedServing prepare_serving(const Catalog& catalog, const ServeRequest& request);
+/// The same for a model already resolved (request.scenario.model is not read): its per-tensor
+/// weights are reused where they were computed in the format the scenario picks.
+PreparedServing prepare_serving(const Catalog& catalog, const ServeRequest& request, const ResolvedModel& model);
 
 /// Upper bounds on what serve accepts, so every input is bounded before use.
 constexpr uint64_t kMaxServeConcurrency = 65536;

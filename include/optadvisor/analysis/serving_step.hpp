@@ -135,6 +135,18 @@ double request_kv_bytes(const StepModel& m, double tokens);
 /// math), plus scheduler and launch overhead and TP/EP communication.
 StepCost step_cost(const StepModel& m, const StepMix& mix);
 
+/// The routed experts in a step of `worker_tokens` tokens (over every rank of the worker): the
+/// expected share of a layer's experts they touch, and how full those experts' GEMM tiles are.
+/// Every rank of a worker shares it, so the simulation works it out once per iteration.
+struct ExpertStep {
+  double worker_tokens = -1;
+  double touched = 0;
+  double fill = 1;
+};
+ExpertStep expert_step(const StepModel& m, double worker_tokens);
+/// step_cost() with the step's expert terms already worked out for max(mix.worker_tokens, its tokens).
+StepCost step_cost(const StepModel& m, const StepMix& mix, const ExpertStep& experts);
+
 /// Sets the achieved rates and overheads from an era's efficiencies.
 void set_era(StepModel& m, const ServingEra& era);
 
