@@ -77,6 +77,7 @@ struct Worker {
   bool busy = false;
   StepCost last;  ///< the binding rank's cost of the iteration in flight
   ExpertStep experts;  ///< the expert terms of the last iteration's worker tokens
+  std::vector<StepMix> mixes;  ///< each rank's mix of the iteration being planned (kept to reuse its memory)
   double last_time = 0;
 };
 
@@ -155,7 +156,8 @@ class Simulation {
   std::vector<Worker> workers_;
   std::vector<std::size_t> front_workers_, decode_workers_;
   std::vector<Request> requests_;
-  std::vector<DecodeMember> members_;  ///< by request id: where each decoding request stands in its rank's set
+  std::vector<DecodeMember> members_;
+  std::vector<uint32_t> finished_;  ///< the requests an iteration completes (kept to reuse its memory)  ///< by request id: where each decoding request stands in its rank's set
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
   uint64_t seq_ = 0, warmup_ = 0, measured_end_ = 0, total_ = 0, done_measured_ = 0;
   uint64_t measured_count_ = 0, max_warmup_ = 0;
@@ -286,7 +288,8 @@ void Simulation::fill_prefill(Rank& r, const StepModel& m, uint64_t budget) {
 void Simulation::start(std::size_t w, double now) {
   Worker& worker = workers_[w];
   const StepModel& m = worker.pool->step;
-  std::vector<StepMix> mixes(worker.ranks.size());
+  std::vector<StepMix>& mixes = worker.mixes;
+  mixes.assign(worker.ranks.size(), StepMix{});
   double worker_tokens = 0;
   bool any = false;
   for (std::size_t i = 0; i < worker.ranks.size(); ++i) {
@@ -355,7 +358,8 @@ void Simulation::finish_iteration(std::size_t w, double now) {
   Worker& worker = workers_[w];
   const StepModel& m = worker.pool->step;
   const bool disaggregated = worker.pool->role == ServingRole::kPrefill;
-  std::vector<uint32_t> finished;
+  std::vector<uint32_t>& finished = finished_;
+  finished.clear();
   for (Rank& r : worker.ranks) {
     // Decode: every running sequence gains a token (and its KV, on incremental engines).
     if (r.decoding) {
