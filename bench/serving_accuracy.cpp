@@ -239,8 +239,9 @@ ServingEra fit(std::vector<Row*>& rows, ServingEra era, double collective_latenc
   if (era.request_overhead_s <= 0) era.request_overhead_s = 0.01;
   if (era.collective_latency_s <= 0) era.collective_latency_s = collective_latency_start;
   double best = objective(rows, era);
-  for (double step : {1.6, 1.25, 1.08}) {
-    for (int round = 0; round < 3; ++round) {
+  // Rounds until no knob improves, at each step size (at most 10: a bound on the work, never reached in practice).
+  for (double step : {1.6, 1.25, 1.08, 1.03}) {
+    for (int round = 0; round < 10; ++round) {
       bool improved = false;
       for (const Knob& k : knobs) {
         for (double f : {step, 1.0 / step}) {

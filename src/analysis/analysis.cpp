@@ -648,7 +648,8 @@ struct ForwardPass {
     if (tp > 1 || wl.expert_layout().exchanges_experts(m)) {
       // Tensor-parallel all-reduces and the experts' all-to-all, each with a fixed latency (expert_layout.cpp).
       const ExpertLayout layout = wl.expert_layout();
-      const LayoutTraffic traffic = layout_traffic(m, layout, layers, layout.exchanges_experts(m) ? moe_layer_count(m) : 0.0);
+      const LayoutTraffic traffic =
+          layout_traffic(m, layout, layers, layout.exchanges_experts(m) ? moe_layer_count(m) : 0.0, node_links(*s.hardware));
       comm_t = tokens * (traffic.allreduce_bytes_per_token + traffic.alltoall_bytes_per_token) / std::max(f.link_bandwidth_bytes_per_s, 1.0) +
                (traffic.allreduce_count + traffic.alltoall_count) * engine.allreduce_latency_s;
     }

@@ -25,7 +25,16 @@ void check_expert_layout(const ModelSpec& m, const EngineProfile* engine, const 
                     "vLLM, SGLang and TensorRT-LLM run it (--engine vllm)");
 }
 
-LayoutTraffic layout_traffic(const ModelSpec& m, const ExpertLayout& l, double layers, double moe_layers) {
+NodeLinks node_links(const HardwareProfile& hw) {
+  NodeLinks n;
+  const Link* up = hw.default_multi_gpu_link();
+  n.scale_up_bytes_per_s = up ? up->per_direction_bytes_per_s() : 0;
+  n.scale_out_bytes_per_s = hw.scale_out ? hw.scale_out->per_direction_bytes_per_s() : 0;
+  n.node_gpus = hw.node_gpus;
+  return n;
+}
+
+LayoutTraffic layout_traffic(const ModelSpec& m, const ExpertLayout& l, double layers, double moe_layers, const NodeLinks& links) {
   LayoutTraffic t;
   const double tp = std::max<uint32_t>(1, l.tp);
   const double hidden = static_cast<double>(m.hidden_size);
@@ -45,6 +54,13 @@ LayoutTraffic layout_traffic(const ModelSpec& m, const ExpertLayout& l, double l
     const double g = static_cast<double>(l.gpus());
     t.alltoall_bytes_per_token = moe_layers * static_cast<double>(m.num_experts_per_tok) * hidden * (1.0 + 2.0) * (g - 1) / g / tp;
     t.alltoall_count = moe_layers * 2.0;
+  }
+  const double g = static_cast<double>(l.gpus());
+  if (links.node_gpus > 0 && g > links.node_gpus && links.scale_out_bytes_per_s > 0 && links.scale_up_bytes_per_s > 0) {
+    const double slower = links.scale_up_bytes_per_s / links.scale_out_bytes_per_s;
+    const double off_node = (g - links.node_gpus) / (g - 1);
+    t.alltoall_bytes_per_token *= (1 - off_node) + off_node * slower;
+    if (tp > links.node_gpus) t.allreduce_bytes_per_token *= slower;
   }
   return t;
 }

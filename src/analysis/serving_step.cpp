@@ -136,7 +136,8 @@ void set_communication(StepModel& sm, const Scenario& s, const ServingLayout& la
   const EngineProfile& engine = *s.engine.engine;
   const Link* link = s.hardware->default_multi_gpu_link();
   sm.peak_link_bytes_per_s = link ? link->per_direction_bytes_per_s() : 0;
-  const LayoutTraffic traffic = layout_traffic(m, ExpertLayout{layout.tp, layout.dp_attention, layout.ep}, sm.layers, sm.moe_layers);
+  const LayoutTraffic traffic =
+      layout_traffic(m, ExpertLayout{layout.tp, layout.dp_attention, layout.ep}, sm.layers, sm.moe_layers, node_links(*s.hardware));
   sm.allreduce_bytes_per_token = traffic.allreduce_bytes_per_token;
   sm.alltoall_bytes_per_token = traffic.alltoall_bytes_per_token;
   sm.collectives = traffic.allreduce_count + traffic.alltoall_count;

@@ -380,15 +380,17 @@ StepRates rates_of(const TrainingScenario& s, const StepShape& k, TrainingFactor
   const double bandwidth = r.bandwidth = std::max(hw.memory_bandwidth_bytes_per_s * sys.memory_bandwidth_efficiency, 1.0);
   double intra = 0;
   if (const Link* link = hw.default_multi_gpu_link()) intra = link->per_direction_bytes_per_s();
+  // The network between nodes: the device's own scale-out figure, else the system's by device, else its default.
   double inter_bits = sys.inter_node_bits_per_s_default;
   if (auto it = sys.inter_node_bits_per_s.find(hw.id); it != sys.inter_node_bits_per_s.end()) inter_bits = it->second;
+  if (hw.scale_out) inter_bits = hw.scale_out->per_direction_bytes_per_s() * 8;
   if (intra <= 0) intra = inter_bits / 8;  // no link between GPUs on record: the network
   r.intra_raw = intra;
   intra = r.intra = std::max(intra * sys.intra_node_collective_efficiency, 1.0);
   const double inter = std::max(inter_bits / 8 * sys.inter_node_collective_efficiency, 1.0);
   r.inter_bits = inter_bits;
   r.inter_efficiency = sys.inter_node_collective_efficiency;
-  r.per_node = sys.gpus_per_node;
+  r.per_node = hw.node_gpus ? hw.node_gpus : sys.gpus_per_node;
   r.pcie = std::max((hw.pcie ? hw.pcie->per_direction_bytes_per_s() : 0) * sys.pcie_efficiency, 1.0);
   r.host_step = std::max(s.host.memory_bandwidth_bytes_per_s * sys.host_optimizer_bandwidth_efficiency /
                              std::min<double>(w.gpus, sys.gpus_per_node),

@@ -196,6 +196,8 @@ void read_compute(const nlohmann::json& j, HardwareProfile& hw) {
   if (j.contains("interconnect")) {
     const auto& ic = j.at("interconnect");
     if (ic.contains("scale_up")) hw.scale_up = link_from_json(ic.at("scale_up"));
+    if (ic.contains("scale_out")) hw.scale_out = link_from_json(ic.at("scale_out"));
+    hw.node_gpus = ic.value("node_gpus", 0u);
     if (ic.contains("pcie")) {
       const auto& p = ic.at("pcie");
       Link link;

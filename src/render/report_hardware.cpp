@@ -168,6 +168,8 @@ std::string show_interconnect(const ShowFormat& f) {
   if (hw.scale_up || hw.pcie) {
     out += f.heading("Interconnect");
     if (hw.scale_up) out += f.item("scale-up", scale_up_text(*hw.scale_up));
+    if (hw.node_gpus) out += f.item("scale-up domain", fmt::format("{} GPUs", hw.node_gpus));
+    if (hw.scale_out) out += f.item("scale-out", link_text(*hw.scale_out) + " per GPU");
     if (hw.pcie) out += f.item("pcie", link_text(*hw.pcie));
   }
   return out;

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "optadvisor/catalog/engine.hpp"
+#include "optadvisor/catalog/hardware.hpp"
 #include "optadvisor/catalog/model.hpp"
 
 namespace optadvisor {
@@ -38,8 +39,21 @@ struct LayoutTraffic {
   double alltoall_count = 0;             ///< all-to-alls per step
 };
 
-/// `layers`: transformer blocks; `moe_layers`: those with routed experts.
-LayoutTraffic layout_traffic(const ModelSpec& m, const ExpertLayout& l, double layers, double moe_layers);
+/// The links a layout's collectives cross: the scale-up link within a node (or NVLink rack) of
+/// node_gpus GPUs, and each GPU's scale-out network (its NIC) to the GPUs of other nodes.
+struct NodeLinks {
+  double node_gpus = 0;              ///< 0 = not recorded: every GPU on the scale-up link
+  double scale_up_bytes_per_s = 0;   ///< per direction
+  double scale_out_bytes_per_s = 0;  ///< per direction, per GPU
+};
+NodeLinks node_links(const HardwareProfile& hw);
+
+/// `layers`: transformer blocks; `moe_layers`: those with routed experts. Bytes are counted at
+/// the scale-up link's rate: where the layout spans nodes, the share a collective sends off its
+/// node is scaled by how much slower the scale-out network is (an expert all-to-all sends
+/// (G - node) / (G - 1) of its bytes to other nodes; a ring all-reduce over more than a node runs
+/// at the network's rate).
+LayoutTraffic layout_traffic(const ModelSpec& m, const ExpertLayout& l, double layers, double moe_layers, const NodeLinks& links = {});
 
 /// Blocks with routed experts (is_moe_layer over the stack).
 double moe_layer_count(const ModelSpec& m);

@@ -106,6 +106,8 @@ struct HardwareProfile {
   std::optional<double> sustained_fraction;  ///< thermal: sustained / burst throughput
 
   std::optional<Link> scale_up;
+  std::optional<Link> scale_out;  ///< each GPU's network to other nodes (its NIC)
+  uint32_t node_gpus = 0;         ///< GPUs the scale-up link joins (0 = not recorded)
   std::optional<Link> pcie;
   Capabilities capabilities;
   std::vector<std::string> engines;    ///< engine ids, "llama.cpp:cuda", "vllm", ...

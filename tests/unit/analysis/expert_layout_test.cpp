@@ -66,6 +66,34 @@ TEST_CASE("link traffic of tensor parallel and of expert parallel layouts, worke
   }
 }
 
+TEST_CASE("layouts over more GPUs than a node send the off-node share over the scale-out network", "[analysis][expert_layout]") {
+  const ModelSpec m = deepseek_v3();
+  // H100 SXM: NVLink 450 GB/s per direction in a node of 8; 50 GB/s per GPU over the network.
+  const NodeLinks links = node_links(catalog().resolve_hardware("h100-sxm"));
+  REQUIRE(links.node_gpus == 8);
+  REQUIRE(links.scale_up_bytes_per_s == Approx(450e9));
+  REQUIRE(links.scale_out_bytes_per_s == Approx(50e9));
+  SECTION("within a node nothing changes") {
+    CHECK(layout_traffic(m, ExpertLayout{1, 8, 8}, 61, 58, links).alltoall_bytes_per_token == Approx(8730624.0));
+  }
+  SECTION("sixteen ranks: 8 of 15 peers off the node, their bytes 9x slower") {
+    // Off this GPU: 58 x 8 x 7168 x 3 x 15/16 = 9,354,240 bytes; 8/15 of them cross the network at
+    // 450 / 50 = 9 times the NVLink time: 9,354,240 x (7/15 + 8/15 x 9) = 9,354,240 x 79/15 = 49,265,664.
+    const LayoutTraffic t = layout_traffic(m, ExpertLayout{1, 16, 16}, 61, 58, links);
+    CHECK(t.alltoall_bytes_per_token == Approx(49265664.0));
+    CHECK(t.alltoall_count == 116);
+  }
+  SECTION("tensor parallel 16: the ring all-reduce runs at the network's rate") {
+    // 122 all-reduces x 2 x 15/16 x 7168 x 2 bytes = 3,279,360 bytes, x 9 = 29,514,240.
+    CHECK(layout_traffic(m, ExpertLayout{16, 1, 1}, 61, 58, links).allreduce_bytes_per_token == Approx(29514240.0));
+  }
+  SECTION("a device without a recorded node keeps every GPU on its scale-up link") {
+    NodeLinks unknown = links;
+    unknown.node_gpus = 0;
+    CHECK(layout_traffic(m, ExpertLayout{1, 16, 16}, 61, 58, unknown).alltoall_bytes_per_token == Approx(9354240.0));
+  }
+}
+
 TEST_CASE("data-parallel attention: dense weights per rank, experts over all GPUs, each rank its own sequences", "[analysis][expert_layout]") {
   const PreparedScenario tp = prepare_scenario(catalog(), deepseek_on_eight_h200(1, "256"));
   const PreparedScenario ep = prepare_scenario(catalog(), deepseek_on_eight_h200(8, "256"));
