@@ -194,6 +194,20 @@ void BM_ServeSweep64(benchmark::State& state) {
 BENCHMARK(BM_ServeSweep64)->Unit(benchmark::kMillisecond);
 
 /// `optadvisor plan` for Llama-3.1-70B on H100s: every serving engine x format x layout.
+/// A plan's speed in the deployments its search covers (CapacityPlan::deployments_searched: the
+/// aggregated layouts screened and the prefill x decode pairs of each engine and format).
+void run_plan(benchmark::State& state, const CapacityRequest& q) {
+  CapacityPlan plan;
+  for (auto _ : state) {
+    plan = plan_capacity(catalog(), q);
+    benchmark::DoNotOptimize(plan);
+  }
+  state.counters["deployments"] = static_cast<double>(plan.deployments_searched);
+  state.counters["layouts"] = static_cast<double>(plan.layouts_evaluated);
+  state.counters["simulations"] = static_cast<double>(plan.simulations);
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * plan.deployments_searched));
+}
+
 void BM_PlanCapacity70B(benchmark::State& state) {
   CapacityRequest q;
   q.scenario.hardware = "h100-sxm";
@@ -201,16 +215,24 @@ void BM_PlanCapacity70B(benchmark::State& state) {
   q.rate_per_s = 10;
   q.slo_ttft_s = 1;
   q.slo_tpot_s = 0.05;
-  std::size_t layouts = 0;
-  for (auto _ : state) {
-    const CapacityPlan plan = plan_capacity(catalog(), q);
-    layouts = plan.layouts_evaluated;
-    benchmark::DoNotOptimize(plan);
-  }
-  state.counters["layouts"] = static_cast<double>(layouts);
-  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * layouts));
+  run_plan(state, q);
 }
 BENCHMARK(BM_PlanCapacity70B)->Unit(benchmark::kMillisecond);
+
+/// The largest search the planner makes: an MoE model (expert parallel and data-parallel attention
+/// layouts beside tensor parallel) on a device with FP8 and NVFP4, three engines.
+void BM_PlanCapacityDeepSeekV3(benchmark::State& state) {
+  CapacityRequest q;
+  q.scenario.hardware = "b200";
+  q.scenario.model.preset = "deepseek-v3";
+  q.rate_per_s = 20;
+  q.prompt_tokens = 1024;
+  q.gen_tokens = 1024;
+  q.slo_ttft_s = 2;
+  q.slo_tpot_s = 0.05;
+  run_plan(state, q);
+}
+BENCHMARK(BM_PlanCapacityDeepSeekV3)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

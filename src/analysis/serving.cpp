@@ -30,13 +30,18 @@ std::string_view to_string(ServingBound b) {
   return "memory-bandwidth";
 }
 
+namespace {
+/// Generated tokens a serving point simulates at most, measured or warming up.
+constexpr uint64_t kPointTokens = 8'000'000;
+}  // namespace
+
 uint64_t simulated_requests(const ServingLoad& load) {
   if (load.requests) return load.requests;
   // Two cycles of the clients after a warm-up cycle, at least 64 requests,
-  // and at most about 8M generated tokens per point.
+  // and at most about kPointTokens generated tokens per point.
   const uint64_t c = std::max<uint64_t>(load.concurrency, 1);
   const uint64_t wanted = std::max<uint64_t>(2 * c, 64);
-  const uint64_t budget = std::max<uint64_t>(8'000'000 / std::max<uint64_t>(load.gen_tokens, 1), c);
+  const uint64_t budget = std::max<uint64_t>(kPointTokens / std::max<uint64_t>(load.gen_tokens, 1), c);
   return std::min(wanted, budget);
 }
 
@@ -107,10 +112,13 @@ class Simulation {
     warmup_ = load.warmup_requests ? *load.warmup_requests : load.concurrency ? load.concurrency : std::max<uint64_t>(measured / 10, 8);
     measured_end_ = warmup_ + measured;
     measured_count_ = measured;
-    // An open loop with no warm-up asked for warms up until the first request completes (the
-    // system holds a lifetime of arrivals by then), at most kMaxWarmupCycles x the measured ones.
+    // An open loop with no warm-up asked for warms up for twice the arrivals before the first
+    // completion: a lifetime of arrivals fills the system, and since a fuller batch steps slower,
+    // lifetimes grow until a second one has passed. At most kMaxWarmupCycles x the measured
+    // requests or, where a lifetime holds more (a high rate of long generations), as many as
+    // kPointTokens allows.
     warm_until_completion_ = !load.concurrency && !load.warmup_requests;
-    max_warmup_ = warmup_ + kMaxWarmupCycles * measured;
+    max_warmup_ = warmup_ + std::max(kMaxWarmupCycles * measured, kPointTokens / std::max<uint64_t>(load.gen_tokens, 1));
     // Closed loop: keep C clients busy until the last measured request ends; a warming open loop
     // keeps arriving too (a server that stops receiving speeds up and seems to keep up).
     total_ = measured_end_ + (load.concurrency ? load.concurrency : warm_until_completion_ ? kMaxWarmupCycles * measured : 0);
@@ -162,6 +170,7 @@ class Simulation {
   uint64_t seq_ = 0, warmup_ = 0, measured_end_ = 0, total_ = 0, done_measured_ = 0;
   uint64_t measured_count_ = 0, max_warmup_ = 0;
   bool warm_until_completion_ = false;
+  uint64_t warm_target_ = UINT64_MAX;  ///< twice the arrivals before the first completion, once it happened
   double last_arrival_ = 0;
   bool holding_starts_ = false;  ///< while the first burst is issued: queue it, start the workers after
   double window_start_ = -1, window_tokens_start_ = 0, window_done_start_ = 0;
@@ -181,12 +190,12 @@ void Simulation::issue(double now) {
   const uint64_t cached = static_cast<uint64_t>(std::floor(load_.prefix_hit * static_cast<double>(load_.prompt_tokens)));
   r.position = std::min(cached, load_.prompt_tokens > 0 ? load_.prompt_tokens - 1 : 0);
   r.prefill_left = load_.prompt_tokens - r.position;
-  if (warm_until_completion_ && id >= warmup_ && completions_ == 0 && id < max_warmup_) {
+  if (warm_until_completion_ && id >= warmup_ && id < warm_target_ && id < max_warmup_) {
     warmup_ = id + 1;  // still filling: this one warms up too
-    // Measure at least as many as warmed up (about the requests in the system), so the window
-    // spans a lifetime or more and its completions tell a growing queue from noise.
-    measured_end_ = warmup_ + std::max(measured_count_, warmup_);
-    total_ = measured_end_ + kMaxWarmupCycles * measured_count_;
+    // Measure at least a lifetime of arrivals (half the warm-up), so the window's completions
+    // tell a growing queue from noise.
+    measured_end_ = warmup_ + std::max(measured_count_, warmup_ / 2);
+    total_ = measured_end_ + std::max(kMaxWarmupCycles * measured_count_, warmup_);
   }
   r.measured = id >= warmup_ && id < measured_end_;
   requests_.push_back(r);
@@ -337,6 +346,7 @@ void Simulation::complete(uint32_t id, double now) {
   Request& q = requests_[id];
   q.finish = now;
   completions_ += 1;
+  if (completions_ == 1) warm_target_ = 2 * static_cast<uint64_t>(requests_.size());
   if (q.measured) ++done_measured_;
   if (load_.concurrency) issue(now);  // the client sends its next request
 }
@@ -497,10 +507,14 @@ void Simulation::measure_rates(ServingResult& out) {
   if (span > 0) {
     out.output_tokens_per_s = (tokens_out_ - window_tokens_start_) / span;
     out.requests_per_s = (completions_ - window_done_start_) / span;
-    const double arriving = std::min(now_, last_arrival_) - std::max(window_start_, 0.0);
+    const double start = std::max(window_start_, 0.0), last = std::min(now_, last_arrival_);
     const auto arrived = static_cast<double>(requests_.size() - warmup_);
-    if (arriving > 0) out.arrivals_per_s = (arrived - 1) / arriving;
-    out.keeps_up = out.requests_per_s >= kKeepUpShare * out.arrivals_per_s;
+    if (last > start) out.arrivals_per_s = (arrived - 1) / (last - start);
+    // Completions and arrivals over the same span: past the last arrival a server drains its
+    // queue, and requests that outlive the others would read as falling behind.
+    double completed = 0;
+    for (const Request& q : requests_) completed += q.finish >= start && q.finish <= last;
+    out.keeps_up = last > start ? completed / (last - start) >= kKeepUpShare * out.arrivals_per_s : out.requests_per_s >= kKeepUpShare * out.arrivals_per_s;
   }
   out.output_tokens_per_s_per_gpu = out.gpus ? out.output_tokens_per_s / static_cast<double>(out.gpus) : 0;
   out.goodput_requests_per_s = out.requests_per_s * out.slo_attained;

@@ -458,7 +458,7 @@ CapacityPlan plan_capacity(const Catalog& catalog, const CapacityRequest& q,
 
   Preparer prepare(catalog, base.model);
   std::vector<Screened> screened = screen(prepare, q, options);
-  plan.layouts_screened = screened.size();
+  plan.layouts_screened = plan.deployments_searched = screened.size();
   const std::size_t groups = q.disaggregated ? count_groups(screened) : 0;
   const std::size_t steps = screened.size() + groups;
   std::size_t done = 0;
@@ -471,6 +471,7 @@ CapacityPlan plan_capacity(const Catalog& catalog, const CapacityRequest& q,
       std::size_t end = first;
       std::vector<Screened*> group;
       while (end < screened.size() && same_group(screened[end].option, screened[first].option)) group.push_back(&screened[end++]);
+      plan.deployments_searched += group.size() * group.size();
       const std::size_t before = plan.candidates.size();
       plan_disaggregated(prepare, q, group, plan);
       for (std::size_t k = before; k < plan.candidates.size(); ++k) plan.candidates[k].order += (first + 1) * screened.size() * screened.size();

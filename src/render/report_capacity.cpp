@@ -74,6 +74,7 @@ nlohmann::json capacity_json(const CapacityRequest& q, const CapacityPlan& plan)
           {"layouts_screened", plan.layouts_screened},
           {"layouts_evaluated", plan.layouts_evaluated},
           {"disaggregated_pairs", plan.disaggregated_pairs},
+          {"deployments_searched", plan.deployments_searched},
           {"simulations", plan.simulations},
           {"notes", plan.notes}};
 }
@@ -113,8 +114,8 @@ std::string render_capacity(const CapacityRequest& q, const CapacityPlan& plan, 
     out += markdown ? t.to_markdown() : t.to_text();
     if (plan.candidates.size() > kShown) out += fmt::format("... {} more in --json\n", plan.candidates.size() - kShown);
   }
-  out += fmt::format("\n{} layouts screened, {} simulated, {} prefill x decode pairs sized, {} simulations\n", plan.layouts_screened,
-                     plan.layouts_evaluated, plan.disaggregated_pairs, plan.simulations);
+  out += fmt::format("\n{} deployments searched: {} layouts screened, {} simulated, {} prefill x decode pairs sized, {} simulations\n",
+                     plan.deployments_searched, plan.layouts_screened, plan.layouts_evaluated, plan.disaggregated_pairs, plan.simulations);
   for (const auto& n : plan.notes) out += "note: " + n + "\n";
   return out;
 }

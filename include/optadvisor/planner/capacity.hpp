@@ -64,6 +64,10 @@ struct CapacityPlan {
   std::size_t layouts_screened = 0;         ///< options prepared and bounded analytically (serving_rate_ceiling)
   std::size_t layouts_evaluated = 0;        ///< aggregated replicas, prefill workers and decode workers simulated
   std::size_t disaggregated_pairs = 0;      ///< prefill x decode layout pairs sized
+  /// What the search covers: every aggregated layout screened and every prefill x decode pair of
+  /// one engine and format's layouts (bounded by their ceilings, or sized); the planner's speed is
+  /// counted in these.
+  std::size_t deployments_searched = 0;
   std::size_t simulations = 0;
   double gpu_hour_usd = 0;     ///< the price costs use: --gpu-hour-usd, else the device's list price (0 = none)
   std::string gpu_hour_from;   ///< "--gpu-hour-usd", or the title of the profile's price source
