@@ -297,6 +297,10 @@ WeightsBreakdown model_weights(const Catalog& catalog, const ResolvedModel& mode
 }
 
 WeightsSummary summarize_weights(const ModelSpec& spec, const WeightsBreakdown& weights) {
+  return summarize_weights(spec, weights, parameter_counts(spec));
+}
+
+WeightsSummary summarize_weights(const ModelSpec& spec, const WeightsBreakdown& weights, const ParameterCounts& preset) {
   WeightsSummary s;
   s.quant_id = weights.format_id;
   s.total_bytes = static_cast<double>(weights.weights_bytes);
@@ -313,7 +317,6 @@ WeightsSummary summarize_weights(const ModelSpec& spec, const WeightsBreakdown& 
   }
   s.quantized = unquantized_bytes < 0.5 * s.total_bytes;
   // Active parameters scale with the tensors actually stored (a GGUF may differ from the preset).
-  const ParameterCounts preset = parameter_counts(spec);
   const double preset_total = static_cast<double>(preset.total);
   const double preset_active = static_cast<double>(preset.active);
   s.active_params = preset_total > 0 ? s.params * preset_active / preset_total : s.params;
@@ -542,7 +545,8 @@ PreparedScenario prepare_scenario(const Catalog& catalog, const ScenarioRequest&
     out.weights = model_weights(catalog, out.model, *format);
     out.model.computed_weights = std::make_shared<const WeightsBreakdown>(out.weights);
   }
-  s.weights = summarize_weights(s.model, out.weights);
+  if (!out.model.computed_counts) out.model.computed_counts = std::make_shared<const ParameterCounts>(parameter_counts(out.model.spec));
+  s.weights = summarize_weights(s.model, out.weights, *out.model.computed_counts);
 
   w.kv_dtype = r.kv_dtype.empty() ? (engine.kv_dtypes.empty() ? std::string("f16") : engine.kv_dtypes.front()) : r.kv_dtype;
   w.kv_bytes_per_element = catalog.quant().kv_bytes_per_element(w.kv_dtype);

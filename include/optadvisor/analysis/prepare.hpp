@@ -111,6 +111,8 @@ WeightsBreakdown model_weights(const Catalog& catalog, const ResolvedModel& mode
 
 /// What analyze() needs from the per-tensor weights.
 WeightsSummary summarize_weights(const ModelSpec& spec, const WeightsBreakdown& weights);
+/// The same with the spec's parameter_counts() already worked out.
+WeightsSummary summarize_weights(const ModelSpec& spec, const WeightsBreakdown& weights, const ParameterCounts& preset);
 
 /// Refuses a parallel layout (w.tp x w.pp = w.gpus, each at least 1) the
 /// model, the device or the engine cannot run: tp must divide the attention

@@ -34,6 +34,9 @@ struct ResolvedModel {
   /// format_id names: a scenario prepared from this model in that format reuses it (the advisor
   /// and the planners prepare one model many times). Shared and never changed after it is made.
   std::shared_ptr<const WeightsBreakdown> computed_weights;
+  /// parameter_counts(spec), once prepare_scenario has worked it out (it depends on the spec alone,
+  /// which is set when the model is resolved and never changed after).
+  std::shared_ptr<const ParameterCounts> computed_counts;
   std::vector<std::string> assumptions;
 };
 
