@@ -46,8 +46,10 @@ struct Option {
 };
 
 /// Layouts to try on a device: tensor parallel 1..8 and, for MoE models,
-/// expert parallel over the same GPUs with tensor or data-parallel attention.
-std::vector<ServePoolRequest> layouts(const ModelSpec& model, uint32_t max_gpus) {
+/// expert parallel over the same GPUs with tensor or data-parallel attention; where the device
+/// records its node and network, MoE models also spread data-parallel attention and experts
+/// over 16 to 64 GPUs of several nodes (wide expert parallelism, as DeepSeek is served).
+std::vector<ServePoolRequest> layouts(const ModelSpec& model, const HardwareProfile& hw, uint32_t max_gpus) {
   std::vector<ServePoolRequest> out;
   for (uint32_t g : {1u, 2u, 4u, 8u}) {
     if (g > max_gpus) break;
@@ -62,6 +64,15 @@ std::vector<ServePoolRequest> layouts(const ModelSpec& model, uint32_t max_gpus)
     dp.layout.dp_attention = g;
     dp.layout.ep = g;
     out.push_back(dp);
+  }
+  if (model.num_experts == 0 || !hw.scale_out || hw.node_gpus == 0) return out;
+  for (uint32_t g : {16u, 32u, 64u}) {
+    if (g > max_gpus || g <= hw.node_gpus) continue;
+    if (model.num_experts % g != 0) continue;
+    ServePoolRequest wide;
+    wide.layout.dp_attention = g;
+    wide.layout.ep = g;
+    out.push_back(wide);
   }
   return out;
 }
@@ -89,7 +100,7 @@ std::vector<Option> options_to_try(const Catalog& catalog, const CapacityRequest
   std::vector<Option> options;
   for (const auto& e : engines)
     for (const auto& qt : quants)
-      for (const auto& l : layouts(base.scenario.model, q.max_gpus)) options.push_back({e, qt, l});
+      for (const auto& l : layouts(base.scenario.model, *base.scenario.hardware, q.max_gpus)) options.push_back({e, qt, l});
   return options;
 }
 
