@@ -91,8 +91,12 @@ PreparedServing prepare_serving(const Catalog& catalog, const ServeRequest& r, c
     check_pool(model, r.decode, "decode-");
     out.setup.pools.push_back(build_pool(catalog, r, resolved, r.prefill, ServingRole::kPrefill, *era, nullptr));
     out.setup.pools.push_back(build_pool(catalog, r, resolved, r.decode, ServingRole::kDecode, *era, &out.base));
-    // KV moves prefill -> decode over the device's GPU link (one node); NIXL/RDMA across nodes is slower.
-    const Link* link = out.base.scenario.hardware->default_multi_gpu_link();
+    // KV moves prefill -> decode over the device's GPU link where a prefill and a decode worker fit
+    // in one node, else over each GPU's network (NIXL over RDMA) where the device records it.
+    const HardwareProfile& hw = *out.base.scenario.hardware;
+    const Link* link = hw.default_multi_gpu_link();
+    const uint64_t pair_gpus = static_cast<uint64_t>(r.prefill.layout.gpus()) + r.decode.layout.gpus();
+    if (hw.scale_out && hw.node_gpus > 0 && pair_gpus > hw.node_gpus) link = &*hw.scale_out;
     out.setup.kv_link_peak_bytes_per_s = link ? link->per_direction_bytes_per_s() : 0;
   } else {
     check_pool(model, r.aggregated, "");

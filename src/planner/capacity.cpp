@@ -500,8 +500,8 @@ CapacityPlan plan_capacity(const Catalog& catalog, const CapacityRequest& q,
   if (q.disaggregated)
     plan.notes.push_back(
         "disaggregated: each layout's rate as a prefill worker (TTFT SLO) and as a decode worker (both SLOs, prefill never binding) "
-        "sizes both pools for pairs of layouts, fewest GPUs first; the best pairs are simulated whole, prefill and decode on one "
-        "node's GPU link");
+        "sizes both pools for pairs of layouts, fewest GPUs first; the best pairs are simulated whole, the KV moving over the GPU "
+        "link where a prefill and a decode worker fit in one node, else over the network");
   else
     plan.notes.push_back("aggregated layouts only (--aggregated-only)");
   if (!q.exhaustive)
