@@ -164,8 +164,8 @@ class Simulation {
   std::vector<Worker> workers_;
   std::vector<std::size_t> front_workers_, decode_workers_;
   std::vector<Request> requests_;
-  std::vector<DecodeMember> members_;
-  std::vector<uint32_t> finished_;  ///< the requests an iteration completes (kept to reuse its memory)  ///< by request id: where each decoding request stands in its rank's set
+  std::vector<DecodeMember> members_;  ///< by request id: where each decoding request stands in its rank's set
+  std::vector<uint32_t> finished_;     ///< the requests an iteration completes (kept to reuse its memory)
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
   uint64_t seq_ = 0, warmup_ = 0, measured_end_ = 0, total_ = 0, done_measured_ = 0;
   uint64_t measured_count_ = 0, max_warmup_ = 0;

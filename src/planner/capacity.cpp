@@ -48,7 +48,8 @@ struct Option {
 /// Layouts to try on a device: tensor parallel 1..8 and, for MoE models,
 /// expert parallel over the same GPUs with tensor or data-parallel attention; where the device
 /// records its node and network, MoE models also spread data-parallel attention and experts
-/// over 16 to 64 GPUs of several nodes (wide expert parallelism, as DeepSeek is served).
+/// over 16 to 64 GPUs (wide expert parallelism, as DeepSeek is served): across nodes of 8, or
+/// within one NVLink domain of 72.
 std::vector<ServePoolRequest> layouts(const ModelSpec& model, const HardwareProfile& hw, uint32_t max_gpus) {
   std::vector<ServePoolRequest> out;
   for (uint32_t g : {1u, 2u, 4u, 8u}) {
@@ -67,7 +68,7 @@ std::vector<ServePoolRequest> layouts(const ModelSpec& model, const HardwareProf
   }
   if (model.num_experts == 0 || !hw.scale_out || hw.node_gpus == 0) return out;
   for (uint32_t g : {16u, 32u, 64u}) {
-    if (g > max_gpus || g <= hw.node_gpus) continue;
+    if (g > max_gpus) continue;
     if (model.num_experts % g != 0) continue;
     ServePoolRequest wide;
     wide.layout.dp_attention = g;
