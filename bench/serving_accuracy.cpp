@@ -5,6 +5,7 @@
 //   optadvisor_serving_accuracy --check         CI gate on the medians (serving_baseline.json)
 //   optadvisor_serving_accuracy --fit ENGINE    refits ENGINE's era on its rows, prints the factors
 //   optadvisor_serving_accuracy --lodo          fits on H100 and predicts B200, and the reverse
+//   optadvisor_serving_accuracy --lomo          fits on the other models and predicts each model in turn
 //   optadvisor_serving_accuracy --rows          every row with its prediction
 //   ... --steady                                (last) every row as a steady state, the protocol assumption off
 // Error of a row: exp(|ln(predicted / measured)|) - 1.
@@ -287,6 +288,43 @@ void print_tables(std::vector<Row>& rows) {
   }
 }
 
+/// Leave-one-model-out: for each engine and each model architecture it was measured on (DeepSeek-R1
+/// and V3 are one), the era fitted on every third row of the engine's other models predicts all
+/// of the held-out model's rows.
+void leave_one_model_out(const Catalog& catalog, std::vector<Row>& rows) {
+  std::set<std::string> engines;
+  for (const Row& r : rows) engines.insert(r.engine);
+  fmt::print("| engine | held-out model | rows | TTFT median | TPOT median |\n|---|---|---:|---:|---:|\n");
+  for (const auto& engine : engines) {
+    const EngineProfile& profile = catalog.resolve_engine(engine);
+    const ServingEra start = *profile.serving.era_for("");
+    std::set<std::string> models;
+    for (const Row& r : rows)
+      if (r.engine == engine) models.insert(r.prepared.base.scenario.model.id);
+    std::vector<const Row*> pooled;
+    for (const auto& model : models) {
+      std::vector<Row*> fit_rows, test_rows;
+      std::size_t k = 0;
+      for (Row& r : rows) {
+        if (r.engine != engine) continue;
+        if (r.prepared.base.scenario.model.id == model)
+          test_rows.push_back(&r);
+        else if (k++ % 3 == 0)
+          fit_rows.push_back(&r);
+      }
+      if (fit_rows.empty()) continue;
+      const ServingEra e = fit(fit_rows, start, profile.allreduce_latency_s);
+      std::vector<const Row*> held;
+      for (Row* r : test_rows) predict(*r, &e, false), held.push_back(r), pooled.push_back(r);
+      const Summary s = summarize(held);
+      fmt::print("| {} | {} | {} | {:.1f}% | {:.1f}% |\n", engine, model, s.n, 100 * s.ttft_median, 100 * s.tpot_median);
+    }
+    const Summary all = summarize(pooled);
+    fmt::print("| {} | every model held out in turn | {} | {:.1f}% | {:.1f}% |\n", engine, all.n, 100 * all.ttft_median,
+               100 * all.tpot_median);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -299,6 +337,10 @@ int main(int argc, char** argv) {
     Loaded loaded = load_rows(catalog, root + "/bench/data/serving.csv", all_steady);
     std::vector<Row>& rows = loaded.rows;
     const std::string mode = argc > 1 ? argv[1] : "";
+    if (mode == "--lomo") {
+      leave_one_model_out(catalog, rows);
+      return 0;
+    }
     if (mode == "--fit" || mode == "--lodo") {
       const std::string only = mode == "--fit" && argc > 2 ? argv[2] : "";
       std::set<std::string> engines;
