@@ -288,6 +288,50 @@ void print_tables(std::vector<Row>& rows) {
   }
 }
 
+/// --fit [ENGINE]: each engine's era refitted on every third of its rows (the fit's cost), aggregated
+/// and disaggregated, all devices and versions; printed with the medians over all its rows.
+void refit(const Catalog& catalog, std::vector<Row>& rows, const std::string& only) {
+  std::set<std::string> engines;
+  for (const Row& r : rows) engines.insert(r.engine);
+  for (const auto& engine : engines) {
+    if (!only.empty() && engine != only) continue;
+    const EngineProfile& profile = catalog.resolve_engine(engine);
+    std::vector<Row*> mine;
+    std::size_t k = 0;
+    for (Row& r : rows)
+      if (r.engine == engine && k++ % 3 == 0) mine.push_back(&r);
+    const ServingEra fitted = fit(mine, *profile.serving.era_for(""), profile.allreduce_latency_s);
+    print_era(engine, fitted, mine);
+    std::vector<const Row*> all_rows;
+    for (Row& r : rows)
+      if (r.engine == engine) predict(r, &fitted, false), all_rows.push_back(&r);
+    const Summary s = summarize(all_rows);
+    fmt::print("{} with the fitted era, all {} rows: TTFT median {:.1f}%, TPOT median {:.1f}%\n", engine, s.n, 100 * s.ttft_median,
+               100 * s.tpot_median);
+  }
+}
+
+/// --lodo: each engine fitted on its aggregated rows of one device, predicting the other's.
+void leave_one_device_out(const Catalog& catalog, std::vector<Row>& rows) {
+  std::set<std::string> engines;
+  for (const Row& r : rows) engines.insert(r.engine);
+  for (const auto& engine : engines) {
+    const EngineProfile& profile = catalog.resolve_engine(engine);
+    for (const auto& [train, test] : {std::pair{"h100-sxm", "b200"}, {"b200", "h100-sxm"}}) {
+      std::vector<Row*> fit_rows, test_rows;
+      for (Row& r : rows)
+        if (r.engine == engine && r.mode == "agg") (r.device == train ? fit_rows : test_rows).push_back(&r);
+      if (fit_rows.empty() || test_rows.empty()) continue;
+      const ServingEra e = fit(fit_rows, *profile.serving.era_for(""), profile.allreduce_latency_s);
+      std::vector<const Row*> held;
+      for (Row* r : test_rows) predict(*r, &e, false), held.push_back(r);
+      const Summary s = summarize(held);
+      fmt::print("{} fit on {} ({} rows) -> {} ({} rows): TTFT median {:.1f}%, TPOT median {:.1f}%\n", engine, train, fit_rows.size(),
+                 test, s.n, 100 * s.ttft_median, 100 * s.tpot_median);
+    }
+  }
+}
+
 /// Leave-one-model-out: for each engine and each model architecture it was measured on (DeepSeek-R1
 /// and V3 are one), the era fitted on every third row of the engine's other models predicts all
 /// of the held-out model's rows.
@@ -341,44 +385,12 @@ int main(int argc, char** argv) {
       leave_one_model_out(catalog, rows);
       return 0;
     }
-    if (mode == "--fit" || mode == "--lodo") {
-      const std::string only = mode == "--fit" && argc > 2 ? argv[2] : "";
-      std::set<std::string> engines;
-      for (const Row& r : rows) engines.insert(r.engine);
-      for (const auto& engine : engines) {
-        if (!only.empty() && engine != only) continue;
-        const EngineProfile& profile = catalog.resolve_engine(engine);
-        const ServingEra start = *profile.serving.era_for("");
-        const double latency = profile.allreduce_latency_s;
-        if (mode == "--fit") {
-          // Every third row of the engine (the fit's cost), aggregated and disaggregated, all devices and versions.
-          std::vector<Row*> mine;
-          std::size_t k = 0;
-          for (Row& r : rows)
-            if (r.engine == engine && k++ % 3 == 0) mine.push_back(&r);
-          const ServingEra fitted = fit(mine, start, latency);
-          print_era(engine, fitted, mine);
-          std::vector<const Row*> all_rows;
-          for (Row& r : rows)
-            if (r.engine == engine) predict(r, &fitted, false), all_rows.push_back(&r);
-          const Summary s = summarize(all_rows);
-          fmt::print("{} with the fitted era, all {} rows: TTFT median {:.1f}%, TPOT median {:.1f}%\n", engine, s.n, 100 * s.ttft_median,
-                     100 * s.tpot_median);
-          continue;
-        }
-        for (const auto& [train, test] : {std::pair{"h100-sxm", "b200"}, {"b200", "h100-sxm"}}) {
-          std::vector<Row*> fit_rows, test_rows;
-          for (Row& r : rows)
-            if (r.engine == engine && r.mode == "agg") (r.device == train ? fit_rows : test_rows).push_back(&r);
-          if (fit_rows.empty() || test_rows.empty()) continue;
-          const ServingEra e = fit(fit_rows, start, latency);
-          std::vector<const Row*> held;
-          for (Row* r : test_rows) predict(*r, &e, false), held.push_back(r);
-          const Summary s = summarize(held);
-          fmt::print("{} fit on {} ({} rows) -> {} ({} rows): TTFT median {:.1f}%, TPOT median {:.1f}%\n", engine, train, fit_rows.size(),
-                     test, s.n, 100 * s.ttft_median, 100 * s.tpot_median);
-        }
-      }
+    if (mode == "--fit") {
+      refit(catalog, rows, argc > 2 ? argv[2] : "");
+      return 0;
+    }
+    if (mode == "--lodo") {
+      leave_one_device_out(catalog, rows);
       return 0;
     }
     for (Row& r : rows) predict(r, nullptr, false);

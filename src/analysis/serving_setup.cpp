@@ -44,6 +44,22 @@ ServingPool build_pool(const Catalog& catalog, const ServeRequest& r, const Reso
   return out;
 }
 
+/// Says what a worker of `pool` that spans nodes sends over: the device's network, or (where the
+/// device records its node but no network) the scale-up link assumed throughout. A device that
+/// records neither is taken to be one scale-up domain, as before nodes were recorded.
+void note_nodes(const HardwareProfile& hw, const ServePoolRequest& pool, const char* name, std::vector<std::string>& notes) {
+  const uint32_t gpus = pool.layout.gpus();
+  if (hw.node_gpus == 0 || gpus <= hw.node_gpus) return;
+  if (hw.scale_out)
+    notes.push_back(fmt::format("{}worker of {} GPUs spans {} nodes of {}: its collectives' off-node share goes over {} at {:.0f} GB/s per GPU",
+                                name, gpus, (gpus + hw.node_gpus - 1) / hw.node_gpus, hw.node_gpus, hw.scale_out->kind,
+                                hw.scale_out->per_direction_bytes_per_s() / 1e9));
+  else
+    notes.push_back(fmt::format("{}worker of {} GPUs spans nodes of {}, and {} records no network between them: every GPU is taken to "
+                                "be on its scale-up link (optimistic)",
+                                name, gpus, hw.node_gpus, hw.name));
+}
+
 }  // namespace
 
 PreparedServing prepare_serving(const Catalog& catalog, const ServeRequest& r) {
@@ -98,9 +114,12 @@ PreparedServing prepare_serving(const Catalog& catalog, const ServeRequest& r, c
     const uint64_t pair_gpus = static_cast<uint64_t>(r.prefill.layout.gpus()) + r.decode.layout.gpus();
     if (hw.scale_out && hw.node_gpus > 0 && pair_gpus > hw.node_gpus) link = &*hw.scale_out;
     out.setup.kv_link_peak_bytes_per_s = link ? link->per_direction_bytes_per_s() : 0;
+    note_nodes(hw, r.prefill, "a prefill ", out.notes);
+    note_nodes(hw, r.decode, "a decode ", out.notes);
   } else {
     check_pool(model, r.aggregated, "");
     out.setup.pools.push_back(build_pool(catalog, r, resolved, r.aggregated, ServingRole::kMixed, *era, &out.base));
+    note_nodes(*out.base.scenario.hardware, r.aggregated, "a ", out.notes);
   }
   apply_era(out.setup, *era);
   out.setup.slo_ttft_s = r.slo_ttft_s;
