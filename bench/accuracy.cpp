@@ -515,7 +515,11 @@ void write_moe_fit(const Engines& engines, const nlohmann::json& fit_report) {
       fmt::format("{:04}-{:02}-{:02}", static_cast<int>(ymd.year()), static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()));
   rewrite_engine_files(engines, [&](const std::string& id, const EngineProfile& engine, nlohmann::ordered_json& doc) {
     return for_each_fitted_backend(id, engine, fit_report, [&](const std::string& bname, const BackendProfile& b, const nlohmann::json& r) {
-      doc["backends"][bname]["grouped_expert_gemm"] = {
+      auto& entry = doc["backends"][bname]["grouped_expert_gemm"];
+      // A value set by hand on purpose ("not fitted ...") stays; a caveat outlives the refit.
+      if (entry.is_object() && entry.value("note", "").starts_with("not fitted")) return;
+      const nlohmann::ordered_json caveat = entry.is_object() && entry.contains("caveat") ? entry["caveat"] : nlohmann::ordered_json();
+      entry = {
           {"half_tokens", std::round(b.expert_gemm_half_tokens)},
           {"note", fmt::format("fitted {} (optadvisor_accuracy --fit-moe) on {} published MoE prefill rows of {} device(s) in "
                                "bench/data/moe_scenarios.csv (each row names its source), holding the dense efficiencies fixed and "
@@ -523,6 +527,7 @@ void write_moe_fit(const Engines& engines, const nlohmann::json& fit_report) {
                                "error of dense models' prefill on the same device and backend where the data has them",
                                date, r.at("rows").get<std::size_t>(), r.at("devices").get<std::size_t>())},
           {"calibrated_on", r.at("row_ids")}};
+      if (!caveat.is_null()) entry["caveat"] = caveat;
     });
   });
 }

@@ -184,7 +184,7 @@ std::optional<std::string> mtp_drafter(const DraftContext& d, DraftSetup& out) {
   // the shared output layer over the full vocabulary, per drafted token; its weights ship with the model.
   if (d.s.model.num_nextn_predict_layers == 0) return fmt::format("{} ships no multi-token-prediction layers", d.s.model.name);
   const double layers = static_cast<double>(std::max<uint64_t>(d.s.model.num_hidden_layers, 1));
-  const double params = d.s.weights.active_params / layers + d.hidden * d.vocab;
+  const double params = (d.s.weights.per_token_dense_params() + d.s.weights.routed_active_params) / layers + d.hidden * d.vocab;
   const double per_token = drafter_pass_s(d, params, 1.0) / d.t_plain;
   out.cost = [per_token](uint32_t k) { return per_token * k; };
   out.max_k = std::min<uint32_t>(out.max_k, static_cast<uint32_t>(d.s.model.num_nextn_predict_layers));

@@ -608,7 +608,10 @@ struct ForwardPass {
     const double offloaded_share = streamed ? 0.0 : 1.0 - resident_fraction;
     const double host_flops = 2.0 * w.routed_active_params * host_expert_share * tokens;
     const double routed_device_flops = 2.0 * w.routed_active_params * (1.0 - host_expert_share) * worker_tokens / (tp * dp);
-    const double device_linear_flops = 2.0 * (w.active_params - w.routed_active_params) * tokens / tp + routed_device_flops;
+    // The output layer runs for the tokens that get logits: a prompt's last (one per sequence), every decoded one.
+    const double logit_tokens = prefill ? b : tokens;
+    const double device_linear_flops =
+        2.0 * (w.per_token_dense_params() * tokens + w.output_head_params * logit_tokens) / tp + routed_device_flops;
     const double offloaded_flops = device_linear_flops * offloaded_share;
     const double linear_flops = device_linear_flops - offloaded_flops;
     const double routed_flops = routed_device_flops * (1.0 - offloaded_share);

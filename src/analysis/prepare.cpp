@@ -312,6 +312,11 @@ WeightsSummary summarize_weights(const ModelSpec& spec, const WeightsBreakdown& 
     if (iequals(t.storage, "f16") || iequals(t.storage, "bf16") || iequals(t.storage, "f32"))
       unquantized_bytes += static_cast<double>(t.bytes);
     if (t.kind == "token_embd") s.token_embedding_bytes += static_cast<double>(t.bytes);
+    // The output layer is token_embd itself when tied; an untied token_embd is only looked up.
+    if (t.kind == "output" || (t.kind == "token_embd" && spec.tie_word_embeddings))
+      s.output_head_params += static_cast<double>(t.elements);
+    else if (t.kind == "token_embd")
+      s.embedding_lookup_params += static_cast<double>(t.elements);
     if (is_lookup_table(t.kind)) s.lookup_table_bytes += static_cast<double>(t.bytes);
     if (t.kind.size() > 5 && t.kind.ends_with("_exps")) s.routed_expert_bytes += static_cast<double>(t.bytes);
   }

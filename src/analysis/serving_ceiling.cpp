@@ -49,7 +49,8 @@ bool sustains(const StepModel& m, const StepModel& no_weights, const CeilingLoad
   const double ranks = std::max<uint32_t>(1, m.layout.dp_attention);
   const double rank_rate = rate / ranks;
   const double prefill_share =
-      rate * load.prompt_tokens * (m.dense_flops_per_token / ranks + m.expert_flops_per_token) / m.gemm_flops_per_s +
+      rate * (load.prompt_tokens * (m.dense_flops_per_token / ranks + m.expert_flops_per_token) + m.head_flops_per_logit / ranks) /
+          m.gemm_flops_per_s +
       (m.attention_flops_per_s > 0 ? rank_rate * m.attention_flops_full * load.prompt_tokens * load.prompt_tokens / 2.0 / m.attention_flops_per_s
                                    : 0.0);
   if (prefill_share >= 1) return false;

@@ -55,7 +55,8 @@ void set_weights(StepModel& sm, const ModelSpec& m, const WeightsSummary& w, con
   if (m.num_experts > 0 && m.num_experts_per_tok > 0 && w.routed_expert_bytes > 0)
     sm.expert_pick = static_cast<double>(m.num_experts_per_tok) / static_cast<double>(m.num_experts);
   // 2 FLOPs per weight per token (a multiply-add; Kaplan et al. 2020, eq. 2.1).
-  sm.dense_flops_per_token = 2.0 * (w.active_params - routed_active) / tp;
+  sm.dense_flops_per_token = 2.0 * w.per_token_dense_params() / tp;
+  sm.head_flops_per_logit = 2.0 * w.output_head_params / tp;
   sm.expert_flops_per_token = 2.0 * routed_active / worker_gpus;
 }
 
@@ -210,6 +211,7 @@ void add_prefill_chunk(StepMix& mix, const StepModel& m, double a, double b) {
   const double window = static_cast<double>(m.window_tokens);
   const auto cap = static_cast<double>(m.compressed_cap_tokens);
   mix.prefill_tokens += b - a;
+  mix.prefill_chunks += 1;
   mix.prefill_attention_full += (b * b - a * a) / 2.0;
   mix.prefill_attention_sliding += sliding_pairs(b, window) - sliding_pairs(a, window);
   if (cap > 0) mix.prefill_attention_compressed += sliding_pairs(b, cap) - sliding_pairs(a, cap);
@@ -247,7 +249,12 @@ StepCost step_cost(const StepModel& m, const StepMix& mix, const ExpertStep& exp
   const double worker_tokens = experts.worker_tokens;
   const double touched = experts.touched, expert_fill = experts.fill;
   const double weights_t = (m.dense_weight_bytes + m.expert_weight_bytes * touched) / m.bandwidth_bytes_per_s;
-  const double linear_t = (m.dense_flops_per_token * tokens + m.expert_flops_per_token * worker_tokens / expert_fill) / m.gemm_flops_per_s;
+  // The output layer runs for each decode token and for the last token of each prefill chunk
+  // (engines compute a chunked prompt's logits at every chunk's end and discard all but the last).
+  const double logits = mix.decode_sequences + mix.prefill_chunks;
+  const double linear_t =
+      (m.dense_flops_per_token * tokens + m.head_flops_per_logit * logits + m.expert_flops_per_token * worker_tokens / expert_fill) /
+      m.gemm_flops_per_s;
   double kv_bytes = m.kv_read_bytes_per_token_full * (mix.decode_context_full + mix.prefill_kv_tokens_full) +
                     m.kv_read_bytes_per_token_sliding * (mix.decode_context_sliding + mix.prefill_kv_tokens_sliding) +
                     2.0 * m.state_bytes_per_sequence * mix.decode_sequences;

@@ -27,7 +27,9 @@ struct WeightsSummary {
   double routed_active_params = 0;   ///< the routed experts' share of active_params (k of E experts per token)
   double per_layer_bytes = 0;        ///< average bytes of one block (for layer offload and pipeline split)
   double params = 0;                 ///< parameters (elements) in the tensors
-  double active_params = 0;          ///< parameters touched per token (MoE: routed subset)
+  double active_params = 0;          ///< parameters touched per token (MoE: routed subset), as published: embeddings included
+  double output_head_params = 0;     ///< the output layer (token_embd when tied): multiplied only for the tokens given logits
+  double embedding_lookup_params = 0;  ///< token_embd when the output layer does not share it: looked up, never multiplied
   double bits_per_weight = 0;        ///< 8 x total_bytes / params
   bool quantized = false;            ///< most weight bytes are in a sub-16-bit storage type
   /// Data type the matrix units run on for this format when the device has
@@ -37,6 +39,13 @@ struct WeightsSummary {
   /// Weight bytes a forward step does not read in full: the lookup tables, and token_embd unless the
   /// output head shares it (a step reads only the rows of its tokens, which is left out).
   double bytes_looked_up() const { return lookup_table_bytes + (tied_embeddings ? 0.0 : token_embedding_bytes); }
+  /// Parameters every token multiplies outside the routed experts: the active ones less the
+  /// embedding lookup and the output layer, which runs only for the tokens that get logits (a
+  /// prompt's last token, every decoded token).
+  double per_token_dense_params() const {
+    const double p = active_params - routed_active_params - output_head_params - embedding_lookup_params;
+    return p > 0 ? p : 0.0;
+  }
 };
 
 /// Speculative decoding: each target step verifies `draft_tokens` proposed

@@ -42,7 +42,8 @@ struct StepModel {
   double dense_weight_bytes = 0;      ///< attention, dense FFN, shared experts, head: read every step
   double expert_weight_bytes = 0;     ///< this GPU's share of all routed experts
   double expert_pick = 0;             ///< k / E (0: dense model)
-  double dense_flops_per_token = 0;   ///< 2 x dense active params / tp
+  double dense_flops_per_token = 0;   ///< 2 x dense active params / tp (embedding and output layer excluded)
+  double head_flops_per_logit = 0;    ///< 2 x output-layer params / tp, per token given logits
   double expert_flops_per_token = 0;  ///< 2 x routed active params / (tp x dp): per token of the whole worker
 
   // KV cache and attention, per token of context.
@@ -102,6 +103,7 @@ struct StepMix {
   double decode_context_sparse = 0;   ///< sum of min(context, sparse_topk) (DSA)
   double decode_context_compressed = 0;  ///< sum of min(context, compressed_cap_tokens) (DeepSeek-V4)
   double prefill_tokens = 0;
+  double prefill_chunks = 0;          ///< prompt chunks in the step (the last token of each gets logits)
   double prefill_attention_full = 0;  ///< sum over prefill tokens of the context each attends to
   double prefill_attention_sliding = 0;
   double prefill_attention_compressed = 0;  ///< the same capped at compressed_cap_tokens

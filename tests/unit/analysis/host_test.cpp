@@ -101,13 +101,18 @@ TEST_CASE("host-resident layers stream to the GPU over PCIe for prompt batches a
   CHECK_FALSE(a.decode.host_weights_streamed);
   CHECK(a.decode.offload_time_s == Approx(host_bytes / 322.56e9));
 
-  // A 16-token prompt stays under the threshold, so the host multiplies it: its share of the
-  // 2 x active params x 16 FLOPs at 8.84736e12 FLOP/s, longer than reading the bytes.
+  // A 16-token prompt stays under the threshold, so the host multiplies it: its share of
+  // 2 x (the blocks' params x 16 + the output layer's x 1, the last token's logits) FLOPs at
+  // 8.84736e12 FLOP/s, longer than reading the bytes. Llama-3.1-70B's embedding and output layer
+  // are 128256 x 8192 = 1.0507e9 parameters each, left out of the per-token count.
   r.prompt_tokens = 16;
   const PreparedScenario small = prepare_scenario(catalog(), r);
   const Analysis b = analyze(small.scenario);
   const WeightsSummary& w = small.scenario.weights;
-  const double host_flops = 2.0 * w.active_params * 16 * (host_bytes / w.total_bytes);
+  REQUIRE(w.output_head_params == Approx(128256.0 * 8192));
+  REQUIRE(w.embedding_lookup_params == Approx(128256.0 * 8192));
+  REQUIRE(w.per_token_dense_params() == Approx(w.active_params - 2 * 128256.0 * 8192));
+  const double host_flops = 2.0 * (w.per_token_dense_params() * 16 + w.output_head_params) * (host_bytes / w.total_bytes);
   REQUIRE(host_flops / 8.84736e12 > host_bytes / 322.56e9);
   CHECK_FALSE(b.prefill.host_weights_streamed);
   CHECK(b.prefill.offload_time_s == Approx(host_flops / 8.84736e12));

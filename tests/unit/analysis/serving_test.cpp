@@ -64,6 +64,29 @@ TEST_CASE("a prefill chunk is bound by its GEMMs and attention math") {
   CHECK(c.compute_s == Approx(2.5e-3));
 }
 
+TEST_CASE("the output layer runs once per prefill chunk and once per decode token, not per prompt token") {
+  StepModel m = round_rank();
+  m.head_flops_per_logit = 1e9;  // a 5e8-parameter output layer
+  StepMix mix;
+  add_prefill_chunk(mix, m, 0, 1000);
+  add_decode(mix, m, 1000, 4);
+  REQUIRE(mix.prefill_chunks == 1);
+  // GEMMs (1004 tokens x 2e9 + (1 chunk + 4 decodes) x 1e9) / 1e15 = 2.013 ms > weights 1 ms;
+  // attention (5e5 + 4 x 1000 x decode scale 1) x 1e5 / 1e14 = 0.504 ms > KV (1000 + 4000) x 1e5 / 1e12 = 0.5 ms;
+  // + 1 ms overhead. Per prompt token the layer would have added 1000 x 1e9 / 1e15 = 1 ms.
+  CHECK(step_cost(m, mix).time_s == Approx(2.013e-3 + 0.504e-3 + 1e-3));
+}
+
+TEST_CASE("a served model's per-token math leaves out the embedding lookup and the output layer") {
+  const PreparedServing p = one_gpu("h100-sxm", "llama-3.1-8b");
+  const StepModel& m = p.setup.pools.front().step;
+  // Llama-3.1-8B: 8,030,261,248 parameters, of which token_embd and the untied output layer are
+  // 128,256 x 4,096 = 525,336,576 each: 2 x (8,030,261,248 - 2 x 525,336,576) = 13,959,176,192 FLOPs
+  // per token, and 2 x 525,336,576 = 1,050,673,152 per token given logits.
+  CHECK(m.dense_flops_per_token == Approx(13959176192.0));
+  CHECK(m.head_flops_per_logit == Approx(1050673152.0));
+}
+
 TEST_CASE("routed experts' grouped GEMMs run at the fill of their token tiles") {
   StepModel m = round_rank();
   m.expert_pick = 0.5;             // k / E = 1 / 2
