@@ -183,11 +183,14 @@ bool for_each_fitted_backend(const std::string& id, const EngineProfile& engine,
   return changed;
 }
 
+/// The shipped data file of engine `id`.
+std::string engine_file(const std::string& id) { return std::string(OPTADVISOR_SOURCE_DIR) + "/data/engines/" + id + ".json"; }
+
 /// Rewrites each engine file in data/engines whose document `edit` changes (edit returns whether it did).
 template <typename Edit>
 void rewrite_engine_files(const Engines& engines, Edit edit) {
   for (const auto& [id, engine] : engines.by_id) {
-    const std::string path = std::string(OPTADVISOR_SOURCE_DIR) + "/data/engines/" + id + ".json";
+    const std::string path = engine_file(id);
     std::ifstream in(path);
     if (!in) continue;
     nlohmann::ordered_json doc = nlohmann::ordered_json::parse(in);
@@ -516,23 +519,38 @@ void write_moe_fit(const Engines& engines, const nlohmann::json& fit_report) {
   rewrite_engine_files(engines, [&](const std::string& id, const EngineProfile& engine, nlohmann::ordered_json& doc) {
     return for_each_fitted_backend(id, engine, fit_report, [&](const std::string& bname, const BackendProfile& b, const nlohmann::json& r) {
       auto& entry = doc["backends"][bname]["grouped_expert_gemm"];
-      // A value set by hand on purpose ("not fitted ...") stays; a caveat outlives the refit.
-      if (entry.is_object() && entry.value("note", "").starts_with("not fitted")) return;
+      // A caveat outlives the refit (a value set by hand on purpose is never fitted: fit_moe).
       const nlohmann::ordered_json caveat = entry.is_object() && entry.contains("caveat") ? entry["caveat"] : nlohmann::ordered_json();
-      entry = {
-          {"half_tokens", std::round(b.expert_gemm_half_tokens)},
-          {"note", fmt::format("fitted {} (optadvisor_accuracy --fit-moe) on {} published MoE prefill rows of {} device(s) in "
-                               "bench/data/moe_scenarios.csv (each row names its source), holding the dense efficiencies fixed and "
-                               "taking out the median "
-                               "error of dense models' prefill on the same device and backend where the data has them",
-                               date, r.at("rows").get<std::size_t>(), r.at("devices").get<std::size_t>())},
-          {"calibrated_on", r.at("row_ids")}};
+      entry = {{"half_tokens", std::round(b.expert_gemm_half_tokens)},
+               {"note", fmt::format("fitted {} (optadvisor_accuracy --fit-moe) on {} published MoE prefill rows of {} device(s) in "
+                                    "bench/data/moe_scenarios.csv (each row names its source), holding the dense efficiencies fixed and "
+                                    "taking out the median error of dense models' prefill on the same device and backend where the "
+                                    "data has them",
+                                    date, r.at("rows").get<std::size_t>(), r.at("devices").get<std::size_t>())}};
       if (!caveat.is_null()) entry["caveat"] = caveat;
+      entry["calibrated_on"] = r.at("row_ids");
     });
   });
 }
 
-/// --fit-moe: every backend's grouped expert-GEMM parameter; with --write stored in data/engines/.
+/// The note of backend `key`'s grouped expert GEMM in data/engines/ when it was set by hand on purpose
+/// (it begins "not fitted"), else "".
+std::string not_fitted_note(const Engines& engines, const std::string& key) {
+  for (const auto& [id, engine] : engines.by_id) {
+    for (const auto& [bname, b] : engine.backends) {
+      if (backend_key(id, bname) != key) continue;
+      std::ifstream in(engine_file(id));
+      if (!in) return "";
+      const auto doc = nlohmann::json::parse(in);
+      const std::string note = doc.at("backends").at(bname).value("grouped_expert_gemm", nlohmann::json::object()).value("note", "");
+      return note.starts_with("not fitted") ? note : "";
+    }
+  }
+  return "";
+}
+
+/// --fit-moe: every backend's grouped expert-GEMM parameter, except those set by hand on purpose;
+/// with --write stored in data/engines/.
 void fit_moe(const std::vector<Case>& cases, Engines& engines, bool write, nlohmann::json& fit_report) {
   const MoeObjective objective(cases);
   for (const auto& [k, errors] : objective.dense_errors)
@@ -540,7 +558,13 @@ void fit_moe(const std::vector<Case>& cases, Engines& engines, bool write, nlohm
   std::set<std::string> keys;
   for (const auto& c : cases)
     if (moe_prefill(c)) keys.insert(c.engine_key);
-  for (const auto& key : keys) fit_moe_backend(cases, engines, objective, key, fit_report);
+  for (const auto& key : keys) {
+    if (const std::string note = not_fitted_note(engines, key); !note.empty()) {
+      fmt::print("fit-moe {:<18} kept as set: {}\n", key, note);
+      continue;
+    }
+    fit_moe_backend(cases, engines, objective, key, fit_report);
+  }
   if (write) write_moe_fit(engines, fit_report);
 }
 
