@@ -13,6 +13,12 @@
 namespace optadvisor {
 namespace {
 
+// --weights-size: a file of this model in a mix of types near the named format's size; beyond these
+// bounds it is another model or format (a typo in the unit, a shard's size instead of the file's).
+constexpr double kWeightsSizeRatioMin = 0.5;
+constexpr double kWeightsSizeRatioMax = 2.0;
+constexpr double kMaxWeightsSizeBytes = 1e14;  // 100 TB: bounds the input before it is used
+
 bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
 
 /// Inference engines the device lists, as "engine" or "engine:backend".
@@ -296,6 +302,26 @@ WeightsBreakdown model_weights(const Catalog& catalog, const ResolvedModel& mode
   return quantize(model_tensors(model.spec), quant_facts(model.spec), format, catalog.quant());
 }
 
+WeightsBreakdown scaled_to_total(WeightsBreakdown weights, double total_bytes, const std::string& what) {
+  const double table_bytes = static_cast<double>(weights.weights_bytes);
+  const double ratio = table_bytes > 0 ? total_bytes / table_bytes : 0.0;
+  if (!(ratio >= kWeightsSizeRatioMin && ratio <= kWeightsSizeRatioMax))
+    throw bad_input(fmt::format("{} is {:.2f}x the {} weights of this model ({}): not a file of this model in that format", what, ratio,
+                                weights.format_id, format_bytes(table_bytes)),
+                    "give the size llama-bench prints in its size column, or pick the --quant the file was made with");
+  uint64_t sum = 0;
+  for (auto& t : weights.tensors) {
+    t.bytes = static_cast<uint64_t>(std::llround(static_cast<double>(t.bytes) * ratio));
+    sum += t.bytes;
+  }
+  weights.groups = group_totals(weights.tensors);
+  weights.file_bytes = weights.file_bytes - weights.weights_bytes + sum;
+  weights.weights_bytes = sum;
+  weights.bits_per_weight = weights.params ? 8.0 * static_cast<double>(sum) / static_cast<double>(weights.params) : 0.0;
+  weights.notes.push_back(fmt::format("{}: every tensor's bytes scaled by {:.3f} from the {} table", what, ratio, weights.format_id));
+  return weights;
+}
+
 WeightsSummary summarize_weights(const ModelSpec& spec, const WeightsBreakdown& weights) {
   return summarize_weights(spec, weights, parameter_counts(spec));
 }
@@ -549,6 +575,14 @@ PreparedScenario prepare_scenario(const Catalog& catalog, const ScenarioRequest&
   } else {
     out.weights = model_weights(catalog, out.model, *format);
     out.model.computed_weights = std::make_shared<const WeightsBreakdown>(out.weights);
+  }
+  if (!r.weights_size.empty()) {
+    const auto bytes = parse_bytes(r.weights_size);
+    if (!bytes || *bytes > kMaxWeightsSizeBytes)
+      throw bad_input(fmt::format("--weights-size '{}' is not a size", r.weights_size), "e.g. 13.40GiB (llama-bench's size column) or 14.4GB");
+    out.weights = scaled_to_total(std::move(out.weights), *bytes, fmt::format("--weights-size {}", r.weights_size));
+    out.notes.push_back(fmt::format("weights: {} as given by --weights-size, spread over the {} tensor table in proportion",
+                                    format_bytes(*bytes), format->id));
   }
   if (!out.model.computed_counts) out.model.computed_counts = std::make_shared<const ParameterCounts>(parameter_counts(out.model.spec));
   s.weights = summarize_weights(s.model, out.weights, *out.model.computed_counts);

@@ -53,6 +53,9 @@ struct ScenarioRequest {
   std::optional<double> usable_memory_fraction;
   bool entitled_memory_limit = false;
   bool weights_mmap = false;
+  /// --weights-size "13.40GiB": the weights' total as llama-bench's size column (or the file) says,
+  /// for a per-tensor mix the catalog does not know; "" = the format's own
+  std::string weights_size;
 
   static constexpr const char* kDefaultBatch = "1";
   static constexpr int64_t kDefaultPromptTokens = 512;
@@ -108,6 +111,12 @@ std::vector<std::string> formats_to_suggest(const Catalog& catalog, const Engine
 
 /// The per-tensor weights of a model in a format (the GGUF's own table when the model came from a file).
 WeightsBreakdown model_weights(const Catalog& catalog, const ResolvedModel& model, const QuantFormat& format);
+
+/// `weights` with every tensor's bytes scaled so that they total `total_bytes`: a file of the same
+/// model in a mix of tensor types the catalog does not list (Unsloth's UD-*_XL files keep some
+/// tensors wider than their name's type), read as the named format in proportion. `what` names the
+/// input in errors: a total outside 0.5-2x the format's is not this model in this format (exit 2).
+WeightsBreakdown scaled_to_total(WeightsBreakdown weights, double total_bytes, const std::string& what);
 
 /// What analyze() needs from the per-tensor weights.
 WeightsSummary summarize_weights(const ModelSpec& spec, const WeightsBreakdown& weights);

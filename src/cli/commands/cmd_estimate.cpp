@@ -38,6 +38,10 @@ void add_scenario_options(CLI::App* cmd, EstimateOptions& o, bool allow_html = f
   cmd->add_option("--hw", r.hardware, "Device id or name (optadvisor hw list)")->required();
   add_model_options(cmd, r.model);
   cmd->add_option("--quant,-q", r.quant, "Weight format (default: the engine's); training: the frozen 4-bit base of QLoRA");
+  CLI::Option* weights_size = cmd->add_option(
+      "--weights-size", r.weights_size,
+      "The weights' total as llama-bench's size column says (13.40GiB), for a file whose tensor mix the format does not describe "
+      "(Unsloth UD-*_XL): the format's tensors scaled to it");
   cmd->add_option(
       "--engine,-e", r.engine,
       "Engine, optionally with a backend and a build: vllm, llama.cpp:metal, llama.cpp:cuda@b2850 (default: per device class, the newest "
@@ -46,6 +50,7 @@ void add_scenario_options(CLI::App* cmd, EstimateOptions& o, bool allow_html = f
   // --host serves both goals: inference offloads layers there, training its optimizer states and activations.
   std::erase_if(o.inference_only, [](const CLI::Option* opt) { return opt->check_lname("host"); });
   for (CLI::Option* opt : add_device_options(cmd, r)) o.inference_only.push_back(opt);
+  o.inference_only.push_back(weights_size);
   add_gpus_option(cmd, r.gpus, "GPU count (inference: default tp x pp; training: default tp x pp x cp)");
   cmd->add_option("--tp", r.tp, "Tensor-parallel degree")->capture_default_str();
   cmd->add_option("--pp", r.pp, "Pipeline / layer-split degree")->capture_default_str();
