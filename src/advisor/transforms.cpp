@@ -73,6 +73,7 @@ TransformResult quantize_weights(const Params& p, const TransformInput& in) {
     return not_here(fmt::format("{} has no matrix units for {}", in.prepared.scenario.hardware->name, format->id));
   ScenarioRequest r = in.request;
   r.quant = format->id;
+  r.weights_size.clear();  // the measured size was of the user's file, not of one in the new format
   std::string change = fmt::format("weights: {} -> {}", in.prepared.quant->id, format->id);
   return changed(std::move(r), {std::move(change)});
 }
@@ -204,6 +205,7 @@ std::optional<std::string> draft_model_drafter(const DraftContext& d, const std:
   ScenarioRequest dr = in.request;
   dr.model = ModelRequest{};
   dr.model.preset = draft->id;
+  dr.weights_size.clear();  // the measured size is the target's file
   if (!in.prepared.model.gguf_quant_id.empty() && dr.quant.empty()) dr.quant = in.prepared.quant->id;
   PreparedScenario draft_prepared;
   try {
@@ -513,6 +515,7 @@ TransformResult switch_engine(const Params& p, const TransformInput& in) {
   ScenarioRequest r = in.request;
   r.engine = target;
   r.quant = chosen->id;
+  r.weights_size.clear();  // another engine's format is another file
   if (std::find(engine.kv_dtypes.begin(), engine.kv_dtypes.end(), s.workload.kv_dtype) == engine.kv_dtypes.end()) r.kv_dtype.clear();
   if (engine.multi_device == MultiDevice::kLayers && r.tp > 1) {
     r.pp = r.tp * r.pp;
@@ -624,6 +627,7 @@ TransformResult switch_model(const Params& p, const TransformInput& in) {
   ScenarioRequest r = in.request;
   r.model = ModelRequest{};
   r.model.preset = best->id;
+  r.weights_size.clear();  // the measured size was of the other model's file
   if (!in.prepared.model.gguf_quant_id.empty() && r.quant.empty()) r.quant = in.prepared.quant->id;
   return changed(std::move(r), {why});
 }

@@ -63,3 +63,13 @@ TEST_CASE("a weights size that is not a size, or not this model in this format, 
   CHECK(message.starts_with("--weights-size 3GB is 0.24x the q8_0 weights of this model"));
   CHECK(message.ends_with("not a file of this model in that format"));
 }
+
+TEST_CASE("the advisor's move to another weight format drops the measured size of the user's file", "[analysis][weights][advisor]") {
+  ScenarioRequest r = gemma_on_strix_halo();
+  r.weights_size = "13.40GiB";
+  // gguf-k-quant: Q8_0 -> Q4_K_M, another file whose size the user did not measure.
+  const TransformResult t = fixtures::apply_rule("gguf-k-quant", r);
+  REQUIRE(t.request);
+  CHECK(t.request->quant == "q4_k_m");
+  CHECK(t.request->weights_size.empty());
+}
