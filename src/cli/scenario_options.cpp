@@ -45,6 +45,12 @@ std::vector<CLI::Option*> add_expert_layout_options(CLI::App* cmd, ScenarioReque
                           "Data-parallel attention ranks (MoE, with --ep): each runs attention for its own sequences")};
 }
 
+CLI::Option* add_weights_size_option(CLI::App* cmd, ScenarioRequest& r) {
+  return cmd->add_option("--weights-size", r.weights_size,
+                         "The weights' total as llama-bench's size column says (13.40GiB), for a file whose tensor mix the format does "
+                         "not describe (Unsloth UD-*_XL): the format's tensors scaled to it");
+}
+
 std::vector<CLI::Option*> add_device_options(CLI::App* cmd, ScenarioRequest& r) {
   return {cmd->add_option("--memory", r.memory, "The memory size of your device, for parts sold in several (64GB, 64GiB, 0.5TB)"),
           cmd->add_option("--link", r.link, "Multi-GPU link: pcie, or nvlink with a bridge fitted (default: the device's own link)")

@@ -40,11 +40,14 @@ CLI::Option* add_gpus_option(CLI::App* cmd, int64_t& gpus, const std::string& de
 /// --host: the cpu-class profile whose memory and compute offloaded layers use. Serving engines keep
 /// every layer on the GPU, so serve and plan take it only to say the host is not used.
 CLI::Option* add_host_option(CLI::App* cmd, ScenarioRequest& request);
-/// --memory (a size the device is sold in: 64GB, 64GiB, 0.5TB) and --link (pcie, or nvlink where the
-/// part has the connector); prepare_scenario checks them against the device. Returns both options.
 /// --ep and --dp-attention: expert parallelism with data-parallel attention (inference).
 std::vector<CLI::Option*> add_expert_layout_options(CLI::App* cmd, ScenarioRequest& r);
+/// --memory (a size the device is sold in: 64GB, 64GiB, 0.5TB) and --link (pcie, or nvlink where the
+/// part has the connector); prepare_scenario checks them against the device. Returns both options.
 std::vector<CLI::Option*> add_device_options(CLI::App* cmd, ScenarioRequest& request);
+
+/// --weights-size: the weights' total of a file whose tensor mix its format does not describe (inference only).
+CLI::Option* add_weights_size_option(CLI::App* cmd, ScenarioRequest& request);
 
 /// "a,b,c" -> {"a", "b", "c"} (spaces around names dropped); "" -> {}. An empty
 /// element ("a,,b", "a,") is bad_input naming `option`.

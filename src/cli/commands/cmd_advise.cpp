@@ -52,10 +52,7 @@ std::shared_ptr<AdviseOptions> add_advise_options(CLI::App* cmd, bool html_repor
   add(cmd->add_option("--gguf", r.model.gguf_path, "A GGUF file (only its header is read)")->type_name("FILE"));
   add(cmd->add_option("--params", r.model.params, "A bare dense model of this size: 70B, 7e9"));
   add(cmd->add_option("--quant,-q", r.quant, "Weight format (default: the engine's)"));
-  CLI::Option* weights_size = add(cmd->add_option(
-      "--weights-size", r.weights_size,
-      "The weights' total as llama-bench's size column says (13.40GiB), for a file whose tensor mix the format does not describe: the "
-      "format's tensors scaled to it"));
+  CLI::Option* weights_size = add(add_weights_size_option(cmd, r));
   add(cmd->add_option("--engine,-e", r.engine, "Engine, optionally with a backend (default: per device class)"));
   o->batch = add(cmd->add_option("--batch,-b", r.batch, "Concurrent sequences, or 'max' (default 1; 16 for throughput)"));
   o->prompt = add(cmd->add_option("--prompt,-p", r.prompt_tokens,

@@ -38,10 +38,7 @@ void add_scenario_options(CLI::App* cmd, EstimateOptions& o, bool allow_html = f
   cmd->add_option("--hw", r.hardware, "Device id or name (optadvisor hw list)")->required();
   add_model_options(cmd, r.model);
   cmd->add_option("--quant,-q", r.quant, "Weight format (default: the engine's); training: the frozen 4-bit base of QLoRA");
-  CLI::Option* weights_size = cmd->add_option(
-      "--weights-size", r.weights_size,
-      "The weights' total as llama-bench's size column says (13.40GiB), for a file whose tensor mix the format does not describe "
-      "(Unsloth UD-*_XL): the format's tensors scaled to it");
+  CLI::Option* weights_size = add_weights_size_option(cmd, r);
   cmd->add_option(
       "--engine,-e", r.engine,
       "Engine, optionally with a backend and a build: vllm, llama.cpp:metal, llama.cpp:cuda@b2850 (default: per device class, the newest "
