@@ -18,7 +18,7 @@ namespace {
 using nlohmann::json;
 
 /// The config.json model_type values accepted (gemma3 is the multimodal
-/// wrapper whose text_config holds a gemma3_text model).
+/// wrapper whose text_config holds a gemma3_text model; mistral3 wraps a mistral or ministral3 one).
 const std::vector<std::string>& accepted_types() {
   static const std::vector<std::string> types = {"llama",           "mistral",          "mixtral",    "qwen2",       "qwen3",
                                                  "qwen3_moe",       "gemma2",           "gemma3",     "gemma3_text", "phi3",
@@ -26,7 +26,7 @@ const std::vector<std::string>& accepted_types() {
                                                  "glm_moe_dsa",     "minimax_m2",       "qwen3_next", "qwen3_5",     "qwen3_5_moe",
                                                  "qwen3_5_text",    "qwen3_5_moe_text", "nemotron_h", "llama4",      "llama4_text",
                                                  "granitemoehybrid", "gemma4",           "gemma4_text",      "lfm2_moe",
-                                                 "gemma3n",         "gemma3n_text"};
+                                                 "gemma3n",         "gemma3n_text",     "mistral3",   "ministral3"};
   return types;
 }
 
@@ -158,8 +158,8 @@ void set_sliding(json& doc, HfFields& c, const std::string& mt, uint64_t layers)
   if (mt == "mistral") {
     // MistralConfig(sliding_window=4096): absent -> 4096, null -> no window.
     window = c.present("sliding_window") ? c.uint("sliding_window").value_or(0) : c.uint_or("sliding_window", 4096);
-  } else if (mt == "mixtral" || mt == "phi3") {
-    window = c.uint("sliding_window").value_or(0);
+  } else if (mt == "mixtral" || mt == "phi3" || mt == "ministral3") {
+    window = c.uint("sliding_window").value_or(0);  // Ministral3Config: sliding_window None
   } else if (mt == "qwen2" || mt == "qwen3" || mt == "qwen3_moe") {
     // The window applies only with use_sliding_window, to layers >= max_window_layers.
     if (c.boolean("use_sliding_window").value_or(false)) {
@@ -472,6 +472,29 @@ std::vector<std::string> set_qwen3_5_vision(json& doc, const HfFields& top, cons
   return vision.defaults();
 }
 
+/// Mistral 3's Pixtral tower and projector (Mistral3ForConditionalGeneration): vision_config with
+/// PixtralVisionConfig's defaults where it is silent, spatial_merge_size at the top level
+/// (Mistral3Config default 2); returns the defaults applied.
+std::vector<std::string> set_pixtral_vision(json& doc, HfFields& top, const std::string& source_name) {
+  const json* vision_json = top.object("vision_config");
+  if (vision_json == nullptr) return {};
+  HfFields vision(*vision_json, source_name, "vision_config.", "mistral3");
+  if (vision.string("model_type").value_or("pixtral") != "pixtral")
+    vision.refuse("model_type", "'" + *vision.string("model_type") + "' is not modelled", "Mistral 3 releases state model_type pixtral");
+  if (top.boolean("multimodal_projector_bias").value_or(false))
+    top.refuse("multimodal_projector_bias", "true is not modelled", "Mistral 3 releases state false (the Mistral3Config default)");
+  doc["vision_config"] = {{"model_type", "pixtral"},
+                          {"hidden_size", vision.uint_or("hidden_size", 1024)},
+                          {"num_hidden_layers", vision.uint_or("num_hidden_layers", 24)},
+                          {"intermediate_size", vision.uint_or("intermediate_size", 4096)},
+                          {"patch_size", vision.uint_or("patch_size", 16)},
+                          {"image_size", vision.uint_or("image_size", 1024)},
+                          {"num_channels", vision.uint_or("num_channels", 3)},
+                          {"spatial_merge_size", top.uint_or("spatial_merge_size", 2)}};
+  doc["checkpoint_includes"] = json::array({"vision_tower"});
+  return vision.defaults();
+}
+
 /// Gemma-3's SigLIP tower from vision_config, SiglipVisionConfig's defaults where it is silent
 /// (always present); returns the defaults applied.
 std::vector<std::string> set_gemma3_vision(json& doc, const HfFields& top, const std::string& source_name) {
@@ -517,9 +540,9 @@ struct TextModel {
   std::vector<std::string> vision_defaults;
 };
 
-/// Unwraps the multimodal families (Kimi-K2.5, Llama 4, Qwen3.5, Gemma-3): `mt` becomes the
+/// Unwraps the multimodal families (Kimi-K2.5, Llama 4, Qwen3.5, Gemma-3, Mistral 3): `mt` becomes the
 /// text model's type; the tower, when stated, goes into doc.
-TextModel unwrap_multimodal(json& doc, const json& config, const HfFields& top, const std::string& source_name, std::string& mt,
+TextModel unwrap_multimodal(json& doc, const json& config, HfFields& top, const std::string& source_name, std::string& mt,
                             const std::string& family) {
   if (mt == "kimi_k25") {
     // A kimi_k2 (DeepSeek-V3-shaped) text_config and the MoonViT-3D tower.
@@ -556,6 +579,17 @@ TextModel unwrap_multimodal(json& doc, const json& config, const HfFields& top, 
     mt = "gemma3n_text";
     return m;
   }
+  if (mt == "mistral3") {
+    // Mistral 3 multimodal (Mistral-Small-3.x, Ministral 3, Devstral Small 2): a mistral or
+    // ministral3 text_config (Mistral3Config's default: mistral) and the Pixtral tower.
+    TextModel m{&text_config_of(top, source_name, mt), "text_config.", {}};
+    HfFields text(*m.text, source_name, "text_config.", mt);
+    mt = text.string("model_type").value_or("mistral");
+    if (mt != "mistral" && mt != "ministral3")
+      text.refuse("model_type", "'" + mt + "' is not a Mistral 3 language model", "expected mistral or ministral3");
+    m.vision_defaults = set_pixtral_vision(doc, top, source_name);
+    return m;
+  }
   if (mt == "gemma3") {
     // Gemma-3 multimodal: the SigLIP tower in vision_config (both may rely on config-class defaults).
     TextModel m{&text_config_of(top, source_name, mt), "text_config.", {}};
@@ -569,7 +603,7 @@ TextModel unwrap_multimodal(json& doc, const json& config, const HfFields& top, 
 /// num_key_value_heads: absent -> the config-class default; null -> heads.
 uint64_t kv_heads_of(HfFields& c, const std::string& mt, uint64_t heads) {
   static const std::map<std::string, uint64_t> kv_class_default = {
-      {"mistral", 8},    {"mixtral", 8},     {"qwen2", 32},          {"qwen3", 32},  {"qwen3_moe", 4},
+      {"mistral", 8},    {"ministral3", 8},  {"mixtral", 8},     {"qwen2", 32},          {"qwen3", 32},  {"qwen3_moe", 4},
       {"gemma2", 4},     {"gemma3_text", 4}, {"deepseek_v3", 128},   {"gpt_oss", 8}, {"qwen3_next", 2}, {"gemma3n_text", 2},
       {"nemotron_h", 8}, {"llama4_text", 8}, {"granitemoehybrid", 8}, {"lfm2_moe", 8}};
   if (c.has("num_key_value_heads")) return *c.uint("num_key_value_heads");
@@ -582,7 +616,7 @@ uint64_t kv_heads_of(HfFields& c, const std::string& mt, uint64_t heads) {
 uint64_t head_dim_of(HfFields& c, const std::string& mt, uint64_t hidden, uint64_t heads) {
   static const std::map<std::string, uint64_t> head_dim_class_default = {
       {"qwen3", 128},      {"gemma2", 256},       {"gemma3_text", 256},      {"gpt_oss", 64}, {"gemma3n_text", 256},
-      {"qwen3_next", 256}, {"qwen3_5_text", 256}, {"qwen3_5_moe_text", 256}, {"llama4_text", 128}};
+      {"qwen3_next", 256}, {"qwen3_5_text", 256}, {"qwen3_5_moe_text", 256}, {"llama4_text", 128}, {"ministral3", 128}};
   if (c.has("head_dim")) return *c.uint("head_dim");
   if (head_dim_class_default.count(mt) > 0) return c.uint_or("head_dim", head_dim_class_default.at(mt));
   return heads > 0 ? hidden / heads : 0;
@@ -594,7 +628,7 @@ void set_identity(json& doc, const HfFields& top, const std::string& source_name
   doc["id"] = name_or_path && !name_or_path->empty() ? "config:" + *name_or_path : "custom";
   doc["name"] =
       name_or_path && !name_or_path->empty() ? *name_or_path : std::filesystem::path(source_name).filename().string() + " (" + mt + ")";
-  doc["model_type"] = mt;
+  doc["model_type"] = mt == "ministral3" ? "mistral" : mt;  // a Mistral decoder; YaRN and the query scale add no weights
 }
 
 /// Gemma 4: the context as stated, and the full-attention layers' rope_theta (rope_parameters per
@@ -621,14 +655,16 @@ void set_positions(json& doc, HfFields& c, const std::string& mt, const std::str
       {"llama", 2048},      {"mistral", 131072},        {"mixtral", 131072},         {"qwen2", 32768},         {"qwen3", 32768},
       {"qwen3_moe", 32768}, {"gemma2", 8192},           {"gemma3_text", 131072},     {"phi3", 4096},           {"deepseek_v3", 4096},
       {"gpt_oss", 131072},  {"minimax_m2", 196608},     {"qwen3_next", 32768},       {"qwen3_5_text", 262144}, {"qwen3_5_moe_text", 262144},
-      {"nemotron_h", 4096}, {"llama4_text", 4096 * 32}, {"granitemoehybrid", 131072}, {"lfm2_moe", 128000}, {"gemma3n_text", 32768}};
+      {"nemotron_h", 4096}, {"llama4_text", 4096 * 32}, {"granitemoehybrid", 131072}, {"lfm2_moe", 128000}, {"gemma3n_text", 32768},
+      {"ministral3", 262144}};
   doc["max_position_embeddings"] = c.uint_or("max_position_embeddings", max_pos_default.at(mt));
   static const std::map<std::string, double> rope_default = {
       {"llama", 10000.0},        {"mistral", 10000.0},         {"mixtral", 1e6},          {"qwen2", 10000.0},
       {"qwen3", 10000.0},        {"qwen3_moe", 10000.0},       {"gemma2", 10000.0},       {"gemma3_text", 1e6},
       {"phi3", 10000.0},         {"deepseek_v3", 10000.0},     {"gpt_oss", 150000.0},     {"minimax_m2", 5e6},
       {"qwen3_next", 10000.0},   {"qwen3_5_text", 1e7},        {"qwen3_5_moe_text", 1e7}, {"nemotron_h", 10000.0},
-      {"llama4_text", 500000.0}, {"granitemoehybrid", 10000.0}, {"lfm2_moe", 1e6}, {"gemma3n_text", 1e6}};
+      {"llama4_text", 500000.0}, {"granitemoehybrid", 10000.0}, {"lfm2_moe", 1e6}, {"gemma3n_text", 1e6},
+      {"ministral3", 1e6}};
   std::optional<double> theta = c.number("rope_theta");
   if (!theta) {
     if (const json* rp = c.object("rope_parameters")) {  // transformers v5 layout

@@ -415,7 +415,8 @@ TEST_CASE("Hugging Face config.json import matches the presets", "[model]") {
       {"phi-3-mini-4k-instruct.json", "phi-3-mini"}, {"qwen2.5-7b.json", "qwen2.5-7b"},
       {"gemma-2-9b-it.json", "gemma-2-9b"},          {"mistral-7b-instruct-v0.1.json", "mistral-7b-v0.1"},
       {"mixtral-8x7b-v0.1.json", "mixtral-8x7b"},   {"gemma-4-31b-it.json", "gemma-4-31b"},
-      {"gemma-4-26b-a4b-it.json", "gemma-4-26b-a4b"}};
+      {"gemma-4-26b-a4b-it.json", "gemma-4-26b-a4b"}, {"ministral-3-14b-instruct-2512.json", "ministral-3-14b"},
+      {"devstral-2-123b-instruct-2512.json", "devstral-2-123b"}};
   for (const auto& [file, id] : pairs) {
     INFO(file);
     const ModelSpec imported = import_fixture(file);
@@ -434,6 +435,15 @@ TEST_CASE("Hugging Face config.json import matches the presets", "[model]") {
   CHECK(checkpoint_parameter_count(import_fixture("gpt-oss-20b.json")) == 21511953984);
   CHECK(checkpoint_parameter_count(import_fixture("gemma-4-31b-it.json")) == 32682372656);
   CHECK(checkpoint_parameter_count(import_fixture("gemma-4-26b-a4b-it.json")) == 26544131376);
+  // Ministral 3 14B (mistral3 wrapper): text 13,506,073,600 + Pixtral tower and projector 438,958,080
+  // + 40 layers x 7 Linears x (weight_scale + activation_scale) 560 = the published 13,945,032,240.
+  CHECK(checkpoint_parameter_count(import_fixture("ministral-3-14b-instruct-2512.json")) == 13945032240);
+  CHECK(import_fixture("ministral-3-14b-instruct-2512.json").native_format == "fp8");
+  // Devstral 2 123B (text-only ministral3): 125,025,988,608 + 88 x 84,480 block scales
+  // (96x96 x 2 + 8x96 x 2 + 224x96 x 3 per layer) = 125,033,422,848; the preset's, not a published total.
+  CHECK(checkpoint_parameter_count(import_fixture("devstral-2-123b-instruct-2512.json")) == 125033422848);
+  CHECK(import_fixture("devstral-2-123b-instruct-2512.json").native_format == "fp8-block");
+  CHECK(import_fixture("devstral-2-123b-instruct-2512.json").sliding_window == 0);  // Ministral3Config: None
   // The checkpoint's quantization_config names its native format: the default weights where an engine runs it.
   CHECK(import_fixture("deepseek-v3.json").native_format == "fp8-block");  // fp8, weight_block_size [128, 128]
   CHECK(import_fixture("gpt-oss-20b.json").native_format == "mxfp4");
@@ -523,6 +533,16 @@ TEST_CASE("bad config.json files are refused with the field named", "[model]") {
   json no_text = gemma;
   no_text.erase("text_config");
   CHECK(import_error(no_text) == "config.json: missing required field 'text_config'");
+
+  json mistral3 = load_json(kSourceDir / "tests" / "data" / "hf" / "ministral-3-14b-instruct-2512.json");
+  mistral3["text_config"]["model_type"] = "llama";
+  CHECK(import_error(mistral3) == "config.json: text_config.model_type: 'llama' is not a Mistral 3 language model");
+  mistral3["text_config"]["model_type"] = "ministral3";
+  mistral3["vision_config"]["model_type"] = "siglip_vision_model";
+  CHECK(import_error(mistral3) == "config.json: vision_config.model_type: 'siglip_vision_model' is not modelled");
+  mistral3["vision_config"]["model_type"] = "pixtral";
+  mistral3["multimodal_projector_bias"] = true;
+  CHECK(import_error(mistral3) == "config.json: multimodal_projector_bias: true is not modelled");
 
   json moe = load_json(kSourceDir / "tests" / "data" / "hf" / "qwen3-30b-a3b.json");
   moe.erase("moe_intermediate_size");
