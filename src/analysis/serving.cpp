@@ -113,6 +113,7 @@ class Simulation {
       }
       result_.gpus += static_cast<uint64_t>(pool.workers) * pool.step.layout.gpus();
     }
+    frontend_free_.assign(std::max<std::size_t>(1, front_workers_.size()), 0.0);
     const uint64_t measured = simulated_requests(load);
     warmup_ = load.warmup_requests ? *load.warmup_requests : load.concurrency ? load.concurrency : std::max<uint64_t>(measured / 10, 8);
     measured_end_ = warmup_ + measured;
@@ -156,7 +157,7 @@ class Simulation {
   struct Event {
     double time;
     uint64_t seq;
-    int kind;  // 0 worker iteration ends, 1 open-loop arrival, 2 KV transfer lands at the decode pool
+    int kind;  // 0 worker iteration ends, 1 open-loop arrival, 2 KV transfer lands at the decode pool, 3 request reaches the engine
     std::size_t index;
     bool operator>(const Event& o) const { return time != o.time ? time > o.time : seq > o.seq; }
   };
@@ -175,6 +176,7 @@ class Simulation {
   bool warm_until_completion_ = false;
   uint64_t warm_target_ = UINT64_MAX;  ///< twice the arrivals before the first completion, once it happened
   double last_arrival_ = 0;
+  std::vector<double> frontend_free_;  ///< when each API server is free to take the next request
   bool holding_starts_ = false;  ///< while the first burst is issued: queue it, start the workers after
   double window_start_ = -1, window_tokens_start_ = 0, window_done_start_ = 0;
   double tokens_out_ = 0, completions_ = 0, now_ = 0;
@@ -207,6 +209,14 @@ void Simulation::issue(double now) {
     window_start_ = now;
     window_tokens_start_ = tokens_out_;
     window_done_start_ = completions_;
+  }
+  if (setup_.frontend_request_s > 0) {
+    // Each API server (one per replica or prefill worker) takes requests one at a time: this one
+    // reaches the engine once the first server free has handed over those before it.
+    double& server = *std::min_element(frontend_free_.begin(), frontend_free_.end());
+    server = std::max(now, server) + setup_.frontend_request_s;
+    push(server, 3, id);
+    return;
   }
   dispatch(id, front_workers_, now);
 }
@@ -457,6 +467,8 @@ void Simulation::run_events() {
     } else if (e.kind == 1) {
       issue(now_);
       if (!load_.concurrency && requests_.size() < total_) push(now_ + gap(rng_), 1, 0);
+    } else if (e.kind == 3) {
+      dispatch(static_cast<uint32_t>(e.index), front_workers_, now_);
     } else {
       Request& q = requests_[e.index];
       if (q.generated >= load_.gen_tokens) {
@@ -567,6 +579,7 @@ void apply_era(ServingSetup& setup, const ServingEra& era) {
   setup.kv_transfer_bytes_per_s = setup.kv_link_peak_bytes_per_s * era.communication_efficiency;
   setup.kv_transfer_latency_s = era.step_overhead_s;
   setup.request_overhead_s = era.request_overhead_s;
+  setup.frontend_request_s = era.frontend_request_s;
 }
 
 ServingResult simulate_serving(const ServingSetup& setup, const ServingLoad& load) {

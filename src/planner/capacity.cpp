@@ -215,7 +215,7 @@ struct Screened {
 double ceiling_as(const PreparedServing& p, ServingRole role, const ServingLoad& load, double slo_ttft_s, double slo_tpot_s) {
   ServingPool pool = p.setup.pools.front();
   pool.role = role;
-  return kCeilingMargin * serving_rate_ceiling(pool, ceiling_load(pool, load, slo_ttft_s, slo_tpot_s, p.setup.request_overhead_s));
+  return kCeilingMargin * serving_rate_ceiling(pool, ceiling_load(pool, load, slo_ttft_s, slo_tpot_s, p.setup.request_overhead_s + p.setup.frontend_request_s));
 }
 
 /// Prepares every option the model, device and engine can run and bounds its rates.

@@ -46,6 +46,7 @@ struct ServingSetup {
   double kv_transfer_bytes_per_s = 0;   ///< achieved on it (apply_era)
   double kv_transfer_latency_s = 0;     ///< per transfer: one scheduler step to hand the blocks over
   double request_overhead_s = 0;        ///< per request outside the iterations (API server), in TTFT and e2e
+  double frontend_request_s = 0;        ///< each API server's serial time per request (one server per front worker)
   double slo_ttft_s = 0;                ///< 0 = none
   double slo_tpot_s = 0;
 };

@@ -153,6 +153,10 @@ struct ServingEra {
   /// Per request, outside the iterations: the API server's HTTP handling, tokenization and the
   /// first token's detokenization and streaming, in TTFT and end-to-end latency.
   double request_overhead_s = 0;
+  /// The API server's serial time per request: one process takes requests one after another
+  /// (parsing, tokenization, the hand-over to the engine), so a burst reaches the engine spread
+  /// out by this much each; 0 = requests reach the engine the moment they are sent.
+  double frontend_request_s = 0;
   /// Fixed cost of one collective (a tensor-parallel all-reduce, an expert dispatch or combine):
   /// launch and synchronisation, whatever its size; 0 = the engine's allreduce_latency_s.
   double collective_latency_s = 0;

@@ -160,6 +160,27 @@ TEST_CASE("with no warm-up the first burst of prompts is measured") {
   CHECK(r.measured_requests == 2);
 }
 
+TEST_CASE("requests queue for the API server one at a time, one server per front worker") {
+  // Two clients send at t = 0; each server takes 10 ms per request. One worker: A reaches the
+  // engine at 10 ms and prefills alone (the 3.5 ms step above): first token at 13.5 ms, its one
+  // decode step (2.1 ms) ends at 15.6 ms. B reaches the idle engine at 20 ms: 23.5 ms. Mean TTFT
+  // (13.5 + 23.5) / 2 = 18.5 ms, where the shared 2000-token step gives both 6 ms without it.
+  ServingLoad load = closed(2, 1000, 2);
+  load.warmup_requests = 0;
+  load.requests = 2;
+  ServingSetup setup = one_pool(round_rank());
+  setup.frontend_request_s = 10e-3;
+  CHECK(simulate_serving(setup, load).ttft_s.mean == Approx(18.5e-3));
+  CHECK(simulate_serving(one_pool(round_rank()), load).ttft_s.mean == Approx(6e-3));
+  // Two replicas, two servers: both requests reach an engine at 10 ms and prefill alone, 13.5 ms.
+  setup.pools.front().workers = 2;
+  CHECK(simulate_serving(setup, load).ttft_s.mean == Approx(13.5e-3));
+  ServingEra era;
+  era.frontend_request_s = 0.02;
+  apply_era(setup, era);
+  CHECK(setup.frontend_request_s == 0.02);
+}
+
 TEST_CASE("a burst of prompts waits longer for its first token than clients spread by a warm-up cycle") {
   // 32 prompts of 1000 tokens need four 8192-token steps when they arrive together; after a
   // warm-up cycle the clients' requests arrive spread over those steps and prefill as they come.
