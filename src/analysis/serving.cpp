@@ -26,6 +26,7 @@ std::string_view to_string(ServingBound b) {
     case ServingBound::kScheduler: return "scheduler";
     case ServingBound::kCommunication: return "communication";
     case ServingBound::kSequenceCap: return "sequence-cap";
+    case ServingBound::kApiServer: return "api-server";
   }
   return "memory-bandwidth";
 }
@@ -137,6 +138,8 @@ class Simulation {
   /// Completions over the measured window at least this share of its arrivals: a server that keeps up
   /// (the requests in the system vary by about 5% of a window as long as a lifetime).
   static constexpr double kKeepUpShare = 0.9;
+  /// The API servers' busy share of the measured window from which they, not the GPUs, bind.
+  static constexpr double kApiServerBusyShare = 0.9;
   void run_events();
   void measure_latencies(ServingResult& out);
   void measure_rates(ServingResult& out);
@@ -544,7 +547,11 @@ void Simulation::attribute_time(ServingResult& out) {
     out.overhead_share = busy_overhead_ / busy, out.communication_share = busy_comm_ / busy;
     out.kv_wait_share = kv_wait_ / busy;
   }
-  if (out.kv_wait_share > 0.5)
+  // The API servers busy for nearly all of the measured window: requests queue for them, not for the GPUs.
+  const auto servers = static_cast<double>(frontend_free_.size());
+  if (setup_.frontend_request_s > 0 && out.requests_per_s * setup_.frontend_request_s >= kApiServerBusyShare * servers)
+    out.bound = ServingBound::kApiServer;
+  else if (out.kv_wait_share > 0.5)
     out.bound = ServingBound::kKvCapacity;
   else if (cap_wait_ / std::max(busy, 1e-30) > 0.5)
     out.bound = ServingBound::kSequenceCap;
@@ -564,6 +571,12 @@ ServingResult Simulation::run() {
   measure_rates(out);
   attribute_time(out);
   if (result_.iterations >= kMaxIterations) out.notes.push_back("stopped at the iteration bound before every measured request finished");
+  if (out.bound == ServingBound::kApiServer)
+    out.notes.push_back(fmt::format("the API server{} ({:.3g} ms of serial work per request each) take{} at most {:.3g} requests/s: "
+                                    "requests queue for {} rather than for the GPUs (more servers per replica are not modelled)",
+                                    frontend_free_.size() == 1 ? "" : "s", 1e3 * setup_.frontend_request_s,
+                                    frontend_free_.size() == 1 ? "s" : "", static_cast<double>(frontend_free_.size()) / setup_.frontend_request_s,
+                                    frontend_free_.size() == 1 ? "it" : "them"));
   if (!load_.concurrency && out.requests_per_s > 0 && !out.keeps_up)
     out.notes.push_back(
         fmt::format("the offered rate {:.3g} req/s exceeds what the layout completes ({:.3g} req/s): queues grow and "

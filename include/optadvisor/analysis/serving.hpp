@@ -56,7 +56,7 @@ struct LatencyStats {
 };
 
 /// What binds the served load.
-enum class ServingBound { kCompute, kBandwidth, kKvCapacity, kScheduler, kCommunication, kSequenceCap };
+enum class ServingBound { kCompute, kBandwidth, kKvCapacity, kScheduler, kCommunication, kSequenceCap, kApiServer };
 std::string_view to_string(ServingBound b);
 
 struct ServingResult {

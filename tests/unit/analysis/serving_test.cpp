@@ -181,6 +181,21 @@ TEST_CASE("requests queue for the API server one at a time, one server per front
   CHECK(setup.frontend_request_s == 0.02);
 }
 
+TEST_CASE("a server whose API server is busy all the time is bound by it") {
+  // 64 clients of 10 + 2 tokens; the rank steps them in about 2 ms, so the API server's 10 ms per
+  // request (at most 100 requests/s) is what limits: about 100 requests/s, 100% of its time.
+  ServingSetup setup = one_pool(round_rank());
+  setup.frontend_request_s = 10e-3;
+  const ServingResult r = simulate_serving(setup, closed(64, 10, 2));
+  CHECK(r.requests_per_s == Approx(100).epsilon(0.05));
+  CHECK(r.bound == ServingBound::kApiServer);
+  CHECK(to_string(r.bound) == "api-server");
+  REQUIRE_FALSE(r.notes.empty());
+  CHECK(r.notes.back().find("at most 100 requests/s") != std::string::npos);
+  // Without the serial time the same load is bound by the rank, not by a server.
+  CHECK(simulate_serving(one_pool(round_rank()), closed(64, 10, 2)).bound != ServingBound::kApiServer);
+}
+
 TEST_CASE("a burst of prompts waits longer for its first token than clients spread by a warm-up cycle") {
   // 32 prompts of 1000 tokens need four 8192-token steps when they arrive together; after a
   // warm-up cycle the clients' requests arrive spread over those steps and prefill as they come.
