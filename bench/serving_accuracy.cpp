@@ -223,7 +223,7 @@ double objective(std::vector<Row*>& rows, const ServingEra& era) {
   return rows.empty() ? 0 : sum / static_cast<double>(rows.size());
 }
 
-/// Coordinate descent in log space on the nine physical factors, each within its physical range.
+/// Coordinate descent in log space on the ten physical factors, each within its physical range.
 ServingEra fit(std::vector<Row*>& rows, ServingEra era, double collective_latency_start) {
   struct Knob {
     double ServingEra::*field;
@@ -267,9 +267,11 @@ void print_era(const std::string& engine, const ServingEra& e, const std::vector
   for (const auto& d : devices) on += (on.empty() ? "" : ", ") + d;
   fmt::print(
       "{}: bandwidth_efficiency {:.3f}, gemm_efficiency {:.3f}, attention_efficiency {:.3f}, step_overhead_s {:.6f}, "
-      "layer_overhead_s {:.3g}, communication_efficiency {:.3f}, expert_gemm_half_tokens {:.1f}, request_overhead_s {:.4f}, collective_latency_s {:.3g}, frontend_request_s {:.4g} ({} rows on {})\n",
+      "layer_overhead_s {:.3g}, communication_efficiency {:.3f}, expert_gemm_half_tokens {:.1f}, request_overhead_s {:.4f}, "
+      "collective_latency_s {:.3g}, frontend_request_s {:.4g} ({} rows on {})\n",
       engine, e.bandwidth_efficiency, e.gemm_efficiency, e.attention_efficiency, e.step_overhead_s, e.layer_overhead_s,
-      e.communication_efficiency, e.expert_gemm_half_tokens, e.request_overhead_s, e.collective_latency_s, e.frontend_request_s, rows.size(), on);
+      e.communication_efficiency, e.expert_gemm_half_tokens, e.request_overhead_s, e.collective_latency_s, e.frontend_request_s,
+      rows.size(), on);
 }
 
 void print_tables(std::vector<Row>& rows) {

@@ -571,12 +571,13 @@ ServingResult Simulation::run() {
   measure_rates(out);
   attribute_time(out);
   if (result_.iterations >= kMaxIterations) out.notes.push_back("stopped at the iteration bound before every measured request finished");
-  if (out.bound == ServingBound::kApiServer)
+  if (out.bound == ServingBound::kApiServer) {
+    const bool one = frontend_free_.size() == 1;
+    const double cap_per_s = static_cast<double>(frontend_free_.size()) / setup_.frontend_request_s;
     out.notes.push_back(fmt::format("the API server{} ({:.3g} ms of serial work per request each) take{} at most {:.3g} requests/s: "
                                     "requests queue for {} rather than for the GPUs (more servers per replica are not modelled)",
-                                    frontend_free_.size() == 1 ? "" : "s", 1e3 * setup_.frontend_request_s,
-                                    frontend_free_.size() == 1 ? "s" : "", static_cast<double>(frontend_free_.size()) / setup_.frontend_request_s,
-                                    frontend_free_.size() == 1 ? "it" : "them"));
+                                    one ? "" : "s", 1e3 * setup_.frontend_request_s, one ? "s" : "", cap_per_s, one ? "it" : "them"));
+  }
   if (!load_.concurrency && out.requests_per_s > 0 && !out.keeps_up)
     out.notes.push_back(
         fmt::format("the offered rate {:.3g} req/s exceeds what the layout completes ({:.3g} req/s): queues grow and "

@@ -215,7 +215,9 @@ struct Screened {
 double ceiling_as(const PreparedServing& p, ServingRole role, const ServingLoad& load, double slo_ttft_s, double slo_tpot_s) {
   ServingPool pool = p.setup.pools.front();
   pool.role = role;
-  return kCeilingMargin * serving_rate_ceiling(pool, ceiling_load(pool, load, slo_ttft_s, slo_tpot_s, p.setup.request_overhead_s + p.setup.frontend_request_s));
+  // A lone request's time outside the iterations: the API server's latency and its serial work.
+  const double outside_s = p.setup.request_overhead_s + p.setup.frontend_request_s;
+  return kCeilingMargin * serving_rate_ceiling(pool, ceiling_load(pool, load, slo_ttft_s, slo_tpot_s, outside_s));
 }
 
 /// Prepares every option the model, device and engine can run and bounds its rates.
