@@ -291,25 +291,32 @@ void print_tables(std::vector<Row>& rows) {
   }
 }
 
-/// --fit [ENGINE]: each engine's era refitted on every third of its rows (the fit's cost), aggregated
-/// and disaggregated, all devices and versions; printed with the medians over all its rows.
+/// --fit [ENGINE]: each era of each engine refitted on every third of the rows its versions cover
+/// (the fit's cost), aggregated and disaggregated, all devices; printed with the medians over all
+/// of those rows, and the engine's medians over every row with the eras fitted.
 void refit(const Catalog& catalog, std::vector<Row>& rows, const std::string& only) {
   std::set<std::string> engines;
   for (const Row& r : rows) engines.insert(r.engine);
   for (const auto& engine : engines) {
     if (!only.empty() && engine != only) continue;
     const EngineProfile& profile = catalog.resolve_engine(engine);
-    std::vector<Row*> mine;
-    std::size_t k = 0;
-    for (Row& r : rows)
-      if (r.engine == engine && k++ % 3 == 0) mine.push_back(&r);
-    const ServingEra fitted = fit(mine, *profile.serving.era_for(""), profile.allreduce_latency_s);
-    print_era(engine, fitted, mine);
-    std::vector<const Row*> all_rows;
-    for (Row& r : rows)
-      if (r.engine == engine) predict(r, &fitted, false), all_rows.push_back(&r);
-    const Summary s = summarize(all_rows);
-    fmt::print("{} with the fitted era, all {} rows: TTFT median {:.1f}%, TPOT median {:.1f}%\n", engine, s.n, 100 * s.ttft_median,
+    std::vector<const Row*> engine_rows;
+    for (const ServingEra& era : profile.serving.eras) {
+      std::vector<Row*> mine, covered;
+      for (Row& r : rows)
+        if (r.engine == engine && r.prepared.era == &era) covered.push_back(&r);
+      for (std::size_t k = 0; k < covered.size(); k += 3) mine.push_back(covered[k]);
+      if (mine.empty()) continue;
+      const ServingEra fitted = fit(mine, era, profile.allreduce_latency_s);
+      print_era(engine + "@" + era.from_version, fitted, mine);
+      std::vector<const Row*> era_rows;
+      for (Row* r : covered) predict(*r, &fitted, false), era_rows.push_back(r), engine_rows.push_back(r);
+      const Summary s = summarize(era_rows);
+      fmt::print("{}@{} with the fitted era, its {} rows: TTFT median {:.1f}%, TPOT median {:.1f}%\n", engine, era.from_version, s.n,
+                 100 * s.ttft_median, 100 * s.tpot_median);
+    }
+    const Summary s = summarize(engine_rows);
+    fmt::print("{} with the fitted eras, all {} rows: TTFT median {:.1f}%, TPOT median {:.1f}%\n", engine, s.n, 100 * s.ttft_median,
                100 * s.tpot_median);
   }
 }
