@@ -129,6 +129,10 @@ class Advisor {
         out.not_applicable.push_back({&rule, "transform", reason});
         continue;
       }
+      if (const Condition* failed = first_failing(rule.after, after->facts)) {
+        out.not_applicable.push_back({&rule, "after", failure(*failed, after->facts, values_)});
+        continue;
+      }
       const double gain = gain_of(base, *after);
       if (base.runs && !after->runs) {
         out.not_applicable.push_back(
@@ -305,6 +309,12 @@ class Advisor {
         return "trigger";
       }
     return {};
+  }
+
+  static const Condition* first_failing(const std::vector<Condition>& list, const Facts& facts) {
+    for (const auto& c : list)
+      if (!c.holds(facts)) return &c;
+    return nullptr;
   }
 
   std::vector<std::string> why(const Rule& rule, const Facts& facts) const {

@@ -520,7 +520,8 @@ void parse_goals(const nlohmann::json& j, const RuleContext& x, Rule& r) {
   }
 }
 
-/// The triggers ("when") and prerequisites ("requires"), each with the text it needs.
+/// The triggers ("when"), prerequisites ("requires") and the changed scenario's checks ("after"),
+/// each with the text it needs.
 void parse_conditions(const nlohmann::json& j, const RuleContext& x, Rule& r) {
   const Checker& c = x.c;
   const std::string& pointer = x.pointer;
@@ -534,6 +535,13 @@ void parse_conditions(const nlohmann::json& j, const RuleContext& x, Rule& r) {
       if (r.requires_.back().reason.empty()) c.add(p, "a prerequisite needs a 'reason' (shown when it is not met)");
       if (r.requires_.back().text.empty()) c.add(p, "a prerequisite needs a 'text' (the requirement as a statement)");
     }
+  if (j.contains("after"))
+    for (std::size_t i = 0; i < j.at("after").size(); ++i) {
+      const std::string p = pointer + "/after/" + std::to_string(i);
+      r.after.push_back(parse_condition(j.at("after")[i], x.catalog, x.assumptions, c, p));
+      if (r.after.back().reason.empty()) c.add(p, "an after-condition needs a 'reason' (shown when the change does not show it)");
+    }
+  if (!r.after.empty() && !j.contains("transform")) c.add(pointer + "/after", "after-conditions check a transform's result: the rule has none");
   for (std::size_t i = 0; i < r.when.size(); ++i)
     if (r.when[i].because.empty()) c.add(pointer + "/when/" + std::to_string(i), "a trigger needs a 'because' (why it applies here)");
 }
@@ -603,6 +611,7 @@ void check_training_split(const RuleContext& x, const Rule& r) {
   };
   check_facts(r.when, pointer + "/when");
   check_facts(r.requires_, pointer + "/requires");
+  check_facts(r.after, pointer + "/after");
 }
 
 /// "not_quantified" (why a rule's effect is not computed) and the load comparison shown instead.

@@ -206,6 +206,7 @@ std::string stage_label(const std::string& stage) {
   if (stage == "prerequisite") return "prerequisite";
   if (stage == "trigger") return "not triggered";
   if (stage == "transform") return "cannot apply";
+  if (stage == "after") return "not what it says here";
   return stage;
 }
 
@@ -822,6 +823,7 @@ nlohmann::json rule_json(const Rule& r, const RuleBook& book) {
                         {"effects", r.effects},
                         {"sources", r.sources},
                         {"file", r.origin}};
+  if (!r.after.empty()) out["after"] = conditions(r.after);
   if (!r.quantified()) out["not_quantified"] = r.not_quantified;
   return out;
 }
@@ -860,6 +862,7 @@ std::string render_rule(const Rule& r, const RuleBook& book, OutputFormat format
       out += item(fmt::format("{}({}): {}", s.name, join(params, ", "), info ? info->description : ""));
     }
     out += item("the impact is computed: the changed scenario runs through the same model as the baseline");
+    for (const auto& c : r.after) out += item(fmt::format("once changed: {}  (otherwise left out: \"{}\")", describe(c), c.reason));
   } else {
     out += item("not computed: " + r.not_quantified);
   }

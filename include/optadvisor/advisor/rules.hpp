@@ -89,6 +89,7 @@ struct Rule {
   std::vector<Goal> goals;
   std::vector<Condition> when;           ///< triggers: the facts that make it worth doing here
   std::vector<Condition> requires_;      ///< prerequisites: hardware, engine, model
+  std::vector<Condition> after;          ///< what the changed scenario must show for the rule to be what it says
   std::vector<TransformStep> transform;  ///< empty: the effect is not quantified
   std::string not_quantified;            ///< why the model does not compute its effect
   std::string under_load;                ///< a serving simulation shown beside it (advisor/under_load.hpp); "" = none

@@ -635,6 +635,23 @@ TEST_CASE("a host-offload path never ranks above a faster device-side one (datac
   CHECK(position(big, "fp8-weights") < position(big, "cpu-offload"));
 }
 
+TEST_CASE("the offload rule is left out where the switch offloads nothing (an after-condition)", "[advisor][ranking]") {
+  // GLM-5 BF16 on 8 B200 under SGLang: 1,488 GB / 8 = 186 GB per device, over SGLang's 169 GB share
+  // (mem_fraction_static 0.88). llama.cpp with f16 would claim 186 of the 192 GB usable (97%) and
+  // keep every layer on the devices: a change of engine and of its reservation, not an offload.
+  AdviceRequest r = request("b200", Goal::kMemory, "glm-5", "sglang");
+  r.scenario.tp = r.scenario.gpus = 8;
+  const Advice a = advise(catalog(), book(), r);
+  INFO(where(a));
+  CHECK(recommended(a, "cpu-offload") == nullptr);
+  CHECK(why_not(a, "cpu-offload", "after").find("llama.cpp would hold every layer on the device (97% of usable memory)") == 0);
+  REQUIRE(!a.recommendations.empty());
+  CHECK(a.recommendations.front().rule->id == "fp8-weights");
+  // Where llama.cpp does keep layers in host memory (a 70B BF16 model on one H100) the rule stays.
+  const Advice big = advise(catalog(), book(), request("h100", Goal::kLatency, "llama-3.3-70b"));
+  CHECK(recommended(big, "cpu-offload") != nullptr);
+}
+
 TEST_CASE("model switches are alternatives, never techniques", "[advisor][ranking]") {
   const Advice rtx_memory = advise(catalog(), book(), workload(request("rtx4090", Goal::kMemory, "qwen2.5-32b"), 32768));
   const Advice rtx_latency = advise(catalog(), book(), workload(request("rtx4090", Goal::kLatency, "qwen2.5-32b"), 32768));

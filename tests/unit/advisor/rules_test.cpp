@@ -143,6 +143,26 @@ TEST_CASE("the rule loader reports every problem with its pointer", "[rules]") {
   CHECK(problems.size() >= 14);
 }
 
+TEST_CASE("after-conditions need a reason, known facts and a transform whose result they check", "[rules]") {
+  json ok = good_rule();
+  ok["after"] = json::array({{{"fact", "memory.offloaded_layers"}, {"gt", 0}, {"reason", "keeps {memory.offloaded_layers} layers off"}}});
+  CHECK(problems_of({{"rules", {ok}}}).empty());
+  json no_reason = ok;
+  no_reason["after"][0].erase("reason");
+  json bad_fact = ok;
+  bad_fact["id"] = "bad-fact";
+  bad_fact["after"][0]["fact"] = "memory.offloaded_layer";
+  json no_transform = ok;
+  no_transform["id"] = "no-transform";
+  no_transform.erase("transform");
+  no_transform["not_quantified"] = "not computed";
+  const auto problems = problems_of({{"rules", {no_reason, bad_fact, no_transform}}});
+  for (const auto& p : problems) UNSCOPED_INFO(to_string(p));
+  CHECK(has_problem(problems, "/rules/0/after/0", "an after-condition needs a 'reason'"));
+  CHECK(has_problem(problems, "/rules/1/after/0/fact", "unknown fact 'memory.offloaded_layer'"));
+  CHECK(has_problem(problems, "/rules/2/after", "after-conditions check a transform's result: the rule has none"));
+}
+
 TEST_CASE("training and inference rules do not mix", "[rules]") {
   json both = good_rule();
   both["goals"] = {"latency", "training"};
