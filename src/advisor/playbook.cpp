@@ -742,6 +742,7 @@ Facts inference_facts(const PreparedScenario& ps, const Analysis& a, Goal goal) 
   f["engine.kv_dtypes"] = engine.kv_dtypes;
   f["engine.quants"] = engine.quants;
   f["engine.paged_kv"] = engine.memory.kv_block_tokens > 0;
+  f["engine.memory_share"] = engine_memory_share(s).value_or(0.0);
   f["quant.id"] = ps.quant->id;
   f["quant.container"] = std::string(to_string(ps.quant->container));
   f["quant.bits_per_weight"] = s.weights.bits_per_weight;

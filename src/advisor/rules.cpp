@@ -67,6 +67,7 @@ const std::vector<FactInfo>& fact_catalog() {
       {"engine.kv_dtypes", T::kStringList, "KV-cache dtypes the engine offers"},
       {"engine.quants", T::kStringList, "weight formats the engine runs (\"*gguf\" = every GGUF type)"},
       {"engine.paged_kv", T::kBool, "the engine pages its KV cache (blocks shared between sequences)"},
+      {"engine.memory_share", T::kNumber, "share of each device's memory the engine claims up front (vLLM, SGLang); 0 when it claims none"},
       {"model.id", T::kString, "model id"},
       {"model.name", T::kString, "model name"},
       {"model.params", T::kNumber, "parameters"},

@@ -558,6 +558,26 @@ TransformResult raise_wired_limit(const Params& p, const TransformInput& in) {
   return changed(std::move(r), {std::move(change)});
 }
 
+/// vLLM's gpu_memory_utilization or SGLang's mem_fraction_static raised to the share the scenario
+/// needs (to the next hundredth), as long as `free_bytes` of each device stay outside it.
+TransformResult raise_memory_share(const Params& p, const TransformInput& in) {
+  const Scenario& s = in.prepared.scenario;
+  const std::optional<double> share = engine_memory_share(s);
+  if (!share) return not_here(fmt::format("{} does not claim a share of memory up front", s.engine.engine->id));
+  const MemoryBreakdown& mem = in.analysis.memory;
+  if (mem.fits) return not_here(fmt::format("it fits in the engine's share already ({:.2f})", *share));
+  const double room = mem.limit_bytes / *share;  // the memory the share is of
+  const double next = *memory_share_to_fit(s, mem);
+  const double highest = 1.0 - number(p, "free_bytes") / room;
+  if (next > highest)
+    return not_here(fmt::format("it needs {:.2f} of each device's {}, above the {:.3f} that leaves {} outside the engine", next,
+                                format_gb(room), highest, format_gb(number(p, "free_bytes"))));
+  ScenarioRequest r = in.request;
+  r.engine_memory_share = next;
+  std::string change = fmt::format("{} memory share: {:.2f} -> {:.2f} of each device's {}", s.engine.engine->id, *share, next, format_gb(room));
+  return changed(std::move(r), {std::move(change)});
+}
+
 TransformResult memory_entitlement(const Params&, const TransformInput& in) {
   const HardwareProfile& hw = *in.prepared.scenario.hardware;
   if (!hw.app_limit_bytes || !hw.app_limit_entitled_bytes) return not_here("no entitled memory limit is known for this device");
@@ -906,6 +926,10 @@ const std::vector<Entry>& entries() {
       {{"limit_context", "cap the context at what fits in memory", {}}, limit_context},
       {{"raise_wired_limit", "raise the macOS GPU wired-memory limit", {{"fraction", "number", true, "share of RAM the GPU may wire"}}},
        raise_wired_limit},
+      {{"raise_memory_share",
+        "raise the share of memory vLLM or SGLang claims up front to what the scenario needs",
+        {{"free_bytes", "number", true, "bytes of each device left outside the engine's share (CUDA context and graphs)"}}},
+       raise_memory_share},
       {{"memory_entitlement", "use the increased-memory-limit entitlement (iOS)", {}}, memory_entitlement},
       {{"mmap_weights", "map the weights read-only from the file (outside the iOS footprint)", {}}, mmap_weights},
       {{"switch_model",

@@ -453,6 +453,13 @@ void offload_layers(const Scenario& s, bool text, Analysis& a) {
                                          : std::string("those run at host-memory bandwidth")));
 }
 
+/// What the engine may use of `room` (its share where it claims one up front) and what it reserves.
+void set_limit(const Scenario& s, double room, MemoryBreakdown& mem) {
+  const std::optional<double> share = engine_memory_share(s);
+  mem.limit_bytes = share ? room * *share : room;
+  mem.reserved_bytes = share ? std::max(mem.total_bytes, mem.limit_bytes) : mem.total_bytes;
+}
+
 /// Memory per device, the batch that runs, and the layers an offloading engine keeps in host
 /// memory. Returns the prompt tokens a shared prefix cache holds.
 uint64_t fill_memory(const Scenario& s, const KvShape& kv, bool flash_attention, bool text, Analysis& a) {
@@ -491,7 +498,7 @@ uint64_t fill_memory(const Scenario& s, const KvShape& kv, bool flash_attention,
   mem.activation_bytes = activation_bytes(s, flash_attention);
   const double fixed = mem.weights_bytes + mem.activation_bytes + mem.overhead_bytes;
   const double room = memory_room(s, mem);
-  const double kv_budget = kv_budget_of(engine, room, fixed);
+  const double kv_budget = kv_budget_of(s, room, fixed);
   // A prefix cache holds a prompt prefix the sequences share once (paged
   // engines share its blocks across sequences).
   const uint64_t cached_prefix = static_cast<uint64_t>(std::floor(wl.prefix_cached_fraction * static_cast<double>(wl.prompt_tokens)));
@@ -521,8 +528,7 @@ uint64_t fill_memory(const Scenario& s, const KvShape& kv, bool flash_attention,
   // A server's pool must also hold one sequence of the maximum length (the startup check).
   mem.kv_cache_bytes = std::max(kv_per_seq * static_cast<double>(rank_batch) - shared_kv * static_cast<double>(rank_batch - 1), kv_longest);
   mem.total_bytes = fixed + mem.kv_cache_bytes;
-  mem.reserved_bytes = engine.memory.reserve_fraction ? std::max(mem.total_bytes, room * *engine.memory.reserve_fraction) : mem.total_bytes;
-  mem.limit_bytes = engine.memory.reserve_fraction ? room * *engine.memory.reserve_fraction : room;
+  set_limit(s, room, mem);
   mem.fits = mem.total_bytes <= mem.limit_bytes;
   if (text && schedules && kv_longest > kv_budget && kv_longest > kv_per_seq)
     a.warnings.push_back(fmt::format("{} refuses a maximum length of {} tokens here: one such sequence needs {:.2f} GB of KV cache, "
@@ -829,10 +835,24 @@ Analysis analyze(const Scenario& s, Detail detail) {
   return a;
 }
 
-double kv_budget_of(const EngineProfile& engine, double room, double fixed) {
+std::optional<double> engine_memory_share(const Scenario& s) {
+  const EngineProfile& engine = *s.engine.engine;
+  if (!engine.memory.reserve_fraction) return std::nullopt;
+  return s.workload.engine_memory_share ? s.workload.engine_memory_share : engine.memory.reserve_fraction;
+}
+
+std::optional<double> memory_share_to_fit(const Scenario& s, const MemoryBreakdown& mem) {
+  const std::optional<double> share = engine_memory_share(s);
+  if (!share || !(mem.limit_bytes > 0)) return std::nullopt;
+  const double needed = mem.total_bytes / (mem.limit_bytes / *share);
+  return std::ceil(needed * 100.0 - 1e-9) / 100.0;
+}
+
+double kv_budget_of(const Scenario& s, double room, double fixed) {
+  const EngineProfile& engine = *s.engine.engine;
   double kv_budget = room - fixed;
-  if (engine.memory.reserve_fraction)
-    kv_budget = room * *engine.memory.reserve_fraction - fixed;
+  if (const auto share = engine_memory_share(s))
+    kv_budget = room * *share - fixed;
   else if (engine.memory.free_fraction_for_kv)
     kv_budget = (room - fixed) * *engine.memory.free_fraction_for_kv;
   return std::max(kv_budget, 0.0);

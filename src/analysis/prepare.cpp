@@ -490,6 +490,10 @@ void set_serving_techniques(Workload& w, const ScenarioRequest& r) {
   if (r.usable_memory_fraction && !(*r.usable_memory_fraction > 0 && *r.usable_memory_fraction <= 1))
     throw bad_input(fmt::format("the usable memory fraction must be in (0, 1] (got {})", *r.usable_memory_fraction));
   w.usable_memory_fraction = r.usable_memory_fraction;
+  if (r.engine_memory_share && !(*r.engine_memory_share > 0 && *r.engine_memory_share <= 1))
+    throw bad_input(fmt::format("--gpu-memory-utilization {} is out of range", *r.engine_memory_share),
+                    "give the share of each device's memory, above 0 and at most 1 (vLLM's default is 0.9)");
+  w.engine_memory_share = r.engine_memory_share;
   w.entitled_memory_limit = r.entitled_memory_limit;
   w.weights_mmap = r.weights_mmap;
 }
@@ -561,6 +565,12 @@ PreparedScenario prepare_scenario(const Catalog& catalog, const ScenarioRequest&
     out.notes.push_back(fmt::format("calibrated from your measurements: {}, {} runs, {}", cal->source_file, cal->rows, cal->date));
   }
   check_layout(s.model, hw, engine, w);
+  if (w.engine_memory_share && !engine.memory.reserve_fraction)
+    throw bad_input(fmt::format("--gpu-memory-utilization applies to engines that claim a share of memory up front (vllm, sglang); "
+                                "{} does not",
+                                engine.id),
+                    engine.memory.free_fraction_for_kv ? "it sizes its KV cache from the memory left free after loading"
+                                                       : "it takes the memory it needs");
 
   const std::string quant_id = r.quant.empty() ? default_quant_id(catalog, out.model, engine, hw, out.notes) : r.quant;
   const QuantFormat& requested = catalog.quant().resolve(quant_id);

@@ -128,7 +128,7 @@ void set_kv_pool(StepModel& sm, const Scenario& s, const LayoutDegrees& d) {
       static_cast<double>(sm.max_batched_tokens) * static_cast<double>(s.model.hidden_size) * engine.memory.activation_bytes_per_token / tp;
   const double fixed = weights_memory + activations + engine.memory.runtime_overhead_bytes;
   // Per rank-GPU column: every stage holds its layers' share.
-  sm.kv_pool_bytes = kv_budget_of(engine, s.hardware->usable_memory_bytes(), fixed) * pp;
+  sm.kv_pool_bytes = kv_budget_of(s, s.hardware->usable_memory_bytes(), fixed) * pp;
 }
 
 // --- communication ---------------------------------------------------------

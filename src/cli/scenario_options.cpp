@@ -45,6 +45,12 @@ std::vector<CLI::Option*> add_expert_layout_options(CLI::App* cmd, ScenarioReque
                           "Data-parallel attention ranks (MoE, with --ep): each runs attention for its own sequences")};
 }
 
+CLI::Option* add_engine_memory_option(CLI::App* cmd, ScenarioRequest& r) {
+  return cmd->add_option("--gpu-memory-utilization", r.engine_memory_share,
+                         "Share of each device's memory the engine claims up front: vLLM --gpu-memory-utilization, SGLang "
+                         "--mem-fraction-static (default: the engine's, 0.9 and 0.88)");
+}
+
 CLI::Option* add_weights_size_option(CLI::App* cmd, ScenarioRequest& r) {
   return cmd->add_option("--weights-size", r.weights_size,
                          "The weights' total as llama-bench's size column says (13.40GiB), for a file whose tensor mix the format does "

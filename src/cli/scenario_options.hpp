@@ -46,6 +46,10 @@ std::vector<CLI::Option*> add_expert_layout_options(CLI::App* cmd, ScenarioReque
 /// part has the connector); prepare_scenario checks them against the device. Returns both options.
 std::vector<CLI::Option*> add_device_options(CLI::App* cmd, ScenarioRequest& request);
 
+/// --gpu-memory-utilization: the share of memory vLLM or SGLang claims (inference only; prepare_scenario
+/// refuses it for engines that size their memory otherwise).
+CLI::Option* add_engine_memory_option(CLI::App* cmd, ScenarioRequest& request);
+
 /// --weights-size: the weights' total of a file whose tensor mix its format does not describe (inference only).
 CLI::Option* add_weights_size_option(CLI::App* cmd, ScenarioRequest& request);
 

@@ -142,6 +142,15 @@ double grouped_gemm_fill(double tokens_per_expert, double half_tokens);
 /// What a device's KV cache may use once `fixed` bytes (weights, activations, runtime) are placed
 /// in `room` bytes: vLLM and SGLang claim a fraction of all memory up front, TensorRT-LLM gives a
 /// fraction of what is free after load, others the rest. Never negative.
-double kv_budget_of(const EngineProfile& engine, double room, double fixed);
+double kv_budget_of(const Scenario& s, double room, double fixed);
+
+/// The share of each device's memory the scenario's engine claims up front (vLLM
+/// gpu_memory_utilization, SGLang mem_fraction_static: the workload's override, else the
+/// engine's default); none for engines that size their pools otherwise.
+std::optional<double> engine_memory_share(const Scenario& s);
+
+/// The share (to the next hundredth) such an engine would need to claim for `mem` to fit: memory
+/// needed over the memory the share is of; nullopt for engines that claim none.
+std::optional<double> memory_share_to_fit(const Scenario& s, const MemoryBreakdown& mem);
 
 }  // namespace optadvisor

@@ -51,6 +51,7 @@ struct ScenarioRequest {
   std::string attention_kernel;
   double attention_speedup = 1.0;
   std::optional<double> usable_memory_fraction;
+  std::optional<double> engine_memory_share;  ///< --gpu-memory-utilization: vLLM's and SGLang's claimed share of memory
   bool entitled_memory_limit = false;
   bool weights_mmap = false;
   /// --weights-size "13.40GiB": the weights' total as llama-bench's size column (or the file) says,

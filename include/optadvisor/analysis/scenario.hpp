@@ -92,6 +92,9 @@ struct Workload {
   std::string attention_kernel;                      ///< "" = the engine's; "fa2", "fa3" when chosen explicitly
   double attention_speedup = 1.0;                    ///< attention kernels' rate relative to the engine's calibrated one
   std::optional<double> usable_memory_fraction;      ///< overrides the device's (a raised macOS wired limit)
+  /// Overrides the share of each device's memory an engine that claims one up front takes
+  /// (vLLM gpu_memory_utilization, SGLang mem_fraction_static); unset: the engine's default.
+  std::optional<double> engine_memory_share;
   bool entitled_memory_limit = false;                ///< phones: the increased-memory-limit entitlement applies
   bool weights_mmap = false;                         ///< phones: weights mapped read-only from the file, outside the app's footprint
 

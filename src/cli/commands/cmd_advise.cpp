@@ -73,6 +73,7 @@ std::shared_ptr<AdviseOptions> add_advise_options(CLI::App* cmd, bool html_repor
   // Both goals: inference offloads layers there, training its optimizer states and activations.
   add(cmd->add_option("--host", r.host, "The CPU whose memory holds offloaded layers or training states (optadvisor hw list --class cpu)"));
   for (CLI::Option* opt : add_device_options(cmd, r)) o->inference_only.push_back(add(opt));
+  o->inference_only.push_back(add(add_engine_memory_option(cmd, r)));
   o->inference_only.push_back(weights_size);
   add(add_gpus_option(cmd, r.gpus, "GPU count (default tp x pp; training: tp x pp x cp)"));
   add(cmd->add_option("--tp", r.tp, "Tensor-parallel degree"));

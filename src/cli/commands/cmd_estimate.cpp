@@ -47,6 +47,7 @@ void add_scenario_options(CLI::App* cmd, EstimateOptions& o, bool allow_html = f
   // --host serves both goals: inference offloads layers there, training its optimizer states and activations.
   std::erase_if(o.inference_only, [](const CLI::Option* opt) { return opt->check_lname("host"); });
   for (CLI::Option* opt : add_device_options(cmd, r)) o.inference_only.push_back(opt);
+  o.inference_only.push_back(add_engine_memory_option(cmd, r));
   o.inference_only.push_back(weights_size);
   add_gpus_option(cmd, r.gpus, "GPU count (inference: default tp x pp; training: default tp x pp x cp)");
   cmd->add_option("--tp", r.tp, "Tensor-parallel degree")->capture_default_str();
@@ -101,6 +102,17 @@ void reject_other_goal(const EstimateOptions& o) {
     }
     throw bad_input(fmt::format("{} applies to --goal {}", name, training ? "inference" : "training"), hint);
   }
+}
+
+/// What `fit` suggests when the scenario does not fit: where the engine claims a share of memory
+/// up front, the share it would need as well.
+std::string does_not_fit_hint(const Scenario& s, const MemoryBreakdown& mem) {
+  std::string hint = "see the breakdown above; try a smaller --quant, --context or --batch";
+  const std::optional<double> needed = memory_share_to_fit(s, mem);
+  if (needed && *needed < 1.0)
+    hint += fmt::format(", or let {} claim {:.2f} of the memory (--gpu-memory-utilization; the rest must hold its CUDA graphs and context)",
+                        s.engine.engine->id, *needed);
+  return hint;
 }
 
 TrainingRequest training_request(const EstimateOptions& o) {
@@ -183,8 +195,7 @@ void register_estimate(CLI::App& app, const GlobalOptions& global) {
     print_and_enforce(
         *fit_options, requirements, [&](OutputFormat f, const Style& s) { return render_fit(prepared, analysis, f, s); },
         [&] { return fit_json(prepared, analysis); }, global);
-    if (!analysis.memory.fits)
-      throw Error(ExitCode::kCheckFailed, "does not fit", "see the breakdown above; try a smaller --quant, --context or --batch");
+    if (!analysis.memory.fits) throw Error(ExitCode::kCheckFailed, "does not fit", does_not_fit_hint(prepared.scenario, analysis.memory));
   });
 }
 

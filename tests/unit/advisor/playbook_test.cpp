@@ -290,6 +290,10 @@ std::vector<AdviceRequest> coverage_scenarios() {
     moe.scenario.batch = "256";
     moe.scenario.prompt_tokens = 2000;
     out.push_back(moe);
+    // Qwen3-32B BF16 at a 40,960-token maximum length: 1% over vLLM's 0.9 share of an H100.
+    AdviceRequest tight = request("h100", g, "qwen3-32b", "vllm");
+    tight.scenario.context_tokens = 40960;
+    out.push_back(tight);
   }
   // Training steps: one node of H100s, a consumer card, long sequences, the other frameworks.
   auto train = [&](const std::string& hw, int64_t gpus, const std::string& model = "", const std::string& engine = "") {
