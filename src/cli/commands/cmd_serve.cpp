@@ -135,6 +135,7 @@ void add_serve_options(CLI::App* cmd, ServeOptions& o) {
   auto& s = o.request.scenario;
   cmd->add_option("--hw", s.hardware, "Device id or name (optadvisor hw list)")->required();
   add_device_options(cmd, s);
+  add_engine_memory_option(cmd, s);
   add_host_option(cmd, s);
   add_model_options(cmd, s.model);
   cmd->add_option("--quant,-q", s.quant, "Weight format (default: the engine's)");
