@@ -92,6 +92,7 @@ PreparedServing prepare_serving(const Catalog& catalog, const ServeRequest& r, c
     else
       out.notes.push_back(fmt::format("{} {}: the calibration era from {} applies", engine.name, r.engine_version, era->from_version));
   }
+  for (const std::string& caveat : era->caveats) out.notes.push_back(fmt::format("{}: {}", engine.name, caveat));
   const ModelSpec& model = base.scenario.model;
   if (r.load.concurrency == 0 && !(r.load.rate_per_s > 0))
     throw bad_input("no load given", "pass --concurrency C (closed loop) or --rate R (requests per second)");

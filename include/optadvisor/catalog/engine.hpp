@@ -161,6 +161,7 @@ struct ServingEra {
   /// launch and synchronisation, whatever its size; 0 = the engine's allreduce_latency_s.
   double collective_latency_s = 0;
   std::vector<std::string> calibrated_on;  ///< what the fit used (a summary of the rows)
+  std::vector<std::string> caveats;        ///< what the fit is known to overstate or miss, shown with every run it applies to
 };
 
 /// How a server schedules under load (data/engines serving block).

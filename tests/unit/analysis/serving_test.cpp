@@ -322,6 +322,25 @@ TEST_CASE("versions order numerically and pick the era that covers them") {
   CHECK(s.era_for("") == &s.eras[1]);  // the newest
 }
 
+TEST_CASE("an era's caveats come with every run it applies to") {
+  auto notes_of = [](const std::string& engine) {
+    ServeRequest r;
+    r.scenario.hardware = "h100-sxm";
+    r.scenario.model.preset = "llama-3.1-8b";
+    r.scenario.engine = engine;
+    r.load.concurrency = 1;
+    return prepare_serving(fixtures::catalog(), r).notes;
+  };
+  auto mentions = [](const std::vector<std::string>& notes, const std::string& text) {
+    for (const auto& n : notes)
+      if (n.find(text) != std::string::npos) return true;
+    return false;
+  };
+  // SGLang's fitted per-request time against its own low-load benchmark; vLLM's era has no caveat.
+  CHECK(mentions(notes_of("sglang"), "SGLang: its fitted time per request outside the iterations"));
+  CHECK_FALSE(mentions(notes_of("vllm"), "fitted time per request"));
+}
+
 TEST_CASE("step_model: Llama-3.1-8B on an H100, tp 1") {
   const PreparedServing p = one_gpu("h100-sxm", "llama-3.1-8b");
   const StepModel& m = p.setup.pools.front().step;
