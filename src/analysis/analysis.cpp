@@ -456,6 +456,7 @@ void offload_layers(const Scenario& s, bool text, Analysis& a) {
 /// What the engine may use of `room` (its share where it claims one up front) and what it reserves.
 void set_limit(const Scenario& s, double room, MemoryBreakdown& mem) {
   const std::optional<double> share = engine_memory_share(s);
+  mem.engine_share = share;
   mem.limit_bytes = share ? room * *share : room;
   mem.reserved_bytes = share ? std::max(mem.total_bytes, mem.limit_bytes) : mem.total_bytes;
 }

@@ -46,6 +46,7 @@ const Fields<MemoryBreakdown>& memory_fields() {
                                    {"fits", [](const M& m) -> J { return m.fits; }},
                                    {"headroom_bytes", [](const M& m) -> J { return m.limit_bytes - m.total_bytes; }},
                                    {"limit_bytes", [](const M& m) -> J { return m.limit_bytes; }},
+                                   {"engine_share", [](const M& m) -> J { return m.engine_share ? J(*m.engine_share) : J(nullptr); }},
                                    {"kv_bytes_per_token", [](const M& m) -> J { return m.kv_bytes_per_token; }},
                                    {"kv_tokens_per_sequence", [](const M& m) -> J { return m.kv_tokens_per_sequence; }},
                                    {"max_batch", [](const M& m) -> J { return m.max_batch; }},

@@ -23,6 +23,7 @@ struct MemoryBreakdown {
   double capacity_bytes = 0;  ///< usable by the program per device
   double reserved_bytes = 0;  ///< what the engine claims up front (vLLM), else total
   double limit_bytes = 0;     ///< what the engine may use: capacity, or capacity x its reserve fraction
+  std::optional<double> engine_share = std::nullopt;  ///< that fraction (vLLM gpu_memory_utilization, SGLang mem_fraction_static); none for other engines
   bool fits = false;
   double kv_bytes_per_token = 0;    ///< per sequence, all layers, at the window-capped full context average
   uint64_t kv_tokens_per_sequence = 0;  ///< tokens of KV each sequence holds: its context, or on a continuous-batching server prompt + generated (whole blocks)
