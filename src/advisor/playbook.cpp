@@ -298,15 +298,10 @@ class Advisor {
 
   /// "" when the rule's prerequisites and triggers hold, else the stage that failed and why.
   std::string gate(const Rule& rule, const Facts& facts, std::string& reason) const {
-    for (const auto& c : rule.requires_)
-      if (!c.holds(facts)) {
-        reason = failure(c, facts, values_);
-        return "prerequisite";
-      }
-    for (const auto& c : rule.when)
-      if (!c.holds(facts)) {
-        reason = failure(c, facts, values_);
-        return "trigger";
+    for (const auto& [list, stage] : {std::pair{&rule.requires_, "prerequisite"}, {&rule.when, "trigger"}})
+      if (const Condition* failed = first_failing(*list, facts)) {
+        reason = failure(*failed, facts, values_);
+        return stage;
       }
     return {};
   }

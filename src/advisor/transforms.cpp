@@ -562,12 +562,12 @@ TransformResult raise_wired_limit(const Params& p, const TransformInput& in) {
 /// needs (to the next hundredth), as long as `free_bytes` of each device stay outside it.
 TransformResult raise_memory_share(const Params& p, const TransformInput& in) {
   const Scenario& s = in.prepared.scenario;
-  const std::optional<double> share = engine_memory_share(s);
-  if (!share) return not_here(fmt::format("{} does not claim a share of memory up front", s.engine.engine->id));
   const MemoryBreakdown& mem = in.analysis.memory;
+  const std::optional<double> share = mem.engine_share;
+  if (!share) return not_here(fmt::format("{} does not claim a share of memory up front", s.engine.engine->id));
   if (mem.fits) return not_here(fmt::format("it fits in the engine's share already ({:.2f})", *share));
   const double room = mem.limit_bytes / *share;  // the memory the share is of
-  const double next = *memory_share_to_fit(s, mem);
+  const double next = *memory_share_to_fit(mem);
   const double highest = 1.0 - number(p, "free_bytes") / room;
   if (next > highest)
     return not_here(fmt::format("it needs {:.2f} of each device's {}, above the {:.3f} that leaves {} outside the engine", next,

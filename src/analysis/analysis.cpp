@@ -842,10 +842,9 @@ std::optional<double> engine_memory_share(const Scenario& s) {
   return s.workload.engine_memory_share ? s.workload.engine_memory_share : engine.memory.reserve_fraction;
 }
 
-std::optional<double> memory_share_to_fit(const Scenario& s, const MemoryBreakdown& mem) {
-  const std::optional<double> share = engine_memory_share(s);
-  if (!share || !(mem.limit_bytes > 0)) return std::nullopt;
-  const double needed = mem.total_bytes / (mem.limit_bytes / *share);
+std::optional<double> memory_share_to_fit(const MemoryBreakdown& mem) {
+  if (!mem.engine_share || !(mem.limit_bytes > 0)) return std::nullopt;
+  const double needed = mem.total_bytes / (mem.limit_bytes / *mem.engine_share);
   return std::ceil(needed * 100.0 - 1e-9) / 100.0;
 }
 

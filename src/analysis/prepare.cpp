@@ -492,7 +492,7 @@ void set_serving_techniques(Workload& w, const ScenarioRequest& r) {
   w.usable_memory_fraction = r.usable_memory_fraction;
   if (r.engine_memory_share && !(*r.engine_memory_share > 0 && *r.engine_memory_share <= 1))
     throw bad_input(fmt::format("--gpu-memory-utilization {} is out of range", *r.engine_memory_share),
-                    "give the share of each device's memory, above 0 and at most 1 (vLLM's default is 0.9)");
+                    "give the share of each device's memory, above 0 and at most 1 (leave it out for the engine's default)");
   w.engine_memory_share = r.engine_memory_share;
   w.entitled_memory_limit = r.entitled_memory_limit;
   w.weights_mmap = r.weights_mmap;

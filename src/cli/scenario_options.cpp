@@ -48,7 +48,7 @@ std::vector<CLI::Option*> add_expert_layout_options(CLI::App* cmd, ScenarioReque
 CLI::Option* add_engine_memory_option(CLI::App* cmd, ScenarioRequest& r) {
   return cmd->add_option("--gpu-memory-utilization", r.engine_memory_share,
                          "Share of each device's memory the engine claims up front: vLLM --gpu-memory-utilization, SGLang "
-                         "--mem-fraction-static (default: the engine's, 0.9 and 0.88)");
+                         "--mem-fraction-static (default: the engine's)");
 }
 
 CLI::Option* add_weights_size_option(CLI::App* cmd, ScenarioRequest& r) {

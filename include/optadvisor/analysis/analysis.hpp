@@ -150,8 +150,8 @@ double kv_budget_of(const Scenario& s, double room, double fixed);
 /// engine's default); none for engines that size their pools otherwise.
 std::optional<double> engine_memory_share(const Scenario& s);
 
-/// The share (to the next hundredth) such an engine would need to claim for `mem` to fit: memory
+/// The share (to the next hundredth) the engine of `mem` would need to claim for it to fit: memory
 /// needed over the memory the share is of; nullopt for engines that claim none.
-std::optional<double> memory_share_to_fit(const Scenario& s, const MemoryBreakdown& mem);
+std::optional<double> memory_share_to_fit(const MemoryBreakdown& mem);
 
 }  // namespace optadvisor

@@ -108,7 +108,7 @@ void reject_other_goal(const EstimateOptions& o) {
 /// up front, the share it would need as well.
 std::string does_not_fit_hint(const Scenario& s, const MemoryBreakdown& mem) {
   std::string hint = "see the breakdown above; try a smaller --quant, --context or --batch";
-  const std::optional<double> needed = memory_share_to_fit(s, mem);
+  const std::optional<double> needed = memory_share_to_fit(mem);
   if (needed && *needed < 1.0)
     hint += fmt::format(", or let {} claim {:.2f} of the memory (--gpu-memory-utilization; the rest must hold its CUDA graphs and context)",
                         s.engine.engine->id, *needed);
