@@ -128,10 +128,90 @@ struct Loaded {
   std::size_t total = 0;
 };
 
+/// The columns that say where a run ran: its layout, or its two pools' layouts and batch limits.
+constexpr const char* kLayoutColumns[] = {"tp",
+                                          "pp",
+                                          "attention_dp",
+                                          "moe_tp",
+                                          "moe_ep",
+                                          "prefill_workers",
+                                          "prefill_batch",
+                                          "prefill_tp",
+                                          "prefill_pp",
+                                          "prefill_attention_dp",
+                                          "prefill_moe_tp",
+                                          "prefill_moe_ep",
+                                          "decode_workers",
+                                          "decode_batch",
+                                          "decode_tp",
+                                          "decode_pp",
+                                          "decode_attention_dp",
+                                          "decode_moe_tp",
+                                          "decode_moe_ep"};
+
+/// The columns that say what was run, apart from where.
+constexpr const char* kWorkloadColumns[] = {"hardware", "backend", "backend_version", "model", "precision", "gemm_quant",
+                                            "moe_quant", "mode",    "isl",             "osl",   "concurrency"};
+
+bool same_columns(const CsvRow& a, const CsvRow& b, const auto& columns) {
+  return std::all_of(std::begin(columns), std::end(columns), [&](const char* c) { return a.at(c) == b.at(c); });
+}
+
+/// Two rows hold one measurement when they ran the same workload and record the same TTFT and
+/// TPOT to within 0.1% (the sample rounds some copies to two decimals): two separate runs never
+/// agree that closely on both.
+bool same_measurement(const CsvRow& a, const CsvRow& b) {
+  const auto close = [&](const char* c) {
+    const double x = std::stod(a.at(c)), y = std::stod(b.at(c));
+    return std::fabs(x - y) <= 1e-3 * std::max(x, y);
+  };
+  return same_columns(a, b, kWorkloadColumns) && close("ttft_ms") && close("tpot_ms");
+}
+
+/// An aggregated run's layout class: engine, tp, pp, attention-DP, MoE-TP and MoE-EP.
+std::string layout_class(const CsvRow& r) {
+  return fmt::format("{} tp{} pp{} dp{} moe-tp{} ep{}", r.at("backend"), r.at("tp"), r.at("pp"), r.at("attention_dp"), r.at("moe_tp"),
+                     r.at("moe_ep"));
+}
+
+uint32_t gpus_of(const CsvRow& r) { return num(r, "tp", 1) * num(r, "pp", 1) * num(r, "attention_dp", 1); }
+
+/// Which rows the comparison leaves out, and why. The first listing of a measurement counts; a copy
+/// under the same layout counts once. One measurement listed under two layouts counts under neither,
+/// since which layout ran is unknown (aiconfigurator's sample has 68 such runs, the larger layout of
+/// each pair the square of the smaller: tp 16 beside tp 4, attention-DP 64 beside 8); and the larger
+/// layout's class is then in doubt as a whole: every run listed under it is left out too.
+std::vector<std::string> left_out(const std::vector<CsvRow>& all) {
+  std::vector<std::string> why(all.size());
+  std::set<std::string> doubted;
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    for (std::size_t j = i + 1; j < all.size(); ++j) {
+      if (!same_measurement(all[i], all[j])) continue;
+      if (same_columns(all[i], all[j], kLayoutColumns)) {
+        if (why[j].empty()) why[j] = "a copy of an earlier row (the same measurement and layout; counted once)";
+        continue;
+      }
+      why[i] = why[j] = "one measurement listed under two different layouts (which one ran is unknown)";
+      if (all[i].at("mode") == "agg") doubted.insert(layout_class(gpus_of(all[i]) > gpus_of(all[j]) ? all[i] : all[j]));
+    }
+  }
+  for (std::size_t i = 0; i < all.size(); ++i)
+    if (why[i].empty() && all[i].at("mode") == "agg" && doubted.count(layout_class(all[i])))
+      why[i] = "a layout the sample also writes for runs of a smaller one (tp 16 for tp 4, attention-DP 64 for 8): in doubt";
+  return why;
+}
+
 Loaded load_rows(const Catalog& catalog, const std::string& path, bool all_steady) {
   Loaded out;
-  for (auto& raw : bench::read_csv(path)) {
+  const std::vector<CsvRow> all = bench::read_csv(path);
+  const std::vector<std::string> why = left_out(all);
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    const CsvRow& raw = all[i];
     ++out.total;
+    if (!why[i].empty()) {
+      ++out.unmapped[why[i]];
+      continue;
+    }
     const std::string model = model_id(catalog, raw.at("model"));
     if (model.empty()) {
       ++out.unmapped["model not in the catalog: " + raw.at("model")];
