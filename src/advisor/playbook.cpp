@@ -163,7 +163,9 @@ class Advisor {
       r.notes = std::move(notes);
       for (const auto& id : rule.assumptions) r.assumptions.push_back({id, values_.at(id), request_.assumptions.count(id) > 0});
       r.how_engine = engine_id(*after);
-      r.how = rule.how_for(r.how_engine);
+      const auto official = after->facts.find("quant.official_checkpoint");
+      r.how = rule.how_for(r.how_engine, official != after->facts.end() && official->second.is_string() &&
+                                             !official->second.get<std::string>().empty());
       if (r.how.empty()) {
         r.how_engine = engine_id(base);
         r.how = rule.how_for(r.how_engine);
@@ -739,6 +741,8 @@ Facts inference_facts(const PreparedScenario& ps, const Analysis& a, Goal goal) 
   f["engine.paged_kv"] = engine.memory.kv_block_tokens > 0;
   f["engine.memory_share"] = engine_memory_share(s).value_or(0.0);
   f["quant.id"] = ps.quant->id;
+  const OfficialRelease* release = official_release(s.model, ps.quant->id, ps.model.how ? ps.model.how->query : std::string());
+  f["quant.official_checkpoint"] = release ? release->repo : std::string();
   f["quant.container"] = std::string(to_string(ps.quant->container));
   f["quant.bits_per_weight"] = s.weights.bits_per_weight;
   f["quant.quantized"] = s.weights.quantized;

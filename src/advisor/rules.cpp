@@ -81,6 +81,7 @@ const std::vector<FactInfo>& fact_catalog() {
       {"model.kv_heads", T::kNumber, "KV heads"},
       {"model.max_context", T::kNumber, "longest context the model allows, tokens"},
       {"quant.id", T::kString, "weight format id"},
+      {"quant.official_checkpoint", T::kString, "the publisher's own checkpoint in this weight format (Qwen/Qwen3-32B-FP8); \"\" when there is none"},
       {"quant.container", T::kString, "gguf, safetensors, pte or qnn"},
       {"quant.bits_per_weight", T::kNumber, "bits per weight of the whole checkpoint"},
       {"quant.quantized", T::kBool, "most weight bytes are below 16 bits"},
@@ -245,7 +246,11 @@ int Rule::quality_class() const {
   return quality == "different-run" ? 3 : -1;
 }
 
-std::string Rule::how_for(const std::string& engine_id) const {
+std::string Rule::how_for(const std::string& engine_id, bool official) const {
+  if (official) {
+    if (auto it = how_official.find(engine_id); it != how_official.end()) return it->second;
+    if (auto it = how_official.find("*"); it != how_official.end()) return it->second;
+  }
   if (auto it = how.find(engine_id); it != how.end()) return it->second;
   if (auto it = how.find("*"); it != how.end()) return it->second;
   return {};
@@ -630,13 +635,23 @@ void parse_unquantified(const nlohmann::json& j, const RuleContext& x, Rule& r) 
     c.add(pointer + "/under_load", fmt::format("no load comparison '{}' (known: {})", r.under_load, load_comparison_names()));
 }
 
-void parse_how(const nlohmann::json& j, const RuleContext& x, Rule& r) {
-  for (const auto& [engine, text] : j.at("how").items()) {
+void parse_how_map(const nlohmann::json& j, const char* key, const RuleContext& x, std::map<std::string, std::string>& how) {
+  for (const auto& [engine, text] : j.at(key).items()) {
+    const std::string at = x.pointer + "/" + key + "/" + engine;
     // listed_engine last: it reads every device profile, which a normal run never needs.
     if (engine != "*" && !known_engine(x.catalog, engine) && !training_framework(x.catalog, engine) && !listed_engine(x.catalog, engine))
-      x.c.add(x.pointer + "/how/" + engine, fmt::format("unknown engine '{}' (use an engine id or \"*\")", engine));
-    r.how[engine] = text.get<std::string>();
-    check_template(r.how[engine], x.assumptions, x.c, x.pointer + "/how/" + engine);
+      x.c.add(at, fmt::format("unknown engine '{}' (use an engine id or \"*\")", engine));
+    how[engine] = text.get<std::string>();
+    check_template(how[engine], x.assumptions, x.c, at);
+  }
+}
+
+void parse_how(const nlohmann::json& j, const RuleContext& x, Rule& r) {
+  parse_how_map(j, "how", x, r.how);
+  if (j.contains("how_official")) {
+    if (std::none_of(r.transform.begin(), r.transform.end(), [](const TransformStep& t) { return t.name == "quantize_weights"; }))
+      x.c.add(x.pointer + "/how_official", "'how_official' goes with the transform quantize_weights, the one that takes official checkpoints");
+    parse_how_map(j, "how_official", x, r.how_official);
   }
 }
 

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <set>
@@ -19,9 +20,28 @@
 
 namespace optadvisor {
 
+const OfficialRelease* official_release(const ModelSpec& model, const std::string& format_id, const std::string& asked) {
+  for (const OfficialRelease& r : model.releases) {
+    if (r.format != format_id) continue;
+    if (r.names.empty() || std::any_of(r.names.begin(), r.names.end(), [&](const std::string& n) { return iequals(n, asked); })) return &r;
+  }
+  return nullptr;
+}
+
 namespace {
 
 using nlohmann::json;
+
+/// Official releases a preset may list (FP8, FP4, INT4 twins and a few more).
+constexpr std::size_t kMaxReleases = 8;
+
+/// A Hugging Face repository id: "Org/Name", each part of letters, digits, '-', '_' and '.'.
+bool is_repo_id(const std::string& s) {
+  const std::size_t slash = s.find('/');
+  if (s.size() > 200 || slash == std::string::npos || slash == 0 || slash + 1 == s.size() || s.find('/', slash + 1) != std::string::npos)
+    return false;
+  return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' || c == '/'; });
+}
 
 constexpr std::string_view kSliding = "sliding_attention";
 constexpr std::string_view kFull = "full_attention";
@@ -152,6 +172,7 @@ const std::set<std::string>& known_fields() {
                                                "vision_config",
                                                "quantization_config",
                                                "native_format",
+                                               "releases",
                                                "checkpoint_includes",
                                                "params_exact",
                                                "params_source",
@@ -876,10 +897,54 @@ CheckpointQuantization read_quantization_config(const json& q, FieldReader& r, s
   return cq;
 }
 
+/// "releases": [{"format": quant id, "repo": "Org/Name", "names": [the preset's id or aliases]}],
+/// no name with two releases in one format.
+std::vector<OfficialRelease> read_releases(const json& j, FieldReader& r, const std::string& id, const std::vector<std::string>& aliases) {
+  std::vector<OfficialRelease> out;
+  if (!r.has("releases")) return out;
+  const json& v = j.at("releases");
+  if (!v.is_array() || v.size() > kMaxReleases) {
+    r.problem("/releases", fmt::format("expected an array of at most {} {{\"format\", \"repo\"}} objects", kMaxReleases));
+    return out;
+  }
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const std::string at = "/releases/" + std::to_string(i);
+    const auto format = v[i].is_object() ? json_field::as_string(v[i].value("format", json())) : std::nullopt;
+    const auto repo = v[i].is_object() ? json_field::as_string(v[i].value("repo", json())) : std::nullopt;
+    if (!format || format->empty() || !repo || !is_repo_id(*repo)) {
+      r.problem(at, "expected {\"format\": a weight format id, \"repo\": \"Org/Name\"}");
+      continue;
+    }
+    OfficialRelease release{*format, *repo, {}};
+    const json names = v[i].value("names", json::array());
+    for (std::size_t k = 0; names.is_array() && k < names.size() && k <= aliases.size(); ++k) {
+      const auto name = json_field::as_string(names[k]);
+      if (name && (*name == id || std::find(aliases.begin(), aliases.end(), *name) != aliases.end()))
+        release.names.push_back(*name);
+      else
+        r.problem(fmt::format("{}/names/{}", at, k), "expected the preset's id or one of its aliases");
+    }
+    if (!names.is_array() || names.size() > aliases.size() + 1) r.problem(at + "/names", "expected a list of the preset's id and aliases");
+    const auto overlaps = [&](const OfficialRelease& o) {
+      if (o.format != release.format) return false;
+      if (o.names.empty() || release.names.empty()) return true;
+      return std::any_of(o.names.begin(), o.names.end(),
+                         [&](const std::string& n) { return std::find(release.names.begin(), release.names.end(), n) != release.names.end(); });
+    };
+    if (std::any_of(out.begin(), out.end(), overlaps)) {
+      r.problem(at, fmt::format("a name with a second release in '{}'", *format));
+      continue;
+    }
+    out.push_back(std::move(release));
+  }
+  return out;
+}
+
 /// The checkpoint's provenance: its native format, what it stores beyond the layers, the
 /// published parameter total, sources and notes.
 void read_provenance(const json& j, FieldReader& r, ModelSpec& s) {
   s.native_format = r.string("native_format").value_or("");
+  s.releases = read_releases(j, r, s.id, s.aliases);
   s.checkpoint_includes = r.strings("checkpoint_includes");
   s.params_exact = r.uint("params_exact").value_or(0);
   s.params_unexplained = r.uint("params_unexplained").value_or(0);
@@ -1398,6 +1463,11 @@ nlohmann::json to_json(const ModelSpec& s) {
   if (s.vision_config) write_vision_config(j, *s.vision_config);
   if (s.quantization_config) j["quantization_config"] = quantization_config_json(*s.quantization_config);
   if (!s.native_format.empty()) j["native_format"] = s.native_format;
+  for (const OfficialRelease& release : s.releases) {
+    json entry = {{"format", release.format}, {"repo", release.repo}};
+    if (!release.names.empty()) entry["names"] = release.names;
+    j["releases"].push_back(std::move(entry));
+  }
   if (!s.expert_dtype.empty()) j["expert_dtype"] = s.expert_dtype;
   if (!s.checkpoint_includes.empty()) j["checkpoint_includes"] = s.checkpoint_includes;
   if (!s.encoder_tower_params.empty()) j["encoder_tower_params"] = s.encoder_tower_params;

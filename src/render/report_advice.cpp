@@ -824,6 +824,7 @@ nlohmann::json rule_json(const Rule& r, const RuleBook& book) {
                         {"sources", r.sources},
                         {"file", r.origin}};
   if (!r.after.empty()) out["after"] = conditions(r.after);
+  if (!r.how_official.empty()) out["how_official"] = r.how_official;
   if (!r.quantified()) out["not_quantified"] = r.not_quantified;
   return out;
 }
@@ -870,6 +871,8 @@ std::string render_rule(const Rule& r, const RuleBook& book, OutputFormat format
   out += item(r.risk);
   out += heading("How");
   for (const auto& [engine, text] : r.how) out += item(fmt::format("{}: {}", engine == "*" ? "any engine" : engine, text));
+  for (const auto& [engine, text] : r.how_official)
+    out += item(fmt::format("{}, where the model's publisher ships the checkpoint: {}", engine == "*" ? "any engine" : engine, text));
   if (!r.assumptions.empty()) {
     out += heading("Assumptions (override with --assume NAME=VALUE)");
     for (const auto& id : r.assumptions) {

@@ -101,6 +101,9 @@ struct Rule {
   std::string risk_level;  ///< "low", "medium", "high"
   std::string risk;
   std::map<std::string, std::string> how;  ///< by engine id ("vllm", "llama.cpp", ...) or "*"
+  /// The how-to where the changed scenario's weights are the publisher's own checkpoint
+  /// (fact quant.official_checkpoint), by engine id or "*"; `how` elsewhere.
+  std::map<std::string, std::string> how_official;
   nlohmann::json sources = nlohmann::json::array();
   std::vector<std::string> effects;      ///< rows of bench/data/effects.csv
   std::vector<std::string> assumptions;  ///< assumption ids the transform uses
@@ -113,8 +116,9 @@ struct Rule {
   /// An alternative to the asked-for job rather than a technique for it.
   bool switches_model() const { return quality == "different-model" || quality == "different-run"; }
   bool serves(Goal g) const;
-  /// The how-to for an engine id: its own entry, else "*", else "".
-  std::string how_for(const std::string& engine_id) const;
+  /// The how-to for an engine id: its own entry, else "*", else "". `official`: the weights the
+  /// rule leads to are an official checkpoint, so how_official's entry comes first.
+  std::string how_for(const std::string& engine_id, bool official = false) const;
 };
 
 /// Product defaults the advisor uses when the user leaves something out.

@@ -88,6 +88,16 @@ struct VisionTowerSpec {
 
 /// Checkpoint weight quantization as stated by HF `quantization_config`.
 /// Only what changes the published element count is kept.
+/// An official checkpoint in another weight format, published beside the main one.
+struct OfficialRelease {
+  std::string format;  ///< quant format id (data/quant/formats.json), e.g. "fp8-block"
+  std::string repo;    ///< Hugging Face repository, e.g. "Qwen/Qwen3-32B-FP8"
+  /// The names (the preset id, its aliases) this is the release of: a base-model alias has none, a
+  /// later model sharing the preset's shape its own (qwen3.6-27b: Qwen/Qwen3.6-27B-FP8). Empty = all.
+  std::vector<std::string> names;
+};
+
+
 struct CheckpointQuantization {
   /// "fp8" (block or per-tensor scales), "mxfp4" (one scale per 32 weights) or "compressed-tensors"
   std::string quant_method;
@@ -265,6 +275,8 @@ struct ModelSpec {
   /// Quant format id the official checkpoint ships in ("mxfp4", "fp8-block"); it is the
   /// default weight format on engines that run it. "" = a 16-bit checkpoint.
   std::string native_format;
+  /// The publisher's own checkpoints in other weight formats (Qwen/Qwen3-32B-FP8 beside the BF16 release).
+  std::vector<OfficialRelease> releases;
 
   /// What the published checkpoint total counts beyond `model_tensors`:
   /// "rotary_inv_freq_buffers", "untied_output_copy", "vision_tower",
@@ -282,6 +294,10 @@ struct ModelSpec {
   nlohmann::json sources = nlohmann::json::array();  ///< [{title, url, read, covers}]
   std::vector<std::string> notes;                    ///< modelling notes and assumptions
 };
+
+/// The official release of `model` in weight format `format_id` for the name it was asked for by
+/// (`asked`, any case; "" matches a release for every name), or nullptr.
+const OfficialRelease* official_release(const ModelSpec& model, const std::string& format_id, const std::string& asked = "");
 
 /// The model_type values this module understands.
 const std::vector<std::string>& supported_model_types();

@@ -363,3 +363,20 @@ TEST_CASE("a rule's under_load goes with not_quantified and names a known compar
   CHECK(has_problem(problems, "/rules/1/under_load", "no load comparison 'chunk'"));
   for (const auto& p : problems) CHECK(p.pointer.rfind("/rules/2", 0) != 0);
 }
+
+TEST_CASE("how_official goes with quantize_weights and names known facts", "[rules]") {
+  json fine = good_rule();
+  fine["transform"] = {{"name", "quantize_weights"}, {"params", {{"quant", "fp8"}}}};
+  fine["how_official"] = {{"vllm", "vllm serve {quant.official_checkpoint}"}};
+  CHECK(problems_of({{"rules", {fine}}}).empty());
+  json wrong_transform = good_rule();  // kv_cache_dtype changes no checkpoint
+  wrong_transform["how_official"] = {{"vllm", "vllm serve {quant.official_checkpoint}"}};
+  json bad_fact = fine;
+  bad_fact["id"] = "bad-fact";
+  bad_fact["how_official"] = {{"nosuchengine", "serve {quant.official_repo}"}};
+  const auto problems = problems_of({{"rules", {wrong_transform, bad_fact}}});
+  for (const auto& p : problems) UNSCOPED_INFO(to_string(p));
+  CHECK(has_problem(problems, "/rules/0/how_official", "'how_official' goes with the transform quantize_weights"));
+  CHECK(has_problem(problems, "/rules/1/how_official/nosuchengine", "unknown engine 'nosuchengine'"));
+  CHECK(has_problem(problems, "/rules/1/how_official/nosuchengine", "unknown fact 'quant.official_repo'"));
+}
