@@ -580,6 +580,7 @@ PreparedScenario prepare_scenario(const Catalog& catalog, const ScenarioRequest&
                     "it runs: " + join(formats_to_suggest(catalog, engine, s.model, hw, requested, 8)));
   out.quant = format;
   for (auto& note : weight_only_notes(hw, *format)) out.notes.push_back(std::move(note));
+  if (auto note = official_checkpoint_note(catalog, out.model, engine, *format)) out.notes.push_back(std::move(*note));
   if (out.model.computed_weights && out.model.computed_weights->format_id == format->id) {
     out.weights = *out.model.computed_weights;
   } else {
@@ -605,6 +606,23 @@ PreparedScenario prepare_scenario(const Catalog& catalog, const ScenarioRequest&
   set_host(catalog, hw, engine, r, w, out.notes);
   set_expert_offload(catalog, hw, engine, s.model, s.weights, r, w, out.notes);
   return out;
+}
+
+std::optional<std::string> official_checkpoint_note(const Catalog& catalog, const ResolvedModel& model, const EngineProfile& engine,
+                                                    const QuantFormat& format) {
+  const std::string asked = model.how ? model.how->query : std::string();
+  if (const OfficialRelease* own = official_release(model.spec, format.id, asked))
+    return fmt::format("weights: the official checkpoint {}", own->repo);
+  if (!format.native_compute) return std::nullopt;
+  for (const OfficialRelease& release : model.spec.releases) {
+    const QuantFormat* f = catalog.quant().find(release.format);
+    const OfficialRelease* named = official_release(model.spec, release.format, asked);
+    if (f && named == &release && f->native_compute && f->native_compute->dtype == format.native_compute->dtype &&
+        std::find(engine.quants.begin(), engine.quants.end(), f->id) != engine.quants.end())
+      return fmt::format("weights: the publisher ships this model as {} in {} (--quant {} sizes that checkpoint)", release.repo, f->id,
+                         f->id);
+  }
+  return std::nullopt;
 }
 
 std::vector<std::string> weight_only_notes(const HardwareProfile& hw, const QuantFormat& format) {

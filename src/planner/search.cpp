@@ -102,6 +102,7 @@ PreparedScenario ScenarioCache::prepare(const HardwareProfile& hw, const std::st
   if (!profile.offloads_to_host || hw.unified_memory || tp * pp > 1) w.cpu_moe_layers = 0;  // expert offload is llama.cpp's, on one discrete GPU
   (void)device_as_requested(*catalog_hw, request(hw, engine, quant, gpus, tp, pp), out.notes);  // its notes; the variant is the template's
   for (auto& note : weight_only_notes(hw, *out.quant)) out.notes.push_back(std::move(note));
+  if (auto note = official_checkpoint_note(catalog_, model_, profile, *out.quant)) out.notes.push_back(std::move(*note));
   for (auto& note : kv_dtype_notes(hw, w.kv_dtype)) out.notes.push_back(std::move(note));
   return out;
 }

@@ -147,6 +147,11 @@ std::vector<std::string> kv_dtype_notes(const HardwareProfile& hw, const std::st
 /// A format whose GEMMs need units the device lacks (FP8 W8A8 or W4A8 on an A100) is computed as the
 /// weight-only path engines fall back to, dequantized to 16 bits in the kernel; this says so.
 std::vector<std::string> weight_only_notes(const HardwareProfile& hw, const QuantFormat& format);
+/// Where the weights are, or could be, the model publisher's own checkpoint (ModelSpec::releases):
+/// "the official checkpoint Qwen/Qwen3-32B-FP8", or, for a self-made FP8 of a model whose publisher
+/// ships block-scaled FP8 that the engine runs, the format to ask for instead. None otherwise.
+std::optional<std::string> official_checkpoint_note(const Catalog& catalog, const ResolvedModel& model, const EngineProfile& engine,
+                                                    const QuantFormat& format);
 
 /// Picks the engine and backend for a device: the user's choice checked
 /// against what runs there, else the device class default.

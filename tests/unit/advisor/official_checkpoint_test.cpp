@@ -124,3 +124,20 @@ TEST_CASE("official releases: bad entries are named", "[model]") {
                     "/releases/1", "a name with a second release in 'fp8-block'"));
   CHECK(has_problem(release_problems(json::object()), "/releases", "expected an array"));
 }
+
+TEST_CASE("an estimate says where its weights are the publisher's checkpoint, or could be", "[analysis]") {
+  const auto notes_of = [](const std::string& model, const std::string& quant) {
+    ScenarioRequest r = fixtures::request("h100-sxm", model, quant, "vllm");
+    const std::vector<std::string> notes = prepare_scenario(catalog(), r).notes;
+    std::vector<std::string> official;
+    for (const auto& n : notes)
+      if (n.find("official checkpoint") != std::string::npos || n.find("publisher ships") != std::string::npos) official.push_back(n);
+    return official;
+  };
+  CHECK(notes_of("qwen3-32b", "fp8-block") == std::vector<std::string>{"weights: the official checkpoint Qwen/Qwen3-32B-FP8"});
+  CHECK(notes_of("qwen3-32b", "fp8") ==
+        std::vector<std::string>{"weights: the publisher ships this model as Qwen/Qwen3-32B-FP8 in fp8-block (--quant fp8-block sizes that checkpoint)"});
+  CHECK(notes_of("qwen3-32b", "hf-bf16").empty());     // BF16 is the main release
+  CHECK(notes_of("qwen3-8b-base", "fp8").empty());     // no FP8 base model
+  CHECK(notes_of("llama-3.1-8b", "fp8").empty());      // Meta ships no FP8 Llama-3.1-8B
+}
