@@ -392,6 +392,8 @@ class Advisor {
     s.effort = effort;
     s.risk = risk;
     s.id = std::move(id);
+    if (const auto gpus = e.facts.find("workload.gpus"); gpus != e.facts.end() && gpus->second.is_number())
+      s.devices = gpus->second.get<double>();
     const bool lower = metric_for(request_.goal).lower_is_better;
     const double margin = values_.at("quality_step_margin");
     if (s.feasibility == 2 && request_.goal != Goal::kMemory)
@@ -884,6 +886,7 @@ std::string fill_template(const std::string& text, const Facts& facts, const std
 bool ranks_above(const Standing& a, const Standing& b, bool quality_first) {
   if (a.feasibility != b.feasibility) return a.feasibility < b.feasibility;
   if (quality_first && a.quality != b.quality) return a.quality < b.quality;
+  if (quality_first && a.devices != b.devices) return a.devices < b.devices;
   if (a.score != b.score) return a.score > b.score;
   if (a.effort != b.effort) return a.effort < b.effort;
   if (a.risk != b.risk) return a.risk < b.risk;

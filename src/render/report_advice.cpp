@@ -476,7 +476,10 @@ std::string playbook_text(const Advice& a, const RuleBook& book, const AdviceWri
     out += w.md ? "No recommendation improves this scenario's " + a.metric.label + ".\n"
                 : "  no recommendation improves this scenario's " + a.metric.label + "\n";
   } else {
-    out += w.heading(fmt::format("Playbook (ranked by {} after the change, then quality, effort and risk)", a.metric.label));
+    // The order of ranks_above(): the memory goal compares quality and GPUs before its metric.
+    out += w.heading(a.goal == Goal::kMemory
+                         ? fmt::format("Playbook (ranked by quality, then GPUs used, then {} after the change, effort and risk)", a.metric.label)
+                         : fmt::format("Playbook (ranked by {} after the change, then quality, effort and risk)", a.metric.label));
     Table t({"#", w.md ? "rule" : "RULE", metric_header, w.md ? "gain" : "GAIN", w.md ? "memory per device" : "MEMORY/DEVICE",
              w.md ? "effort" : "EFFORT", w.md ? "risk" : "RISK"},
             {A::kRight, A::kLeft, A::kLeft, A::kRight, A::kLeft, A::kLeft, A::kLeft});

@@ -148,11 +148,14 @@ struct Standing {
   int effort = 0;  ///< 0 low, 1 medium, 2 high
   int risk = 0;
   std::string id;  ///< last resort, for a stable order
+  /// GPUs the changed deployment uses (workload.gpus): the memory goal takes the change that needs
+  /// no more hardware first among changes of one quality class (no added GPU to buy or book).
+  double devices = 1;
 };
 
 /// True when `a` ranks above `b`: feasibility first; then, for the memory goal
-/// (`quality_first`), the less lossy change; then the score; then lower effort,
-/// then lower risk, then the id.
+/// (`quality_first`), the less lossy change, then the one on fewer GPUs; then the score; then
+/// lower effort, then lower risk, then the id.
 bool ranks_above(const Standing& a, const Standing& b, bool quality_first);
 
 struct Advice {

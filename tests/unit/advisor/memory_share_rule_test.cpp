@@ -3,6 +3,7 @@
 // what a scenario just over the engine's share needs, leaving the assumed bytes outside it.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 #include "optadvisor/advisor/playbook.hpp"
@@ -90,4 +91,22 @@ TEST_CASE("a memory share given (--gpu-memory-utilization) sizes the engine's sh
   short_context.engine_memory_share = 0.95;
   const auto after = static_cast<double>(fixtures::analyze_request(short_context).memory.max_batch);
   CHECK(after - before == Approx(0.05 * 85.52e9 / (640 * 262144.0)).margin(1.0));
+}
+
+TEST_CASE("memory goal: the share raised before a second GPU for tensor parallel", "[advisor][memory][ranking]") {
+  // Qwen3-32B BF16 needs 77.8 GB of vLLM's 77.0 GB on one H100 (101%). Both changes are lossless;
+  // tensor parallel over 2 GPUs leaves more headroom (51%) but needs a second GPU, so the share
+  // (0.90 -> 0.91, 100%) ranks first. Without the GPU count in the ranking TP would lead.
+  AdviceRequest req;
+  req.scenario = qwen_on_h100("vllm");
+  req.goal = Goal::kMemory;
+  const Advice advice = advise(catalog(), fixtures::rule_book(), req);
+  std::vector<std::string> order;
+  for (const Recommendation& r : advice.recommendations) order.push_back(r.rule->id);
+  const auto at = [&](const std::string& id) { return std::find(order.begin(), order.end(), id) - order.begin(); };
+  REQUIRE(at("raise-memory-share") < static_cast<long>(order.size()));
+  REQUIRE(at("tensor-parallel-nvlink") < static_cast<long>(order.size()));
+  CHECK(order.front() == "raise-memory-share");
+  CHECK(at("raise-memory-share") < at("tensor-parallel-nvlink"));
+  CHECK(at("tensor-parallel-nvlink") < at("fp8-weights"));  // quality class before GPUs: lossless first
 }

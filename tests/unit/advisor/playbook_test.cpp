@@ -386,7 +386,7 @@ TEST_CASE("ranking follows the computed gain", "[advisor][ranking]") {
       }
       if (i > 0) {
         // Feasibility first (on the device, then with host offload, then not at all); the memory
-        // goal then takes the less lossy change; then the metric after the change, a lossier
+        // goal then takes the less lossy change, then the one on fewer GPUs; then the metric after the change, a lossier
         // change needing quality_step_margin per class step on the speed goals.
         const Recommendation& prev = a.recommendations[i - 1];
         auto feasible = [&](const Recommendation& x) { return feasibility(a, x.after); };
@@ -400,8 +400,12 @@ TEST_CASE("ranking follows the computed gain", "[advisor][ranking]") {
         CHECK(feasible(prev) <= feasible(r));
         if (feasible(prev) != feasible(r)) continue;
         if (a.goal == Goal::kMemory) {
+          // Quality class, then the GPUs the change uses, then the memory needed / usable.
           CHECK(prev.rule->quality_class() <= r.rule->quality_class());
-          if (prev.rule->quality_class() == r.rule->quality_class()) CHECK(prev.after.metric <= r.after.metric);
+          if (prev.rule->quality_class() != r.rule->quality_class()) continue;
+          const double prev_gpus = prev.after.facts.at("workload.gpus").get<double>(), gpus = r.after.facts.at("workload.gpus").get<double>();
+          CHECK(prev_gpus <= gpus);
+          if (prev_gpus == gpus) CHECK(prev.after.metric <= r.after.metric);
           continue;
         }
         const double margin = book().assumptions().at("quality_step_margin").value;
@@ -568,7 +572,7 @@ TEST_CASE("training: the same machinery over the training model", "[advisor][tra
   }
 }
 
-TEST_CASE("ranking utility: feasibility, quality, score, then effort and risk", "[advisor][ranking]") {
+TEST_CASE("ranking utility: feasibility, quality, devices, score, then effort and risk", "[advisor][ranking]") {
   Standing fast{0, 0, 1.0, 0, 0, "a"};
   Standing offload = fast;
   offload.feasibility = 1;
@@ -581,6 +585,14 @@ TEST_CASE("ranking utility: feasibility, quality, score, then effort and risk", 
   lossy.score = 3.0;
   CHECK(ranks_above(fast, lossy, true));
   CHECK(ranks_above(lossy, fast, false));  // speed goals: the score (already net of the quality margin)
+  // The memory goal, within a quality class: the change on fewer GPUs first, whatever its score
+  // (tensor parallel over 2 GPUs halves the memory per device but needs a second GPU).
+  Standing two_gpus = fast;
+  two_gpus.devices = 2;
+  two_gpus.score = 4.0;
+  CHECK(ranks_above(fast, two_gpus, true));
+  CHECK(ranks_above(two_gpus, fast, false));  // speed goals: the score
+  CHECK(ranks_above(two_gpus, lossy, true));  // quality before devices
   // Equal standing but for effort: lower effort first; then lower risk. Reversing either fails here.
   Standing easy = fast, hard = fast;
   hard.effort = 1;
