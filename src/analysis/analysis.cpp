@@ -83,14 +83,17 @@ double decode_layers_overhead_s(const Scenario& s, const Factors& f, double toke
   const EngineProfile& engine = *s.engine.engine;
   const ModelSpec& m = s.model;
   const EagerLaunches& e = engine.eager;
-  if (f.graphs || !(e.launch_s > 0)) return static_cast<double>(m.num_hidden_layers) * f.layer_overhead_s;
+  // Builds that run a delta-net layer's recurrence as a graph of small operators pay that per layer too.
+  const uint64_t unfused = unfused_delta_net_layers(s.engine, m);
+  const double unfused_s = unfused > 0 ? static_cast<double>(unfused) * engine.unfused_delta_net->layer_overhead_s : 0.0;
+  if (f.graphs || !(e.launch_s > 0)) return static_cast<double>(m.num_hidden_layers) * f.layer_overhead_s + unfused_s;
   double kernels = 0;
   const double experts_run = static_cast<double>(m.num_experts) * experts_touched_fraction(m, tokens);
   for (uint64_t layer = 0; layer < m.num_hidden_layers; ++layer) {
     kernels += e.kernels_per_layer;
     if (m.num_experts > 0 && is_moe_layer(m, layer)) kernels += e.extra_kernels_per_moe_layer + e.kernels_per_expert * experts_run;
   }
-  return kernels * e.launch_s;
+  return kernels * e.launch_s + unfused_s;
 }
 
 /// Recurrent-layer FLOPs per token per layer, independent of the context. Gated DeltaNet, per

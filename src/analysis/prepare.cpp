@@ -557,6 +557,11 @@ PreparedScenario prepare_scenario(const Catalog& catalog, const ScenarioRequest&
     out.notes.push_back(
         fmt::format("engine: {} (the default for {}; pick another with --engine)", s.engine.id(), to_string(hw.device_class)));
   if (!s.engine.version.empty()) out.notes.push_back(version_note(s.engine));
+  if (const uint64_t unfused = unfused_delta_net_layers(s.engine, s.model); unfused > 0)
+    out.notes.push_back(fmt::format("engine: {} build {}: its {} Gated DeltaNet layers run unfused, {} more per token each; b{}: {}",
+                                    s.engine.id(), s.engine.version, unfused,
+                                    format_seconds(engine.unfused_delta_net->layer_overhead_s), engine.unfused_delta_net->until_build,
+                                    engine.unfused_delta_net->change));
   // The user's own measurements of this engine backend on this device replace its efficiency factors.
   if (const Calibration* cal = catalog.find_calibration(hw.id, engine.id, s.engine.backend->name)) {
     s.engine.backend = &cal->backend_profile;

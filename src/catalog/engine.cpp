@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "optadvisor/catalog/engine.hpp"
+#include "optadvisor/catalog/model.hpp"
 
 #include <fmt/format.h>
 
@@ -73,6 +74,15 @@ std::optional<uint64_t> parse_build_number(const std::string& version) {
   const std::string digits = !version.empty() && version[0] == 'b' ? version.substr(1) : version;
   if (digits.empty() || digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
   return std::stoull(digits);
+}
+
+uint64_t unfused_delta_net_layers(const EngineChoice& choice, const ModelSpec& model) {
+  if (!choice.engine || !choice.engine->unfused_delta_net) return 0;
+  const std::optional<uint64_t> build = parse_build_number(choice.version);
+  if (!build || *build >= choice.engine->unfused_delta_net->until_build) return 0;
+  uint64_t layers = 0;
+  for (uint64_t layer = 0; layer < model.num_hidden_layers; ++layer) layers += is_linear_layer(model, layer) ? 1 : 0;
+  return layers;
 }
 
 const ServingEra* EngineServing::era_for(const std::string& version) const {
@@ -219,6 +229,11 @@ std::optional<EngineProfile> engine_from_json(const nlohmann::json& j, std::vect
     e.expert_offload_arg = j.value("expert_offload_arg", std::string());
     e.host_weights_streamed_min_tokens = j.value("host_weights_streamed_min_tokens", 0.0);
     e.host_to_device_fraction = j.value("host_to_device_fraction", 1.0);
+    if (j.contains("unfused_delta_net")) {
+      const auto& u = j.at("unfused_delta_net");
+      e.unfused_delta_net = UnfusedDeltaNet{u.at("until_build").get<uint64_t>(), u.at("change").get<std::string>(),
+                                            u.at("layer_overhead_s").get<double>(), u.value("calibrated_on", std::vector<std::string>{})};
+    }
     e.default_for_classes = j.value("default_for_classes", std::vector<std::string>{});
     e.quants = j.at("quants").get<std::vector<std::string>>();
     e.default_quant = j.value("default_quant", std::string{});

@@ -49,6 +49,16 @@ struct BackendBuild {
   std::vector<std::string> calibrated_on;         ///< measurement ids the efficiency was fitted on
 };
 
+/// Builds that ran a Gated DeltaNet layer's recurrence as a graph of small operators (llama.cpp
+/// before its GATED_DELTA_NET op): each such layer costs `layer_overhead_s` more per decode step,
+/// whatever the backend (graph splits, synchronisations and a hundred-odd small kernels).
+struct UnfusedDeltaNet {
+  uint64_t until_build = 0;     ///< the first build that runs the recurrence as one operator
+  std::string change;           ///< what that build changed, quoted in notes
+  double layer_overhead_s = 0;  ///< per delta-net layer and decode step
+  std::vector<std::string> calibrated_on;
+};
+
 /// The kernel path of a prefill GEMM: the peak it refers to and the share of it reached.
 struct PrefillPath {
   std::string compute_dtype;
@@ -213,6 +223,7 @@ struct EngineProfile {
   /// reaches this many tokens (ggml's offload_op); below it the host CPU runs them. 0 = never copied.
   double host_weights_streamed_min_tokens = 0;
   double host_to_device_fraction = 1.0;          ///< share of the PCIe per-direction peak a weight copy reaches
+  std::optional<UnfusedDeltaNet> unfused_delta_net;  ///< builds before the fused delta-net operator (llama.cpp)
   std::vector<std::string> default_for_classes;  ///< device classes where this is the default engine
   std::vector<std::string> quants;               ///< quant ids; "*gguf" stands for every GGUF file type
   std::string default_quant;
@@ -248,5 +259,11 @@ struct EngineChoice {
   std::string version;                 ///< what followed '@' in --engine ("b3216", "0.19.0"); "" = the newest
   const BackendBuild* build = nullptr;  ///< the backend's earlier build `version` names; null = the newest
 };
+
+struct ModelSpec;
+
+/// The Gated DeltaNet layers of `model` that the build `choice` names runs unfused
+/// (EngineProfile::unfused_delta_net); 0 with no build named, a newer build, or no such layers.
+uint64_t unfused_delta_net_layers(const EngineChoice& choice, const ModelSpec& model);
 
 }  // namespace optadvisor

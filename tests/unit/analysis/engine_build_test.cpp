@@ -116,3 +116,26 @@ TEST_CASE("a version that is not one is bad input naming what was given", "[anal
   refuses("llama.cpp@B3216", "expected ENGINE@VERSION");  // versions are lower case
   refuses("llama.cpp@" + std::string(70, '1'), "expected ENGINE@VERSION");
 }
+
+TEST_CASE("builds before b8233 run each Gated DeltaNet layer unfused, 0.44 ms more per token", "[analysis][engine][build]") {
+  const auto decode_s = [](const std::string& model, const std::string& engine) {
+    const PreparedScenario ps = prepare_scenario(catalog(), request("ryzen-ai-max-395", model, "q8_0", engine));
+    return 1.0 / analyze(ps.scenario).decode.tokens_per_s;  // batch 1: seconds per token
+  };
+  // Qwen3-Next-80B-A3B: 48 layers, every fourth full attention (full_attention_interval 4), so 36
+  // Gated DeltaNet layers: 36 x 0.44 ms = 15.84 ms more per token in a build before b8233.
+  const double before = decode_s("qwen3-next-80b-a3b", "llama.cpp:rocm@b7423");
+  const double fused = decode_s("qwen3-next-80b-a3b", "llama.cpp:rocm@b8233");
+  CHECK(before - fused == Approx(36 * 4.4e-4).epsilon(1e-9));
+  CHECK(decode_s("qwen3-next-80b-a3b", "llama.cpp:rocm") == Approx(fused));  // no build named: the newest
+  // A model without delta-net layers, or Mamba-2 layers (llama.cpp's ssm_scan was fused from the start), is unchanged.
+  CHECK(decode_s("qwen3-30b-a3b", "llama.cpp:rocm@b7423") == Approx(decode_s("qwen3-30b-a3b", "llama.cpp:rocm@b8233")));
+  CHECK(decode_s("nemotron-3-nano-30b-a3b", "llama.cpp:rocm@b7423") ==
+        Approx(decode_s("nemotron-3-nano-30b-a3b", "llama.cpp:rocm@b8233")));
+
+  const PreparedScenario ps = prepare_scenario(catalog(), request("ryzen-ai-max-395", "qwen3-next-80b-a3b", "q8_0", "llama.cpp:rocm@b7423"));
+  CHECK(has_note(ps, "its 36 Gated DeltaNet layers run unfused, 440 us more per token each; b8233: the GATED_DELTA_NET operator"));
+  // Prefill is left as it was: the same builds' prefill rows are within -2% to +50% without a term.
+  const PreparedScenario newer = prepare_scenario(catalog(), request("ryzen-ai-max-395", "qwen3-next-80b-a3b", "q8_0", "llama.cpp:rocm@b8233"));
+  CHECK(analyze(ps.scenario).prefill.time_s == Approx(analyze(newer.scenario).prefill.time_s));
+}
