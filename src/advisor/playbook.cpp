@@ -743,7 +743,7 @@ Facts inference_facts(const PreparedScenario& ps, const Analysis& a, Goal goal) 
   f["engine.paged_kv"] = engine.memory.kv_block_tokens > 0;
   f["engine.memory_share"] = engine_memory_share(s).value_or(0.0);
   f["quant.id"] = ps.quant->id;
-  const OfficialRelease* release = official_release(s.model, ps.quant->id, ps.model.how ? ps.model.how->query : std::string());
+  const OfficialRelease* release = official_release(s.model, ps.quant->id, ps.model.asked());
   f["quant.official_checkpoint"] = release ? release->repo : std::string();
   f["quant.container"] = std::string(to_string(ps.quant->container));
   f["quant.bits_per_weight"] = s.weights.bits_per_weight;

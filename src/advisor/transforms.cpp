@@ -62,24 +62,6 @@ double layer_params(const Scenario& s) {
 /// Drafts are shipped in 16-bit (EAGLE heads, Medusa heads): 2 bytes per parameter.
 constexpr double kDraftBytesPerParam = 2.0;
 
-/// The name the model was asked for by (a preset id or alias); "" for a file or --params.
-std::string asked_name(const ResolvedModel& model) { return model.how ? model.how->query : std::string(); }
-
-/// The publisher's own checkpoint in the number format of `format` that the engine runs (the
-/// model's FP8 release, block-scaled, where a rule names per-channel FP8), or nullptr: an official
-/// checkpoint is what an engineer serves before quantizing one of their own.
-const OfficialRelease* official_twin(const Catalog& catalog, const Scenario& s, const QuantFormat& format, const std::string& asked) {
-  if (!format.native_compute) return nullptr;
-  const std::vector<std::string>& runs = s.engine.engine->quants;
-  for (const OfficialRelease& release : s.model.releases) {
-    const QuantFormat* f = catalog.quant().find(release.format);
-    if (f && f->native_compute && f->native_compute->dtype == format.native_compute->dtype &&
-        std::find(runs.begin(), runs.end(), f->id) != runs.end())
-      return official_release(s.model, f->id, asked);
-  }
-  return nullptr;
-}
-
 TransformResult quantize_weights(const Params& p, const TransformInput& in) {
   const Scenario& s = in.prepared.scenario;
   const std::string engine = s.engine.engine->id;
@@ -87,7 +69,7 @@ TransformResult quantize_weights(const Params& p, const TransformInput& in) {
   if (!target) return not_here(fmt::format("no weight format is given for {}", engine));
   const QuantFormat* format = in.catalog.quant().find(*target);
   if (!format) return not_here(fmt::format("unknown weight format '{}'", *target));
-  const OfficialRelease* twin = official_twin(in.catalog, s, *format, asked_name(in.prepared.model));
+  const OfficialRelease* twin = official_twin(in.catalog, in.prepared.model, *s.engine.engine, *format);
   if (twin) format = in.catalog.quant().find(twin->format);
   if (in.prepared.quant->id == format->id) return not_here(fmt::format("the weights are already {}", format->id));
   if (!runs_checkpoint(*format, s.hardware->capabilities, s.model))

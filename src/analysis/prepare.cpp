@@ -613,20 +613,25 @@ PreparedScenario prepare_scenario(const Catalog& catalog, const ScenarioRequest&
   return out;
 }
 
-std::optional<std::string> official_checkpoint_note(const Catalog& catalog, const ResolvedModel& model, const EngineProfile& engine,
-                                                    const QuantFormat& format) {
-  const std::string asked = model.how ? model.how->query : std::string();
-  if (const OfficialRelease* own = official_release(model.spec, format.id, asked))
-    return fmt::format("weights: the official checkpoint {}", own->repo);
-  if (!format.native_compute) return std::nullopt;
+const OfficialRelease* official_twin(const Catalog& catalog, const ResolvedModel& model, const EngineProfile& engine, const QuantFormat& format) {
+  if (!format.native_compute) return nullptr;
   for (const OfficialRelease& release : model.spec.releases) {
     const QuantFormat* f = catalog.quant().find(release.format);
-    const OfficialRelease* named = official_release(model.spec, release.format, asked);
-    if (f && named == &release && f->native_compute && f->native_compute->dtype == format.native_compute->dtype &&
-        std::find(engine.quants.begin(), engine.quants.end(), f->id) != engine.quants.end())
-      return fmt::format("weights: the publisher ships this model as {} in {} (--quant {} sizes that checkpoint)", release.repo, f->id,
-                         f->id);
+    if (f && f->native_compute && f->native_compute->dtype == format.native_compute->dtype &&
+        std::find(engine.quants.begin(), engine.quants.end(), f->id) != engine.quants.end() &&
+        official_release(model.spec, f->id, model.asked()) == &release)
+      return &release;
   }
+  return nullptr;
+}
+
+std::optional<std::string> official_checkpoint_note(const Catalog& catalog, const ResolvedModel& model, const EngineProfile& engine,
+                                                    const QuantFormat& format) {
+  if (const OfficialRelease* own = official_release(model.spec, format.id, model.asked()))
+    return fmt::format("weights: the official checkpoint {}", own->repo);
+  if (const OfficialRelease* twin = official_twin(catalog, model, engine, format))
+    return fmt::format("weights: the publisher ships this model as {} in {} (--quant {} sizes that checkpoint)", twin->repo, twin->format,
+                       twin->format);
   return std::nullopt;
 }
 

@@ -147,6 +147,10 @@ std::vector<std::string> kv_dtype_notes(const HardwareProfile& hw, const std::st
 /// A format whose GEMMs need units the device lacks (FP8 W8A8 or W4A8 on an A100) is computed as the
 /// weight-only path engines fall back to, dequantized to 16 bits in the kernel; this says so.
 std::vector<std::string> weight_only_notes(const HardwareProfile& hw, const QuantFormat& format);
+/// The publisher's own checkpoint of `model` (for the name it was asked for by) in the number format
+/// of `format` (FP8 by its matrix dtype: block-scaled where `format` is per-channel) that `engine`
+/// runs, or nullptr: an official checkpoint is what an engineer serves before quantizing their own.
+const OfficialRelease* official_twin(const Catalog& catalog, const ResolvedModel& model, const EngineProfile& engine, const QuantFormat& format);
 /// Where the weights are, or could be, the model publisher's own checkpoint (ModelSpec::releases):
 /// "the official checkpoint Qwen/Qwen3-32B-FP8", or, for a self-made FP8 of a model whose publisher
 /// ships block-scaled FP8 that the engine runs, the format to ask for instead. None otherwise.

@@ -86,8 +86,6 @@ struct VisionTowerSpec {
   uint64_t head_dim = 0;  ///< gemma4_vision: width of its q/k norms (HF vision_config head_dim); 0 elsewhere
 };
 
-/// Checkpoint weight quantization as stated by HF `quantization_config`.
-/// Only what changes the published element count is kept.
 /// An official checkpoint in another weight format, published beside the main one.
 struct OfficialRelease {
   std::string format;  ///< quant format id (data/quant/formats.json), e.g. "fp8-block"
@@ -97,7 +95,8 @@ struct OfficialRelease {
   std::vector<std::string> names;
 };
 
-
+/// Checkpoint weight quantization as stated by HF `quantization_config`.
+/// Only what changes the published element count is kept.
 struct CheckpointQuantization {
   /// "fp8" (block or per-tensor scales), "mxfp4" (one scale per 32 weights) or "compressed-tensors"
   std::string quant_method;

@@ -27,6 +27,8 @@ struct ResolvedModel {
   ModelSpec spec;
   std::string origin;             ///< "preset", "config.json path", "GGUF path", "--params"
   std::optional<Resolution> how;  ///< for presets
+  /// The name the model was asked for by (a preset id or alias, as typed); "" for a file or --params.
+  std::string asked() const { return how ? how->query : std::string(); }
   /// For GGUF files: the weights exactly as the file stores them.
   std::optional<WeightsBreakdown> gguf_weights;
   std::string gguf_quant_id;  ///< file type recorded in the GGUF, mapped to a quant id when known
