@@ -129,43 +129,34 @@ struct Loaded {
 };
 
 /// The columns that say where a run ran: its layout, or its two pools' layouts and batch limits.
-constexpr const char* kLayoutColumns[] = {"tp",
-                                          "pp",
-                                          "attention_dp",
-                                          "moe_tp",
-                                          "moe_ep",
-                                          "prefill_workers",
-                                          "prefill_batch",
-                                          "prefill_tp",
-                                          "prefill_pp",
-                                          "prefill_attention_dp",
-                                          "prefill_moe_tp",
-                                          "prefill_moe_ep",
-                                          "decode_workers",
-                                          "decode_batch",
-                                          "decode_tp",
-                                          "decode_pp",
-                                          "decode_attention_dp",
-                                          "decode_moe_tp",
-                                          "decode_moe_ep"};
+constexpr const char* kLayoutColumns[] = {
+    "tp",         "pp",         "attention_dp",         "moe_tp",         "moe_ep",         "prefill_workers", "prefill_batch",
+    "prefill_tp", "prefill_pp", "prefill_attention_dp", "prefill_moe_tp", "prefill_moe_ep", "decode_workers",  "decode_batch",
+    "decode_tp",  "decode_pp",  "decode_attention_dp",  "decode_moe_tp",  "decode_moe_ep"};
 
 /// The columns that say what was run, apart from where.
-constexpr const char* kWorkloadColumns[] = {"hardware", "backend", "backend_version", "model", "precision", "gemm_quant",
-                                            "moe_quant", "mode",    "isl",             "osl",   "concurrency"};
+constexpr const char* kWorkloadColumns[] = {
+    "hardware", "backend", "backend_version", "model", "precision", "gemm_quant", "moe_quant", "mode", "isl", "osl", "concurrency"};
 
 bool same_columns(const CsvRow& a, const CsvRow& b, const auto& columns) {
   return std::all_of(std::begin(columns), std::end(columns), [&](const char* c) { return a.at(c) == b.at(c); });
 }
 
-/// Two rows hold one measurement when they ran the same workload and record the same TTFT and
-/// TPOT to within 0.1% (the sample rounds some copies to two decimals): two separate runs never
-/// agree that closely on both.
-bool same_measurement(const CsvRow& a, const CsvRow& b) {
+/// The workload a row ran (kWorkloadColumns), as one key.
+std::string workload_key(const CsvRow& r) {
+  std::string key;
+  for (const char* c : kWorkloadColumns) key += r.at(c) + '|';
+  return key;
+}
+
+/// Two rows of one workload hold one measurement when they record the same TTFT and TPOT to within
+/// 0.1% (the sample rounds some copies to two decimals): two separate runs never agree that closely on both.
+bool same_values(const CsvRow& a, const CsvRow& b) {
   const auto close = [&](const char* c) {
     const double x = std::stod(a.at(c)), y = std::stod(b.at(c));
     return std::fabs(x - y) <= 1e-3 * std::max(x, y);
   };
-  return same_columns(a, b, kWorkloadColumns) && close("ttft_ms") && close("tpot_ms");
+  return close("ttft_ms") && close("tpot_ms");
 }
 
 /// An aggregated run's layout class: engine, tp, pp, attention-DP, MoE-TP and MoE-EP.
@@ -184,17 +175,20 @@ uint32_t gpus_of(const CsvRow& r) { return num(r, "tp", 1) * num(r, "pp", 1) * n
 std::vector<std::string> left_out(const std::vector<CsvRow>& all) {
   std::vector<std::string> why(all.size());
   std::set<std::string> doubted;
-  for (std::size_t i = 0; i < all.size(); ++i) {
-    for (std::size_t j = i + 1; j < all.size(); ++j) {
-      if (!same_measurement(all[i], all[j])) continue;
-      if (same_columns(all[i], all[j], kLayoutColumns)) {
-        if (why[j].empty()) why[j] = "a copy of an earlier row (the same measurement and layout; counted once)";
-        continue;
-      }
-      why[i] = why[j] = "one measurement listed under two different layouts (which one ran is unknown)";
-      if (all[i].at("mode") == "agg") doubted.insert(layout_class(gpus_of(all[i]) > gpus_of(all[j]) ? all[i] : all[j]));
+  std::map<std::string, std::vector<std::size_t>> by_workload;  // each workload's rows, in file order
+  for (std::size_t i = 0; i < all.size(); ++i) by_workload[workload_key(all[i])].push_back(i);
+  const auto compare = [&](std::size_t i, std::size_t j) {  // i listed before j
+    if (!same_values(all[i], all[j])) return;
+    if (same_columns(all[i], all[j], kLayoutColumns)) {
+      if (why[j].empty()) why[j] = "a copy of an earlier row (the same measurement and layout; counted once)";
+      return;
     }
-  }
+    why[i] = why[j] = "one measurement listed under two different layouts (which one ran is unknown)";
+    if (all[i].at("mode") == "agg") doubted.insert(layout_class(gpus_of(all[i]) > gpus_of(all[j]) ? all[i] : all[j]));
+  };
+  for (const auto& [key, rows] : by_workload)
+    for (std::size_t a = 0; a < rows.size(); ++a)
+      for (std::size_t b = a + 1; b < rows.size(); ++b) compare(rows[a], rows[b]);
   for (std::size_t i = 0; i < all.size(); ++i)
     if (why[i].empty() && all[i].at("mode") == "agg" && doubted.count(layout_class(all[i])))
       why[i] = "a layout the sample also writes for runs of a smaller one (tp 16 for tp 4, attention-DP 64 for 8): in doubt";
@@ -310,11 +304,11 @@ ServingEra fit(std::vector<Row*>& rows, ServingEra era, double collective_latenc
     double lo, hi;
   };
   // Physical ranges: no kernel class reaches its peak; a fit that ends on a bound is a model gap (docs/serving.md).
-  const Knob knobs[] = {{&ServingEra::bandwidth_efficiency, 0.5, 0.95},     {&ServingEra::gemm_efficiency, 0.3, 0.85},
-                        {&ServingEra::attention_efficiency, 0.2, 0.8},      {&ServingEra::step_overhead_s, 1e-4, 0.02},
-                        {&ServingEra::layer_overhead_s, 1e-7, 1e-4},        {&ServingEra::communication_efficiency, 0.2, 0.9},
+  const Knob knobs[] = {{&ServingEra::bandwidth_efficiency, 0.5, 0.95},      {&ServingEra::gemm_efficiency, 0.3, 0.85},
+                        {&ServingEra::attention_efficiency, 0.2, 0.8},       {&ServingEra::step_overhead_s, 1e-4, 0.02},
+                        {&ServingEra::layer_overhead_s, 1e-7, 1e-4},         {&ServingEra::communication_efficiency, 0.2, 0.9},
                         {&ServingEra::expert_gemm_half_tokens, 1.0, 1024.0}, {&ServingEra::request_overhead_s, 1e-3, 0.2},
-                        {&ServingEra::collective_latency_s, 1e-6, 5e-5},    {&ServingEra::frontend_request_s, 1e-4, 0.05}};
+                        {&ServingEra::collective_latency_s, 1e-6, 5e-5},     {&ServingEra::frontend_request_s, 1e-4, 0.05}};
   // The grouped-GEMM term starts where llama.cpp's backends fitted it (38-96 tokens) when the era has none.
   if (era.expert_gemm_half_tokens <= 0) era.expert_gemm_half_tokens = 32;
   if (era.request_overhead_s <= 0) era.request_overhead_s = 0.01;
@@ -416,8 +410,8 @@ void leave_one_device_out(const Catalog& catalog, std::vector<Row>& rows) {
       std::vector<const Row*> held;
       for (Row* r : test_rows) predict(*r, &e, false), held.push_back(r);
       const Summary s = summarize(held);
-      fmt::print("{} fit on {} ({} rows) -> {} ({} rows): TTFT median {:.1f}%, TPOT median {:.1f}%\n", engine, train, fit_rows.size(),
-                 test, s.n, 100 * s.ttft_median, 100 * s.tpot_median);
+      fmt::print("{} fit on {} ({} rows) -> {} ({} rows): TTFT median {:.1f}%, TPOT median {:.1f}%\n", engine, train, fit_rows.size(), test,
+                 s.n, 100 * s.ttft_median, 100 * s.tpot_median);
     }
   }
 }

@@ -164,8 +164,7 @@ class Advisor {
       for (const auto& id : rule.assumptions) r.assumptions.push_back({id, values_.at(id), request_.assumptions.count(id) > 0});
       r.how_engine = engine_id(*after);
       const auto official = after->facts.find("quant.official_checkpoint");
-      r.how = rule.how_for(r.how_engine, official != after->facts.end() && official->second.is_string() &&
-                                             !official->second.get<std::string>().empty());
+      r.how = rule.how_for(r.how_engine, official != after->facts.end() && official->second != "");
       if (r.how.empty()) {
         r.how_engine = engine_id(base);
         r.how = rule.how_for(r.how_engine);
