@@ -587,8 +587,11 @@ struct ForwardPass {
     const double chunk = static_cast<double>(wl.ubatch_tokens ? wl.ubatch_tokens : engine.memory.prefill_chunk_tokens());
     const double passes = prefill ? std::max(1.0, std::ceil(tokens / std::max(chunk, 1.0))) : 1.0;
     // Each pass reads the experts its own tokens touch; in prefill the routed GEMMs run per expert
-    // on the tokens routed to it, at the backend's grouped-GEMM efficiency (decode: mat-vec kernels).
-    const ExpertGemm experts = expert_gemm(m, worker_tokens / passes, prefill ? backend.expert_gemm_half_tokens : 0.0);
+    // on the tokens routed to it, at the backend's grouped-GEMM efficiency, unless the pass is small
+    // enough for the backend's mat-vec kernels (as decode's are).
+    const double pass_tokens = worker_tokens / passes;
+    const bool grouped = prefill && pass_tokens > static_cast<double>(backend.expert_matvec_max_tokens);
+    const ExpertGemm experts = expert_gemm(m, pass_tokens, grouped ? backend.expert_gemm_half_tokens : 0.0);
     const double experts_untouched = w.routed_expert_bytes * (1.0 - experts.touched_fraction);
     // Weights in host memory (offloaded layers, --n-cpu-moe experts): once a pass's batch reaches
     // the engine's threshold (ggml's offload_op: prefill ubatches), their operators run on the device
@@ -604,6 +607,11 @@ struct ForwardPass {
     if (prefill) {
       attention = (prefill_attention_flops(m, kv, past + tokens_per_seq) - prefill_attention_flops(m, kv, past)) * b;
       kv_bytes = kv_bytes_with(s, kv, static_cast<uint64_t>(past + tokens_per_seq)) * pp * b;  // written once (prefix read once)
+      // A prompt split over several passes: each later pass reads again the KV its sequence's earlier
+      // passes wrote (attention streams the whole prefix once per pass), about the half-way prefix each;
+      // at one-token passes this is decode's read per token, at 512-token ones a small share.
+      const double repasses = std::max(passes - b, 0.0);
+      if (repasses > 0) kv_bytes += repasses * kv_read_bytes_with(s, kv, static_cast<uint64_t>(past + tokens_per_seq / 2.0)) * pp;
     } else {
       // Every new token of a step (several when a speculative draft is verified) attends to the context.
       attention = attention_flops_per_token(m, kv, ctx) * b * tokens_per_seq;
@@ -655,8 +663,11 @@ struct ForwardPass {
     const double linear_compute_t = (linear_flops - routed_flops) / compute + routed_flops / (compute * experts.efficiency_factor);
     const double attention_compute_t = attention_flops / (compute * wl.attention_speedup);
     const double compute_t = linear_compute_t + attention_compute_t;
+    // A prefill pass of one token runs the decode step's graph (llama.cpp captures and replays only
+    // one-token graphs), so it costs what a decode step costs; longer passes pay the eager per-layer cost.
+    const bool decode_like = !prefill || pass_tokens <= 1.0;
     const double overhead_t =
-        passes * (prefill ? layers * backend.layer_overhead_s : decode_layers_overhead_s(s, f, worker_tokens)) + f.step_overhead_s;
+        passes * (decode_like ? decode_layers_overhead_s(s, f, pass_tokens) : layers * backend.layer_overhead_s) + f.step_overhead_s;
     double comm_t = 0;
     if (tp > 1 || wl.expert_layout().exchanges_experts(m)) {
       // Tensor-parallel all-reduces and the experts' all-to-all, each with a fixed latency (expert_layout.cpp).

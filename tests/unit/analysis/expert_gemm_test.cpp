@@ -9,6 +9,7 @@
 
 using namespace optadvisor;
 using fixtures::catalog;
+using fixtures::analyze_request;
 using fixtures::request;
 
 namespace {
@@ -89,4 +90,49 @@ TEST_CASE("a one-token ubatch reads only the experts its token picks", "[analysi
   const double per_pass = s.weights.total_bytes - s.weights.token_embedding_bytes - s.weights.routed_expert_bytes * (1.0 - 8.0 / 128.0);
   REQUIRE_FALSE(s.weights.tied_embeddings);
   CHECK(a.prefill.weights_time_s == Approx(64.0 * per_pass / a.factors.achievable_bandwidth_bytes_per_s).epsilon(1e-9));
+}
+
+TEST_CASE("a pass within the backend's mat-vec limit multiplies the experts as decode does", "[analysis][moe]") {
+  // llama.cpp's ROCm backend runs MUL_MAT_ID with MMVQ up to 8 tokens a pass (data/engines/llama.cpp.json,
+  // expert_matvec), so a prompt in 8-token passes pays no tile fill; 9-token passes run the grouped GEMM.
+  const auto routed_compute = [](uint64_t ubatch) {
+    ScenarioRequest r = qwen_prefill(72);
+    r.ubatch_tokens = ubatch;
+    Scenario s = prepare_scenario(catalog(), r).scenario;
+    REQUIRE(s.engine.backend->expert_matvec_max_tokens == 8);
+    const Analysis grouped = analyze(s);
+    BackendProfile dense = *s.engine.backend;
+    dense.expert_gemm_half_tokens = 0;
+    s.engine.backend = &dense;
+    return grouped.prefill.compute_time_s - analyze(s).prefill.compute_time_s;
+  };
+  CHECK(routed_compute(8) == 0.0);
+  CHECK(routed_compute(9) > 0.0);
+}
+
+TEST_CASE("a one-token prompt costs what a decode step costs", "[analysis][moe]") {
+  // A one-token pass replays the decode step's graph: the same weights, the same overhead.
+  ScenarioRequest r = request("rtx3090", "gpt-oss-20b", "mxfp4", "llama.cpp");
+  r.prompt_tokens = 1;
+  r.gen_tokens = 1;
+  const Analysis a = analyze_request(r);
+  CHECK(a.prefill.overhead_time_s == Approx(a.decode.overhead_time_s).epsilon(1e-12));
+  CHECK(a.prefill.weights_time_s == Approx(a.decode.weights_time_s).epsilon(1e-12));
+  CHECK(a.prefill.compute_time_s <= a.decode.compute_time_s * 1.001);  // no tile fill on the expert products
+}
+
+TEST_CASE("each later pass of a prompt reads again the KV its earlier passes wrote", "[analysis]") {
+  // Llama-3.1-8B, f16 KV: 2 (K, V) x 32 layers x 8 KV heads x 128 x 2 bytes = 131,072 bytes a token.
+  // A 64-token prompt in one-token passes writes 64 x 131,072 = 8,388,608 bytes, and its 63 later
+  // passes each read about the half-way prefix, 32 x 131,072 = 4,194,304: 8,388,608 + 63 x 4,194,304
+  // = 272,629,760 bytes. In one 64-token pass only the writes remain.
+  ScenarioRequest r = request("rtx4090", "llama-3.1-8b", "q4_k_m", "llama.cpp");
+  r.prompt_tokens = 64;
+  r.gen_tokens = 0;
+  r.ubatch_tokens = 1;
+  const Analysis split = analyze_request(r);
+  CHECK(split.prefill.kv_time_s == Approx(272629760.0 / split.factors.achievable_bandwidth_bytes_per_s).epsilon(1e-9));
+  r.ubatch_tokens = 64;
+  const Analysis whole = analyze_request(r);
+  CHECK(whole.prefill.kv_time_s == Approx(8388608.0 / whole.factors.achievable_bandwidth_bytes_per_s).epsilon(1e-9));
 }
