@@ -110,6 +110,28 @@ TEST_CASE("a pass within the backend's mat-vec limit multiplies the experts as d
   CHECK(routed_compute(9) > 0.0);
 }
 
+TEST_CASE("a decode step of more sequences than the mat-vec limit keeps the mat-vec cost", "[analysis][moe]") {
+  // docs/accuracy.md ("Small passes"): the grouped GEMM's tile fill, fitted at 10-64 tokens per
+  // expert, would halve the step's throughput from 8 to 9 sequences, a cliff llama.cpp does not
+  // show, so decode steps take no fill at any batch. 16 sequences of Qwen3-30B-A3B on ROCm
+  // (limit 8): 16 x 8 / 128 = 1 token per expert before touching, yet the same compute time as
+  // with half_tokens 0.
+  ScenarioRequest r = request("ryzen-ai-max-395", "qwen3-30b-a3b", "q4_k_m", "llama.cpp:rocm");
+  r.batch = "16";
+  r.prompt_tokens = 512;
+  r.gen_tokens = 64;
+  Scenario s = prepare_scenario(catalog(), r).scenario;
+  REQUIRE(s.engine.backend->expert_matvec_max_tokens < 16);
+  REQUIRE(s.engine.backend->expert_gemm_half_tokens > 0);
+  const Analysis as_is = analyze(s);
+  BackendProfile dense = *s.engine.backend;
+  dense.expert_gemm_half_tokens = 0;
+  s.engine.backend = &dense;
+  const Analysis flat = analyze(s);
+  CHECK(as_is.decode.compute_time_s == flat.decode.compute_time_s);
+  CHECK(as_is.prefill.compute_time_s > flat.prefill.compute_time_s);  // its 512-token prefill passes do pay it
+}
+
 TEST_CASE("a one-token prompt costs what a decode step costs", "[analysis][moe]") {
   // A one-token pass replays the decode step's graph: the same weights, the same overhead.
   ScenarioRequest r = request("rtx3090", "gpt-oss-20b", "mxfp4", "llama.cpp");
