@@ -231,6 +231,8 @@ ScenarioRequest request_of(const CsvRow& row, const std::string& metric) {
   if (row.count("cpu_moe") && !row.at("cpu_moe").empty() && row.at("cpu_moe") != "all") r.n_cpu_moe = to_int(row.at("cpu_moe"), 0);
   if (row.at("flash_attn") == "on") r.flash_attention = true;
   if (row.at("flash_attn") == "off") r.flash_attention = false;
+  // The memory size of a part sold in several (--memory), where the row names it.
+  if (row.count("memory") && !row.at("memory").empty()) r.memory = row.at("memory");
   // The weights' size llama-bench printed, where the file mixes tensor types its format's name does not say (--weights-size).
   if (row.count("weights_size") && !row.at("weights_size").empty()) r.weights_size = row.at("weights_size");
   // llama-bench style rows: decode-only rows without a length are tg128.

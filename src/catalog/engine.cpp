@@ -147,6 +147,7 @@ BackendProfile read_backend(const std::string& name, const nlohmann::json& b, st
   if (b.contains("grouped_expert_gemm")) bp.expert_gemm_half_tokens = b.at("grouped_expert_gemm").at("half_tokens").get<double>();
   if (b.contains("expert_matvec")) bp.expert_matvec_max_tokens = b.at("expert_matvec").at("max_tokens").get<uint64_t>();
   bp.layer_overhead_s = b.at("layer_overhead_s").get<double>();
+  if (b.contains("moe_layer_overhead")) bp.moe_layer_overhead_s = b.at("moe_layer_overhead").at("seconds").get<double>();
   bp.step_overhead_s = b.at("step_overhead_s").get<double>();
   bp.graphs = b.value("graphs", false);
   bp.applies_to_classes = b.value("applies_to_classes", std::vector<std::string>{});

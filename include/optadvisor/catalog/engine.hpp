@@ -83,6 +83,9 @@ struct BackendProfile {
   /// kernels (llama.cpp MMVQ for mul_mat_id), as in decode: no tile fill. Above it the grouped GEMM runs.
   uint64_t expert_matvec_max_tokens = 1;
   double layer_overhead_s = 0;                              ///< per decode step and layer (launches, syncs)
+  /// Per pass and MoE layer beyond layer_overhead_s: the routing and expert dispatch of a step
+  /// (top-k selection, gather kernels, the weighted sum) where the backend runs them uncaptured (MLX).
+  double moe_layer_overhead_s = 0;
   double step_overhead_s = 0;                               ///< per decode step (sampling, scheduling)
   bool graphs = false;                                      ///< decode step captured as a graph
   std::vector<std::string> applies_to_classes;              ///< device classes this backend suits (empty: all)

@@ -158,3 +158,28 @@ TEST_CASE("each later pass of a prompt reads again the KV its earlier passes wro
   const Analysis whole = analyze_request(r);
   CHECK(whole.prefill.kv_time_s == Approx(8388608.0 / whole.factors.achievable_bandwidth_bytes_per_s).epsilon(1e-9));
 }
+
+TEST_CASE("MLX pays its MoE dispatch once per pass and MoE layer", "[analysis][moe]") {
+  // data/engines/mlx.json moe_layer_overhead: 124 us a MoE layer and pass. gpt-oss-20b has 24 MoE
+  // layers: a decode step costs 24 x 124 us = 2.976 ms more than without it; a dense model nothing.
+  ScenarioRequest r = request("m2-max-38c", "gpt-oss-20b", "mxfp4", "mlx");
+  r.prompt_tokens = 512;
+  r.gen_tokens = 128;
+  Scenario s = prepare_scenario(catalog(), r).scenario;
+  REQUIRE(s.engine.backend->moe_layer_overhead_s == Approx(124e-6));
+  const Analysis with = analyze(s);
+  BackendProfile none = *s.engine.backend;
+  none.moe_layer_overhead_s = 0;
+  s.engine.backend = &none;
+  const Analysis without = analyze(s);
+  CHECK(with.decode.overhead_time_s - without.decode.overhead_time_s == Approx(24 * 124e-6).epsilon(1e-9));
+  CHECK(with.decode.time_s - without.decode.time_s == Approx(24 * 124e-6).epsilon(1e-6));
+  // The 512-token prompt is one pass (up to 8,192 tokens a pass, max_batched_tokens): one more 2.976 ms.
+  CHECK(with.prefill.overhead_time_s - without.prefill.overhead_time_s == Approx(24 * 124e-6).epsilon(1e-9));
+
+  ScenarioRequest d = request("m2-max-38c", "llama-3.1-8b", "mlx-4bit", "mlx");
+  Scenario dense = prepare_scenario(catalog(), d).scenario;
+  const Analysis a = analyze(dense);
+  dense.engine.backend = &none;
+  CHECK(analyze(dense).decode.overhead_time_s == a.decode.overhead_time_s);
+}

@@ -66,6 +66,23 @@ TEST_CASE("gpt-oss-120b in MXFP4: the checkpoint's bytes", "[analysis][native]")
   CHECK(p.weights.weights_bytes == 65'248'815'744ULL);
 }
 
+TEST_CASE("gpt-oss on MLX: MXFP4 experts, 8-bit elsewhere (mlx-community -MXFP4-Q8)", "[analysis][native]") {
+  // MLX has no FP4 math but loads MXFP4 (its mode "mxfp4", one E8M0 scale per 32): the native
+  // checkpoint becomes the mlx-lm conversion, and --quant mxfp4 means it there.
+  CHECK(prepare("m4-max-40c", "gpt-oss-20b", "mlx").quant->id == "mlx-mxfp4-q8");
+  CHECK(prepare("m4-max-40c", "gpt-oss-20b", "mlx", "mxfp4").quant->id == "mlx-mxfp4-q8");
+  CHECK(prepare("m4-max-40c", "llama-3.1-8b", "mlx").quant->id == "mlx-4bit");  // no native format: the engine's default
+  const auto p = prepare("m4-max-40c", "gpt-oss-20b", "mlx");
+  // Experts: 24 layers x 32 x (2 x 2880 x 2880 gate/up + 2880 x 2880 down) = 19,110,297,600 weights
+  // at 4.25 bits = 10,152,345,600 B, their biases 24 x 32 x (5760 + 2880) = 6,635,520 and the router
+  // 24 x 2880 x 32 = 2,211,840 in bf16 = 17,694,720 B (mlx-lm quantizes the router to 8 bits:
+  // 2 MB less, left out). Embedding and head 2 x 201,088 x 2880 = 1,158,266,880 and attention
+  // 24 x (2 x 2880 x 4096 + 2 x 2880 x 512) = 637,009,920 weights at 8.5 bits = 1,907,481,600 B.
+  // Norms, attention biases, sinks and router biases: 335,424 in bf16 = 670,848 B.
+  // Sum 12,078,192,768 B (12.08 GB; the Hub's listing of the checkpoint is 12.1 GB).
+  CHECK(p.weights.weights_bytes == 12'078'192'768ULL);
+}
+
 TEST_CASE("DeepSeek-V3 defaults to block-scaled FP8 where the device has FP8 units", "[analysis][native]") {
   CHECK(prepare("h100", "deepseek-v3", "vllm", "", 8).quant->id == "fp8-block");
   CHECK(prepare("h100", "deepseek-v3", "sglang", "", 8).quant->id == "fp8-block");
