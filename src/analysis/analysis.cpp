@@ -667,7 +667,8 @@ struct ForwardPass {
     // one-token graphs), so it costs what a decode step costs; longer passes pay the eager per-layer cost.
     const bool decode_like = !prefill || pass_tokens <= 1.0;
     // Backends that run a MoE layer's routing and expert dispatch uncaptured pay for it once a pass.
-    const double moe_dispatch_s = m.num_experts > 0 ? moe_layer_count(m) * backend.moe_layer_overhead_s : 0.0;
+    const double moe_dispatch_s =
+        backend.moe_layer_overhead_s > 0 && m.num_experts > 0 ? moe_layer_count(m) * backend.moe_layer_overhead_s : 0.0;
     const double overhead_t =
         passes * ((decode_like ? decode_layers_overhead_s(s, f, pass_tokens) : layers * backend.layer_overhead_s) + moe_dispatch_s) +
         f.step_overhead_s;
