@@ -79,3 +79,17 @@ TEST_CASE("estimate --json: no output rate when nothing is generated", "[analysi
   CHECK(t.at("request_latency_s").get<double>() == Approx(e.analysis.prefill.time_s));
   CHECK(t.at("batch") == 1);
 }
+
+TEST_CASE("estimate --json: factors carry MLX's per-MoE-layer dispatch for a MoE model only", "[analysis][json][moe]") {
+  const auto factors = [](const std::string& model) {
+    ScenarioRequest r;
+    r.hardware = "m4-max-40c";
+    r.model.preset = model;
+    r.engine = "mlx";
+    const PreparedScenario ps = prepare_scenario(catalog(), r);
+    return estimate_json(ps, analyze(ps.scenario)).at("factors");
+  };
+  // data/engines/mlx.json moe_layer_overhead: 124 us a pass and MoE layer.
+  CHECK(factors("gpt-oss-20b").at("moe_layer_overhead_s").get<double>() == Approx(124e-6));
+  CHECK_FALSE(factors("llama-3.1-8b").contains("moe_layer_overhead_s"));
+}
