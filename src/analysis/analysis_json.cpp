@@ -197,8 +197,7 @@ nlohmann::json estimate_json(const PreparedScenario& ps, const Analysis& a) {
   if (f.link_bandwidth_bytes_per_s > 0) out["factors"]["link_bandwidth_bytes_per_s"] = f.link_bandwidth_bytes_per_s;
   if (f.compute_unit_bandwidth_ceiling_bytes_per_s > 0)
     out["factors"]["compute_unit_bandwidth_ceiling_bytes_per_s"] = f.compute_unit_bandwidth_ceiling_bytes_per_s;
-  if (const double moe = ps.scenario.engine.backend->moe_layer_overhead_s; moe > 0 && ps.scenario.model.num_experts > 0)
-    out["factors"]["moe_layer_overhead_s"] = moe;
+  if (f.moe_layer_overhead_s > 0) out["factors"]["moe_layer_overhead_s"] = f.moe_layer_overhead_s;
   out["factors"]["calibration"] = calibration_json(ps);
   out["warnings"] = a.warnings;
   std::vector<std::string> notes = ps.notes;

@@ -100,12 +100,11 @@ std::string render_estimate(const PreparedScenario& ps, const Analysis& a, Outpu
   out += item("bandwidth", bandwidth_text(s, f));
   out += item("compute", fmt::format("{} {} peak x {:.2f} efficiency = {}", f.compute_dtype, format_flops(f.peak_compute_flops_per_s),
                                      f.prefill_compute_efficiency, format_flops(f.achievable_compute_flops_per_s)));
-  const double moe_dispatch_s = s.model.num_experts > 0 ? s.engine.backend->moe_layer_overhead_s : 0.0;
   out += item("overhead", fmt::format("{} per layer per step{}{}, {} per step", format_seconds(f.layer_overhead_s),
                                       f.graphs ? " (graph-captured)" : "",
-                                      moe_dispatch_s > 0 ? fmt::format(" + {} per MoE layer (routing and expert dispatch)",
-                                                                       format_seconds(moe_dispatch_s))
-                                                         : std::string(),
+                                      f.moe_layer_overhead_s > 0 ? fmt::format(" + {} per MoE layer (routing and expert dispatch)",
+                                                                             format_seconds(f.moe_layer_overhead_s))
+                                                                 : std::string(),
                                       format_seconds(f.step_overhead_s)));
   if (f.link_bandwidth_bytes_per_s > 0) out += item("link", format_bandwidth(f.link_bandwidth_bytes_per_s) + " per direction");
   const auto& calibrated = s.engine.backend->calibrated_on;

@@ -86,6 +86,9 @@ struct Factors {
   double prefill_compute_efficiency = 0;
   double layer_overhead_s = 0;
   double step_overhead_s = 0;
+  /// Per pass and MoE layer: the backend's uncaptured routing and expert dispatch (MLX); 0 for a
+  /// dense model or a backend without one.
+  double moe_layer_overhead_s = 0;
   bool graphs = false;
   bool flash_attention = true;
   double link_bandwidth_bytes_per_s = 0;  ///< per direction, for tensor parallel
