@@ -9,7 +9,8 @@
 //
 // --fit-moe (with --data bench/data/moe_scenarios.csv) fits only the grouped
 // expert-GEMM parameter per backend on the MoE models' prefill rows, holding
-// the dense efficiencies fixed.
+// the dense efficiencies fixed; a backend fitted on another file of bench/data
+// (its entry's `data`: Metal on metal_moe_sweeps.csv) is refitted only with it.
 //
 //   optadvisor_accuracy [--data bench/data/speed_scenarios.csv] [--fit [--fit-with CSV] | --fit-moe [--write]]
 //                       [--check bench/accuracy_baseline.json] [--json out.json]
@@ -445,6 +446,15 @@ void fit_dense(const std::vector<Case>& cases, Engines& engines, bool write, nlo
 
 // --- fit the grouped expert GEMM (MoE prefill) ------------------------------
 
+/// The MoE section's data, where a backend's grouped expert GEMM is fitted unless its entry names another file.
+constexpr const char* kMoeData = "bench/data/moe_scenarios.csv";
+
+/// `path` as the project names its data files: bench/data/NAME.
+std::string data_file_name(const std::string& path) {
+  const auto slash = path.find_last_of('/');
+  return "bench/data/" + (slash == std::string::npos ? path : path.substr(slash + 1));
+}
+
 bool moe_prefill(const Case& c) { return c.kind == Kind::kPrefill && c.ps.scenario.model.num_experts > 0; }
 
 /// The MoE prefill rows' log error, less the median log error of dense models' prefill on the same device and backend.
@@ -515,7 +525,7 @@ void fit_moe_backend(const std::vector<Case>& cases, Engines& engines, const Moe
 }
 
 /// Stores the fitted grouped expert-GEMM parameters in data/engines/, dated today.
-void write_moe_fit(const Engines& engines, const nlohmann::json& fit_report) {
+void write_moe_fit(const Engines& engines, const nlohmann::json& fit_report, const std::string& data_file) {
   const auto today = std::chrono::floor<std::chrono::days>(std::chrono::system_clock::now());
   const std::chrono::year_month_day ymd{today};
   const std::string date =
@@ -527,27 +537,32 @@ void write_moe_fit(const Engines& engines, const nlohmann::json& fit_report) {
       const nlohmann::ordered_json caveat = entry.is_object() && entry.contains("caveat") ? entry["caveat"] : nlohmann::ordered_json();
       entry = {{"half_tokens", std::round(b.expert_gemm_half_tokens)},
                {"note", fmt::format("fitted {} (optadvisor_accuracy --fit-moe) on {} published MoE prefill rows of {} device(s) in "
-                                    "bench/data/moe_scenarios.csv (each row names its source), holding the dense efficiencies fixed and "
+                                    "{} (each row names its source), holding the dense efficiencies fixed and "
                                     "taking out the median error of dense models' prefill on the same device and backend where the "
                                     "data has them",
-                                    date, r.at("rows").get<std::size_t>(), r.at("devices").get<std::size_t>())}};
+                                    date, r.at("rows").get<std::size_t>(), r.at("devices").get<std::size_t>(), data_file)}};
       if (!caveat.is_null()) entry["caveat"] = caveat;
+      if (data_file != kMoeData) entry["data"] = data_file;
       entry["calibrated_on"] = r.at("row_ids");
     });
   });
 }
 
-/// The note of backend `key`'s grouped expert GEMM in data/engines/ when it was set by hand on purpose
-/// (it begins "not fitted"), else "".
-std::string not_fitted_note(const Engines& engines, const std::string& key) {
+/// Why backend `key`'s grouped expert GEMM in data/engines/ is not refitted on `data_file`: set by
+/// hand on purpose (its note begins "not fitted"), or fitted on another file of bench/data (its
+/// `data`, moe_scenarios.csv when absent); "" when it is refitted.
+std::string kept_reason(const Engines& engines, const std::string& key, const std::string& data_file) {
   for (const auto& [id, engine] : engines.by_id) {
     for (const auto& [bname, b] : engine.backends) {
       if (backend_key(id, bname) != key) continue;
       std::ifstream in(engine_file(id));
       if (!in) return "";
       const auto doc = nlohmann::json::parse(in);
-      const std::string note = doc.at("backends").at(bname).value("grouped_expert_gemm", nlohmann::json::object()).value("note", "");
-      return note.starts_with("not fitted") ? note : "";
+      const auto entry = doc.at("backends").at(bname).value("grouped_expert_gemm", nlohmann::json::object());
+      std::string note = entry.value("note", "");
+      if (note.starts_with("not fitted")) return note;
+      const std::string fitted_on = entry.value("data", std::string(kMoeData));
+      return fitted_on == data_file ? "" : "fitted on " + fitted_on + ", refitted only with that file";
     }
   }
   return "";
@@ -555,7 +570,7 @@ std::string not_fitted_note(const Engines& engines, const std::string& key) {
 
 /// --fit-moe: every backend's grouped expert-GEMM parameter, except those set by hand on purpose;
 /// with --write stored in data/engines/.
-void fit_moe(const std::vector<Case>& cases, Engines& engines, bool write, nlohmann::json& fit_report) {
+void fit_moe(const std::vector<Case>& cases, Engines& engines, bool write, const std::string& data_file, nlohmann::json& fit_report) {
   const MoeObjective objective(cases);
   for (const auto& [k, errors] : objective.dense_errors)
     fmt::print("dense prefill on {} {}: median log error {:+.2f} ({} rows)\n", k.first, k.second, quantile(errors, 0.5), errors.size());
@@ -563,13 +578,13 @@ void fit_moe(const std::vector<Case>& cases, Engines& engines, bool write, nlohm
   for (const auto& c : cases)
     if (moe_prefill(c)) keys.insert(c.engine_key);
   for (const auto& key : keys) {
-    if (const std::string note = not_fitted_note(engines, key); !note.empty()) {
-      fmt::print("fit-moe {:<18} kept as set: {}\n", key, note);
+    if (const std::string why = kept_reason(engines, key, data_file); !why.empty()) {
+      fmt::print("fit-moe {:<18} kept as set: {}\n", key, why);
       continue;
     }
     fit_moe_backend(cases, engines, objective, key, fit_report);
   }
-  if (write) write_moe_fit(engines, fit_report);
+  if (write) write_moe_fit(engines, fit_report, data_file);
 }
 
 // --- report --------------------------------------------------------------
@@ -660,7 +675,7 @@ int main(int argc, char** argv) {
 
   nlohmann::json fit_report = nlohmann::json::object();
   if (o.do_fit) fit_dense(with_lent_rows(cases, catalog, o.fit_with, engines), engines, o.do_write, fit_report);
-  if (o.do_fit_moe) fit_moe(cases, engines, o.do_write, fit_report);
+  if (o.do_fit_moe) fit_moe(cases, engines, o.do_write, data_file_name(o.data), fit_report);
 
   nlohmann::json summary = report_groups(cases);
   report_rows(cases, skipped, o.verbose);

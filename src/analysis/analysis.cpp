@@ -58,6 +58,13 @@ double experts_touched_fraction(const ModelSpec& m, double tokens) {
   return 1.0 - std::pow(1.0 - pick, std::max(tokens, 1.0));
 }
 
+/// The same as a share read when every token reads its own k experts (mat-vec kernels run per
+/// (token, expert) pair): tokens x k / E, above 1 once the pairs outnumber the experts.
+double expert_pairs_fraction(const ModelSpec& m, double tokens) {
+  if (m.num_experts == 0 || m.num_experts_per_tok == 0) return 1.0;
+  return std::max(tokens, 1.0) * static_cast<double>(m.num_experts_per_tok) / static_cast<double>(m.num_experts);
+}
+
 }  // namespace
 
 ExpertGemm expert_gemm(const ModelSpec& m, double tokens, double half_tokens) {
@@ -593,7 +600,12 @@ struct ForwardPass {
     const double pass_tokens = worker_tokens / passes;
     const bool grouped = prefill && pass_tokens > static_cast<double>(backend.expert_matvec_max_tokens);
     const ExpertGemm experts = expert_gemm(m, pass_tokens, grouped ? backend.expert_gemm_half_tokens : 0.0);
-    const double experts_untouched = w.routed_expert_bytes * (1.0 - experts.touched_fraction);
+    // The mat-vec kernels multiply each (token, expert) pair on its own (llama.cpp's mul_mv_id and
+    // MMVQ with ids), so a pass of a few tokens reads each token's experts for that token: k / E of
+    // them a token, where a grouped GEMM reads each touched expert once.
+    const bool pairwise = pass_tokens > 1.0 && pass_tokens <= static_cast<double>(backend.expert_matvec_max_tokens);
+    const double expert_read_fraction = pairwise ? expert_pairs_fraction(m, pass_tokens) : experts.touched_fraction;
+    const double experts_untouched = w.routed_expert_bytes * (1.0 - expert_read_fraction);
     // Weights in host memory (offloaded layers, --n-cpu-moe experts): once a pass's batch reaches
     // the engine's threshold (ggml's offload_op: prefill ubatches), their operators run on the device
     // and each pass copies the whole host-resident tensors over PCIe; below it (decode) the host CPU

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The routed experts' grouped GEMM in prefill (llama.cpp mul_mat_id): tokens per touched expert in
 // one ubatch, the saturating efficiency t / (t + half_tokens), and the expert weights one pass reads.
+#include <cmath>
+
 #include <catch2/catch.hpp>
 
 #include "fixtures.hpp"
@@ -90,6 +92,29 @@ TEST_CASE("a one-token ubatch reads only the experts its token picks", "[analysi
   const double per_pass = s.weights.total_bytes - s.weights.token_embedding_bytes - s.weights.routed_expert_bytes * (1.0 - 8.0 / 128.0);
   REQUIRE_FALSE(s.weights.tied_embeddings);
   CHECK(a.prefill.weights_time_s == Approx(64.0 * per_pass / a.factors.achievable_bandwidth_bytes_per_s).epsilon(1e-9));
+}
+
+TEST_CASE("a pass within the mat-vec limit reads each token's experts for that token", "[analysis][moe]") {
+  // llama.cpp's mat-vec kernels multiply each (token, expert) pair on its own. Qwen3-30B-A3B in
+  // 8-token passes on ROCm (limit 8): each pass reads 8 x 8 / 128 = 0.5 of the routed experts,
+  // where the 1 - (15/16)^8 = 0.4033 of them the pass touches is what a grouped GEMM reads once.
+  // A 64-token prompt is 8 such passes.
+  ScenarioRequest r = qwen_prefill(64);
+  r.ubatch_tokens = 8;
+  const Scenario s = prepare_scenario(catalog(), r).scenario;
+  REQUIRE(s.engine.backend->expert_matvec_max_tokens == 8);
+  const Analysis a = analyze(s);
+  const double per_pass = s.weights.total_bytes - s.weights.token_embedding_bytes - s.weights.routed_expert_bytes * (1.0 - 0.5);
+  CHECK(a.prefill.weights_time_s == Approx(8.0 * per_pass / a.factors.achievable_bandwidth_bytes_per_s).epsilon(1e-9));
+  // 9-token passes run the grouped GEMM: each touched expert once, 1 - (15/16)^9 = 0.4406 of them
+  // (a 63-token prompt: 7 passes).
+  r.prompt_tokens = 63;
+  r.ubatch_tokens = 9;
+  const Scenario g = prepare_scenario(catalog(), r).scenario;
+  const double touched = 1.0 - std::pow(15.0 / 16.0, 9.0);
+  const double grouped_pass = g.weights.total_bytes - g.weights.token_embedding_bytes - g.weights.routed_expert_bytes * (1.0 - touched);
+  const Analysis b = analyze(g);
+  CHECK(b.prefill.weights_time_s == Approx(7.0 * grouped_pass / b.factors.achievable_bandwidth_bytes_per_s).epsilon(1e-9));
 }
 
 TEST_CASE("a pass within the backend's mat-vec limit multiplies the experts as decode does", "[analysis][moe]") {
