@@ -366,6 +366,7 @@ void fill_factors(const Scenario& s, Factors& f) {
   f.layer_overhead_s = backend.layer_overhead_s * (f.graphs ? engine.graph_overhead_factor : 1.0);
   f.step_overhead_s = backend.step_overhead_s;
   f.moe_layer_overhead_s = s.model.num_experts > 0 ? backend.moe_layer_overhead_s : 0.0;
+  f.mla_layer_overhead_s = s.model.kv_lora_rank > 0 ? engine.mla_layer_overhead_s : 0.0;
   f.flash_attention = wl.flash_attention.value_or(engine.memory.flash_attention_default) &&
                       (hw.capabilities.flash_attention_2 || engine.own_flash_attention);
   const Link* link = nullptr;
@@ -681,8 +682,10 @@ struct ForwardPass {
     const bool decode_like = !prefill || pass_tokens <= 1.0;
     // Backends that run a MoE layer's routing and expert dispatch uncaptured pay for it once a pass.
     const double moe_dispatch_s = f.moe_layer_overhead_s > 0 ? moe_layer_count(m) * f.moe_layer_overhead_s : 0.0;
+    // Engines whose latent-attention path costs more per layer than a GQA layer pay it once a pass (every layer is MLA).
+    const double mla_s = f.mla_layer_overhead_s > 0 ? layers * f.mla_layer_overhead_s : 0.0;
     const double overhead_t =
-        passes * ((decode_like ? decode_layers_overhead_s(s, f, pass_tokens) : layers * backend.layer_overhead_s) + moe_dispatch_s) +
+        passes * ((decode_like ? decode_layers_overhead_s(s, f, pass_tokens) : layers * backend.layer_overhead_s) + moe_dispatch_s + mla_s) +
         f.step_overhead_s;
     double comm_t = 0;
     if (tp > 1 || wl.expert_layout().exchanges_experts(m)) {

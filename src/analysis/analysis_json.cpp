@@ -198,6 +198,7 @@ nlohmann::json estimate_json(const PreparedScenario& ps, const Analysis& a) {
   if (f.compute_unit_bandwidth_ceiling_bytes_per_s > 0)
     out["factors"]["compute_unit_bandwidth_ceiling_bytes_per_s"] = f.compute_unit_bandwidth_ceiling_bytes_per_s;
   if (f.moe_layer_overhead_s > 0) out["factors"]["moe_layer_overhead_s"] = f.moe_layer_overhead_s;
+  if (f.mla_layer_overhead_s > 0) out["factors"]["mla_layer_overhead_s"] = f.mla_layer_overhead_s;
   out["factors"]["calibration"] = calibration_json(ps);
   out["warnings"] = a.warnings;
   std::vector<std::string> notes = ps.notes;

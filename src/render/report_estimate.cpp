@@ -37,6 +37,15 @@ std::string bandwidth_text(const Scenario& s, const Factors& f) {
                      format_bandwidth(f.achievable_bandwidth_bytes_per_s), f.decode_bandwidth_efficiency);
 }
 
+/// The per-step costs: per layer (graph-captured or not), the per-layer terms of MoE and MLA layers, per step.
+std::string overhead_text(const Factors& f) {
+  std::string per_layer = format_seconds(f.layer_overhead_s) + " per layer per step" + (f.graphs ? " (graph-captured)" : "");
+  if (f.moe_layer_overhead_s > 0)
+    per_layer += fmt::format(" + {} per MoE layer (routing and expert dispatch)", format_seconds(f.moe_layer_overhead_s));
+  if (f.mla_layer_overhead_s > 0) per_layer += fmt::format(" + {} per MLA layer (latent attention)", format_seconds(f.mla_layer_overhead_s));
+  return per_layer + ", " + format_seconds(f.step_overhead_s) + " per step";
+}
+
 }  // namespace
 
 std::string gpus_text(const Workload& w) {
@@ -100,12 +109,7 @@ std::string render_estimate(const PreparedScenario& ps, const Analysis& a, Outpu
   out += item("bandwidth", bandwidth_text(s, f));
   out += item("compute", fmt::format("{} {} peak x {:.2f} efficiency = {}", f.compute_dtype, format_flops(f.peak_compute_flops_per_s),
                                      f.prefill_compute_efficiency, format_flops(f.achievable_compute_flops_per_s)));
-  out += item("overhead", fmt::format("{} per layer per step{}{}, {} per step", format_seconds(f.layer_overhead_s),
-                                      f.graphs ? " (graph-captured)" : "",
-                                      f.moe_layer_overhead_s > 0 ? fmt::format(" + {} per MoE layer (routing and expert dispatch)",
-                                                                             format_seconds(f.moe_layer_overhead_s))
-                                                                 : std::string(),
-                                      format_seconds(f.step_overhead_s)));
+  out += item("overhead", overhead_text(f));
   if (f.link_bandwidth_bytes_per_s > 0) out += item("link", format_bandwidth(f.link_bandwidth_bytes_per_s) + " per direction");
   const auto& calibrated = s.engine.backend->calibrated_on;
   if (ps.calibration)

@@ -89,6 +89,9 @@ struct Factors {
   /// Per pass and MoE layer: the backend's uncaptured routing and expert dispatch (MLX); 0 for a
   /// dense model or a backend without one.
   double moe_layer_overhead_s = 0;
+  /// Per pass and MLA layer: the engine's latent-attention path beyond a GQA layer's (llama.cpp); 0
+  /// for a model without MLA or an engine without the term.
+  double mla_layer_overhead_s = 0;
   bool graphs = false;
   bool flash_attention = true;
   double link_bandwidth_bytes_per_s = 0;  ///< per direction, for tensor parallel

@@ -230,6 +230,9 @@ struct EngineProfile {
   double host_weights_streamed_min_tokens = 0;
   double host_to_device_fraction = 1.0;          ///< share of the PCIe per-direction peak a weight copy reaches
   std::optional<UnfusedDeltaNet> unfused_delta_net;  ///< builds before the fused delta-net operator (llama.cpp)
+  /// Per pass and layer of multi-head latent attention (MLA), on every backend: the time the engine's
+  /// MLA path takes beyond a GQA layer's (llama.cpp's absorbed per-head products); 0 = none.
+  double mla_layer_overhead_s = 0;
   std::vector<std::string> default_for_classes;  ///< device classes where this is the default engine
   std::vector<std::string> quants;               ///< quant ids; "*gguf" stands for every GGUF file type
   std::string default_quant;
