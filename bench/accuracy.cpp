@@ -474,17 +474,34 @@ struct MoeObjective {
     return it == dense_errors.end() ? 0.0 : quantile(it->second, 0.5);
   }
   double relative_error(const Case& c) const { return std::fabs(std::log(std::max(predict(c), 1e-12) / c.measured) - dense_offset(c)); }
-  void fit_half(double& half, const std::vector<const Case*>& train) const {
-    double best = half, best_cost = INFINITY;
-    for (double v = 0; v <= 1000; v += 1) {
-      half = v;
-      double cost = 0;
-      for (const auto* c : train) cost += relative_error(*c);
-      if (cost < best_cost - 1e-12) best_cost = cost, best = v;
+  /// `half` on a grid of whole tokens; with `share` (not null) also the peak share, on a grid of 0.01.
+  void fit_half(double& half, double* share, const std::vector<const Case*>& train) const {
+    double best = half, best_share = share ? *share : 1.0, best_cost = INFINITY;
+    for (double c = share ? 0.2 : 1.0; c <= 1.0 + 1e-9; c += 0.01) {
+      if (share) *share = c;
+      for (double v = 0; v <= 1000; v += 1) {
+        half = v;
+        double cost = 0;
+        for (const auto* row : train) cost += relative_error(*row);
+        if (cost < best_cost - 1e-12) best_cost = cost, best = v, best_share = c;
+      }
     }
     half = best;
+    if (share) *share = best_share;
   }
 };
+
+/// Backend `key`'s grouped_expert_gemm entry as stored in data/engines/ (an empty object when it has none).
+nlohmann::json grouped_entry(const Engines& engines, const std::string& key) {
+  for (const auto& [id, engine] : engines.by_id)
+    for (const auto& [bname, b] : engine.backends) {
+      if (backend_key(id, bname) != key) continue;
+      std::ifstream in(engine_file(id));
+      if (!in) return nlohmann::json::object();
+      return nlohmann::json::parse(in).at("backends").at(bname).value("grouped_expert_gemm", nlohmann::json::object());
+    }
+  return nlohmann::json::object();
+}
 
 /// The grouped expert-GEMM parameter of one backend (`key`) fitted on its MoE prefill rows, with leave-one-device-out errors.
 void fit_moe_backend(const std::vector<Case>& cases, Engines& engines, const MoeObjective& objective, const std::string& key,
@@ -492,36 +509,43 @@ void fit_moe_backend(const std::vector<Case>& cases, Engines& engines, const Moe
   auto rows = select(cases, [&](const Case& c) { return c.engine_key == key && moe_prefill(c) && !c.uncertain; });
   if (rows.empty()) rows = select(cases, [&](const Case& c) { return c.engine_key == key && moe_prefill(c); });
   auto& backend = backend_of(engines, *rows.front());
+  // The peak share is fitted with half_tokens where the entry carries one (rows over a range of
+  // tokens per expert tell the two apart; one ubatch size cannot).
+  double* share = grouped_entry(engines, key).contains("peak_share") ? &backend.expert_gemm_peak_share : nullptr;
   std::set<std::string> devices;
   for (const auto* c : rows) devices.insert(c->device);
   std::vector<double> lodo;
   if (devices.size() > 1) {
-    const double saved = backend.expert_gemm_half_tokens;
+    const double saved = backend.expert_gemm_half_tokens, saved_share = backend.expert_gemm_peak_share;
     for (const auto& held : devices) {
       std::vector<const Case*> train;
       for (const auto* c : rows)
         if (c->device != held) train.push_back(c);
-      objective.fit_half(backend.expert_gemm_half_tokens, train);
+      objective.fit_half(backend.expert_gemm_half_tokens, share, train);
       for (const auto* c : rows)
         if (c->device == held) lodo.push_back(ape(*c));
       backend.expert_gemm_half_tokens = saved;
+      backend.expert_gemm_peak_share = saved_share;
     }
   }
-  objective.fit_half(backend.expert_gemm_half_tokens, rows);
+  objective.fit_half(backend.expert_gemm_half_tokens, share, rows);
   std::vector<std::string> ids;
   for (const auto* c : rows) ids.push_back(c->row.at("id"));
   std::sort(ids.begin(), ids.end());
   fit_report[key] = {{"rows", rows.size()},
                      {"devices", devices.size()},
                      {"half_tokens", backend.expert_gemm_half_tokens},
+                     {"peak_share", share ? nlohmann::json(backend.expert_gemm_peak_share) : nlohmann::json()},
                      {"row_ids", ids},
                      {"lodo_prefill_median", quantile(lodo, 0.5)},
                      {"lodo_prefill_p90", quantile(lodo, 0.9)},
                      {"lodo_rows", lodo.size()}};
   fmt::print(
-      "fit-moe {:<18} rows {:>3} devices {:>2}  half_tokens {:.0f}  leave-one-device-out prefill median {:.1f}% p90 {:.1f}% ({} "
+      "fit-moe {:<18} rows {:>3} devices {:>2}  half_tokens {:.0f}{}  leave-one-device-out prefill median {:.1f}% p90 {:.1f}% ({} "
       "rows)\n",
-      key, rows.size(), devices.size(), backend.expert_gemm_half_tokens, 100 * quantile(lodo, 0.5), 100 * quantile(lodo, 0.9), lodo.size());
+      key, rows.size(), devices.size(), backend.expert_gemm_half_tokens,
+      share ? fmt::format("  peak_share {:.2f}", backend.expert_gemm_peak_share) : std::string(), 100 * quantile(lodo, 0.5),
+      100 * quantile(lodo, 0.9), lodo.size());
 }
 
 /// Stores the fitted grouped expert-GEMM parameters in data/engines/, dated today.
@@ -535,12 +559,13 @@ void write_moe_fit(const Engines& engines, const nlohmann::json& fit_report, con
       auto& entry = doc["backends"][bname]["grouped_expert_gemm"];
       // A caveat outlives the refit (a value set by hand on purpose is never fitted: fit_moe).
       const nlohmann::ordered_json caveat = entry.is_object() && entry.contains("caveat") ? entry["caveat"] : nlohmann::ordered_json();
-      entry = {{"half_tokens", std::round(b.expert_gemm_half_tokens)},
-               {"note", fmt::format("fitted {} (optadvisor_accuracy --fit-moe) on {} published MoE prefill rows of {} device(s) in "
-                                    "{} (each row names its source), holding the dense efficiencies fixed and "
-                                    "taking out the median error of dense models' prefill on the same device and backend where the "
-                                    "data has them",
-                                    date, r.at("rows").get<std::size_t>(), r.at("devices").get<std::size_t>(), data_file)}};
+      entry = {{"half_tokens", std::round(b.expert_gemm_half_tokens)}};
+      if (!r.at("peak_share").is_null()) entry["peak_share"] = std::round(b.expert_gemm_peak_share * 100) / 100;
+      entry["note"] = fmt::format(
+          "fitted {} (optadvisor_accuracy --fit-moe) on {} published MoE prefill rows of {} device(s) in {} (each row names its source), "
+          "holding the dense efficiencies fixed and taking out the median error of dense models' prefill on the same device and backend "
+          "where the data has them",
+          date, r.at("rows").get<std::size_t>(), r.at("devices").get<std::size_t>(), data_file);
       if (!caveat.is_null()) entry["caveat"] = caveat;
       if (data_file != kMoeData) entry["data"] = data_file;
       entry["calibrated_on"] = r.at("row_ids");
@@ -552,20 +577,11 @@ void write_moe_fit(const Engines& engines, const nlohmann::json& fit_report, con
 /// hand on purpose (its note begins "not fitted"), or fitted on another file of bench/data (its
 /// `data`, moe_scenarios.csv when absent); "" when it is refitted.
 std::string kept_reason(const Engines& engines, const std::string& key, const std::string& data_file) {
-  for (const auto& [id, engine] : engines.by_id) {
-    for (const auto& [bname, b] : engine.backends) {
-      if (backend_key(id, bname) != key) continue;
-      std::ifstream in(engine_file(id));
-      if (!in) return "";
-      const auto doc = nlohmann::json::parse(in);
-      const auto entry = doc.at("backends").at(bname).value("grouped_expert_gemm", nlohmann::json::object());
-      std::string note = entry.value("note", "");
-      if (note.starts_with("not fitted")) return note;
-      const std::string fitted_on = entry.value("data", std::string(kMoeData));
-      return fitted_on == data_file ? "" : "fitted on " + fitted_on + ", refitted only with that file";
-    }
-  }
-  return "";
+  const nlohmann::json entry = grouped_entry(engines, key);
+  std::string note = entry.value("note", "");
+  if (note.starts_with("not fitted")) return note;
+  const std::string fitted_on = entry.value("data", std::string(kMoeData));
+  return fitted_on == data_file ? "" : "fitted on " + fitted_on + ", refitted only with that file";
 }
 
 /// --fit-moe: every backend's grouped expert-GEMM parameter, except those set by hand on purpose;

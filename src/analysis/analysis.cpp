@@ -67,18 +67,18 @@ double expert_pairs_fraction(const ModelSpec& m, double tokens) {
 
 }  // namespace
 
-ExpertGemm expert_gemm(const ModelSpec& m, double tokens, double half_tokens) {
+ExpertGemm expert_gemm(const ModelSpec& m, double tokens, double half_tokens, double peak_share) {
   ExpertGemm g;
   if (m.num_experts == 0 || m.num_experts_per_tok == 0) return g;
   g.touched_fraction = experts_touched_fraction(m, tokens);
   const double k = static_cast<double>(m.num_experts_per_tok), n = static_cast<double>(m.num_experts);
   g.tokens_per_expert = std::max(tokens, 1.0) * k / (n * g.touched_fraction);
-  g.efficiency_factor = grouped_gemm_fill(g.tokens_per_expert, half_tokens);
+  g.efficiency_factor = grouped_gemm_fill(g.tokens_per_expert, half_tokens, peak_share);
   return g;
 }
 
-double grouped_gemm_fill(double tokens_per_expert, double half_tokens) {
-  return half_tokens > 0 && tokens_per_expert > 0 ? tokens_per_expert / (tokens_per_expert + half_tokens) : 1.0;
+double grouped_gemm_fill(double tokens_per_expert, double half_tokens, double peak_share) {
+  return peak_share * (half_tokens > 0 && tokens_per_expert > 0 ? tokens_per_expert / (tokens_per_expert + half_tokens) : 1.0);
 }
 
 namespace {
@@ -600,7 +600,8 @@ struct ForwardPass {
     // enough for the backend's mat-vec kernels (as decode's are).
     const double pass_tokens = worker_tokens / passes;
     const bool grouped = prefill && pass_tokens > static_cast<double>(backend.expert_matvec_max_tokens);
-    const ExpertGemm experts = expert_gemm(m, pass_tokens, grouped ? backend.expert_gemm_half_tokens : 0.0);
+    const ExpertGemm experts =
+        grouped ? expert_gemm(m, pass_tokens, backend.expert_gemm_half_tokens, backend.expert_gemm_peak_share) : expert_gemm(m, pass_tokens, 0.0);
     // The mat-vec kernels multiply each (token, expert) pair on its own (llama.cpp's mul_mv_id and
     // MMVQ with ids), so a pass of a few tokens reads each token's experts for that token: k / E of
     // them a token, where a grouped GEMM reads each touched expert once.

@@ -144,7 +144,11 @@ BackendProfile read_backend(const std::string& name, const nlohmann::json& b, st
   bp.bytes_per_s_per_compute_unit = b.value("bytes_per_s_per_compute_unit", 0.0);
   bp.compute_dtype = b.value("compute_dtype", std::string{"fp16"});
   bp.quantized_compute_dtype = b.value("quantized_compute_dtype", std::string{});
-  if (b.contains("grouped_expert_gemm")) bp.expert_gemm_half_tokens = b.at("grouped_expert_gemm").at("half_tokens").get<double>();
+  if (b.contains("grouped_expert_gemm")) {
+    const auto& g = b.at("grouped_expert_gemm");
+    bp.expert_gemm_half_tokens = g.at("half_tokens").get<double>();
+    bp.expert_gemm_peak_share = g.value("peak_share", 1.0);
+  }
   if (b.contains("expert_matvec")) bp.expert_matvec_max_tokens = b.at("expert_matvec").at("max_tokens").get<uint64_t>();
   bp.layer_overhead_s = b.at("layer_overhead_s").get<double>();
   if (b.contains("moe_layer_overhead")) bp.moe_layer_overhead_s = b.at("moe_layer_overhead").at("seconds").get<double>();

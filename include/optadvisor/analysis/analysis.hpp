@@ -139,12 +139,13 @@ double kv_bytes_per_sequence(const Scenario& s, uint64_t context);
 struct ExpertGemm {
   double touched_fraction = 1.0;   ///< expected share of the experts the pass touches
   double tokens_per_expert = 0;    ///< tokens x k / (E x touched_fraction)
-  double efficiency_factor = 1.0;  ///< t / (t + half_tokens): multiplies the dense prefill efficiency
+  double efficiency_factor = 1.0;  ///< peak_share x t / (t + half_tokens): multiplies the dense prefill efficiency
 };
-ExpertGemm expert_gemm(const ModelSpec& m, double tokens, double half_tokens);
-/// The share of a grouped GEMM's peak rate products of `tokens_per_expert` rows reach: small
-/// products fill only part of the kernel's token tiles, t / (t + half_tokens); 1 when half_tokens is 0.
-double grouped_gemm_fill(double tokens_per_expert, double half_tokens);
+ExpertGemm expert_gemm(const ModelSpec& m, double tokens, double half_tokens, double peak_share = 1.0);
+/// The share of the dense rate products of `tokens_per_expert` rows reach: the grouped kernel's own
+/// peak share times its tile fill, small products filling only part of the kernel's token tiles,
+/// peak_share x t / (t + half_tokens); the fill is 1 when half_tokens is 0.
+double grouped_gemm_fill(double tokens_per_expert, double half_tokens, double peak_share = 1.0);
 
 /// What a device's KV cache may use once `fixed` bytes (weights, activations, runtime) are placed
 /// in `room` bytes: vLLM and SGLang claim a fraction of all memory up front, TensorRT-LLM gives a

@@ -79,6 +79,9 @@ struct BackendProfile {
   /// Routed experts' grouped GEMMs in prefill (llama.cpp mul_mat_id) run at prefill_compute_efficiency
   /// x t / (t + expert_gemm_half_tokens), t = tokens per expert in one ubatch; 0 = at the dense efficiency.
   double expert_gemm_half_tokens = 0;
+  /// The share of the dense prefill efficiency the grouped expert GEMM reaches with full tiles (its
+  /// own costs: the routing ids, gathered rows, per-expert scheduling); 1 = the dense efficiency.
+  double expert_gemm_peak_share = 1.0;
   /// The most tokens in one pass whose routed experts the backend multiplies with its mat-vec
   /// kernels (llama.cpp MMVQ for mul_mat_id), as in decode: no tile fill. Above it the grouped GEMM runs.
   uint64_t expert_matvec_max_tokens = 1;

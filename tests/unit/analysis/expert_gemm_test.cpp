@@ -52,6 +52,11 @@ TEST_CASE("an expert GEMM's efficiency follows its tokens per expert", "[analysi
   const ExpertGemm one = expert_gemm(moe(64, 6), 1, 38);
   CHECK(one.touched_fraction == Approx(6.0 / 64.0));
   CHECK(one.tokens_per_expert == Approx(1.0));
+  // A kernel whose full tiles reach only a share of the dense rate (llama.cpp CUDA: 0.23, half at
+  // 7 tokens): 0.23 x 32 / (32 + 7) = 0.18872 at 32 tokens per expert, 0.23 x 4 / 11 = 0.08364 at 4.
+  CHECK(expert_gemm(moe(128, 8), 512, 7, 0.23).efficiency_factor == Approx(0.18872).epsilon(1e-4));
+  CHECK(grouped_gemm_fill(4.0, 7.0, 0.23) == Approx(0.08364).epsilon(1e-4));
+  CHECK(grouped_gemm_fill(4.0, 0.0, 0.23) == Approx(0.23));  // no tile term: the share alone
   // No parameter (0) keeps the dense efficiency; a dense model has no experts.
   CHECK(expert_gemm(moe(128, 8), 512, 0).efficiency_factor == 1.0);
   CHECK(expert_gemm(ModelSpec{}, 512, 96).efficiency_factor == 1.0);
