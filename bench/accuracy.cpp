@@ -503,7 +503,7 @@ nlohmann::json grouped_entry(const Engines& engines, const std::string& key) {
   return nlohmann::json::object();
 }
 
-/// The grouped expert-GEMM parameter of one backend (`key`) fitted on its MoE prefill rows, with leave-one-device-out errors.
+/// The grouped expert-GEMM parameters of one backend (`key`) fitted on its MoE prefill rows, with leave-one-device-out errors.
 void fit_moe_backend(const std::vector<Case>& cases, Engines& engines, const MoeObjective& objective, const std::string& key,
                      nlohmann::json& fit_report) {
   auto rows = select(cases, [&](const Case& c) { return c.engine_key == key && moe_prefill(c) && !c.uncertain; });
@@ -584,8 +584,8 @@ std::string kept_reason(const Engines& engines, const std::string& key, const st
   return fitted_on == data_file ? "" : "fitted on " + fitted_on + ", refitted only with that file";
 }
 
-/// --fit-moe: every backend's grouped expert-GEMM parameter, except those set by hand on purpose;
-/// with --write stored in data/engines/.
+/// --fit-moe: every backend's grouped expert-GEMM parameters, except those set by hand on purpose and
+/// those fitted on another file of bench/data; with --write stored in data/engines/.
 void fit_moe(const std::vector<Case>& cases, Engines& engines, bool write, const std::string& data_file, nlohmann::json& fit_report) {
   const MoeObjective objective(cases);
   for (const auto& [k, errors] : objective.dense_errors)

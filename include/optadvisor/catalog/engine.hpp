@@ -77,7 +77,8 @@ struct BackendProfile {
   std::string compute_dtype = "fp16";       ///< the peak prefill efficiency refers to, for 16/32-bit weights
   std::string quantized_compute_dtype;      ///< the same for quantized weights ("int8": llama.cpp's MMQ kernels); "" = compute_dtype
   /// Routed experts' grouped GEMMs in prefill (llama.cpp mul_mat_id) run at prefill_compute_efficiency
-  /// x t / (t + expert_gemm_half_tokens), t = tokens per expert in one ubatch; 0 = at the dense efficiency.
+  /// x expert_gemm_peak_share x t / (t + expert_gemm_half_tokens), t = tokens per expert in one
+  /// ubatch; 0 = no tile term.
   double expert_gemm_half_tokens = 0;
   /// The share of the dense prefill efficiency the grouped expert GEMM reaches with full tiles (its
   /// own costs: the routing ids, gathered rows, per-expert scheduling); 1 = the dense efficiency.
