@@ -209,6 +209,7 @@ void add_scaled(PhaseEstimate& dst, const PhaseEstimate& src, double k) {
   dst.exposed_kv_s += k * src.exposed_kv_s;
   dst.exposed_offload_s += k * src.exposed_offload_s;
   dst.host_weights_streamed = dst.host_weights_streamed || src.host_weights_streamed;
+  if (dst.experts.tokens_per_pass <= 0) dst.experts = src.experts;  // the first step's, not summed
   dst.flops += k * src.flops;
   dst.bytes += k * src.bytes;
 }
@@ -607,6 +608,7 @@ struct ForwardPass {
     // them a token, where a grouped GEMM reads each touched expert once.
     const bool pairwise = pass_tokens > 1.0 && pass_tokens <= static_cast<double>(backend.expert_matvec_max_tokens);
     const double expert_read_fraction = pairwise ? expert_pairs_fraction(m, pass_tokens) : experts.touched_fraction;
+    if (m.num_experts > 0) p.experts = {pass_tokens, experts.tokens_per_expert, grouped, experts.efficiency_factor};
     const double experts_untouched = w.routed_expert_bytes * (1.0 - expert_read_fraction);
     // Weights in host memory (offloaded layers, --n-cpu-moe experts): once a pass's batch reaches
     // the engine's threshold (ggml's offload_op: prefill ubatches), their operators run on the device
@@ -770,6 +772,7 @@ void estimate_decode(const Workload& wl, const ForwardPass& pass, PhaseEstimate&
   d.exposed_kv_s = sum.exposed_kv_s * k;
   d.exposed_offload_s = sum.exposed_offload_s * k;
   d.host_weights_streamed = sum.host_weights_streamed;
+  d.experts = sum.experts;
   d.flops = sum.flops * k;
   d.bytes = sum.bytes * k;
   d.time_s = total_time * k;

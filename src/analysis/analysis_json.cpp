@@ -25,6 +25,13 @@ const Fields<PhaseEstimate>& phase_fields() {
                                    {"bytes", [](const P& p) -> J { return p.bytes; }},
                                    {"arithmetic_intensity", [](const P& p) -> J { return p.arithmetic_intensity; }},
                                    {"ridge_point", [](const P& p) -> J { return p.ridge_point; }},
+                                   {"experts", [](const P& p) -> J {
+                                      if (p.experts.tokens_per_pass <= 0) return nullptr;
+                                      return {{"kernel", p.experts.grouped ? "grouped-gemm" : "mat-vec"},
+                                              {"tokens_per_pass", p.experts.tokens_per_pass},
+                                              {"tokens_per_expert", p.experts.tokens_per_expert},
+                                              {"share_of_dense_rate", p.experts.share_of_dense_rate}};
+                                    }},
                                    {"components_s", [](const P& p) -> J {
                                       return {{"compute", p.compute_time_s},   {"weights", p.weights_time_s},
                                               {"kv_cache", p.kv_time_s},       {"offload", p.offload_time_s},

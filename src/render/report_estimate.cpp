@@ -37,6 +37,15 @@ std::string bandwidth_text(const Scenario& s, const Factors& f) {
                      format_bandwidth(f.achievable_bandwidth_bytes_per_s), f.decode_bandwidth_efficiency);
 }
 
+/// How a MoE model's prefill passes multiply the routed experts: the grouped GEMM's share of the dense
+/// rate at its tokens per expert, or the mat-vec kernels (each token reading its own experts).
+std::string experts_text(const PhaseEstimate::Experts& e) {
+  const std::string pass = fmt::format("passes of {:.0f} tokens", e.tokens_per_pass);
+  if (!e.grouped) return pass + ": mat-vec kernels, each token reading its own experts";
+  return fmt::format("{}: {:.1f} tokens per expert, grouped GEMM at {:.2f} of the dense rate", pass, e.tokens_per_expert,
+                     e.share_of_dense_rate);
+}
+
 /// The per-step costs: per layer (graph-captured or not), the per-layer terms of MoE and MLA layers, per step.
 std::string overhead_text(const Factors& f) {
   std::string per_layer = format_seconds(f.layer_overhead_s) + " per layer per step" + (f.graphs ? " (graph-captured)" : "");
@@ -109,6 +118,7 @@ std::string render_estimate(const PreparedScenario& ps, const Analysis& a, Outpu
   out += item("bandwidth", bandwidth_text(s, f));
   out += item("compute", fmt::format("{} {} peak x {:.2f} efficiency = {}", f.compute_dtype, format_flops(f.peak_compute_flops_per_s),
                                      f.prefill_compute_efficiency, format_flops(f.achievable_compute_flops_per_s)));
+  if (a.prefill.experts.tokens_per_pass > 0) out += item("experts", "prefill " + experts_text(a.prefill.experts));
   out += item("overhead", overhead_text(f));
   if (f.link_bandwidth_bytes_per_s > 0) out += item("link", format_bandwidth(f.link_bandwidth_bytes_per_s) + " per direction");
   const auto& calibrated = s.engine.backend->calibrated_on;

@@ -60,6 +60,13 @@ struct PhaseEstimate {
   /// The host-resident weights were copied to the device over PCIe (a prefill ubatch at or above
   /// the engine's threshold): the offload time is those copies, bound by the link.
   bool host_weights_streamed = false;
+  /// How the routed experts were multiplied in the phase's passes (MoE models; tokens_per_pass 0 otherwise).
+  struct Experts {
+    double tokens_per_pass = 0;       ///< the tokens of one pass, every rank's (what the experts see)
+    double tokens_per_expert = 0;     ///< per touched expert
+    bool grouped = false;             ///< the grouped GEMM; else mat-vec kernels, each token its own experts
+    double share_of_dense_rate = 1;   ///< the grouped GEMM's rate over the dense one (1 for mat-vec)
+  } experts;
   double arithmetic_intensity = 0;  ///< FLOP per byte
   double ridge_point = 0;           ///< achievable FLOP/s over achievable bytes/s
   Bound bound = Bound::kNone;

@@ -7,6 +7,7 @@
 
 #include "fixtures.hpp"
 #include "optadvisor/analysis/analysis.hpp"
+#include "optadvisor/analysis/analysis_json.hpp"
 #include "optadvisor/analysis/prepare.hpp"
 
 using namespace optadvisor;
@@ -212,4 +213,23 @@ TEST_CASE("MLX pays its MoE dispatch once per pass and MoE layer", "[analysis][m
   const Analysis a = analyze(dense);
   dense.engine.backend = &none;
   CHECK(analyze(dense).decode.overhead_time_s == a.decode.overhead_time_s);
+}
+
+TEST_CASE("the estimate says how each phase multiplied the experts", "[analysis][moe][json]") {
+  // Qwen3-30B-A3B on ROCm, a 512-token prompt in one pass: 512 x 8 / 128 = 32 tokens per touched
+  // expert through the grouped GEMM at 32 / (32 + half_tokens) of the dense rate; decode steps of
+  // one token take the mat-vec kernels. A dense model has no such entry.
+  ScenarioRequest r = qwen_prefill(512);
+  r.gen_tokens = 16;
+  const PreparedScenario ps = prepare_scenario(catalog(), r);
+  const Analysis a = analyze(ps.scenario);
+  const double half = ps.scenario.engine.backend->expert_gemm_half_tokens;
+  const nlohmann::json j = estimate_json(ps, a);
+  CHECK(j.at("prefill").at("experts").at("kernel") == "grouped-gemm");
+  CHECK(j.at("prefill").at("experts").at("tokens_per_pass").get<double>() == Approx(512.0));
+  CHECK(j.at("prefill").at("experts").at("tokens_per_expert").get<double>() == Approx(32.0));
+  CHECK(j.at("prefill").at("experts").at("share_of_dense_rate").get<double>() == Approx(32.0 / (32.0 + half)));
+  CHECK(j.at("decode").at("experts").at("kernel") == "mat-vec");
+  const PreparedScenario dense = prepare_scenario(catalog(), request("ryzen-ai-max-395", "llama-3.1-8b", "q4_k_m", "llama.cpp:rocm"));
+  CHECK(estimate_json(dense, analyze(dense.scenario)).at("prefill").at("experts").is_null());
 }
