@@ -97,6 +97,7 @@ nlohmann::json resolved(const nlohmann::json& p, const RuleBook& book) {
 
 double inference_metric(const std::string& metric, const Analysis& a) {
   if (metric == "tpot") return a.decode.time_s;
+  if (metric == "prefill_tps") return a.prefill.tokens_per_s;
   if (metric == "decode_tps") return a.decode.tokens_per_s_per_sequence;
   if (metric == "throughput") return a.has_throughput ? a.output_tokens_per_s : a.decode.tokens_per_s;
   if (metric == "latency") return a.request_latency_s;

@@ -751,6 +751,7 @@ Facts inference_facts(const PreparedScenario& ps, const Analysis& a, Goal goal) 
   f["workload.batch_max"] = w.batch_max;
   f["workload.prompt_tokens"] = w.prompt_tokens;
   f["workload.gen_tokens"] = w.gen_tokens;
+  f["workload.ubatch_tokens"] = s.prefill_chunk_tokens();
   f["workload.context_tokens"] = w.context();
   f["workload.kv_dtype"] = w.kv_dtype;
   f["workload.kv_bits"] = w.kv_bytes_per_element * 8.0;
@@ -784,6 +785,7 @@ Facts inference_facts(const PreparedScenario& ps, const Analysis& a, Goal goal) 
   f["memory.offloaded_layers"] = mem.offloaded_layers;
   f["prefill.bound"] = std::string(to_string(a.prefill.bound));
   f["prefill.time_s"] = a.prefill.time_s;
+  f["prefill.passes"] = a.prefill.passes;
   f["prefill.attention_share"] = share(a.prefill.attention_compute_time_s, a.prefill.time_s);
   const PhaseEstimate& d = a.decode;
   f["decode.bound"] = std::string(to_string(d.bound));

@@ -494,6 +494,38 @@ TransformResult set_batch(const Params& p, const TransformInput& in) {
   return changed(std::move(r), {std::move(change)});
 }
 
+/// A larger prompt microbatch (llama.cpp -ub): each pass reads the weights once and a MoE model's
+/// grouped expert GEMMs fill their tiles with the tokens routed to each expert, so fewer, larger
+/// passes prefill faster while the compute buffer grows with the pass. Of the powers of two above
+/// today's up to max_tokens (stopping at the first that takes the prompt in one pass), the one that
+/// prefills fastest and still fits is taken (the smaller on a tie).
+TransformResult prefill_ubatch(const Params& p, const TransformInput& in) {
+  const Scenario& s = in.prepared.scenario;
+  if (s.engine.engine->memory.activation_model != ActivationModel::kGgmlUbatch)
+    return not_here(fmt::format("{} sizes its prefill steps itself (no microbatch option)", s.engine.engine->name));
+  const uint64_t current = s.prefill_chunk_tokens();
+  if (in.analysis.prefill.passes <= 1) return not_here(fmt::format("the prompt already runs in one pass of up to {} tokens", current));
+  const auto max_tokens = static_cast<uint64_t>(std::max(number(p, "max_tokens"), 0.0));
+  std::optional<ScenarioRequest> best;
+  double best_s = in.analysis.prefill.time_s;
+  for (uint64_t tokens = current * 2; tokens <= max_tokens; tokens *= 2) {
+    ScenarioRequest r = in.request;
+    r.ubatch_tokens = static_cast<int64_t>(tokens);
+    Analysis a;
+    try {
+      a = analyze(prepare_scenario(in.catalog, r, in.prepared.model).scenario, Detail::kNumbers);
+    } catch (const Error&) {
+      break;
+    }
+    if (in.analysis.memory.fits && !a.memory.fits) break;  // larger passes only need more memory
+    if (a.prefill.time_s < best_s) best = std::move(r), best_s = a.prefill.time_s;
+    if (a.prefill.passes <= 1) break;
+  }
+  if (!best) return not_here(fmt::format("no larger microbatch than {} tokens prefills faster within memory", current));
+  std::string change = fmt::format("prompt microbatch {} -> {} tokens (llama.cpp -ub)", current, best->ubatch_tokens);
+  return changed(std::move(*best), {std::move(change)});
+}
+
 TransformResult switch_engine(const Params& p, const TransformInput& in) {
   const Scenario& s = in.prepared.scenario;
   const std::string target = p.at("engine").get<std::string>();
@@ -922,6 +954,10 @@ const std::vector<Entry>& entries() {
       {{"offload_experts", "keep the routed experts of the fewest layers that make the rest fit in host memory (llama.cpp --n-cpu-moe)", {}},
        offload_experts},
       {{"set_batch", "serve more sequences at once", {{"batch", "batch", true, "\"max\" (as many as fit) or a number"}}}, set_batch},
+      {{"prefill_ubatch",
+        "prefill in larger microbatches (llama.cpp -ub): the fastest power of two above today's that fits",
+        {{"max_tokens", "integer", true, "largest microbatch tried, tokens"}}},
+       prefill_ubatch},
       {{"switch_engine",
         "serve with another engine, keeping the weights' precision",
         {{"engine", "engine", true, "engine id"},

@@ -388,8 +388,7 @@ double activation_bytes(const Scenario& s, bool flash_attention) {
   const double tp = std::max<uint32_t>(1, wl.tp);
   const double hidden = static_cast<double>(m.hidden_size);
   if (engine.memory.activation_model == ActivationModel::kGgmlUbatch) {
-    const double ubatch = static_cast<double>(
-        std::min<uint64_t>(wl.ubatch_tokens ? wl.ubatch_tokens : engine.memory.ubatch_tokens, std::max<uint64_t>(wl.prompt_tokens, 1)));
+    const double ubatch = static_cast<double>(std::min<uint64_t>(s.prefill_chunk_tokens(), std::max<uint64_t>(wl.prompt_tokens, 1)));
     double bytes = ubatch * hidden * engine.memory.activation_bytes_per_token + static_cast<double>(m.vocab_size) * 4.0;
     if (!flash_attention) bytes += static_cast<double>(wl.context()) * ubatch * static_cast<double>(m.num_attention_heads) * 4.0 / tp;
     return bytes;
@@ -594,7 +593,7 @@ struct ForwardPass {
     const double resident_fraction = 1.0 - offloaded_bytes / std::max((w.total_bytes - host_expert_bytes) / tp / pp, 1.0);
     const double tokens = tokens_per_seq * b;                  // this rank's
     const double worker_tokens = tokens_per_seq * batch;       // every rank's, which the experts see
-    const double chunk = static_cast<double>(wl.ubatch_tokens ? wl.ubatch_tokens : engine.memory.prefill_chunk_tokens());
+    const double chunk = static_cast<double>(s.prefill_chunk_tokens());
     const double passes = prefill ? std::max(1.0, std::ceil(tokens / std::max(chunk, 1.0))) : 1.0;
     // Each pass reads the experts its own tokens touch; in prefill the routed GEMMs run per expert
     // on the tokens routed to it, at the backend's grouped-GEMM efficiency, unless the pass is small
@@ -699,6 +698,7 @@ struct ForwardPass {
       comm_t = tokens * (traffic.allreduce_bytes_per_token + traffic.alltoall_bytes_per_token) / std::max(f.link_bandwidth_bytes_per_s, 1.0) +
                (traffic.allreduce_count + traffic.alltoall_count) * engine.allreduce_latency_s;
     }
+    p.passes = passes;
     p.weights_time_s += weights_t;
     p.offload_time_s += offload_t + host_experts_t;
     p.exposed_offload_s += offload_t + host_experts_t;

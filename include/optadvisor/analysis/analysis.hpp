@@ -50,6 +50,7 @@ struct PhaseEstimate {
   double overhead_time_s = 0;
   double interconnect_time_s = 0;
   double offload_time_s = 0;  ///< reading host-resident layers
+  double passes = 1;          ///< forward passes: prefill's prompts in chunks of the ubatch; 1 for a decode step
   /// The part of each component the phase's time shows: of a weight read and its matrix math (or a
   /// KV read and its attention math), which overlap, only the longer; overhead and interconnect
   /// in full. They sum to time_s, so shares of them describe the phase's time.

@@ -112,6 +112,12 @@ struct Scenario {
   WeightsSummary weights;
   EngineChoice engine;
   Workload workload;
+
+  /// Tokens per forward pass in prefill: --ubatch, else the engine's (llama.cpp's n_ubatch, a
+  /// server's max batched tokens per step).
+  uint64_t prefill_chunk_tokens() const {
+    return workload.ubatch_tokens ? workload.ubatch_tokens : engine.engine->memory.prefill_chunk_tokens();
+  }
 };
 
 }  // namespace optadvisor
