@@ -25,6 +25,7 @@ const Fields<PhaseEstimate>& phase_fields() {
                                    {"bytes", [](const P& p) -> J { return p.bytes; }},
                                    {"arithmetic_intensity", [](const P& p) -> J { return p.arithmetic_intensity; }},
                                    {"ridge_point", [](const P& p) -> J { return p.ridge_point; }},
+                                   {"passes", [](const P& p) -> J { return p.passes; }},
                                    {"experts", [](const P& p) -> J {
                                       if (p.experts.tokens_per_pass <= 0) return nullptr;
                                       return {{"kernel", p.experts.grouped ? "grouped-gemm" : "mat-vec"},

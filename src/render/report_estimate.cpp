@@ -94,6 +94,8 @@ std::string render_estimate(const PreparedScenario& ps, const Analysis& a, Outpu
     out += heading("Prefill (time to first token)");
     out += item("TTFT", format_seconds(a.prefill.time_s));
     out += item("throughput", fmt::format("{:.0f} tokens/s", a.prefill.tokens_per_s));
+    if (a.prefill.passes > 1)
+      out += item("passes", fmt::format("{:.0f} forward passes of up to {} prompt tokens", a.prefill.passes, s.prefill_chunk_tokens()));
     out += item("bound", a.prefill.explanation());
   }
   if (w.gen_tokens > 0) {
