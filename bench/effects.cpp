@@ -75,6 +75,7 @@ ScenarioRequest inference_request(const Options& o) {
   r.pp = std::stoll(get(o, "pp", "1"));
   r.gpus = std::stoll(get(o, "gpus", "0"));
   r.ubatch_tokens = std::stoll(get(o, "ubatch", "0"));
+  if (o.count("ncmoe")) r.n_cpu_moe = std::stoll(o.at("ncmoe"));
   r.flash_attention = on_off(o, "fa");
   r.graphs = on_off(o, "graphs");
   return r;
