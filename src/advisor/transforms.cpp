@@ -497,8 +497,9 @@ TransformResult set_batch(const Params& p, const TransformInput& in) {
 /// A larger prompt microbatch (llama.cpp -ub): each pass reads the weights once and a MoE model's
 /// grouped expert GEMMs fill their tiles with the tokens routed to each expert, so fewer, larger
 /// passes prefill faster while the compute buffer grows with the pass. Of the powers of two above
-/// today's up to max_tokens (stopping at the first that takes the prompt in one pass), the one that
-/// prefills fastest and still fits is taken (the smaller on a tie).
+/// today's up to max_tokens (stopping at the first that takes the prompt in one pass), the one with
+/// the shortest request that still fits is taken (the smaller on a tie): where layers already spill
+/// to host memory, a larger buffer can spill one more and slow every decode step.
 TransformResult prefill_ubatch(const Params& p, const TransformInput& in) {
   const Scenario& s = in.prepared.scenario;
   if (s.engine.engine->memory.activation_model != ActivationModel::kGgmlUbatch)
@@ -507,7 +508,7 @@ TransformResult prefill_ubatch(const Params& p, const TransformInput& in) {
   if (in.analysis.prefill.passes <= 1) return not_here(fmt::format("the prompt already runs in one pass of up to {} tokens", current));
   const auto max_tokens = static_cast<uint64_t>(std::max(number(p, "max_tokens"), 0.0));
   std::optional<ScenarioRequest> best;
-  double best_s = in.analysis.prefill.time_s;
+  double best_s = in.analysis.request_latency_s;
   for (uint64_t tokens = current * 2; tokens <= max_tokens; tokens *= 2) {
     ScenarioRequest r = in.request;
     r.ubatch_tokens = static_cast<int64_t>(tokens);
@@ -518,10 +519,10 @@ TransformResult prefill_ubatch(const Params& p, const TransformInput& in) {
       break;
     }
     if (in.analysis.memory.fits && !a.memory.fits) break;  // larger passes only need more memory
-    if (a.prefill.time_s < best_s) best = std::move(r), best_s = a.prefill.time_s;
+    if (a.request_latency_s < best_s) best = std::move(r), best_s = a.request_latency_s;
     if (a.prefill.passes <= 1) break;
   }
-  if (!best) return not_here(fmt::format("no larger microbatch than {} tokens prefills faster within memory", current));
+  if (!best) return not_here(fmt::format("no larger microbatch than {} tokens makes a request faster within memory", current));
   std::string change = fmt::format("prompt microbatch {} -> {} tokens (llama.cpp -ub)", current, best->ubatch_tokens);
   return changed(std::move(*best), {std::move(change)});
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The larger-ubatch rule: llama.cpp prefills a prompt in passes of -ub tokens; the rule tries the
-// powers of two above today's and keeps the one that prefills fastest within memory.
+// powers of two above today's and keeps the one that makes a request fastest within memory.
 #include <catch2/catch.hpp>
 
 #include "optadvisor/advisor/playbook.hpp"
@@ -51,6 +51,23 @@ TEST_CASE("larger-ubatch: the fastest power of two up to the rule's limit", "[ad
   }
   SECTION("a microbatch beyond the prompt changes nothing: 1,500 tokens -> 2048, the smaller on a tie") {
     const TransformResult t = apply(long_prompt("rtx4090", "qwen3-30b-a3b", "q4_k_m", 1500));
+    REQUIRE(t.request);
+    CHECK(t.request->ubatch_tokens == 2048);
+  }
+  SECTION("where layers spill to host memory, the microbatch that makes the request fastest, not the prefill") {
+    // Gemma-3-12B Q8_0 on a 12 GB RTX 4070 Ti, 8,192 + 1,024 tokens: at -ub 4096 the compute buffer
+    // spills a fifth layer to host memory; its prefill is the fastest, but every decode step slows.
+    ScenarioRequest r = long_prompt("rtx4070ti", "gemma-3-12b", "q8_0", 8192);
+    r.gen_tokens = 1024;
+    ScenarioRequest at2048 = r, at4096 = r;
+    at2048.ubatch_tokens = 2048;
+    at4096.ubatch_tokens = 4096;
+    const Analysis a2048 = analyze(prepare_scenario(catalog(), at2048).scenario);
+    const Analysis a4096 = analyze(prepare_scenario(catalog(), at4096).scenario);
+    REQUIRE(a4096.memory.offloaded_layers > a2048.memory.offloaded_layers);
+    REQUIRE(a4096.prefill.time_s < a2048.prefill.time_s);
+    REQUIRE(a4096.request_latency_s > a2048.request_latency_s);
+    const TransformResult t = apply(r);
     REQUIRE(t.request);
     CHECK(t.request->ubatch_tokens == 2048);
   }
