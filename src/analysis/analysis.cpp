@@ -358,7 +358,7 @@ void fill_factors(const Scenario& s, Factors& f) {
                                  [&](const DevicePath& p) { return p.matches(hw.vendor, hw.architecture); });
   if (path != backend.device_paths.end()) {
     if (!path->compute_dtype.empty()) dtype = path->compute_dtype;
-    prefill_efficiency = path->prefill_compute_efficiency.value_or(prefill_efficiency);
+    prefill_efficiency = path->efficiency_for(parse_build_number(s.engine.version), prefill_efficiency);
   }
   f.peak_compute_flops_per_s = peak_compute(hw, dtype, &f.compute_dtype);
   f.prefill_compute_efficiency = std::min(1.0, prefill_efficiency * qe.prefill);

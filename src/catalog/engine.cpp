@@ -159,8 +159,14 @@ BackendProfile read_backend(const std::string& name, const nlohmann::json& b, st
   if (b.contains("quant_efficiency")) read_quant_efficiency(b.at("quant_efficiency"), bp.quant_efficiency);
   for (const auto& v : b.value("device_paths", nlohmann::json::array())) {
     DevicePath path{v.at("vendor").get<std::string>(), v.at("architecture_contains").get<std::string>(),
-                    v.value("compute_dtype", std::string{}), std::nullopt};
+                    v.value("compute_dtype", std::string{}), std::nullopt, {}};
     if (v.contains("prefill_compute_efficiency")) path.prefill_compute_efficiency = v.at("prefill_compute_efficiency").get<double>();
+    for (const auto& e : v.value("earlier_builds", nlohmann::json::array())) {
+      const DevicePath::EarlierBuild build{e.at("until_build").get<uint64_t>(), e.at("prefill_compute_efficiency").get<double>()};
+      if (!path.earlier_builds.empty() && build.until_build <= path.earlier_builds.back().until_build)
+        problems.push_back({"", "/backends/" + name + "/device_paths", "earlier builds must be listed oldest first"});
+      path.earlier_builds.push_back(build);
+    }
     bp.device_paths.push_back(std::move(path));
   }
   for (const auto& e : b.value("earlier_builds", nlohmann::json::array())) {

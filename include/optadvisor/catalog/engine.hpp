@@ -29,12 +29,26 @@ struct QuantEfficiency {
 /// of its own efficiency (llama.cpp Vulkan: VK_KHR_cooperative_matrix on AMD against NVIDIA's
 /// VK_NV_cooperative_matrix2).
 struct DevicePath {
+  /// Builds older than `until_build` that ran the path at another prefill efficiency (llama.cpp
+  /// Vulkan on AMD before its coopmat1 tiles were tuned).
+  struct EarlierBuild {
+    uint64_t until_build = 0;  ///< the first build known to run the path at the newer efficiency
+    double prefill_compute_efficiency = 0;
+  };
   std::string vendor;
   std::string architecture_contains;
   std::string compute_dtype;                          ///< "" = the backend's
-  std::optional<double> prefill_compute_efficiency;   ///< unset = the backend's
+  std::optional<double> prefill_compute_efficiency;   ///< unset = the backend's (the newest builds')
+  std::vector<EarlierBuild> earlier_builds;           ///< oldest first
   bool matches(const std::string& device_vendor, const std::string& architecture) const {
     return device_vendor == vendor && architecture.find(architecture_contains) != std::string::npos;
+  }
+  /// The path's prefill efficiency for `build` (the newest when unset), `fallback` where it has none.
+  double efficiency_for(std::optional<uint64_t> build, double fallback) const {
+    if (build)
+      for (const auto& e : earlier_builds)
+        if (*build < e.until_build) return e.prefill_compute_efficiency;
+    return prefill_compute_efficiency.value_or(fallback);
   }
 };
 

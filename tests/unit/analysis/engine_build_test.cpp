@@ -139,3 +139,20 @@ TEST_CASE("builds before b8233 run each Gated DeltaNet layer unfused, 0.44 ms mo
   const PreparedScenario newer = prepare_scenario(catalog(), request("ryzen-ai-max-395", "qwen3-next-80b-a3b", "q8_0", "llama.cpp:rocm@b8233"));
   CHECK(analyze(ps.scenario).prefill.time_s == Approx(analyze(newer.scenario).prefill.time_s));
 }
+
+TEST_CASE("AMD's Vulkan coopmat1 path runs builds before 7938 at its earlier efficiency, newer builds and no build at the tuned one",
+          "[analysis][engine][build]") {
+  // Ryzen AI Max+ 395 (Radeon 8060S, RDNA 3.5): fp16 matrix peak 59.392 TFLOP/s (data/hardware).
+  // Vulkan on AMD RDNA 3: 0.28 of it from build 7938 on (PR #18749's tiles), 0.22 before:
+  //   59.392e12 x 0.22 = 13.07 TFLOP/s at b7937; 59.392e12 x 0.28 = 16.63 TFLOP/s at b7938 and unnamed.
+  auto compute = [](const std::string& engine) {
+    const PreparedScenario ps = prepare_scenario(catalog(), request("ryzen-ai-max-395", "llama-2-7b", "q4_0", engine));
+    return analyze(ps.scenario).factors.achievable_compute_flops_per_s;
+  };
+  CHECK(compute("llama.cpp:vulkan@b7423") == Approx(59.392e12 * 0.22));
+  CHECK(compute("llama.cpp:vulkan@b7937") == Approx(59.392e12 * 0.22));
+  CHECK(compute("llama.cpp:vulkan@b7938") == Approx(59.392e12 * 0.28));
+  CHECK(compute("llama.cpp:vulkan") == Approx(59.392e12 * 0.28));
+  // ROCm on the same GPU has no such era.
+  CHECK(compute("llama.cpp:rocm@b7423") == Approx(compute("llama.cpp:rocm")));
+}
