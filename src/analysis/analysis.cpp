@@ -354,9 +354,7 @@ void fill_factors(const Scenario& s, Factors& f) {
   // Where the backend's GEMMs take another kernel path on this device (the matrix cores left idle, or
   // another matrix path), its compute dtype and efficiency apply.
   double prefill_efficiency = prefill.efficiency;
-  const auto path = std::find_if(backend.device_paths.begin(), backend.device_paths.end(),
-                                 [&](const DevicePath& p) { return p.matches(hw.vendor, hw.architecture); });
-  if (path != backend.device_paths.end()) {
+  if (const DevicePath* path = backend.device_path_for(hw.vendor, hw.architecture)) {
     if (!path->compute_dtype.empty()) dtype = path->compute_dtype;
     prefill_efficiency = path->efficiency_for(parse_build_number(s.engine.version), prefill_efficiency);
   }

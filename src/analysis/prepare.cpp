@@ -498,9 +498,17 @@ void set_serving_techniques(Workload& w, const ScenarioRequest& r) {
   w.weights_mmap = r.weights_mmap;
 }
 
-/// What --engine ENGINE@VERSION changes in an estimate, said in a note.
-std::string version_note(const EngineChoice& c) {
+/// What --engine ENGINE@VERSION changes in an estimate on `hw`, said in a note.
+std::string version_note(const EngineChoice& c, const HardwareProfile& hw) {
   const BackendProfile& b = *c.backend;
+  const DevicePath* path = b.device_path_for(hw.vendor, hw.architecture);
+  if (path && !path->earlier_builds.empty()) {
+    if (const DevicePath::EarlierBuild* e = path->earlier_build(parse_build_number(c.version)))
+      return fmt::format("engine: {} build {} on {}: prefill as builds before b{} ran it; b{}: {}", c.id(), c.version, hw.name, e->until_build,
+                         e->until_build, e->change);
+    return fmt::format("engine: {} build {} on {}: the newest kernels (b{} and later)", c.id(), c.version, hw.name,
+                       path->earlier_builds.back().until_build);
+  }
   if (c.build)
     return fmt::format("engine: {} build {}: quantized prefill as builds before b{} ran it; b{}: {}", c.id(), c.version, c.build->until_build,
                        c.build->until_build, c.build->change);
@@ -556,7 +564,7 @@ PreparedScenario prepare_scenario(const Catalog& catalog, const ScenarioRequest&
   if (s.engine.defaulted)
     out.notes.push_back(
         fmt::format("engine: {} (the default for {}; pick another with --engine)", s.engine.id(), to_string(hw.device_class)));
-  if (!s.engine.version.empty()) out.notes.push_back(version_note(s.engine));
+  if (!s.engine.version.empty()) out.notes.push_back(version_note(s.engine, *s.hardware));
   if (const uint64_t unfused = unfused_delta_net_layers(s.engine, s.model); unfused > 0)
     out.notes.push_back(fmt::format("engine: {} build {}: its {} Gated DeltaNet layers run unfused, {} more per token each; b{}: {}",
                                     s.engine.id(), s.engine.version, unfused,

@@ -162,10 +162,11 @@ BackendProfile read_backend(const std::string& name, const nlohmann::json& b, st
                     v.value("compute_dtype", std::string{}), std::nullopt, {}};
     if (v.contains("prefill_compute_efficiency")) path.prefill_compute_efficiency = v.at("prefill_compute_efficiency").get<double>();
     for (const auto& e : v.value("earlier_builds", nlohmann::json::array())) {
-      const DevicePath::EarlierBuild build{e.at("until_build").get<uint64_t>(), e.at("prefill_compute_efficiency").get<double>()};
+      DevicePath::EarlierBuild build{e.at("until_build").get<uint64_t>(), e.at("prefill_compute_efficiency").get<double>(),
+                                     e.at("change").get<std::string>()};
       if (!path.earlier_builds.empty() && build.until_build <= path.earlier_builds.back().until_build)
         problems.push_back({"", "/backends/" + name + "/device_paths", "earlier builds must be listed oldest first"});
-      path.earlier_builds.push_back(build);
+      path.earlier_builds.push_back(std::move(build));
     }
     bp.device_paths.push_back(std::move(path));
   }

@@ -34,6 +34,7 @@ struct DevicePath {
   struct EarlierBuild {
     uint64_t until_build = 0;  ///< the first build known to run the path at the newer efficiency
     double prefill_compute_efficiency = 0;
+    std::string change;  ///< what that build changed, quoted in notes
   };
   std::string vendor;
   std::string architecture_contains;
@@ -43,11 +44,16 @@ struct DevicePath {
   bool matches(const std::string& device_vendor, const std::string& architecture) const {
     return device_vendor == vendor && architecture.find(architecture_contains) != std::string::npos;
   }
-  /// The path's prefill efficiency for `build` (the newest when unset), `fallback` where it has none.
-  double efficiency_for(std::optional<uint64_t> build, double fallback) const {
+  /// The earlier build `build` ran this path as; null for the newest builds (or no build named).
+  const EarlierBuild* earlier_build(std::optional<uint64_t> build) const {
     if (build)
       for (const auto& e : earlier_builds)
-        if (*build < e.until_build) return e.prefill_compute_efficiency;
+        if (*build < e.until_build) return &e;
+    return nullptr;
+  }
+  /// The path's prefill efficiency for `build` (the newest when unset), `fallback` where it has none.
+  double efficiency_for(std::optional<uint64_t> build, double fallback) const {
+    if (const EarlierBuild* e = earlier_build(build)) return e->prefill_compute_efficiency;
     return prefill_compute_efficiency.value_or(fallback);
   }
 };
@@ -111,6 +117,12 @@ struct BackendProfile {
   std::map<std::string, QuantEfficiency> quant_efficiency;  ///< per weight format, relative to the backend's values
   /// Devices whose GEMMs take another path (the first match applies).
   std::vector<DevicePath> device_paths;
+  /// The first of device_paths that `vendor` and `architecture` match; null when none does.
+  const DevicePath* device_path_for(const std::string& vendor, const std::string& architecture) const {
+    for (const auto& p : device_paths)
+      if (p.matches(vendor, architecture)) return &p;
+    return nullptr;
+  }
   /// Older builds that ran quantized prefill another way, by until_build ascending.
   std::vector<BackendBuild> earlier_builds;
 

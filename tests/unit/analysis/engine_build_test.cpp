@@ -155,4 +155,9 @@ TEST_CASE("AMD's Vulkan coopmat1 path runs builds before 7938 at its earlier eff
   CHECK(compute("llama.cpp:vulkan") == Approx(59.392e12 * 0.28));
   // ROCm on the same GPU has no such era.
   CHECK(compute("llama.cpp:rocm@b7423") == Approx(compute("llama.cpp:rocm")));
+  // The estimate says which it modelled.
+  auto notes_of = [](const std::string& engine) { return prepare_scenario(catalog(), request("ryzen-ai-max-395", "llama-2-7b", "q4_0", engine)); };
+  CHECK(has_note(notes_of("llama.cpp:vulkan@b7500"), "prefill as builds before b7938 ran it; b7938: tiles tuned for AMD's coopmat1 path"));
+  CHECK(has_note(notes_of("llama.cpp:vulkan@b9000"), "the newest kernels (b7938 and later)"));
+  CHECK(has_note(notes_of("llama.cpp:rocm@b7423"), "its figures do not depend on the version"));
 }
