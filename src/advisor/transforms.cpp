@@ -956,7 +956,7 @@ const std::vector<Entry>& entries() {
        offload_experts},
       {{"set_batch", "serve more sequences at once", {{"batch", "batch", true, "\"max\" (as many as fit) or a number"}}}, set_batch},
       {{"prefill_ubatch",
-        "prefill in larger microbatches (llama.cpp -ub): the fastest power of two above today's that fits",
+        "prefill in larger microbatches (llama.cpp -ub): the power of two above today's that makes a request fastest and fits",
         {{"max_tokens", "integer", true, "largest microbatch tried, tokens"}}},
        prefill_ubatch},
       {{"switch_engine",
