@@ -498,6 +498,9 @@ void set_serving_techniques(Workload& w, const ScenarioRequest& r) {
   w.weights_mmap = r.weights_mmap;
 }
 
+/// The end of version_note where the backend's figures do not change with the build.
+constexpr std::string_view kVersionIndependent = "its figures do not depend on the version";
+
 /// What --engine ENGINE@VERSION changes in an estimate on `hw`, said in a note.
 std::string version_note(const EngineChoice& c, const HardwareProfile& hw) {
   const BackendProfile& b = *c.backend;
@@ -517,7 +520,22 @@ std::string version_note(const EngineChoice& c, const HardwareProfile& hw) {
   if (c.engine->serving.enabled())
     return fmt::format("engine: {} {}: estimate uses the same efficiencies for every version; serve applies the version's calibration era",
                        c.id(), c.version);
-  return fmt::format("engine: {} {}: its figures do not depend on the version", c.id(), c.version);
+  return fmt::format("engine: {} {}: {}", c.id(), c.version, kVersionIndependent);
+}
+
+/// The notes on what --engine ENGINE@VERSION changes: the version's kernels, and the Gated DeltaNet
+/// layers a build before the fused operator runs unfused (which, where it is the only change, the
+/// version's own note leaves to it).
+void add_version_notes(const Scenario& s, std::vector<std::string>& notes) {
+  const uint64_t unfused = unfused_delta_net_layers(s.engine, s.model);
+  if (!s.engine.version.empty()) {
+    std::string note = version_note(s.engine, *s.hardware);
+    if (unfused == 0 || !note.ends_with(kVersionIndependent)) notes.push_back(std::move(note));
+  }
+  if (unfused == 0) return;
+  const UnfusedDeltaNet& u = *s.engine.engine->unfused_delta_net;
+  notes.push_back(fmt::format("engine: {} build {}: its {} Gated DeltaNet layers run unfused, {} more per token each; b{}: {}", s.engine.id(),
+                              s.engine.version, unfused, format_seconds(u.layer_overhead_s), u.until_build, u.change));
 }
 
 /// The weight format when the request names none: the GGUF file's own type, the model's native
@@ -564,12 +582,7 @@ PreparedScenario prepare_scenario(const Catalog& catalog, const ScenarioRequest&
   if (s.engine.defaulted)
     out.notes.push_back(
         fmt::format("engine: {} (the default for {}; pick another with --engine)", s.engine.id(), to_string(hw.device_class)));
-  if (!s.engine.version.empty()) out.notes.push_back(version_note(s.engine, *s.hardware));
-  if (const uint64_t unfused = unfused_delta_net_layers(s.engine, s.model); unfused > 0)
-    out.notes.push_back(fmt::format("engine: {} build {}: its {} Gated DeltaNet layers run unfused, {} more per token each; b{}: {}",
-                                    s.engine.id(), s.engine.version, unfused,
-                                    format_seconds(engine.unfused_delta_net->layer_overhead_s), engine.unfused_delta_net->until_build,
-                                    engine.unfused_delta_net->change));
+  add_version_notes(s, out.notes);
   // The user's own measurements of this engine backend on this device replace its efficiency factors.
   if (const Calibration* cal = catalog.find_calibration(hw.id, engine.id, s.engine.backend->name)) {
     s.engine.backend = &cal->backend_profile;
