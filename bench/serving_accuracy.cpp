@@ -308,12 +308,14 @@ ServingEra fit(std::vector<Row*>& rows, ServingEra era, double collective_latenc
                         {&ServingEra::attention_efficiency, 0.2, 0.8},       {&ServingEra::step_overhead_s, 1e-4, 0.02},
                         {&ServingEra::layer_overhead_s, 1e-7, 1e-4},         {&ServingEra::communication_efficiency, 0.2, 0.9},
                         {&ServingEra::expert_gemm_half_tokens, 1.0, 1024.0}, {&ServingEra::request_overhead_s, 1e-3, 0.2},
-                        {&ServingEra::collective_latency_s, 1e-6, 5e-5},     {&ServingEra::frontend_request_s, 1e-4, 0.05}};
+                        {&ServingEra::collective_latency_s, 1e-6, 5e-5},     {&ServingEra::frontend_request_s, 1e-4, 0.05},
+                        {&ServingEra::sequence_overhead_s, 1e-7, 2e-4}};
   // The grouped-GEMM term starts where llama.cpp's backends fitted it (38-96 tokens) when the era has none.
   if (era.expert_gemm_half_tokens <= 0) era.expert_gemm_half_tokens = 32;
   if (era.request_overhead_s <= 0) era.request_overhead_s = 0.01;
   if (era.collective_latency_s <= 0) era.collective_latency_s = collective_latency_start;
   if (era.frontend_request_s <= 0) era.frontend_request_s = 1e-3;
+  if (era.sequence_overhead_s <= 0) era.sequence_overhead_s = 1e-6;
   double best = objective(rows, era);
   // Rounds until no knob improves, at each step size (at most 10: a bound on the work, never reached in practice).
   for (double step : {1.6, 1.25, 1.08, 1.03}) {
@@ -342,9 +344,10 @@ void print_era(const std::string& engine, const ServingEra& e, const std::vector
   fmt::print(
       "{}: bandwidth_efficiency {:.3f}, gemm_efficiency {:.3f}, attention_efficiency {:.3f}, step_overhead_s {:.6f}, "
       "layer_overhead_s {:.3g}, communication_efficiency {:.3f}, expert_gemm_half_tokens {:.1f}, request_overhead_s {:.4f}, "
-      "collective_latency_s {:.3g}, frontend_request_s {:.4g} ({} rows on {})\n",
+      "collective_latency_s {:.3g}, frontend_request_s {:.4g}, sequence_overhead_s {:.3g} ({} rows on {})\n",
       engine, e.bandwidth_efficiency, e.gemm_efficiency, e.attention_efficiency, e.step_overhead_s, e.layer_overhead_s,
       e.communication_efficiency, e.expert_gemm_half_tokens, e.request_overhead_s, e.collective_latency_s, e.frontend_request_s,
+      e.sequence_overhead_s,
       rows.size(), on);
 }
 

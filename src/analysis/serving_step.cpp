@@ -184,6 +184,7 @@ void set_era(StepModel& m, const ServingEra& era) {
   m.attention_flops_per_s = m.peak_attention_flops_per_s * era.attention_efficiency;
   m.link_bytes_per_s = m.peak_link_bytes_per_s * era.communication_efficiency;
   m.step_overhead_s = era.step_overhead_s;
+  m.sequence_overhead_s = era.sequence_overhead_s;
   m.layer_overhead_s = era.layer_overhead_s;
   m.expert_gemm_half_tokens = era.expert_gemm_half_tokens;
   const double one = era.collective_latency_s > 0 ? era.collective_latency_s : m.engine_collective_latency_s;
@@ -271,7 +272,7 @@ StepCost step_cost(const StepModel& m, const StepMix& mix, const ExpertStep& exp
                                  m.attention_flops_sliding * (mix.decode_context_sliding + mix.prefill_attention_sliding) + indexer_flops +
                                  m.attention_flops_compressed * (mix.decode_context_compressed + mix.prefill_attention_compressed);
   const double attention_t = attention_flops / m.attention_flops_per_s;
-  c.overhead_s = m.step_overhead_s + m.layers * m.layer_overhead_s;
+  c.overhead_s = m.step_overhead_s + m.layers * m.layer_overhead_s + m.sequence_overhead_s * (mix.decode_sequences + mix.prefill_chunks);
   if (m.link_bytes_per_s > 0) c.communication_s = tokens * (m.allreduce_bytes_per_token + m.alltoall_bytes_per_token) / m.link_bytes_per_s;
   c.communication_s += m.collective_latency_s;
   c.compute_s = (linear_t > weights_t ? linear_t : 0.0) + (attention_t > kv_t ? attention_t : 0.0);

@@ -121,6 +121,7 @@ void read_serving(const nlohmann::json& j, EngineServing& s, std::vector<Problem
     era.expert_gemm_half_tokens = e.value("expert_gemm_half_tokens", 0.0);
     era.request_overhead_s = e.value("request_overhead_s", 0.0);
     era.frontend_request_s = e.value("frontend_request_s", 0.0);
+    era.sequence_overhead_s = e.value("sequence_overhead_s", 0.0);
     era.collective_latency_s = e.value("collective_latency_s", 0.0);
     era.calibrated_on = e.value("calibrated_on", std::vector<std::string>{});
     era.caveats = e.value("caveats", std::vector<std::string>{});

@@ -81,6 +81,7 @@ struct StepModel {
   double gemm_flops_per_s = 0;
   double attention_flops_per_s = 0;
   double step_overhead_s = 0;
+  double sequence_overhead_s = 0;  ///< per sequence (decode or prompt chunk) in an iteration
   double layer_overhead_s = 0;
   double expert_gemm_half_tokens = 0;  ///< the era's grouped-GEMM tile fill (0 = experts at the dense GEMM efficiency)
   double layers = 0;

@@ -203,6 +203,10 @@ struct ServingEra {
   /// (parsing, tokenization, the hand-over to the engine), so a burst reaches the engine spread
   /// out by this much each; 0 = requests reach the engine the moment they are sent.
   double frontend_request_s = 0;
+  /// Per sequence in an iteration: the scheduler's and sampler's work for each running request
+  /// (its inputs prepared, its token sampled and handed to the API server), which grows with the
+  /// batch; 0 = none.
+  double sequence_overhead_s = 0;
   /// Fixed cost of one collective (a tensor-parallel all-reduce, an expert dispatch or combine):
   /// launch and synchronisation, whatever its size; 0 = the engine's allreduce_latency_s.
   double collective_latency_s = 0;

@@ -53,6 +53,21 @@ TEST_CASE("a decode step is weight reads + KV reads + overhead on a bandwidth-bo
   CHECK(c.compute_s == Approx(0.0));
 }
 
+TEST_CASE("each running sequence adds its own cost to an iteration: decode sequences and prompt chunks alike") {
+  StepModel m = round_rank();
+  m.sequence_overhead_s = 20e-6;
+  StepMix mix;
+  mix.decode_sequences = 4;
+  mix.decode_context_full = 4000;
+  // The decode step above (2.4 ms) plus 4 sequences x 20 us = 2.48 ms.
+  CHECK(step_cost(m, mix).time_s == Approx(2.48e-3));
+  CHECK(step_cost(m, mix).overhead_s == Approx(1e-3 + 4 * 20e-6));
+  // A prompt chunk in the same step is one more running sequence: + 20 us of overhead.
+  StepMix with_chunk = mix;
+  with_chunk.prefill_chunks = 1;
+  CHECK(step_cost(m, with_chunk).overhead_s == Approx(1e-3 + 5 * 20e-6));
+}
+
 TEST_CASE("a prefill chunk is bound by its GEMMs and attention math") {
   StepMix mix;
   mix.prefill_tokens = 1000;

@@ -60,10 +60,14 @@ TEST_CASE("disaggregated plan: long prompts under a tight TPOT need fewer GPUs i
   CHECK(best.at_load.slo_attained >= 0.9);
   CHECK(best.at_load.tpot_s.p90 <= 0.012);
   CHECK(best.at_load.requests_per_s >= 0.95 * 4);
-  // A prefill worker serves only prompts, a decode worker only tokens: the decode worker's rate is
-  // the higher one here (8192-token prompts at about 0.2 s each; 256 tokens at 12 ms are 3 s of
-  // a sequence that shares every step with the others).
-  CHECK(d.decode_rate_per_s > d.prefill_rate_per_s);
+  // A prefill worker serves only prompts, a decode worker only tokens, each pool sized by its own
+  // worker's rate: the pool whose worker serves fewer requests a second has at least as many workers.
+  CHECK(d.prefill_rate_per_s > 0);
+  CHECK(d.decode_rate_per_s > 0);
+  if (d.decode_rate_per_s < d.prefill_rate_per_s)
+    CHECK(d.decode.workers >= d.prefill.workers);
+  else
+    CHECK(d.prefill.workers >= d.decode.workers);
 }
 
 TEST_CASE("disaggregated plan: candidates stay within --max-gpus", "[planner][capacity]") {
