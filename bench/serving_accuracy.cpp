@@ -297,7 +297,7 @@ double objective(std::vector<Row*>& rows, const ServingEra& era) {
   return rows.empty() ? 0 : sum / static_cast<double>(rows.size());
 }
 
-/// Coordinate descent in log space on the ten physical factors, each within its physical range.
+/// Coordinate descent in log space on the eleven physical factors, each within its physical range.
 ServingEra fit(std::vector<Row*>& rows, ServingEra era, double collective_latency_start) {
   struct Knob {
     double ServingEra::*field;
