@@ -355,7 +355,7 @@ void fill_factors(const Scenario& s, Factors& f) {
   // another matrix path), its compute dtype and efficiency apply.
   double prefill_efficiency = prefill.efficiency;
   if (const DevicePath* path = backend.device_path_for(hw.vendor, hw.architecture)) {
-    if (!path->compute_dtype.empty()) dtype = path->compute_dtype;
+    if (const std::string own = path->compute_dtype_for(w.quant_id); !own.empty()) dtype = own;
     prefill_efficiency = path->efficiency_for(parse_build_number(s.engine.version), prefill_efficiency);
   }
   f.peak_compute_flops_per_s = peak_compute(hw, dtype, &f.compute_dtype);
@@ -605,7 +605,7 @@ struct ForwardPass {
     // them a token, where a grouped GEMM reads each touched expert once.
     const bool pairwise = pass_tokens > 1.0 && pass_tokens <= static_cast<double>(backend.expert_matvec_max_tokens);
     const double expert_read_fraction = pairwise ? expert_pairs_fraction(m, pass_tokens) : experts.touched_fraction;
-    if (m.num_experts > 0) p.experts = {pass_tokens, experts.tokens_per_expert, grouped, experts.efficiency_factor};
+    if (m.num_experts > 0) p.experts = {pass_tokens, experts.tokens_per_expert, grouped, experts.efficiency_factor, 0.0};
     const double experts_untouched = w.routed_expert_bytes * (1.0 - expert_read_fraction);
     // Weights in host memory (offloaded layers, --n-cpu-moe experts): once a pass's batch reaches
     // the engine's threshold (ggml's offload_op: prefill ubatches), their operators run on the device
@@ -682,10 +682,15 @@ struct ForwardPass {
     const bool decode_like = !prefill || pass_tokens <= 1.0;
     // Backends that run a MoE layer's routing and expert dispatch uncaptured pay for it once a pass.
     const double moe_dispatch_s = f.moe_layer_overhead_s > 0 ? moe_layer_count(m) * f.moe_layer_overhead_s : 0.0;
+    // 16-bit experts a backend multiplies one at a time pay that loop's fixed cost per touched expert.
+    const double expert_loop_s = grouped && !w.quantized ? moe_layer_count(m) * experts.touched_fraction *
+                                                               static_cast<double>(m.num_experts) * backend.float_expert_call_s / (tp * dp)
+                                                         : 0.0;
+    if (m.num_experts > 0) p.experts.per_expert_loop_s = passes * expert_loop_s;
     // Engines whose latent-attention path costs more per layer than a GQA layer pay it once a pass (every layer is MLA).
     const double mla_s = f.mla_layer_overhead_s > 0 ? layers * f.mla_layer_overhead_s : 0.0;
     const double overhead_t =
-        passes * ((decode_like ? decode_layers_overhead_s(s, f, pass_tokens) : layers * backend.layer_overhead_s) + moe_dispatch_s + mla_s) +
+        passes * ((decode_like ? decode_layers_overhead_s(s, f, pass_tokens) : layers * backend.layer_overhead_s) + moe_dispatch_s + mla_s + expert_loop_s) +
         f.step_overhead_s;
     double comm_t = 0;
     if (tp > 1 || wl.expert_layout().exchanges_experts(m)) {

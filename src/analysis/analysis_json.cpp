@@ -31,7 +31,8 @@ const Fields<PhaseEstimate>& phase_fields() {
                                       return {{"kernel", p.experts.grouped ? "grouped-gemm" : "mat-vec"},
                                               {"tokens_per_pass", p.experts.tokens_per_pass},
                                               {"tokens_per_expert", p.experts.tokens_per_expert},
-                                              {"share_of_dense_rate", p.experts.share_of_dense_rate}};
+                                              {"share_of_dense_rate", p.experts.share_of_dense_rate},
+                                              {"per_expert_loop_s", p.experts.per_expert_loop_s}};
                                     }},
                                    {"components_s", [](const P& p) -> J {
                                       return {{"compute", p.compute_time_s},   {"weights", p.weights_time_s},

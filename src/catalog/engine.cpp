@@ -153,6 +153,7 @@ BackendProfile read_backend(const std::string& name, const nlohmann::json& b, st
   if (b.contains("expert_matvec")) bp.expert_matvec_max_tokens = b.at("expert_matvec").at("max_tokens").get<uint64_t>();
   bp.layer_overhead_s = b.at("layer_overhead_s").get<double>();
   if (b.contains("moe_layer_overhead")) bp.moe_layer_overhead_s = b.at("moe_layer_overhead").at("seconds").get<double>();
+  if (b.contains("float_expert_loop")) bp.float_expert_call_s = b.at("float_expert_loop").at("seconds_per_expert").get<double>();
   bp.step_overhead_s = b.at("step_overhead_s").get<double>();
   bp.graphs = b.value("graphs", false);
   bp.applies_to_classes = b.value("applies_to_classes", std::vector<std::string>{});
@@ -160,8 +161,10 @@ BackendProfile read_backend(const std::string& name, const nlohmann::json& b, st
   if (b.contains("quant_efficiency")) read_quant_efficiency(b.at("quant_efficiency"), bp.quant_efficiency);
   for (const auto& v : b.value("device_paths", nlohmann::json::array())) {
     DevicePath path{v.at("vendor").get<std::string>(), v.at("architecture_contains").get<std::string>(),
-                    v.value("compute_dtype", std::string{}), std::nullopt, {}};
+                    v.value("compute_dtype", std::string{}), std::nullopt, {}, {}};
     if (v.contains("prefill_compute_efficiency")) path.prefill_compute_efficiency = v.at("prefill_compute_efficiency").get<double>();
+    for (const auto& f : v.value("format_paths", nlohmann::json::array()))
+      path.format_compute_dtypes[f.at("quant").get<std::string>()] = f.at("compute_dtype").get<std::string>();
     for (const auto& e : v.value("earlier_builds", nlohmann::json::array())) {
       DevicePath::EarlierBuild build{e.at("until_build").get<uint64_t>(), e.at("prefill_compute_efficiency").get<double>(),
                                      e.at("change").get<std::string>()};

@@ -42,8 +42,11 @@ std::string bandwidth_text(const Scenario& s, const Factors& f) {
 std::string experts_text(const PhaseEstimate::Experts& e) {
   const std::string pass = fmt::format("passes of {:.0f} tokens", e.tokens_per_pass);
   if (!e.grouped) return pass + ": mat-vec kernels, each token reading its own experts";
-  return fmt::format("{}: {:.1f} tokens per expert, grouped GEMM at {:.2f} of the dense rate", pass, e.tokens_per_expert,
-                     e.share_of_dense_rate);
+  std::string text = fmt::format("{}: {:.1f} tokens per expert, grouped GEMM at {:.2f} of the dense rate", pass, e.tokens_per_expert,
+                                 e.share_of_dense_rate);
+  if (e.per_expert_loop_s > 0)
+    text += fmt::format("; 16-bit experts multiplied one expert at a time, {:.3g} s of fixed costs", e.per_expert_loop_s);
+  return text;
 }
 
 /// The per-step costs: per layer (graph-captured or not), the per-layer terms of MoE and MLA layers, per step.

@@ -67,6 +67,9 @@ struct PhaseEstimate {
     double tokens_per_expert = 0;     ///< per touched expert
     bool grouped = false;             ///< the grouped GEMM; else mat-vec kernels, each token its own experts
     double share_of_dense_rate = 1;   ///< the grouped GEMM's rate over the dense one (1 for mat-vec)
+    /// The fixed cost of multiplying 16-bit experts one expert at a time over the phase's passes
+    /// (BackendProfile::float_expert_call_s), part of the overhead time; 0 where a grouped kernel runs them.
+    double per_expert_loop_s = 0;
   } experts;
   double arithmetic_intensity = 0;  ///< FLOP per byte
   double ridge_point = 0;           ///< achievable FLOP/s over achievable bytes/s

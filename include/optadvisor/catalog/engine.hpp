@@ -41,6 +41,15 @@ struct DevicePath {
   std::string compute_dtype;                          ///< "" = the backend's
   std::optional<double> prefill_compute_efficiency;   ///< unset = the backend's (the newest builds')
   std::vector<EarlierBuild> earlier_builds;           ///< oldest first
+  /// Weight formats whose GEMMs take yet another dtype on this path (quant id -> compute dtype):
+  /// llama.cpp Vulkan runs BF16 weights through its scalar bf16-to-fp32 shaders where the driver
+  /// exposes no bfloat16 cooperative matrix (RADV on RDNA 3), so at the fp32 vector peak.
+  std::map<std::string, std::string> format_compute_dtypes;
+  /// The compute dtype of `quant_id`'s GEMMs on this path; "" = the path's (or the backend's).
+  std::string compute_dtype_for(const std::string& quant_id) const {
+    auto it = format_compute_dtypes.find(quant_id);
+    return it == format_compute_dtypes.end() ? compute_dtype : it->second;
+  }
   bool matches(const std::string& device_vendor, const std::string& architecture) const {
     return device_vendor == vendor && architecture.find(architecture_contains) != std::string::npos;
   }
@@ -110,6 +119,10 @@ struct BackendProfile {
   /// Per pass and MoE layer beyond layer_overhead_s: the routing and expert dispatch of a step
   /// (top-k selection, gather kernels, the weighted sum) where the backend runs them uncaptured (MLX).
   double moe_layer_overhead_s = 0;
+  /// Per pass, MoE layer and touched expert, where 16-bit experts run in a grouped pass: backends
+  /// that multiply them one expert at a time (ggml-cuda's mul_mat_id fallback, taken where neither
+  /// MMQ nor MMF serves the format: the routing ids copied to the host, then a GEMM per expert).
+  double float_expert_call_s = 0;
   double step_overhead_s = 0;                               ///< per decode step (sampling, scheduling)
   bool graphs = false;                                      ///< decode step captured as a graph
   std::vector<std::string> applies_to_classes;              ///< device classes this backend suits (empty: all)

@@ -162,3 +162,23 @@ TEST_CASE("AMD's Vulkan coopmat1 path runs builds before 7938 at its earlier eff
   CHECK(has_note(notes_of("llama.cpp:vulkan@b9000"), "the newest kernels (b7938 and later)"));
   CHECK(has_note(notes_of("llama.cpp:rocm@b7423"), "its figures do not depend on the version"));
 }
+
+TEST_CASE("AMD's Vulkan path runs BF16 weights on the fp32 vector ALUs, other formats on its matrix path", "[analysis][engine][build]") {
+  // Radeon 8060S (RDNA 3.5): RADV exposes no bfloat16 cooperative matrix, so llama.cpp's scalar
+  // matmul_bf16 shaders run BF16 products in fp32: 29.696 TFLOP/s peak x 0.28 (the path's
+  // efficiency) = 8.315 TFLOP/s, where Q8_0 runs at 59.392e12 x 0.28 = 16.63 TFLOP/s.
+  auto factors = [](const std::string& model, const std::string& quant, const std::string& engine) {
+    return analyze(prepare_scenario(catalog(), request("ryzen-ai-max-395", model, quant, engine)).scenario).factors;
+  };
+  const Factors bf16 = factors("ministral-3-14b", "bf16", "llama.cpp:vulkan");
+  CHECK(bf16.compute_dtype == "fp32");
+  CHECK(bf16.achievable_compute_flops_per_s == Approx(29.696e12 * 0.28));
+  CHECK(factors("ministral-3-14b", "q8_0", "llama.cpp:vulkan").achievable_compute_flops_per_s == Approx(59.392e12 * 0.28));
+  // The build era applies to it too: 29.696e12 x 0.22 before b7938.
+  CHECK(factors("ministral-3-14b", "bf16", "llama.cpp:vulkan@b7423").achievable_compute_flops_per_s == Approx(29.696e12 * 0.22));
+  // ROCm on the same GPU runs BF16 on its matrix cores.
+  CHECK(factors("ministral-3-14b", "bf16", "llama.cpp:rocm").compute_dtype != "fp32");
+  // NVIDIA's Vulkan path (coopmat2) is not AMD's: an RTX 4090's BF16 stays on the matrix cores.
+  const Factors nvidia = analyze(prepare_scenario(catalog(), request("rtx4090", "llama-3.1-8b", "bf16", "llama.cpp:vulkan")).scenario).factors;
+  CHECK(nvidia.compute_dtype != "fp32");
+}

@@ -233,3 +233,46 @@ TEST_CASE("the estimate says how each phase multiplied the experts", "[analysis]
   const PreparedScenario dense = prepare_scenario(catalog(), request("ryzen-ai-max-395", "llama-3.1-8b", "q4_k_m", "llama.cpp:rocm"));
   CHECK(estimate_json(dense, analyze(dense.scenario)).at("prefill").at("experts").is_null());
 }
+
+TEST_CASE("ROCm multiplies 16-bit experts one at a time: 64 us per touched expert, MoE layer and pass", "[analysis][moe]") {
+  // ggml-cuda's mul_mat_id fallback (HIP): neither MMQ nor MMF takes BF16 experts, so a 512-token
+  // pass syncs the routing ids to the host and runs one GEMM per touched expert. Qwen3-30B-A3B:
+  // 48 MoE layers x 128 experts, all touched by 512 x 8 routed tokens (1 - (15/16)^512 = 1 - 4e-15):
+  //   48 x 128 x 64e-6 s = 0.393216 s more in the prefill pass.
+  const auto prefill = [](const std::string& quant, const std::string& engine) {
+    ScenarioRequest r = request("ryzen-ai-max-395", "qwen3-30b-a3b", quant, engine);
+    r.prompt_tokens = 512;
+    r.gen_tokens = 0;
+    Scenario s = prepare_scenario(catalog(), r).scenario;
+    const Analysis with = analyze(s);
+    BackendProfile without = *s.engine.backend;
+    without.float_expert_call_s = 0;
+    s.engine.backend = &without;
+    return std::pair{with.prefill, analyze(s).prefill};
+  };
+  const auto [bf16, bf16_without] = prefill("bf16", "llama.cpp:rocm");
+  CHECK(bf16.overhead_time_s - bf16_without.overhead_time_s == Approx(48 * 128 * 64e-6).epsilon(1e-6));
+  CHECK(bf16.time_s - bf16_without.time_s == Approx(0.393216).epsilon(1e-6));
+  CHECK(bf16.experts.per_expert_loop_s == Approx(0.393216).epsilon(1e-6));
+  // The estimate reports it, and 0 where no loop runs.
+  ScenarioRequest r = request("ryzen-ai-max-395", "qwen3-30b-a3b", "bf16", "llama.cpp:rocm");
+  r.prompt_tokens = 512;
+  r.gen_tokens = 4;
+  const PreparedScenario ps = prepare_scenario(catalog(), r);
+  const nlohmann::json j = estimate_json(ps, analyze(ps.scenario));
+  CHECK(j.at("prefill").at("experts").at("per_expert_loop_s").get<double>() == Approx(0.393216).epsilon(1e-6));
+  CHECK(j.at("decode").at("experts").at("per_expert_loop_s").get<double>() == 0.0);
+  // Quantized experts take MMQ: no loop. Vulkan's mul_mm_id is one dispatch: no loop either.
+  const auto [q8, q8_without] = prefill("q8_0", "llama.cpp:rocm");
+  CHECK(q8.time_s == Approx(q8_without.time_s));
+  const auto [vk, vk_without] = prefill("bf16", "llama.cpp:vulkan");
+  CHECK(vk.time_s == Approx(vk_without.time_s));
+  // Decode steps of one token take the mat-vec kernels (MMVF on AMD): no loop.
+  ScenarioRequest d = request("ryzen-ai-max-395", "qwen3-30b-a3b", "bf16", "llama.cpp:rocm");
+  Scenario ds = prepare_scenario(catalog(), d).scenario;
+  const double decode_s = analyze(ds).decode.time_s;
+  BackendProfile none = *ds.engine.backend;
+  none.float_expert_call_s = 0;
+  ds.engine.backend = &none;
+  CHECK(analyze(ds).decode.time_s == Approx(decode_s));
+}
