@@ -88,3 +88,24 @@ TEST_CASE("runs_natively: FP8 and FP4 checkpoints need the device's capability",
   CHECK(runs_natively(q.resolve("q4_k_m"), a100));
   CHECK(runs_natively(q.resolve("awq-int4"), a100));
 }
+
+TEST_CASE("a device path's format paths name quant formats by their canonical id", "[catalog][engine]") {
+  // compute_dtype_for matches the scenario's quant id exactly, so an alias or a typo here would
+  // silently never apply: every key must be a format's own id.
+  std::size_t seen = 0;
+  for (const auto& engine : catalog().engines())
+    for (const auto& [name, backend] : engine.backends)
+      for (const auto& path : backend.device_paths)
+        for (const auto& [quant, dtype] : path.format_compute_dtypes) {
+          const QuantFormat* format = catalog().quant().find(quant);
+          INFO(engine.id << " " << name << " " << path.architecture_contains << " " << quant);
+          REQUIRE(format != nullptr);
+          CHECK(format->id == quant);
+          CHECK((dtype == "fp32" || dtype == "fp16" || dtype == "bf16" || dtype == "int8"));
+          ++seen;
+        }
+  CHECK(seen >= 1);  // llama.cpp Vulkan on AMD RDNA 3: bf16 -> fp32
+  const DevicePath path{"amd", "RDNA 3", "", std::nullopt, {}, {{"bf16", "fp32"}}};
+  CHECK(path.compute_dtype_for("bf16") == "fp32");
+  CHECK(path.compute_dtype_for("q8_0").empty());  // the path's own (here none: the backend's)
+}
