@@ -538,6 +538,15 @@ void add_version_notes(const Scenario& s, std::vector<std::string>& notes) {
                               s.engine.version, unfused, format_seconds(u.layer_overhead_s), u.until_build, u.change));
 }
 
+/// Where the weights' format takes its own kernel path on this device, which and why.
+void add_format_path_note(const Scenario& s, std::vector<std::string>& notes) {
+  const DevicePath* path = s.engine.backend->device_path_for(s.hardware->vendor, s.hardware->architecture);
+  const DevicePath::FormatPath* f = path ? path->format_path(s.weights.quant_id) : nullptr;
+  if (f)
+    notes.push_back(fmt::format("engine: {} on {}: {} weights' GEMMs run at the {} peak: {}", s.engine.id(), s.hardware->name,
+                                s.weights.quant_id, f->compute_dtype, f->why));
+}
+
 /// The weight format when the request names none: the GGUF file's own type, the model's native
 /// checkpoint where the engine runs it on the device, else the engine's default; said in a note.
 std::string default_quant_id(const Catalog& catalog, const ResolvedModel& model, const EngineProfile& engine, const HardwareProfile& hw,
@@ -623,6 +632,7 @@ PreparedScenario prepare_scenario(const Catalog& catalog, const ScenarioRequest&
   }
   if (!out.model.computed_counts) out.model.computed_counts = std::make_shared<const ParameterCounts>(parameter_counts(out.model.spec));
   s.weights = summarize_weights(s.model, out.weights, *out.model.computed_counts);
+  add_format_path_note(s, out.notes);
 
   w.kv_dtype = r.kv_dtype.empty() ? (engine.kv_dtypes.empty() ? std::string("f16") : engine.kv_dtypes.front()) : r.kv_dtype;
   w.kv_bytes_per_element = catalog.quant().kv_bytes_per_element(w.kv_dtype);

@@ -164,7 +164,7 @@ BackendProfile read_backend(const std::string& name, const nlohmann::json& b, st
                     v.value("compute_dtype", std::string{}), std::nullopt, {}, {}};
     if (v.contains("prefill_compute_efficiency")) path.prefill_compute_efficiency = v.at("prefill_compute_efficiency").get<double>();
     for (const auto& f : v.value("format_paths", nlohmann::json::array()))
-      path.format_compute_dtypes[f.at("quant").get<std::string>()] = f.at("compute_dtype").get<std::string>();
+      path.format_paths[f.at("quant").get<std::string>()] = {f.at("compute_dtype").get<std::string>(), f.at("why").get<std::string>()};
     for (const auto& e : v.value("earlier_builds", nlohmann::json::array())) {
       DevicePath::EarlierBuild build{e.at("until_build").get<uint64_t>(), e.at("prefill_compute_efficiency").get<double>(),
                                      e.at("change").get<std::string>()};

@@ -41,14 +41,24 @@ struct DevicePath {
   std::string compute_dtype;                          ///< "" = the backend's
   std::optional<double> prefill_compute_efficiency;   ///< unset = the backend's (the newest builds')
   std::vector<EarlierBuild> earlier_builds;           ///< oldest first
-  /// Weight formats whose GEMMs take yet another dtype on this path (quant id -> compute dtype):
-  /// llama.cpp Vulkan runs BF16 weights through its scalar bf16-to-fp32 shaders where the driver
-  /// exposes no bfloat16 cooperative matrix (RADV on RDNA 3), so at the fp32 vector peak.
-  std::map<std::string, std::string> format_compute_dtypes;
+  /// A weight format whose GEMMs take yet another dtype on this path.
+  struct FormatPath {
+    std::string compute_dtype;
+    std::string why;  ///< quoted in the estimate's notes
+  };
+  /// By canonical quant id: llama.cpp Vulkan runs BF16 weights through its scalar bf16-to-fp32
+  /// shaders where the driver exposes no bfloat16 cooperative matrix (RADV on RDNA 3), so at the
+  /// fp32 vector peak.
+  std::map<std::string, FormatPath> format_paths;
+  /// The format path of `quant_id` on this path; null where the format takes the path's own.
+  const FormatPath* format_path(const std::string& quant_id) const {
+    auto it = format_paths.find(quant_id);
+    return it == format_paths.end() ? nullptr : &it->second;
+  }
   /// The compute dtype of `quant_id`'s GEMMs on this path; "" = the path's (or the backend's).
   std::string compute_dtype_for(const std::string& quant_id) const {
-    auto it = format_compute_dtypes.find(quant_id);
-    return it == format_compute_dtypes.end() ? compute_dtype : it->second;
+    const FormatPath* f = format_path(quant_id);
+    return f ? f->compute_dtype : compute_dtype;
   }
   bool matches(const std::string& device_vendor, const std::string& architecture) const {
     return device_vendor == vendor && architecture.find(architecture_contains) != std::string::npos;

@@ -181,4 +181,10 @@ TEST_CASE("AMD's Vulkan path runs BF16 weights on the fp32 vector ALUs, other fo
   // NVIDIA's Vulkan path (coopmat2) is not AMD's: an RTX 4090's BF16 stays on the matrix cores.
   const Factors nvidia = analyze(prepare_scenario(catalog(), request("rtx4090", "llama-3.1-8b", "bf16", "llama.cpp:vulkan")).scenario).factors;
   CHECK(nvidia.compute_dtype != "fp32");
+  // The estimate says why, only where the format takes its own path.
+  const auto on_strix = [](const std::string& quant) {
+    return prepare_scenario(catalog(), request("ryzen-ai-max-395", "ministral-3-14b", quant, "llama.cpp:vulkan"));
+  };
+  CHECK(has_note(on_strix("bf16"), "bf16 weights' GEMMs run at the fp32 peak: RADV exposes no VK_KHR_shader_bfloat16"));
+  CHECK_FALSE(has_note(on_strix("q8_0"), "GEMMs run at the"));
 }

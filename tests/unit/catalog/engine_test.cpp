@@ -96,7 +96,8 @@ TEST_CASE("a device path's format paths name quant formats by their canonical id
   for (const auto& engine : catalog().engines())
     for (const auto& [name, backend] : engine.backends)
       for (const auto& path : backend.device_paths)
-        for (const auto& [quant, dtype] : path.format_compute_dtypes) {
+        for (const auto& [quant, format_path] : path.format_paths) {
+          const std::string& dtype = format_path.compute_dtype;
           const QuantFormat* format = catalog().quant().find(quant);
           INFO(engine.id << " " << name << " " << path.architecture_contains << " " << quant);
           REQUIRE(format != nullptr);
@@ -105,7 +106,7 @@ TEST_CASE("a device path's format paths name quant formats by their canonical id
           ++seen;
         }
   CHECK(seen >= 1);  // llama.cpp Vulkan on AMD RDNA 3: bf16 -> fp32
-  const DevicePath path{"amd", "RDNA 3", "", std::nullopt, {}, {{"bf16", "fp32"}}};
+  const DevicePath path{"amd", "RDNA 3", "", std::nullopt, {}, {{"bf16", {"fp32", "scalar shaders"}}}};
   CHECK(path.compute_dtype_for("bf16") == "fp32");
   CHECK(path.compute_dtype_for("q8_0").empty());  // the path's own (here none: the backend's)
 }
