@@ -527,6 +527,20 @@ TransformResult prefill_ubatch(const Params& p, const TransformInput& in) {
   return changed(std::move(*best), {std::move(change)});
 }
 
+TransformResult switch_backend(const Params& p, const TransformInput& in) {
+  const Scenario& s = in.prepared.scenario;
+  const std::string backend = p.at("backend").get<std::string>();
+  if (s.engine.backend->name == backend) return not_here(fmt::format("the backend is already {}", backend));
+  const std::string target = s.engine.engine->id + ":" + backend;
+  const auto& listed = s.hardware->engines;
+  if (std::find(listed.begin(), listed.end(), target) == listed.end())
+    return not_here(fmt::format("{} does not run {}", s.hardware->name, target));
+  // The same engine and file: the weights, the microbatch and the build carry over.
+  ScenarioRequest r = in.request;
+  r.engine = s.engine.version.empty() ? target : target + "@" + s.engine.version;
+  return changed(std::move(r), {fmt::format("backend: {} -> {} (the same GGUF file)", s.engine.id(), target)});
+}
+
 TransformResult switch_engine(const Params& p, const TransformInput& in) {
   const Scenario& s = in.prepared.scenario;
   const std::string target = p.at("engine").get<std::string>();
@@ -959,6 +973,10 @@ const std::vector<Entry>& entries() {
         "prefill in larger microbatches (llama.cpp -ub): the power of two above today's that makes a request fastest and fits",
         {{"max_tokens", "integer", true, "largest microbatch tried, tokens"}}},
        prefill_ubatch},
+      {{"switch_backend",
+        "run the same engine and weights on another of its backends for this device (llama.cpp: Vulkan -> ROCm)",
+        {{"backend", "string", true, "backend name of the same engine, e.g. rocm"}}},
+       switch_backend},
       {{"switch_engine",
         "serve with another engine, keeping the weights' precision",
         {{"engine", "engine", true, "engine id"},

@@ -266,6 +266,9 @@ std::vector<AdviceRequest> coverage_scenarios() {
     AdviceRequest graphs = request("rtx5090", g);
     graphs.scenario.graphs = false;
     out.push_back(graphs);
+    AdviceRequest strix = request("ryzen-ai-max-395", g, "ministral-3-14b", "llama.cpp:vulkan");  // BF16 on AMD's Vulkan path
+    strix.scenario.quant = "bf16";
+    out.push_back(strix);
     AdviceRequest mac = request("m1", g);
     mac.scenario.quant = "q8_0";
     out.push_back(mac);
