@@ -683,9 +683,10 @@ struct ForwardPass {
     // Backends that run a MoE layer's routing and expert dispatch uncaptured pay for it once a pass.
     const double moe_dispatch_s = f.moe_layer_overhead_s > 0 ? moe_layer_count(m) * f.moe_layer_overhead_s : 0.0;
     // 16-bit experts a backend multiplies one at a time pay that loop's fixed cost per touched expert.
-    const double expert_loop_s = grouped && !w.quantized ? moe_layer_count(m) * experts.touched_fraction *
-                                                               static_cast<double>(m.num_experts) * backend.float_expert_call_s / (tp * dp)
-                                                         : 0.0;
+    const double expert_loop_s = grouped && !w.quantized && backend.float_expert_call_s > 0
+                                     ? moe_layer_count(m) * experts.touched_fraction * static_cast<double>(m.num_experts) *
+                                           backend.float_expert_call_s / (tp * dp)
+                                     : 0.0;
     if (m.num_experts > 0) p.experts.per_expert_loop_s = passes * expert_loop_s;
     // Engines whose latent-attention path costs more per layer than a GQA layer pay it once a pass (every layer is MLA).
     const double mla_s = f.mla_layer_overhead_s > 0 ? layers * f.mla_layer_overhead_s : 0.0;
