@@ -338,8 +338,9 @@ void fill_factors(const Scenario& s, Factors& f) {
   f.peak_bandwidth_bytes_per_s = hw.memory_bandwidth_bytes_per_s;
   f.decode_bandwidth_efficiency = std::min(1.0, backend.decode_bandwidth_efficiency * qe.decode);
   f.achievable_bandwidth_bytes_per_s = f.peak_bandwidth_bytes_per_s * f.decode_bandwidth_efficiency;
-  if (backend.bytes_per_s_per_compute_unit > 0 && hw.compute_units && *hw.compute_units > 0) {
-    const double ceiling = static_cast<double>(*hw.compute_units) * backend.bytes_per_s_per_compute_unit;
+  const double per_unit = backend.bytes_per_s_per_compute_unit_on(hw.vendor, hw.architecture);
+  if (per_unit > 0 && hw.compute_units && *hw.compute_units > 0) {
+    const double ceiling = static_cast<double>(*hw.compute_units) * per_unit;
     if (ceiling < f.achievable_bandwidth_bytes_per_s) {
       f.compute_unit_bandwidth_ceiling_bytes_per_s = ceiling;
       f.achievable_bandwidth_bytes_per_s = ceiling;
@@ -680,7 +681,8 @@ struct ForwardPass {
     // A prefill pass of one token runs the decode step's graph (llama.cpp captures and replays only
     // one-token graphs), so it costs what a decode step costs; longer passes pay the eager per-layer cost.
     const bool decode_like = !prefill || pass_tokens <= 1.0;
-    // Backends that run a MoE layer's routing and expert dispatch uncaptured pay for it once a pass.
+    // A MoE layer's routing and expert dispatch have a fixed time a pass: launched uncaptured (MLX),
+    // or latency-bound kernels at a few tokens (SGLang's fused MoE).
     const double moe_dispatch_s = f.moe_layer_overhead_s > 0 ? moe_layer_count(m) * f.moe_layer_overhead_s : 0.0;
     // 16-bit experts a backend multiplies one at a time pay that loop's fixed cost per touched expert.
     const double expert_loop_s = grouped && !w.quantized && backend.float_expert_call_s > 0

@@ -29,7 +29,7 @@ std::string bandwidth_text(const Scenario& s, const Factors& f) {
   if (!(f.compute_unit_bandwidth_ceiling_bytes_per_s > 0))
     return fmt::format("{} peak x {:.2f} efficiency = {}", format_bandwidth(f.peak_bandwidth_bytes_per_s), f.decode_bandwidth_efficiency,
                        format_bandwidth(f.achievable_bandwidth_bytes_per_s));
-  const double per_unit = s.engine.backend->bytes_per_s_per_compute_unit;
+  const double per_unit = s.engine.backend->bytes_per_s_per_compute_unit_on(s.hardware->vendor, s.hardware->architecture);
   return fmt::format("{} peak, but the engine's kernels read at most {} per {}: {} x {} = {} ({:.2f} of peak)",
                      format_bandwidth(f.peak_bandwidth_bytes_per_s), format_bandwidth(per_unit),
                      s.hardware->compute_unit_kind.empty() ? "compute unit" : s.hardware->compute_unit_kind,

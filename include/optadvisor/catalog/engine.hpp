@@ -41,6 +41,10 @@ struct DevicePath {
   std::string compute_dtype;                          ///< "" = the backend's
   std::optional<double> prefill_compute_efficiency;   ///< unset = the backend's (the newest builds')
   std::vector<EarlierBuild> earlier_builds;           ///< oldest first
+  /// The most one compute unit of the backend's memory-bound kernels reads per second on this
+  /// architecture; unset = the backend's (Little's law: the bytes an SM keeps in flight over the
+  /// memory latency, which binds where a device has few units for its bandwidth, as the H20).
+  std::optional<double> bytes_per_s_per_compute_unit;
   /// A weight format whose GEMMs take yet another dtype on this path.
   struct FormatPath {
     std::string compute_dtype;
@@ -138,13 +142,19 @@ struct BackendProfile {
   std::vector<std::string> applies_to_classes;              ///< device classes this backend suits (empty: all)
   std::vector<std::string> calibrated_on;                   ///< measurement ids the efficiencies were fitted on (empty: set by analogy)
   std::map<std::string, QuantEfficiency> quant_efficiency;  ///< per weight format, relative to the backend's values
-  /// Devices whose GEMMs take another path (the first match applies).
+  /// Devices whose kernels take another path (the first match applies).
   std::vector<DevicePath> device_paths;
   /// The first of device_paths that `vendor` and `architecture` match; null when none does.
   const DevicePath* device_path_for(const std::string& vendor, const std::string& architecture) const {
     for (const auto& p : device_paths)
       if (p.matches(vendor, architecture)) return &p;
     return nullptr;
+  }
+  /// The per-unit read ceiling on a device of `vendor` and `architecture`: its device path's, else
+  /// the backend's; 0 = none.
+  double bytes_per_s_per_compute_unit_on(const std::string& vendor, const std::string& architecture) const {
+    const DevicePath* path = device_path_for(vendor, architecture);
+    return path && path->bytes_per_s_per_compute_unit ? *path->bytes_per_s_per_compute_unit : bytes_per_s_per_compute_unit;
   }
   /// Older builds that ran quantized prefill another way, by until_build ascending.
   std::vector<BackendBuild> earlier_builds;

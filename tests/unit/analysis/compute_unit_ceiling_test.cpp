@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Engine data that changes which hardware limit binds: llama.cpp CUDA's per-SM read ceiling (HBM
-// GPUs reach less of their peak bandwidth than GeForce cards) and the Vulkan backend's vector-only
-// devices (Intel Xe1, where its kernels leave the XMX engines idle).
+// GPUs reach less of their peak bandwidth than GeForce cards), vLLM's and SGLang's on Hopper (the
+// H20's 78 SMs) and the Vulkan backend's vector-only devices (Intel Xe1, where its kernels leave the
+// XMX engines idle).
 #include <catch2/catch.hpp>
 
 #include "fixtures.hpp"
@@ -34,6 +35,28 @@ TEST_CASE("llama.cpp CUDA reads at most 9 GB/s per SM, which binds on an A100 bu
   CHECK(rtx.achievable_bandwidth_bytes_per_s == Approx(1008e9 * 0.84 * 1.07));
   // Another engine on the A100 has no such ceiling.
   CHECK(factors_of("a100-sxm-80gb", "vllm").compute_unit_bandwidth_ceiling_bytes_per_s == 0);
+}
+
+TEST_CASE("vLLM and SGLang read at most 24 GB/s per Hopper SM, which binds on an H20 and an H200, not an H100", "[analysis][bandwidth]") {
+  // data/engines/sglang.json: the Hopper device path's 24e9 B/s per SM. H20: 78 x 24e9 = 1.872e12
+  // B/s, below 4.0e12 x 0.82 = 3.28e12; its share of peak 1.872 / 4.0 = 0.468.
+  const Factors h20 = factors_of("h20", "sglang");
+  CHECK(h20.compute_unit_bandwidth_ceiling_bytes_per_s == Approx(1.872e12));
+  CHECK(h20.achievable_bandwidth_bytes_per_s == Approx(1.872e12));
+  CHECK(h20.decode_bandwidth_efficiency == Approx(0.468));
+  // H200 SXM: 132 x 24e9 = 3.168e12 B/s, below 4.8e12 x 0.80 = 3.84e12 (vLLM).
+  CHECK(factors_of("h200-sxm", "vllm").achievable_bandwidth_bytes_per_s == Approx(3.168e12));
+  // H100 SXM: 3.168e12 is above 3.35e12 x 0.82 = 2.747e12, so peak x efficiency stands.
+  const Factors h100 = factors_of("h100-sxm", "sglang");
+  CHECK(h100.compute_unit_bandwidth_ceiling_bytes_per_s == 0);
+  CHECK(h100.achievable_bandwidth_bytes_per_s == Approx(3.35e12 * 0.82));
+  // The path is Hopper's: a B200 (Blackwell, 148 SMs; 148 x 24e9 = 3.55e12 would bind) has none.
+  CHECK(factors_of("b200", "sglang").compute_unit_bandwidth_ceiling_bytes_per_s == 0);
+  // The backend has no ceiling of its own: bytes_per_s_per_compute_unit_on falls back to 0 off Hopper.
+  const BackendProfile& b = *prepare_scenario(catalog(), request("h20", "llama-3.1-8b", "f16", "sglang")).scenario.engine.backend;
+  CHECK(b.bytes_per_s_per_compute_unit_on("nvidia", "Hopper (GH100, sm_90)") == Approx(24e9));
+  CHECK(b.bytes_per_s_per_compute_unit_on("nvidia", "Ampere (GA100, sm_80)") == 0);
+  CHECK(b.bytes_per_s_per_compute_unit_on("amd", "Hopper") == 0);  // the vendor must match too
 }
 
 TEST_CASE("Vulkan runs an Arc A770's GEMMs on its vector ALUs, an Arc B580's on its XMX engines", "[analysis][compute]") {

@@ -215,6 +215,26 @@ TEST_CASE("MLX pays its MoE dispatch once per pass and MoE layer", "[analysis][m
   CHECK(analyze(dense).decode.overhead_time_s == a.decode.overhead_time_s);
 }
 
+TEST_CASE("SGLang pays its fused-MoE kernels' fixed time once per decode step and MoE layer", "[analysis][moe]") {
+  // data/engines/sglang.json moe_layer_overhead: 74 us a MoE layer and pass (fitted on three H20 rows).
+  // Qwen3-30B-A3B has 48 MoE layers: a decode step costs 48 x 74 us = 3.552 ms more than without it.
+  ScenarioRequest r = request("h20", "qwen3-30b-a3b", "fp8", "sglang");
+  r.prompt_tokens = 1;
+  r.gen_tokens = 128;
+  Scenario s = prepare_scenario(catalog(), r).scenario;
+  REQUIRE(s.engine.backend->moe_layer_overhead_s == Approx(74e-6));
+  const Analysis with = analyze(s);
+  BackendProfile none = *s.engine.backend;
+  none.moe_layer_overhead_s = 0;
+  s.engine.backend = &none;
+  CHECK(with.decode.time_s - analyze(s).decode.time_s == Approx(48 * 74e-6).epsilon(1e-6));
+  // A dense model on the same engine pays nothing.
+  Scenario dense = prepare_scenario(catalog(), request("h20", "qwen3-14b", "fp8", "sglang")).scenario;
+  const double dense_s = analyze(dense).decode.time_s;
+  dense.engine.backend = &none;
+  CHECK(analyze(dense).decode.time_s == dense_s);
+}
+
 TEST_CASE("the estimate says how each phase multiplied the experts", "[analysis][moe][json]") {
   // Qwen3-30B-A3B on ROCm, a 512-token prompt in one pass: 512 x 8 / 128 = 32 tokens per touched
   // expert through the grouped GEMM at 32 / (32 + half_tokens) of the dense rate; decode steps of
