@@ -598,13 +598,14 @@ struct ForwardPass {
     // on the tokens routed to it, at the backend's grouped-GEMM efficiency, unless the pass is small
     // enough for the backend's mat-vec kernels (as decode's are).
     const double pass_tokens = worker_tokens / passes;
-    const bool grouped = prefill && pass_tokens > static_cast<double>(backend.expert_matvec_max_tokens);
+    const bool matvec_runs = backend.expert_matvec_runs(w.quant_id);
+    const bool grouped = (prefill && pass_tokens > static_cast<double>(backend.expert_matvec_max_tokens)) || (!matvec_runs && m.num_experts > 0);
     const ExpertGemm experts =
         grouped ? expert_gemm(m, pass_tokens, backend.expert_gemm_half_tokens, backend.expert_gemm_peak_share) : expert_gemm(m, pass_tokens, 0.0);
     // The mat-vec kernels multiply each (token, expert) pair on its own (llama.cpp's mul_mv_id and
     // MMVQ with ids), so a pass of a few tokens reads each token's experts for that token: k / E of
     // them a token, where a grouped GEMM reads each touched expert once.
-    const bool pairwise = pass_tokens > 1.0 && pass_tokens <= static_cast<double>(backend.expert_matvec_max_tokens);
+    const bool pairwise = !grouped && pass_tokens > 1.0 && pass_tokens <= static_cast<double>(backend.expert_matvec_max_tokens);
     const double expert_read_fraction = pairwise ? expert_pairs_fraction(m, pass_tokens) : experts.touched_fraction;
     if (m.num_experts > 0) p.experts = {pass_tokens, experts.tokens_per_expert, grouped, experts.efficiency_factor, 0.0};
     const double experts_untouched = w.routed_expert_bytes * (1.0 - expert_read_fraction);

@@ -547,6 +547,15 @@ void add_format_path_note(const Scenario& s, std::vector<std::string>& notes) {
                                 s.weights.quant_id, f->compute_dtype, f->why));
 }
 
+/// Where a MoE model's expert format never takes the backend's mat-vec kernels, so that decode runs
+/// the grouped GEMM, which and why.
+void add_expert_matvec_note(const Scenario& s, std::vector<std::string>& notes) {
+  const auto& excluded = s.engine.backend->expert_matvec_excluded_quants;
+  const auto it = excluded.find(s.weights.quant_id);
+  if (s.model.num_experts > 0 && it != excluded.end())
+    notes.push_back(fmt::format("engine: {}: {} experts take the grouped GEMM even at one token: {}", s.engine.id(), it->first, it->second));
+}
+
 /// The weight format when the request names none: the GGUF file's own type, the model's native
 /// checkpoint where the engine runs it on the device, else the engine's default; said in a note.
 std::string default_quant_id(const Catalog& catalog, const ResolvedModel& model, const EngineProfile& engine, const HardwareProfile& hw,
@@ -633,6 +642,7 @@ PreparedScenario prepare_scenario(const Catalog& catalog, const ScenarioRequest&
   if (!out.model.computed_counts) out.model.computed_counts = std::make_shared<const ParameterCounts>(parameter_counts(out.model.spec));
   s.weights = summarize_weights(s.model, out.weights, *out.model.computed_counts);
   add_format_path_note(s, out.notes);
+  add_expert_matvec_note(s, out.notes);
 
   w.kv_dtype = r.kv_dtype.empty() ? (engine.kv_dtypes.empty() ? std::string("f16") : engine.kv_dtypes.front()) : r.kv_dtype;
   w.kv_bytes_per_element = catalog.quant().kv_bytes_per_element(w.kv_dtype);

@@ -150,7 +150,11 @@ BackendProfile read_backend(const std::string& name, const nlohmann::json& b, st
     bp.expert_gemm_half_tokens = g.at("half_tokens").get<double>();
     bp.expert_gemm_peak_share = g.value("peak_share", 1.0);
   }
-  if (b.contains("expert_matvec")) bp.expert_matvec_max_tokens = b.at("expert_matvec").at("max_tokens").get<uint64_t>();
+  if (b.contains("expert_matvec")) {
+    bp.expert_matvec_max_tokens = b.at("expert_matvec").at("max_tokens").get<uint64_t>();
+    for (const auto& q : b.at("expert_matvec").value("excluded_quants", nlohmann::json::array()))
+      bp.expert_matvec_excluded_quants[q.at("quant").get<std::string>()] = q.at("why").get<std::string>();
+  }
   bp.layer_overhead_s = b.at("layer_overhead_s").get<double>();
   if (b.contains("moe_layer_overhead")) bp.moe_layer_overhead_s = b.at("moe_layer_overhead").at("seconds").get<double>();
   if (b.contains("float_expert_loop")) bp.float_expert_call_s = b.at("float_expert_loop").at("seconds_per_expert").get<double>();

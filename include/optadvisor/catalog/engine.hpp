@@ -129,6 +129,12 @@ struct BackendProfile {
   /// The most tokens in one pass whose routed experts the backend multiplies with its mat-vec
   /// kernels (llama.cpp MMVQ for mul_mat_id), as in decode: no tile fill. Above it the grouped GEMM runs.
   uint64_t expert_matvec_max_tokens = 1;
+  /// Weight formats (canonical quant ids) whose routed experts never take the mat-vec kernels, with
+  /// why (quoted in the estimate's notes): the grouped GEMM runs even for a one-token pass (llama.cpp
+  /// Vulkan: BF16 experts).
+  std::map<std::string, std::string> expert_matvec_excluded_quants;
+  /// Whether `quant_id`'s experts take the mat-vec kernels at passes of up to expert_matvec_max_tokens.
+  bool expert_matvec_runs(const std::string& quant_id) const { return !expert_matvec_excluded_quants.contains(quant_id); }
   double layer_overhead_s = 0;                              ///< per decode step and layer (launches, syncs)
   /// Per pass and MoE layer beyond layer_overhead_s: the routing and expert dispatch of a step
   /// (top-k selection, gather kernels, the weighted sum) where the backend runs them uncaptured (MLX).

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The routed experts' grouped GEMM in prefill (llama.cpp mul_mat_id): tokens per touched expert in
 // one ubatch, the saturating efficiency t / (t + half_tokens), and the expert weights one pass reads.
+#include <algorithm>
 #include <cmath>
 
 #include <catch2/catch.hpp>
@@ -295,4 +296,28 @@ TEST_CASE("ROCm multiplies 16-bit experts one at a time: 64 us per touched exper
   none.float_expert_call_s = 0;
   ds.engine.backend = &none;
   CHECK(analyze(ds).decode.time_s == Approx(decode_s));
+}
+
+TEST_CASE("llama.cpp Vulkan multiplies BF16 experts with the grouped GEMM even at one token", "[analysis][moe]") {
+  // ggml_vk_use_mul_mat_vec_id has no BF16 case (data/engines/llama.cpp.json, expert_matvec
+  // excluded_quants): a decode step of Qwen3-30B-A3B BF16 runs the tiled shader, one token per touched
+  // expert at 1 / (1 + 77) of the path's rate; Q4_K_M experts take the mat-vec kernels.
+  ScenarioRequest r = request("ryzen-ai-max-395", "qwen3-30b-a3b", "bf16", "llama.cpp:vulkan");
+  r.prompt_tokens = 0;
+  r.gen_tokens = 16;
+  const PreparedScenario bf16 = prepare_scenario(catalog(), r);
+  const Analysis a = analyze(bf16.scenario);
+  CHECK(a.decode.experts.grouped);
+  CHECK(a.decode.experts.tokens_per_expert == Approx(1.0));
+  CHECK(a.decode.experts.share_of_dense_rate == Approx(1.0 / 78.0));
+  CHECK(std::any_of(bf16.notes.begin(), bf16.notes.end(),
+                    [](const std::string& n) { return n.find("bf16 experts take the grouped GEMM even at one token") != std::string::npos; }));
+  r.quant = "q4_k_m";
+  const PreparedScenario q4 = prepare_scenario(catalog(), r);
+  CHECK_FALSE(analyze(q4.scenario).decode.experts.grouped);
+  CHECK(std::none_of(q4.notes.begin(), q4.notes.end(), [](const std::string& n) { return n.find("even at one token") != std::string::npos; }));
+  // A dense BF16 model has no experts to route, and no note.
+  ScenarioRequest d = request("ryzen-ai-max-395", "ministral-3-14b", "bf16", "llama.cpp:vulkan");
+  const PreparedScenario dense = prepare_scenario(catalog(), d);
+  CHECK(std::none_of(dense.notes.begin(), dense.notes.end(), [](const std::string& n) { return n.find("even at one token") != std::string::npos; }));
 }

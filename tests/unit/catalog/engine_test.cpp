@@ -110,3 +110,20 @@ TEST_CASE("a device path's format paths name quant formats by their canonical id
   CHECK(path.compute_dtype_for("bf16") == "fp32");
   CHECK(path.compute_dtype_for("q8_0").empty());  // the path's own (here none: the backend's)
 }
+
+TEST_CASE("a backend's formats without mat-vec experts name quant formats by their canonical id", "[catalog][engine]") {
+  // expert_matvec_runs matches the scenario's quant id exactly, so an alias here would never apply.
+  std::size_t seen = 0;
+  for (const auto& engine : catalog().engines())
+    for (const auto& [name, backend] : engine.backends)
+      for (const auto& [quant, why] : backend.expert_matvec_excluded_quants) {
+        const QuantFormat* format = catalog().quant().find(quant);
+        INFO(engine.id << " " << name << " " << quant);
+        REQUIRE(format != nullptr);
+        CHECK(format->id == quant);
+        CHECK_FALSE(why.empty());
+        CHECK_FALSE(backend.expert_matvec_runs(quant));
+        ++seen;
+      }
+  CHECK(seen >= 1);  // llama.cpp Vulkan: bf16
+}
