@@ -596,10 +596,11 @@ struct ForwardPass {
     const double passes = prefill ? std::max(1.0, std::ceil(tokens / std::max(chunk, 1.0))) : 1.0;
     // Each pass reads the experts its own tokens touch; in prefill the routed GEMMs run per expert
     // on the tokens routed to it, at the backend's grouped-GEMM efficiency, unless the pass is small
-    // enough for the backend's mat-vec kernels (as decode's are).
+    // enough for the backend's mat-vec kernels (as decode's are) and they take the weights' format.
     const double pass_tokens = worker_tokens / passes;
-    const bool matvec_runs = backend.expert_matvec_runs(w.quant_id);
-    const bool grouped = (prefill && pass_tokens > static_cast<double>(backend.expert_matvec_max_tokens)) || (!matvec_runs && m.num_experts > 0);
+    const bool matvec_format = backend.expert_matvec_runs(w.quant_id);
+    const bool small_pass = !prefill || pass_tokens <= static_cast<double>(backend.expert_matvec_max_tokens);
+    const bool grouped = m.num_experts > 0 && (!matvec_format || !small_pass);
     const ExpertGemm experts =
         grouped ? expert_gemm(m, pass_tokens, backend.expert_gemm_half_tokens, backend.expert_gemm_peak_share) : expert_gemm(m, pass_tokens, 0.0);
     // The mat-vec kernels multiply each (token, expert) pair on its own (llama.cpp's mul_mv_id and

@@ -136,8 +136,9 @@ struct BackendProfile {
   /// Whether `quant_id`'s experts take the mat-vec kernels at passes of up to expert_matvec_max_tokens.
   bool expert_matvec_runs(const std::string& quant_id) const { return !expert_matvec_excluded_quants.contains(quant_id); }
   double layer_overhead_s = 0;                              ///< per decode step and layer (launches, syncs)
-  /// Per pass and MoE layer beyond layer_overhead_s: the routing and expert dispatch of a step
-  /// (top-k selection, gather kernels, the weighted sum) where the backend runs them uncaptured (MLX).
+  /// Per pass and MoE layer beyond layer_overhead_s: the fixed time of a step's routing and expert
+  /// dispatch (top-k selection, gather kernels, the weighted sum), run uncaptured (MLX) or as
+  /// latency-bound kernels at a few tokens (SGLang's fused MoE).
   double moe_layer_overhead_s = 0;
   /// Per pass, MoE layer and touched expert, where 16-bit experts run in a grouped pass: backends
   /// that multiply them one expert at a time (ggml-cuda's mul_mat_id fallback, taken where neither
