@@ -365,7 +365,7 @@ void fill_factors(const Scenario& s, Factors& f) {
   f.graphs = wl.graphs.value_or(backend.graphs);
   f.layer_overhead_s = backend.layer_overhead_s * (f.graphs ? engine.graph_overhead_factor : 1.0);
   f.step_overhead_s = backend.step_overhead_s;
-  f.moe_layer_overhead_s = s.model.num_experts > 0 ? backend.moe_layer_overhead_s : 0.0;
+  f.moe_layer_overhead_s = s.model.num_experts > 0 ? backend.moe_layer_overhead_for(w.quant_id) : 0.0;
   f.mla_layer_overhead_s = s.model.kv_lora_rank > 0 ? engine.mla_layer_overhead_s : 0.0;
   f.flash_attention = wl.flash_attention.value_or(engine.memory.flash_attention_default) &&
                       (hw.capabilities.flash_attention_2 || engine.own_flash_attention);

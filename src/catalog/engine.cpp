@@ -156,7 +156,11 @@ BackendProfile read_backend(const std::string& name, const nlohmann::json& b, st
       bp.expert_matvec_excluded_quants[q.at("quant").get<std::string>()] = q.at("why").get<std::string>();
   }
   bp.layer_overhead_s = b.at("layer_overhead_s").get<double>();
-  if (b.contains("moe_layer_overhead")) bp.moe_layer_overhead_s = b.at("moe_layer_overhead").at("seconds").get<double>();
+  if (b.contains("moe_layer_overhead")) {
+    bp.moe_layer_overhead_s = b.at("moe_layer_overhead").at("seconds").get<double>();
+    for (const auto& q : b.at("moe_layer_overhead").value("by_quant", nlohmann::json::array()))
+      bp.moe_layer_overhead_by_quant_s[q.at("quant").get<std::string>()] = q.at("seconds").get<double>();
+  }
   if (b.contains("float_expert_loop")) bp.float_expert_call_s = b.at("float_expert_loop").at("seconds_per_expert").get<double>();
   bp.step_overhead_s = b.at("step_overhead_s").get<double>();
   bp.graphs = b.value("graphs", false);

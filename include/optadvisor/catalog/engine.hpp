@@ -140,6 +140,15 @@ struct BackendProfile {
   /// dispatch (top-k selection, gather kernels, the weighted sum), run uncaptured (MLX) or as
   /// latency-bound kernels at a few tokens (SGLang's fused MoE).
   double moe_layer_overhead_s = 0;
+  /// The same per weight format (canonical quant id) whose experts take another MoE kernel path
+  /// (vLLM: FP8, NVFP4, INT4 and MXFP4 experts each run their own kernels); unlisted formats take
+  /// moe_layer_overhead_s.
+  std::map<std::string, double> moe_layer_overhead_by_quant_s;
+  /// The MoE layer time of `quant_id`'s experts.
+  double moe_layer_overhead_for(const std::string& quant_id) const {
+    const auto it = moe_layer_overhead_by_quant_s.find(quant_id);
+    return it == moe_layer_overhead_by_quant_s.end() ? moe_layer_overhead_s : it->second;
+  }
   /// Per pass, MoE layer and touched expert, where 16-bit experts run in a grouped pass: backends
   /// that multiply them one expert at a time (ggml-cuda's mul_mat_id fallback, taken where neither
   /// MMQ nor MMF serves the format: the routing ids copied to the host, then a GEMM per expert).

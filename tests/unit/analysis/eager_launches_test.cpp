@@ -32,9 +32,12 @@ TEST_CASE("without graphs every kernel of every layer is launched", "[analysis][
   CHECK(overhead("llama-3.1-8b", false) - step == Approx(32 * vllm.eager.kernels_per_layer * vllm.eager.launch_s));
   // With a graph: 32 layers x layer_overhead_s x graph_overhead_factor.
   CHECK(overhead("llama-3.1-8b", true) - step == Approx(32 * vllm.backends.at("default").layer_overhead_s * vllm.graph_overhead_factor));
-  // Qwen3-30B-A3B: 48 MoE layers, each with the fused MoE path's extra kernels.
+  // Qwen3-30B-A3B: 48 MoE layers, each with the fused MoE path's extra kernels, and each the MoE
+  // kernels' fixed time (moe_layer_overhead, 57 us for its 16-bit experts), graphs or not.
+  const double moe = 48 * vllm.backends.at("default").moe_layer_overhead_for("hf-bf16");
+  REQUIRE(moe == Approx(48 * 57e-6));
   CHECK(overhead("qwen3-30b-a3b", false) - step ==
-        Approx(48 * (vllm.eager.kernels_per_layer + vllm.eager.extra_kernels_per_moe_layer) * vllm.eager.launch_s));
+        Approx(48 * (vllm.eager.kernels_per_layer + vllm.eager.extra_kernels_per_moe_layer) * vllm.eager.launch_s + moe));
 }
 
 TEST_CASE("the exposed components sum to the phase's time", "[analysis][diagnosis]") {

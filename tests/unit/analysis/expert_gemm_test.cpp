@@ -9,6 +9,7 @@
 #include "fixtures.hpp"
 #include "optadvisor/analysis/analysis.hpp"
 #include "optadvisor/analysis/analysis_json.hpp"
+#include "optadvisor/analysis/expert_layout.hpp"
 #include "optadvisor/analysis/prepare.hpp"
 
 using namespace optadvisor;
@@ -320,4 +321,23 @@ TEST_CASE("llama.cpp Vulkan multiplies BF16 experts with the grouped GEMM even a
   ScenarioRequest d = request("ryzen-ai-max-395", "ministral-3-14b", "bf16", "llama.cpp:vulkan");
   const PreparedScenario dense = prepare_scenario(catalog(), d);
   CHECK(std::none_of(dense.notes.begin(), dense.notes.end(), [](const std::string& n) { return n.find("even at one token") != std::string::npos; }));
+}
+
+TEST_CASE("vLLM's MoE layer time follows the kernel path of the experts' format", "[analysis][moe]") {
+  // data/engines/vllm.json moe_layer_overhead: 57 us for FP8 (and unlisted formats), 30 us for
+  // NVFP4, 4.5 us for MXFP4 (gpt-oss's fused kernels). MiniMax-M2.5 has 62 MoE layers: a decode step
+  // costs 62 x 57 us = 3.534 ms more in FP8, 62 x 30 us = 1.860 ms in NVFP4.
+  const auto moe_time = [](const char* model, const char* quant) {
+    ScenarioRequest r = request("b200", model, quant, "vllm");
+    r.prompt_tokens = 1;
+    r.gen_tokens = 16;
+    const Scenario s = prepare_scenario(catalog(), r).scenario;
+    const Analysis a = analyze(s);
+    return std::pair{a.factors.moe_layer_overhead_s, a.factors.moe_layer_overhead_s * moe_layer_count(s.model)};
+  };
+  CHECK(moe_time("minimax-m2.5", "fp8").first == Approx(57e-6));
+  CHECK(moe_time("minimax-m2.5", "fp8").second == Approx(62 * 57e-6));
+  CHECK(moe_time("minimax-m2.5", "nvfp4").second == Approx(62 * 30e-6));
+  CHECK(moe_time("gpt-oss-120b", "mxfp4").first == Approx(4.5e-6));
+  CHECK(moe_time("llama-3.1-8b", "fp8").first == 0);  // a dense model has no MoE layer
 }

@@ -127,3 +127,19 @@ TEST_CASE("a backend's formats without mat-vec experts name quant formats by the
       }
   CHECK(seen >= 1);  // llama.cpp Vulkan: bf16
 }
+
+TEST_CASE("a MoE layer time per weight format names quant formats by their canonical id", "[catalog][engine]") {
+  // moe_layer_overhead_for matches the scenario's quant id exactly, so an alias here would never apply.
+  std::size_t seen = 0;
+  for (const auto& engine : catalog().engines())
+    for (const auto& [name, backend] : engine.backends)
+      for (const auto& [quant, seconds] : backend.moe_layer_overhead_by_quant_s) {
+        const QuantFormat* format = catalog().quant().find(quant);
+        INFO(engine.id << " " << name << " " << quant);
+        REQUIRE(format != nullptr);
+        CHECK(format->id == quant);
+        CHECK(backend.moe_layer_overhead_for(quant) == seconds);
+        ++seen;
+      }
+  CHECK(seen >= 3);  // vLLM: nvfp4, int4-wo, mxfp4
+}
