@@ -7,6 +7,9 @@
 //   optadvisor_serving_accuracy --lodo          fits on H100 and predicts B200, and the reverse
 //   optadvisor_serving_accuracy --lomo          fits on the other models and predicts each model in turn
 //   optadvisor_serving_accuracy --rows          every row with its prediction
+//   optadvisor_serving_accuracy --estimate[-rows] `estimate`'s decode time per token against the TPOT of the
+//                                               aggregated runs at few clients and short prompts (a decode step
+//                                               of the batch, little prefill between): its own table and gate
 //   ... --steady                                (last) every row as a steady state, the protocol assumption off
 // Error of a row: exp(|ln(predicted / measured)|) - 1.
 #include <algorithm>
@@ -23,6 +26,8 @@
 
 #include "bench_common.hpp"
 #include "csv.hpp"
+#include "optadvisor/analysis/analysis.hpp"
+#include "optadvisor/analysis/prepare.hpp"
 #include "optadvisor/analysis/serving_setup.hpp"
 #include "optadvisor/base/error.hpp"
 #include "optadvisor/catalog/catalog.hpp"
@@ -36,6 +41,7 @@ namespace {
 struct Row {
   CsvRow raw;
   std::string engine, device, mode;
+  ScenarioRequest scenario;  ///< the aggregated pool's scenario, for `estimate` (--estimate)
   PreparedServing prepared;
   ServingLoad load;
   double ttft_s = 0, tpot_s = 0;
@@ -239,6 +245,11 @@ Loaded load_rows(const Catalog& catalog, const std::string& path, bool all_stead
     } else {
       req.aggregated = pool(raw, "");
     }
+    row.scenario = req.scenario;
+    row.scenario.tp = req.aggregated.layout.tp;
+    row.scenario.pp = req.aggregated.layout.pp;
+    row.scenario.ep = req.aggregated.layout.ep;
+    row.scenario.dp_attention = req.aggregated.layout.dp_attention;
     try {
       row.prepared = prepare_serving(catalog, req);
     } catch (const Error& e) {
@@ -368,6 +379,45 @@ void print_tables(std::vector<Row>& rows) {
   }
 }
 
+/// The runs whose TPOT is a decode step of the whole batch: aggregated, one attention rank, no expert
+/// parallelism, at most kLowLoadClients clients with prompts of at most kLowLoadPromptTokens, so that
+/// another request's prefill adds little to a step (a 1,024-token prompt every 128 steps at 8
+/// clients of 1,024 generated tokens: under 2% on the rows' devices).
+constexpr uint64_t kLowLoadClients = 8;
+constexpr uint64_t kLowLoadPromptTokens = 1024;
+
+bool low_load(const Row& r) {
+  return r.mode == "agg" && r.load.concurrency <= kLowLoadClients && r.load.prompt_tokens <= kLowLoadPromptTokens &&
+         r.scenario.dp_attention == 1 && r.scenario.ep == 1;
+}
+
+/// --estimate: `estimate` at batch = clients on each low-load run, its decode time per token
+/// against the measured TPOT, by engine and device; returns the median error over all of them.
+double estimate_tables(const Catalog& catalog, const std::vector<Row>& rows, bool print_rows) {
+  std::map<std::string, std::vector<double>> groups;
+  for (const Row& r : rows) {
+    if (!low_load(r)) continue;
+    ScenarioRequest req = r.scenario;
+    req.batch = std::to_string(r.load.concurrency);
+    req.prompt_tokens = static_cast<int64_t>(r.load.prompt_tokens);
+    req.gen_tokens = static_cast<int64_t>(r.load.gen_tokens);
+    const Analysis a = analyze(prepare_scenario(catalog, req).scenario);
+    const double e = err(a.decode.time_s, r.tpot_s);  // decode.time_s: one step of the batch
+    if (print_rows)
+      fmt::print("{} {} {} {} {} {} c{} {}/{} tp{}: {:.2f} vs {:.2f} ms\n", r.raw.at("id"), r.engine, r.raw.at("backend_version"), r.device,
+                 r.raw.at("model"), req.quant, r.load.concurrency, r.load.prompt_tokens, r.load.gen_tokens, req.tp, 1e3 * a.decode.time_s,
+                 1e3 * r.tpot_s);
+    groups[r.engine + " | " + r.device].push_back(e);
+    groups[r.engine + " | all"].push_back(e);
+    groups["all | all"].push_back(e);
+  }
+  fmt::print("estimate (decode time per token) against the TPOT of aggregated runs at <= {} clients and <= {} prompt tokens\n",
+             kLowLoadClients, kLowLoadPromptTokens);
+  fmt::print("| engine | device | rows | TPOT median | TPOT p90 |\n|---|---|---:|---:|---:|\n");
+  for (const auto& [key, v] : groups) fmt::print("| {} | {} | {:.1f}% | {:.1f}% |\n", key, v.size(), 100 * median(v), 100 * quantile(v, 0.9));
+  return groups.contains("all | all") ? median(groups["all | all"]) : 0.0;
+}
+
 /// --fit [ENGINE]: each era of each engine refitted on every third of the rows its versions cover
 /// (the fit's cost), aggregated and disaggregated, all devices; printed with the medians over all
 /// of those rows, and the engine's medians over every row with the eras fitted.
@@ -480,6 +530,10 @@ int main(int argc, char** argv) {
       leave_one_device_out(catalog, rows);
       return 0;
     }
+    if (mode == "--estimate" || mode == "--estimate-rows") {
+      estimate_tables(catalog, rows, mode == "--estimate-rows");
+      return 0;
+    }
     for (Row& r : rows) predict(r, nullptr, false);
     if (mode == "--rows") {
       for (const Row& r : rows)
@@ -500,8 +554,10 @@ int main(int argc, char** argv) {
       bool ok = s.n >= baseline.at("min_rows").get<std::size_t>();
       ok = ok && s.ttft_median <= baseline.at("ttft_median_max").get<double>();
       ok = ok && s.tpot_median <= baseline.at("tpot_median_max").get<double>();
-      fmt::print("gate: {} rows, TTFT median {:.1f}%, TPOT median {:.1f}%: {}\n", s.n, 100 * s.ttft_median, 100 * s.tpot_median,
-                 ok ? "ok" : "REGRESSED");
+      const double estimate_median = estimate_tables(catalog, rows, false);
+      ok = ok && estimate_median <= baseline.at("estimate_low_load_tpot_median_max").get<double>();
+      fmt::print("gate: {} rows, TTFT median {:.1f}%, TPOT median {:.1f}%; estimate at low load {:.1f}%: {}\n", s.n, 100 * s.ttft_median,
+                 100 * s.tpot_median, 100 * estimate_median, ok ? "ok" : "REGRESSED");
       return ok ? 0 : 1;
     }
     return 0;
