@@ -172,6 +172,7 @@ StepModel step_model(const Scenario& s, const ServingLayout& layout, const Servi
   sm.peak_attention_flops_per_s = bf16_peak(hw);
   sm.layers = static_cast<double>(m.num_hidden_layers);
   sm.moe_layers = moe_layer_count(m);
+  sm.backend_moe_layer_overhead_s = m.num_experts > 0 ? s.engine.backend->moe_layer_overhead_for(s.weights.quant_id) : 0.0;
 
   set_communication(sm, s, layout);
   set_era(sm, era);
@@ -186,6 +187,7 @@ void set_era(StepModel& m, const ServingEra& era) {
   m.step_overhead_s = era.step_overhead_s;
   m.sequence_overhead_s = era.sequence_overhead_s;
   m.layer_overhead_s = era.layer_overhead_s;
+  m.moe_layer_overhead_s = era.backend_moe_layer_time ? m.backend_moe_layer_overhead_s : 0.0;
   m.expert_gemm_half_tokens = era.expert_gemm_half_tokens;
   const double one = era.collective_latency_s > 0 ? era.collective_latency_s : m.engine_collective_latency_s;
   m.collective_latency_s = m.collectives * one;
@@ -272,7 +274,7 @@ StepCost step_cost(const StepModel& m, const StepMix& mix, const ExpertStep& exp
                                  m.attention_flops_sliding * (mix.decode_context_sliding + mix.prefill_attention_sliding) + indexer_flops +
                                  m.attention_flops_compressed * (mix.decode_context_compressed + mix.prefill_attention_compressed);
   const double attention_t = attention_flops / m.attention_flops_per_s;
-  c.overhead_s = m.step_overhead_s + m.layers * m.layer_overhead_s + m.sequence_overhead_s * (mix.decode_sequences + mix.prefill_chunks);
+  c.overhead_s = m.step_overhead_s + m.layers * m.layer_overhead_s + m.moe_layers * m.moe_layer_overhead_s + m.sequence_overhead_s * (mix.decode_sequences + mix.prefill_chunks);
   if (m.link_bytes_per_s > 0) c.communication_s = tokens * (m.allreduce_bytes_per_token + m.alltoall_bytes_per_token) / m.link_bytes_per_s;
   c.communication_s += m.collective_latency_s;
   c.compute_s = (linear_t > weights_t ? linear_t : 0.0) + (attention_t > kv_t ? attention_t : 0.0);

@@ -123,6 +123,7 @@ void read_serving(const nlohmann::json& j, EngineServing& s, std::vector<Problem
     era.frontend_request_s = e.value("frontend_request_s", 0.0);
     era.sequence_overhead_s = e.value("sequence_overhead_s", 0.0);
     era.collective_latency_s = e.value("collective_latency_s", 0.0);
+    era.backend_moe_layer_time = e.value("backend_moe_layer_time", false);
     era.calibrated_on = e.value("calibrated_on", std::vector<std::string>{});
     era.caveats = e.value("caveats", std::vector<std::string>{});
     if (!s.eras.empty() && compare_versions(s.eras.back().from_version, era.from_version) >= 0)

@@ -83,6 +83,12 @@ struct StepModel {
   double step_overhead_s = 0;
   double sequence_overhead_s = 0;  ///< per sequence (decode or prompt chunk) in an iteration
   double layer_overhead_s = 0;
+  /// The engine backend's MoE layer time for the experts' format (moe_layer_overhead_for): the
+  /// routing and expert kernels' fixed time at a few tokens.
+  double backend_moe_layer_overhead_s = 0;
+  /// Per MoE layer and iteration beyond layer_overhead_s: the backend's time where the era pays it
+  /// (ServingEra::backend_moe_layer_time), else 0.
+  double moe_layer_overhead_s = 0;
   double expert_gemm_half_tokens = 0;  ///< the era's grouped-GEMM tile fill (0 = experts at the dense GEMM efficiency)
   double layers = 0;
   double moe_layers = 0;

@@ -259,6 +259,10 @@ struct ServingEra {
   /// Fixed cost of one collective (a tensor-parallel all-reduce, an expert dispatch or combine):
   /// launch and synchronisation, whatever its size; 0 = the engine's allreduce_latency_s.
   double collective_latency_s = 0;
+  /// Whether each iteration pays the engine backend's MoE layer time (BackendProfile::
+  /// moe_layer_overhead_for the experts' format) per MoE layer, as `estimate` does; false = the
+  /// era's layer_overhead_s carries it.
+  bool backend_moe_layer_time = false;
   std::vector<std::string> calibrated_on;  ///< what the fit used (a summary of the rows)
   std::vector<std::string> caveats;        ///< what the fit is known to overstate or miss, shown with every run it applies to
 };
