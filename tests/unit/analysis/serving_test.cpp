@@ -68,6 +68,45 @@ TEST_CASE("each running sequence adds its own cost to an iteration: decode seque
   CHECK(step_cost(m, with_chunk).overhead_s == Approx(1e-3 + 5 * 20e-6));
 }
 
+TEST_CASE("an era that pays the backend's MoE layer time adds it once per MoE layer and iteration") {
+  StepModel m = round_rank();
+  m.moe_layers = 10;
+  m.backend_moe_layer_overhead_s = 50e-6;
+  ServingEra era;
+  era.step_overhead_s = 1e-3;
+  era.bandwidth_efficiency = era.gemm_efficiency = era.attention_efficiency = era.communication_efficiency = 1.0;
+  StepMix mix;
+  mix.decode_sequences = 4;
+  mix.decode_context_full = 4000;
+  set_era(m, era);  // backend_moe_layer_time off: the era's layer time carries it
+  CHECK(m.moe_layer_overhead_s == 0.0);
+  const double without = step_cost(m, mix).overhead_s;
+  era.backend_moe_layer_time = true;
+  set_era(m, era);
+  CHECK(m.moe_layer_overhead_s == Approx(50e-6));
+  // 10 MoE layers x 50 us = 0.5 ms more per iteration, whatever the mix.
+  CHECK(step_cost(m, mix).overhead_s == Approx(without + 0.5e-3));
+}
+
+TEST_CASE("serve takes the MoE layer time of the engine backend for the experts' format where the era says so") {
+  // SGLang's era pays it (data/engines/sglang.json), vLLM's does not: the same model on each.
+  for (const char* engine : {"sglang", "vllm"}) {
+    ServeRequest r;
+    r.scenario.hardware = "h100-sxm";
+    r.scenario.model.preset = "qwen3-30b-a3b";
+    r.scenario.engine = engine;
+    r.load.concurrency = 1;
+    const PreparedServing p = prepare_serving(fixtures::catalog(), r);
+    const StepModel& step = p.setup.pools.front().step;
+    CHECK(step.moe_layers == 48.0);
+    const double backend_s = p.base.scenario.engine.backend->moe_layer_overhead_for(p.base.scenario.weights.quant_id);
+    CHECK(backend_s > 0);
+    CHECK(step.backend_moe_layer_overhead_s == Approx(backend_s));
+    CHECK(step.moe_layer_overhead_s == (p.era->backend_moe_layer_time ? backend_s : 0.0));
+    CHECK(p.era->backend_moe_layer_time == (std::string(engine) == "sglang"));
+  }
+}
+
 TEST_CASE("a prefill chunk is bound by its GEMMs and attention math") {
   StepMix mix;
   mix.prefill_tokens = 1000;
