@@ -6,6 +6,9 @@
 // docs/performance.md.
 #include <benchmark/benchmark.h>
 
+#include <cmath>
+#include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -233,6 +236,25 @@ void BM_PlanCapacityDeepSeekV3(benchmark::State& state) {
   run_plan(state, q);
 }
 BENCHMARK(BM_PlanCapacityDeepSeekV3)->Unit(benchmark::kMillisecond);
+
+/// The machine's own speed, independent of this project's code: string-keyed map inserts and
+/// look-ups and floating-point math, the mix analyze() and the serving simulation run. bench/perf.py
+/// scales its regression check by this figure against the baseline's, so a slower machine is not
+/// taken for slower code.
+void BM_MachineReference(benchmark::State& state) {
+  for (auto _ : state) {
+    std::map<std::string, double> m;
+    double acc = 0;
+    for (uint32_t i = 0; i < 20000; ++i) {
+      const std::string key = "key-" + std::to_string((i * 2654435761U) % 50000U);
+      m[key] += std::sqrt(static_cast<double>(i) + 1.0);
+      acc += std::log1p(m[key]) * std::exp(-static_cast<double>(i % 64) / 32.0);
+    }
+    benchmark::DoNotOptimize(acc);
+    benchmark::DoNotOptimize(m.size());
+  }
+}
+BENCHMARK(BM_MachineReference)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 
