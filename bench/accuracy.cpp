@@ -59,6 +59,11 @@ double predict(const Case& c) {
   if (c.metric == "decode_tokens_per_s") return a.decode.tokens_per_s_per_sequence;
   if (c.metric == "itl_s") return a.decode.time_s;
   if (c.metric == "output_tokens_per_s") return a.has_throughput ? a.output_tokens_per_s : a.decode.tokens_per_s;
+  // One request timed end to end (llmfit bench): its completion tokens over prompt time plus their decode.
+  if (c.metric == "request_tokens_per_s") {
+    const double gen = static_cast<double>(c.ps.scenario.workload.gen_tokens);
+    return gen / (a.prefill.time_s + gen * a.decode.time_s);
+  }
   return 0;
 }
 
@@ -230,6 +235,7 @@ ScenarioRequest request_of(const CsvRow& row, const std::string& metric) {
   if (row.count("host")) r.host = row.at("host");
   if (row.count("cpu_moe") && row.at("cpu_moe") == "all") r.cpu_moe = true;
   if (row.count("cpu_moe") && !row.at("cpu_moe").empty() && row.at("cpu_moe") != "all") r.n_cpu_moe = to_int(row.at("cpu_moe"), 0);
+  if (row.count("ngl") && !row.at("ngl").empty()) r.n_gpu_layers = to_int(row.at("ngl"), 0);
   if (row.at("flash_attn") == "on") r.flash_attention = true;
   if (row.at("flash_attn") == "off") r.flash_attention = false;
   // The memory size of a part sold in several (--memory), where the row names it.
@@ -250,7 +256,7 @@ std::vector<Case> build_cases(const Catalog& catalog, const std::string& data, s
     Case c;
     if (metric == "prefill_tokens_per_s" || metric == "ttft_s")
       c.kind = Kind::kPrefill;
-    else if (metric == "decode_tokens_per_s" || metric == "itl_s")
+    else if (metric == "decode_tokens_per_s" || metric == "itl_s" || metric == "request_tokens_per_s")
       c.kind = Kind::kDecode;
     else if (metric == "output_tokens_per_s")
       c.kind = Kind::kThroughput;

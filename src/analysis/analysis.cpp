@@ -441,20 +441,41 @@ double memory_room(const Scenario& s, const MemoryBreakdown& mem) {
   return room;
 }
 
-/// Engines that offload (llama.cpp) keep the layers that do not fit in host memory.
+/// Engines that offload (llama.cpp) keep the layers that do not fit in host memory, or those
+/// --n-gpu-layers leaves there: the first ones, and the output layer unless every layer is on the GPU.
 void offload_layers(const Scenario& s, bool text, Analysis& a) {
   const EngineProfile& engine = *s.engine.engine;
   const ModelSpec& m = s.model;
+  const WeightsSummary& w = s.weights;
   MemoryBreakdown& mem = a.memory;
   const double layers = static_cast<double>(m.num_hidden_layers);
-  if (mem.fits || !engine.offloads_to_host || s.hardware->unified_memory || layers <= 0) return;
+  const std::optional<uint32_t> asked = s.workload.gpu_layers;
+  const bool asked_offload = asked && *asked <= m.num_hidden_layers;
+  if ((mem.fits && !asked_offload) || !engine.offloads_to_host || s.hardware->unified_memory || layers <= 0) return;
   const double tp = std::max<uint32_t>(1, s.workload.tp);
   const double pp = std::max<uint32_t>(1, s.workload.pp);
-  const double per_layer = (s.weights.total_bytes - mem.host_expert_bytes) / layers / tp / pp;
+  const double per_layer = (w.total_bytes - mem.host_expert_bytes) / layers / tp / pp;
   const double over = mem.total_bytes - mem.limit_bytes;
-  mem.offloaded_layers = std::min<uint64_t>(m.num_hidden_layers, static_cast<uint64_t>(std::ceil(over / per_layer)));
+  const uint64_t needed = over > 0 ? std::min<uint64_t>(m.num_hidden_layers, static_cast<uint64_t>(std::ceil(over / per_layer))) : 0;
+  if (asked_offload) {
+    // The repeating layers' share, without the output layer and the looked-up embedding table.
+    const double block = std::max(w.total_bytes - mem.host_expert_bytes - w.output_head_bytes - w.bytes_looked_up(), 0.0) / layers;
+    const uint64_t host_layers = m.num_hidden_layers - *asked;
+    const double host_bytes = static_cast<double>(host_layers) * block + w.output_head_bytes;
+    if (mem.total_bytes - host_bytes <= mem.limit_bytes) {
+      mem.offloaded_layers = host_layers;
+      mem.offloaded_bytes = host_bytes;
+      return;
+    }
+    if (text)
+      a.warnings.push_back(fmt::format("--n-gpu-layers {} does not fit: the GPU part needs {:.2f} GB, {} may use {:.2f} GB (llama.cpp "
+                                       "would fail to allocate); at most {} layers fit, taken below",
+                                       *asked, (mem.total_bytes - host_bytes) / 1e9, engine.id, mem.limit_bytes / 1e9,
+                                       m.num_hidden_layers - needed));
+  }
+  mem.offloaded_layers = needed;
   mem.offloaded_bytes = static_cast<double>(mem.offloaded_layers) * per_layer;
-  if (text)
+  if (text && !asked_offload)
     a.warnings.push_back(fmt::format("weights do not fit: {} would keep {} of {} layers in host memory (-ngl {}); {}", engine.name,
                                      mem.offloaded_layers, m.num_hidden_layers, m.num_hidden_layers - mem.offloaded_layers,
                                      engine.host_weights_streamed_min_tokens > 0
@@ -557,6 +578,13 @@ uint64_t fill_memory(const Scenario& s, const KvShape& kv, bool flash_attention,
 /// One forward pass over `tokens_per_seq` new tokens of every sequence, as a sum of per-operator
 /// rooflines (Williams, Waterman, Patterson 2009, "Roofline", CACM 52(4)): time = max(bytes /
 /// bandwidth, FLOPs / compute) per operator, because kernels run one after another.
+/// The share of the host bandwidth the host CPU reaches on routed experts it runs (--n-cpu-moe):
+/// that of the engine's own CPU backend, whose kernels it runs.
+double host_expert_read_share(const EngineProfile& engine) {
+  const auto it = engine.backends.find("cpu");
+  return it == engine.backends.end() ? 1.0 : it->second.expert_read_share;
+}
+
 /// Holds references: the scenario, its KV shape and factors must outlive it.
 struct ForwardPass {
   const Scenario& s;
@@ -567,6 +595,7 @@ struct ForwardPass {
   double host_bw = 0;
   double host_expert_fraction = 0;  ///< share of the routed experts in host memory, run on the host CPU
   double host_compute = 0;          ///< the host CPU's achievable matrix rate for them
+  double host_expert_read_share = 1;  ///< of host_bw, what the host CPU's expert kernels reach (its cpu backend's expert_read_share)
 
   /// Adds the pass's components to `p` and returns its time. `past`: prompt tokens already in the
   /// KV cache (a cached prefix), attended to but not recomputed.
@@ -617,9 +646,11 @@ struct ForwardPass {
     const bool streamed = engine.host_weights_streamed_min_tokens > 0 && f.host_to_device_bytes_per_s > 0 &&
                           tokens / passes >= engine.host_weights_streamed_min_tokens;
     const double host_touched_bytes = host_expert_bytes * experts.touched_fraction;
-    // Dense weights are sharded over a rank's tp GPUs, the routed experts over all tp x dp.
-    const double weight_bytes = (w.total_bytes - w.routed_expert_bytes - embedding_skipped) / tp +
-                                (w.routed_expert_bytes - experts_untouched - host_touched_bytes) / (tp * dp);
+    // Dense weights are sharded over a rank's tp GPUs, the routed experts over all tp x dp; the
+    // experts are read at the backend's expert_read_share of the bandwidth.
+    const double dense_bytes = (w.total_bytes - w.routed_expert_bytes - embedding_skipped) / tp;
+    const double routed_bytes = (w.routed_expert_bytes - experts_untouched - host_touched_bytes) / (tp * dp);
+    const double weight_bytes = dense_bytes + routed_bytes;
     double kv_bytes = 0, attention = 0;
     if (prefill) {
       attention = (prefill_attention_flops(m, kv, past + tokens_per_seq) - prefill_attention_flops(m, kv, past)) * b;
@@ -652,7 +683,7 @@ struct ForwardPass {
     const double routed_flops = routed_device_flops * (1.0 - offloaded_share);
     const double attention_flops = attention / tp;
     const double flops = linear_flops + attention_flops;
-    const double weights_t = passes * weight_bytes * resident_fraction / bw;
+    const double weights_t = passes * (dense_bytes + routed_bytes / backend.expert_read_share) * resident_fraction / bw;
     // The host's weights, run in turn with the device's kernels (the graph splits there and back):
     // streamed, a copy of every host-resident byte per pass at the PCIe rate; else a roofline on the
     // host (the bytes read at its bandwidth, the FLOPs at its compute). The activations crossing
@@ -661,7 +692,8 @@ struct ForwardPass {
     const double host_experts_t =
         host_expert_fraction <= 0 ? 0.0
         : streamed                ? passes * host_expert_bytes / h2d
-                   : std::max(passes * host_touched_bytes / std::max(host_bw, 1.0), host_flops / std::max(host_compute, 1.0));
+                   : std::max(passes * host_touched_bytes / std::max(host_bw * host_expert_read_share, 1.0),
+                              host_flops / std::max(host_compute, 1.0));
     // On the host an offloaded MoE layer reads only the experts the pass touches, like the device's
     // layers; a copy to the device moves the whole tensors.
     const double offloaded_untouched =
@@ -860,7 +892,8 @@ Analysis analyze(const Scenario& s, Detail detail) {
                          a.memory.offloaded_bytes,
                          wl.host_bandwidth_bytes_per_s.value_or(0),
                          s.weights.routed_expert_bytes > 0 ? a.memory.host_expert_bytes / s.weights.routed_expert_bytes : 0.0,
-                         wl.host_compute_flops_per_s.value_or(0)};
+                         wl.host_compute_flops_per_s.value_or(0),
+                         host_expert_read_share(*s.engine.engine)};
 
   // --- prefill: the whole prompt of every sequence -------------------------
   if (wl.prompt_tokens > 0) {

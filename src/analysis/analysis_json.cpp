@@ -149,6 +149,7 @@ nlohmann::json scenario_json(const PreparedScenario& ps, const Analysis& a) {
   if (w.gpus > 1)
     if (const Link* link = s.hardware->default_multi_gpu_link()) out["hardware"]["link"] = link->kind;
   if (!w.host_id.empty()) out["host"] = {{"id", w.host_id}, {"bandwidth_bytes_per_s", w.host_bandwidth_bytes_per_s.value_or(0)}};
+  if (w.gpu_layers) out["workload"]["gpu_layers"] = *w.gpu_layers;
   if (w.cpu_moe_layers > 0)
     out["expert_offload"] = {{"layers", w.cpu_moe_layers},
                              {"moe_layers", a.memory.host_expert_layers},
@@ -169,6 +170,11 @@ std::string measure_command(const PreparedScenario& ps, const Analysis& a) {
   replace_all(cmd, "{gen}", std::to_string(w.gen_tokens));
   replace_all(cmd, "{batch}", std::to_string(std::max<uint64_t>(a.batch, 1)));
   replace_all(cmd, "{tp}", std::to_string(w.tp));
+  // llama.cpp's -ngl: as asked, else the layers that fit, else every layer (99).
+  const uint64_t gpu_layers = w.gpu_layers                  ? *w.gpu_layers
+                              : a.memory.offloaded_layers > 0 ? a.memory.total_layers - a.memory.offloaded_layers
+                                                              : 99;
+  replace_all(cmd, "{ngl}", std::to_string(gpu_layers));
   if (w.cpu_moe_layers > 0 && !s.engine.engine->expert_offload_arg.empty()) {
     std::string arg = s.engine.engine->expert_offload_arg;
     replace_all(arg, "{layers}", std::to_string(w.cpu_moe_layers));

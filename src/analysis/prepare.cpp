@@ -18,6 +18,7 @@ namespace {
 constexpr double kWeightsSizeRatioMin = 0.5;
 constexpr double kWeightsSizeRatioMax = 2.0;
 constexpr double kMaxWeightsSizeBytes = 1e14;  // 100 TB: bounds the input before it is used
+constexpr int64_t kMaxGpuLayers = 100000;        // -ngl 999 is common for "all"; bounds the input
 
 bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
 
@@ -127,6 +128,29 @@ void set_expert_offload(const Catalog& catalog, const HardwareProfile& hw, const
                               "({}) x {} (CPU backend efficiency) = {:.1f} TOP/s, read at {:.1f} GB/s",
                               option, w.cpu_moe_layers, host.peak_flops_per_s / 1e12, host.dtype.empty() ? "matrix" : host.dtype, host.from,
                               host.efficiency, host.flops_per_s / 1e12, w.host_bandwidth_bytes_per_s.value_or(0) / 1e9));
+}
+
+/// --n-gpu-layers N (llama.cpp -ngl): the engine keeps the last N repeating layers on the GPU and
+/// the others in host memory, where the host CPU runs them; N above the layer count is every layer
+/// and the output layer (llama.cpp's -ngl 99).
+void set_gpu_layers(const HardwareProfile& hw, const EngineProfile& engine, const ModelSpec& m, const ScenarioRequest& r, Workload& w,
+                    std::vector<std::string>& notes) {
+  if (!r.n_gpu_layers) return;
+  const int64_t n = *r.n_gpu_layers;
+  if (n < 0 || n > kMaxGpuLayers)
+    throw bad_input(fmt::format("--n-gpu-layers {} is outside 0..{}", n, kMaxGpuLayers),
+                    fmt::format("{} has {} layers; {} or more puts every layer and the output layer on the GPU", m.name, m.num_hidden_layers,
+                                m.num_hidden_layers + 1));
+  if (!engine.offloads_to_host || hw.unified_memory)
+    throw bad_input(fmt::format("--n-gpu-layers: {} keeps no layers in host memory on {}", engine.name, hw.id),
+                    hw.unified_memory ? "the device's memory is the host's: leave the option out"
+                                      : "engines that keep layers in host memory: --engine llama.cpp");
+  if (w.gpus > 1) throw bad_input("--n-gpu-layers is modelled on one GPU; leave out --tp, --pp and --dp-attention");
+  w.gpu_layers = static_cast<uint32_t>(std::min<int64_t>(n, static_cast<int64_t>(m.num_hidden_layers) + 1));
+  if (*w.gpu_layers <= m.num_hidden_layers)
+    notes.push_back(fmt::format("--n-gpu-layers {}: {} of {} layers on the GPU; the other {} and the output layer in host memory, run on "
+                                "the host CPU for decode",
+                                n, *w.gpu_layers, m.num_hidden_layers, m.num_hidden_layers - *w.gpu_layers));
 }
 
 bool engine_takes(const EngineProfile& engine, const QuantFormat& f) {
@@ -339,8 +363,10 @@ WeightsSummary summarize_weights(const ModelSpec& spec, const WeightsBreakdown& 
       unquantized_bytes += static_cast<double>(t.bytes);
     if (t.kind == "token_embd") s.token_embedding_bytes += static_cast<double>(t.bytes);
     // The output layer is token_embd itself when tied; an untied token_embd is only looked up.
-    if (t.kind == "output" || (t.kind == "token_embd" && spec.tie_word_embeddings))
+    if (t.kind == "output" || (t.kind == "token_embd" && spec.tie_word_embeddings)) {
       s.output_head_params += static_cast<double>(t.elements);
+      s.output_head_bytes += static_cast<double>(t.bytes);
+    }
     else if (t.kind == "token_embd")
       s.embedding_lookup_params += static_cast<double>(t.elements);
     if (is_lookup_table(t.kind)) s.lookup_table_bytes += static_cast<double>(t.bytes);
@@ -651,6 +677,7 @@ PreparedScenario prepare_scenario(const Catalog& catalog, const ScenarioRequest&
   for (auto& note : kv_dtype_notes(hw, w.kv_dtype)) out.notes.push_back(std::move(note));
   set_host(catalog, hw, engine, r, w, out.notes);
   set_expert_offload(catalog, hw, engine, s.model, s.weights, r, w, out.notes);
+  set_gpu_layers(hw, engine, s.model, r, w, out.notes);
   return out;
 }
 

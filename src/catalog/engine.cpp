@@ -163,6 +163,7 @@ BackendProfile read_backend(const std::string& name, const nlohmann::json& b, st
       bp.moe_layer_overhead_by_quant_s[q.at("quant").get<std::string>()] = q.at("seconds").get<double>();
   }
   if (b.contains("float_expert_loop")) bp.float_expert_call_s = b.at("float_expert_loop").at("seconds_per_expert").get<double>();
+  if (b.contains("expert_read_share")) bp.expert_read_share = b.at("expert_read_share").at("value").get<double>();
   bp.step_overhead_s = b.at("step_overhead_s").get<double>();
   bp.graphs = b.value("graphs", false);
   bp.applies_to_classes = b.value("applies_to_classes", std::vector<std::string>{});

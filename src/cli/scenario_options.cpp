@@ -36,7 +36,9 @@ std::vector<CLI::Option*> add_workload_options(CLI::App* cmd, ScenarioRequest& r
           cmd->add_option("--host-bandwidth", host_bandwidth, "Host memory bandwidth in bytes/s for offloaded layers (e.g. 60e9)"),
           add_host_option(cmd, r),
           cmd->add_option("--n-cpu-moe", r.n_cpu_moe, "Keep the routed experts of the first N layers in host memory, run on the CPU (llama.cpp)"),
-          cmd->add_flag("--cpu-moe", r.cpu_moe, "Keep every layer's routed experts in host memory, run on the CPU (llama.cpp)")};
+          cmd->add_flag("--cpu-moe", r.cpu_moe, "Keep every layer's routed experts in host memory, run on the CPU (llama.cpp)"),
+          cmd->add_option("--n-gpu-layers", r.n_gpu_layers,
+                          "Layers on the GPU, the rest in host memory run by the CPU (llama.cpp -ngl; default: as many as fit)")};
 }
 
 std::vector<CLI::Option*> add_expert_layout_options(CLI::App* cmd, ScenarioRequest& r) {

@@ -50,6 +50,16 @@ std::string experts_text(const PhaseEstimate::Experts& e) {
 }
 
 /// The per-step costs: per layer (graph-captured or not), the per-layer terms of MoE and MLA layers, per step.
+/// Whether the weights, KV cache and buffers fit; with layers in host memory (llama.cpp), what the GPU part needs.
+std::string memory_verdict(const MemoryBreakdown& mem, const Style& style) {
+  if (mem.offloaded_layers > 0)
+    return fmt::format("runs with {} of {} layers in host memory, {}; the GPU part needs {}, {} headroom\n", mem.offloaded_layers,
+                       mem.total_layers, format_bytes(mem.offloaded_bytes), format_bytes(mem.total_bytes - mem.offloaded_bytes),
+                       format_bytes(mem.limit_bytes - (mem.total_bytes - mem.offloaded_bytes)));
+  return mem.fits ? fmt::format("fits, {} headroom\n", format_bytes(mem.limit_bytes - mem.total_bytes))
+                  : style.bold(fmt::format("does not fit: {} over\n", format_bytes(mem.total_bytes - mem.limit_bytes)));
+}
+
 std::string overhead_text(const Factors& f) {
   std::string per_layer = format_seconds(f.layer_overhead_s) + " per layer per step" + (f.graphs ? " (graph-captured)" : "");
   if (f.moe_layer_overhead_s > 0)
@@ -90,8 +100,7 @@ std::string render_estimate(const PreparedScenario& ps, const Analysis& a, Outpu
 
   out += heading("Memory");
   out += memory_text(a.memory, md);
-  out += a.memory.fits ? fmt::format("fits, {} headroom\n", format_bytes(a.memory.limit_bytes - a.memory.total_bytes))
-                       : style.bold(fmt::format("does not fit: {} over\n", format_bytes(a.memory.total_bytes - a.memory.limit_bytes)));
+  out += memory_verdict(a.memory, style);
 
   if (w.prompt_tokens > 0) {
     out += heading("Prefill (time to first token)");

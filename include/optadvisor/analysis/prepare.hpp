@@ -45,6 +45,7 @@ struct ScenarioRequest {
   int64_t ubatch_tokens = 0;  ///< 0 = the engine's (llama.cpp -ub, vLLM max_num_batched_tokens)
   std::optional<int64_t> n_cpu_moe;  ///< --n-cpu-moe N: the routed experts of the first N layers stay in host memory (llama.cpp)
   bool cpu_moe = false;              ///< --cpu-moe: every layer's routed experts stay in host memory
+  std::optional<int64_t> n_gpu_layers;  ///< --n-gpu-layers N (llama.cpp -ngl): layers on the GPU, the rest in host memory; unset = as many as fit
   // Serving techniques the advisor's transforms switch on (see Workload).
   Speculation speculation;
   double prefix_cached_fraction = 0;

@@ -29,6 +29,7 @@ struct WeightsSummary {
   double params = 0;                 ///< parameters (elements) in the tensors
   double active_params = 0;          ///< parameters touched per token (MoE: routed subset), as published: embeddings included
   double output_head_params = 0;     ///< the output layer (token_embd when tied): multiplied only for the tokens given logits
+  double output_head_bytes = 0;      ///< that layer's tensor as stored
   double embedding_lookup_params = 0;  ///< token_embd when the output layer does not share it: looked up, never multiplied
   double bits_per_weight = 0;        ///< 8 x total_bytes / params
   bool quantized = false;            ///< most weight bytes are in a sub-16-bit storage type
@@ -85,6 +86,9 @@ struct Workload {
   std::optional<double> host_bandwidth_bytes_per_s;  ///< system RAM for offloaded layers
   std::string host_id;                               ///< the cpu-class profile host_bandwidth_bytes_per_s came from (--host); "" when none
   uint32_t cpu_moe_layers = 0;                       ///< the first layers whose routed experts stay in, and run on, the host (--n-cpu-moe)
+  /// --n-gpu-layers N (llama.cpp -ngl): the last N repeating layers on the GPU, the others in host
+  /// memory; N above the layer count also puts the output layer on the GPU. Unset: as many as fit.
+  std::optional<uint32_t> gpu_layers;
   std::optional<double> host_compute_flops_per_s;    ///< the host CPU's achievable matrix rate for the weights it multiplies (offloaded layers, --n-cpu-moe experts)
   uint64_t ubatch_tokens = 0;                        ///< tokens per forward pass in prefill (llama.cpp -ub); 0 = the engine's
   Speculation speculation;                           ///< off unless draft_tokens > 0

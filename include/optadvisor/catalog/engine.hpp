@@ -153,6 +153,10 @@ struct BackendProfile {
   /// that multiply them one expert at a time (ggml-cuda's mul_mat_id fallback, taken where neither
   /// MMQ nor MMF serves the format: the routing ids copied to the host, then a GEMM per expert).
   double float_expert_call_s = 0;
+  /// The share of decode_bandwidth_efficiency the backend's routed-expert kernels reach in a pass of
+  /// a few tokens (ggml-cpu's mul_mat_id: a small matrix-vector product per picked expert); 1 where
+  /// they read as fast as the dense weights.
+  double expert_read_share = 1.0;
   double step_overhead_s = 0;                               ///< per decode step (sampling, scheduling)
   bool graphs = false;                                      ///< decode step captured as a graph
   std::vector<std::string> applies_to_classes;              ///< device classes this backend suits (empty: all)
