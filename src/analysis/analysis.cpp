@@ -575,9 +575,6 @@ uint64_t fill_memory(const Scenario& s, const KvShape& kv, bool flash_attention,
   return cached_prefix;
 }
 
-/// One forward pass over `tokens_per_seq` new tokens of every sequence, as a sum of per-operator
-/// rooflines (Williams, Waterman, Patterson 2009, "Roofline", CACM 52(4)): time = max(bytes /
-/// bandwidth, FLOPs / compute) per operator, because kernels run one after another.
 /// The share of the host bandwidth the host CPU reaches on routed experts it runs (--n-cpu-moe):
 /// that of the engine's own CPU backend, whose kernels it runs.
 double host_expert_read_share(const EngineProfile& engine) {
@@ -585,6 +582,9 @@ double host_expert_read_share(const EngineProfile& engine) {
   return it == engine.backends.end() ? 1.0 : it->second.expert_read_share;
 }
 
+/// One forward pass over `tokens_per_seq` new tokens of every sequence, as a sum of per-operator
+/// rooflines (Williams, Waterman, Patterson 2009, "Roofline", CACM 52(4)): time = max(bytes /
+/// bandwidth, FLOPs / compute) per operator, because kernels run one after another.
 /// Holds references: the scenario, its KV shape and factors must outlive it.
 struct ForwardPass {
   const Scenario& s;

@@ -49,17 +49,20 @@ std::string experts_text(const PhaseEstimate::Experts& e) {
   return text;
 }
 
-/// The per-step costs: per layer (graph-captured or not), the per-layer terms of MoE and MLA layers, per step.
 /// Whether the weights, KV cache and buffers fit; with layers in host memory (llama.cpp), what the GPU part needs.
 std::string memory_verdict(const MemoryBreakdown& mem, const Style& style) {
-  if (mem.offloaded_layers > 0)
+  const double on_gpu = mem.total_bytes - mem.offloaded_bytes;
+  if (mem.offloaded_layers > 0 && on_gpu <= mem.limit_bytes)
     return fmt::format("runs with {} of {} layers in host memory, {}; the GPU part needs {}, {} headroom\n", mem.offloaded_layers,
-                       mem.total_layers, format_bytes(mem.offloaded_bytes), format_bytes(mem.total_bytes - mem.offloaded_bytes),
-                       format_bytes(mem.limit_bytes - (mem.total_bytes - mem.offloaded_bytes)));
+                       mem.total_layers, format_bytes(mem.offloaded_bytes), format_bytes(on_gpu), format_bytes(mem.limit_bytes - on_gpu));
+  if (mem.offloaded_layers > 0)
+    return style.bold(fmt::format("does not fit even with {} of {} layers in host memory: the GPU part is {} over\n", mem.offloaded_layers,
+                                  mem.total_layers, format_bytes(on_gpu - mem.limit_bytes)));
   return mem.fits ? fmt::format("fits, {} headroom\n", format_bytes(mem.limit_bytes - mem.total_bytes))
                   : style.bold(fmt::format("does not fit: {} over\n", format_bytes(mem.total_bytes - mem.limit_bytes)));
 }
 
+/// The per-step costs: per layer (graph-captured or not), the per-layer terms of MoE and MLA layers, per step.
 std::string overhead_text(const Factors& f) {
   std::string per_layer = format_seconds(f.layer_overhead_s) + " per layer per step" + (f.graphs ? " (graph-captured)" : "");
   if (f.moe_layer_overhead_s > 0)
