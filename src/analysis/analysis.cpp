@@ -695,13 +695,17 @@ struct ForwardPass {
                    : std::max(passes * host_touched_bytes / std::max(host_bw * host_expert_read_share, 1.0),
                               host_flops / std::max(host_compute, 1.0));
     // On the host an offloaded MoE layer reads only the experts the pass touches, like the device's
-    // layers; a copy to the device moves the whole tensors.
-    const double offloaded_untouched =
-        (1.0 - resident_fraction) * (w.routed_expert_bytes - host_expert_bytes) / tp / pp * (1.0 - experts.touched_fraction);
-    const double offload_t = offloaded_bytes <= 0 ? 0.0
-                             : streamed           ? passes * offloaded_bytes / h2d
-                                                  : std::max(passes * (offloaded_bytes - offloaded_untouched) / std::max(host_bw, 1.0),
-                                                   host_compute > 0 ? offloaded_flops / host_compute : 0.0);
+    // layers, and reads them as the host's expert kernels do (--n-cpu-moe's share); a copy to the
+    // device moves the whole tensors.
+    const double offloaded_experts = (1.0 - resident_fraction) * (w.routed_expert_bytes - host_expert_bytes) / tp / pp;
+    const double offloaded_untouched = offloaded_experts * (1.0 - experts.touched_fraction);
+    const double offloaded_experts_read = offloaded_experts - offloaded_untouched;
+    const double offload_t =
+        offloaded_bytes <= 0 ? 0.0
+        : streamed           ? passes * offloaded_bytes / h2d
+                             : std::max(passes * ((offloaded_bytes - offloaded_untouched - offloaded_experts_read) / std::max(host_bw, 1.0) +
+                                         offloaded_experts_read / std::max(host_bw * host_expert_read_share, 1.0)),
+                                        host_compute > 0 ? offloaded_flops / host_compute : 0.0);
     // Without flash attention an engine may materialize the scores (llama.cpp: f32 KQ, softmax,
     // KQV): every score element of every head and layer is moved unfused_score_bytes.
     if (!f.flash_attention && engine.memory.unfused_score_bytes > 0) {

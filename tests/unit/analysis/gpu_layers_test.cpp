@@ -97,3 +97,20 @@ TEST_CASE("n-gpu-layers: bad input is refused with one clear line", "[analysis][
   mac.n_gpu_layers = 20;
   CHECK(bad_input_message(mac).find("keeps no layers in host memory on m3-max") != std::string::npos);
 }
+
+TEST_CASE("n-gpu-layers: the experts of MoE layers in host memory are read at the CPU's expert share", "[analysis][offload][moe]") {
+  ScenarioRequest r = request("rtx4090", "qwen3-30b-a3b", "q4_k_m");
+  r.n_gpu_layers = 24;
+  const PreparedScenario p = prepare_scenario(catalog(), r);
+  const WeightsSummary& w = p.scenario.weights;
+  const Analysis a = analyze(p.scenario);
+  REQUIRE(a.memory.offloaded_layers == 24);
+  // The host layers' share of the routed experts: offloaded bytes x routed / all weights; a decode
+  // step touches 8 of 128 experts (1/16) of them. The default host reads 89.6e9 x 0.6 = 53.76e9 B/s,
+  // the touched experts at 0.64 of that (the CPU backend's expert_read_share), the rest at the full rate.
+  const double host = a.memory.offloaded_bytes;
+  const double experts = host * w.routed_expert_bytes / w.total_bytes;
+  const double dense = host - experts;
+  const double expected = dense / 53.76e9 + experts / 16.0 / (53.76e9 * 0.64);
+  CHECK(a.decode.offload_time_s == Approx(expected).epsilon(1e-6));
+}
