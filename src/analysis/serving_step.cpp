@@ -155,7 +155,7 @@ StepModel step_model(const Scenario& s, const ServingLayout& layout, const Servi
   sm.layout = layout;
   sm.scheduler = engine.serving.scheduler;
   sm.admission = engine.serving.admission;
-  sm.max_batched_tokens = engine.serving.max_batched_tokens;
+  sm.max_batched_tokens = engine.serving.batched_tokens_for(hw.memory_capacity_bytes);
   sm.max_sequences = engine.serving.max_sequences;
   const double tp = std::max<uint32_t>(1, layout.tp);
   const double dp = std::max<uint32_t>(1, layout.dp_attention);

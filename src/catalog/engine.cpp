@@ -108,6 +108,12 @@ void read_serving(const nlohmann::json& j, EngineServing& s, std::vector<Problem
   else if (admission != "incremental")
     problems.push_back({"", "/serving/kv_admission", "expected incremental or reserve-full (got '" + admission + "')"});
   s.max_batched_tokens = j.at("max_batched_tokens").get<uint64_t>();
+  for (const auto& t : j.value("max_batched_tokens_by_memory", nlohmann::json::array())) {
+    const double below = t.at("below_bytes").get<double>();
+    if (!s.max_batched_tokens_by_memory.empty() && below <= s.max_batched_tokens_by_memory.back().first)
+      problems.push_back({"", "/serving/max_batched_tokens_by_memory", "tiers must be listed by ascending below_bytes"});
+    s.max_batched_tokens_by_memory.emplace_back(below, t.at("tokens").get<uint64_t>());
+  }
   s.max_sequences = j.at("max_sequences").get<uint64_t>();
   for (const auto& e : j.at("eras")) {
     ServingEra era;

@@ -276,7 +276,16 @@ struct EngineServing {
   ServingScheduler scheduler = ServingScheduler::kMixed;
   KvAdmission admission = KvAdmission::kIncremental;
   uint64_t max_batched_tokens = 8192;  ///< tokens per iteration (vLLM max_num_batched_tokens, SGLang chunked_prefill_size)
+  /// Engines that size it by the GPU's memory (SGLang): (below this many bytes, tokens), ascending;
+  /// past the last tier, max_batched_tokens.
+  std::vector<std::pair<double, uint64_t>> max_batched_tokens_by_memory;
   uint64_t max_sequences = 1024;       ///< running sequences per rank (max_num_seqs, max_running_requests, max_batch_size)
+  /// The tokens per iteration on a GPU of `memory_bytes`.
+  uint64_t batched_tokens_for(double memory_bytes) const {
+    for (const auto& [below, tokens] : max_batched_tokens_by_memory)
+      if (memory_bytes < below) return tokens;
+    return max_batched_tokens;
+  }
   std::vector<ServingEra> eras;        ///< oldest first; the newest is the default
   bool enabled() const { return !eras.empty(); }
   /// The era covering `version` ("" = the newest): the newest era whose from_version is not

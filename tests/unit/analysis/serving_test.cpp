@@ -107,6 +107,22 @@ TEST_CASE("serve takes the MoE layer time of the engine backend for the experts'
   }
 }
 
+TEST_CASE("serve chunks SGLang's prompts by the GPU's memory, as its chunked_prefill_size default does") {
+  // server_args.py: 2048 tokens under 35 GiB, 8192 under 160 GiB, 16384 from 160 GiB; vLLM keeps 8192.
+  const std::vector<std::pair<const char*, uint64_t>> cases = {{"rtx4090", 2048}, {"h100-sxm", 8192}, {"h200", 8192}, {"b200", 16384}};
+  for (const auto& [hw, tokens] : cases) {
+    for (const char* engine : {"sglang", "vllm"}) {
+      ServeRequest r;
+      r.scenario.hardware = hw;
+      r.scenario.model.preset = "llama-3.1-8b";
+      r.scenario.engine = engine;
+      r.load.concurrency = 1;
+      const PreparedServing p = prepare_serving(fixtures::catalog(), r);
+      CHECK(p.setup.pools.front().step.max_batched_tokens == (std::string(engine) == "sglang" ? tokens : 8192u));
+    }
+  }
+}
+
 TEST_CASE("a prefill chunk is bound by its GEMMs and attention math") {
   StepMix mix;
   mix.prefill_tokens = 1000;
