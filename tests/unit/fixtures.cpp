@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "fixtures.hpp"
 
+#include <algorithm>
 #include <fstream>
 
 namespace optadvisor::fixtures {
@@ -112,6 +113,10 @@ ScenarioRequest request(const std::string& hardware, const std::string& model, c
 }
 
 Analysis analyze_request(const ScenarioRequest& r) { return analyze(prepare_scenario(catalog(), r).scenario); }
+
+bool any_contains(const std::vector<std::string>& lines, const std::string& text) {
+  return std::any_of(lines.begin(), lines.end(), [&](const std::string& line) { return line.find(text) != std::string::npos; });
+}
 
 StepModel round_rank() {
   StepModel m;

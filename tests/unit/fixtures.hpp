@@ -94,6 +94,9 @@ ScenarioRequest request(const std::string& hardware, const std::string& model, c
 /// The analysis of the scenario `r` prepares to (catalog()).
 Analysis analyze_request(const ScenarioRequest& r);
 
+/// Whether any of `lines` (notes, warnings) contains `text`.
+bool any_contains(const std::vector<std::string>& lines, const std::string& text);
+
 /// The message of the bad_input error `f` throws, checking that it is one (exit 2); "" when it throws none.
 template <typename F>
 std::string bad_input_message(F&& f) {

@@ -11,6 +11,7 @@
 
 using namespace optadvisor;
 using Catch::Matchers::Contains;
+using fixtures::any_contains;
 using fixtures::catalog;
 using fixtures::request;
 
@@ -19,12 +20,6 @@ namespace {
 Factors factors_of(const std::string& quant, const std::string& engine) {
   const PreparedScenario ps = prepare_scenario(catalog(), request("rtx4090", "llama-3.1-8b", quant, engine));
   return analyze(ps.scenario).factors;
-}
-
-bool has_note(const PreparedScenario& ps, const std::string& text) {
-  for (const auto& n : ps.notes)
-    if (n.find(text) != std::string::npos) return true;
-  return false;
 }
 
 }  // namespace
@@ -74,13 +69,13 @@ TEST_CASE("estimate on llama.cpp@b2850 prefills Q4_K_M at the FP16 cuBLAS rate, 
 TEST_CASE("estimate says which build it models and what a server's version changes", "[analysis][engine][build]") {
   const PreparedScenario old = prepare_scenario(catalog(), request("rtx4090", "llama-3.1-8b", "q4_k_m", "llama.cpp@b2850"));
   CHECK(old.scenario.engine.version == "b2850");
-  CHECK(has_note(old, "quantized prefill as builds before b3216 ran it"));
+  CHECK(any_contains(old.notes, "quantized prefill as builds before b3216 ran it"));
   const PreparedScenario now = prepare_scenario(catalog(), request("rtx4090", "llama-3.1-8b", "q4_k_m", "llama.cpp@b6060"));
   CHECK(now.scenario.engine.build == nullptr);
-  CHECK(has_note(now, "the newest kernels (b3216 and later)"));
+  CHECK(any_contains(now.notes, "the newest kernels (b3216 and later)"));
   const PreparedScenario server = prepare_scenario(catalog(), request("h100-sxm", "llama-3.1-8b", "fp8", "vllm@0.6.0"));
   CHECK(server.scenario.engine.id() == "vllm");
-  CHECK(has_note(server, "serve applies the version's calibration era"));
+  CHECK(any_contains(server.notes, "serve applies the version's calibration era"));
 }
 
 TEST_CASE("the estimate's JSON names the version asked for and the earlier kernels it runs", "[analysis][engine][build][json]") {
@@ -134,8 +129,8 @@ TEST_CASE("builds before b8233 run each Gated DeltaNet layer unfused, 0.44 ms mo
         Approx(decode_s("nemotron-3-nano-30b-a3b", "llama.cpp:rocm@b8233")));
 
   const PreparedScenario ps = prepare_scenario(catalog(), request("ryzen-ai-max-395", "qwen3-next-80b-a3b", "q8_0", "llama.cpp:rocm@b7423"));
-  CHECK(has_note(ps, "its 36 Gated DeltaNet layers run unfused, 440 us more per token each; b8233: the GATED_DELTA_NET operator"));
-  CHECK_FALSE(has_note(ps, "its figures do not depend on the version"));  // the build changes these layers
+  CHECK(any_contains(ps.notes, "its 36 Gated DeltaNet layers run unfused, 440 us more per token each; b8233: the GATED_DELTA_NET operator"));
+  CHECK_FALSE(any_contains(ps.notes, "its figures do not depend on the version"));  // the build changes these layers
   // Prefill is left as it was: the same builds' prefill rows are within -2% to +50% without a term.
   const PreparedScenario newer = prepare_scenario(catalog(), request("ryzen-ai-max-395", "qwen3-next-80b-a3b", "q8_0", "llama.cpp:rocm@b8233"));
   CHECK(analyze(ps.scenario).prefill.time_s == Approx(analyze(newer.scenario).prefill.time_s));
@@ -157,10 +152,10 @@ TEST_CASE("AMD's Vulkan coopmat1 path runs builds before 7938 at its earlier eff
   // ROCm on the same GPU has no such era.
   CHECK(compute("llama.cpp:rocm@b7423") == Approx(compute("llama.cpp:rocm")));
   // The estimate says which it modelled.
-  auto notes_of = [](const std::string& engine) { return prepare_scenario(catalog(), request("ryzen-ai-max-395", "llama-2-7b", "q4_0", engine)); };
-  CHECK(has_note(notes_of("llama.cpp:vulkan@b7500"), "prefill as builds before b7938 ran it; b7938: tiles tuned for AMD's coopmat1 path"));
-  CHECK(has_note(notes_of("llama.cpp:vulkan@b9000"), "the newest kernels (b7938 and later)"));
-  CHECK(has_note(notes_of("llama.cpp:rocm@b7423"), "its figures do not depend on the version"));
+  auto notes_of = [](const std::string& engine) { return prepare_scenario(catalog(), request("ryzen-ai-max-395", "llama-2-7b", "q4_0", engine)).notes; };
+  CHECK(any_contains(notes_of("llama.cpp:vulkan@b7500"), "prefill as builds before b7938 ran it; b7938: tiles tuned for AMD's coopmat1 path"));
+  CHECK(any_contains(notes_of("llama.cpp:vulkan@b9000"), "the newest kernels (b7938 and later)"));
+  CHECK(any_contains(notes_of("llama.cpp:rocm@b7423"), "its figures do not depend on the version"));
 }
 
 TEST_CASE("AMD's Vulkan path runs BF16 weights on the fp32 vector ALUs, other formats on its matrix path", "[analysis][engine][build]") {
@@ -185,6 +180,6 @@ TEST_CASE("AMD's Vulkan path runs BF16 weights on the fp32 vector ALUs, other fo
   const auto on_strix = [](const std::string& quant) {
     return prepare_scenario(catalog(), request("ryzen-ai-max-395", "ministral-3-14b", quant, "llama.cpp:vulkan"));
   };
-  CHECK(has_note(on_strix("bf16"), "bf16 weights' GEMMs run at the fp32 peak: RADV exposes no VK_KHR_shader_bfloat16"));
-  CHECK_FALSE(has_note(on_strix("q8_0"), "GEMMs run at the"));
+  CHECK(any_contains(on_strix("bf16").notes, "bf16 weights' GEMMs run at the fp32 peak: RADV exposes no VK_KHR_shader_bfloat16"));
+  CHECK_FALSE(any_contains(on_strix("q8_0").notes, "GEMMs run at the"));
 }

@@ -12,17 +12,12 @@ using namespace optadvisor;
 
 namespace {
 
+using fixtures::any_contains;
 using fixtures::catalog;
 using fixtures::request;
 
 std::string bad_input_message(const ScenarioRequest& r) {
   return fixtures::bad_input_message([&] { (void)prepare_scenario(catalog(), r); });
-}
-
-bool has_warning(const Analysis& a, const std::string& text) {
-  for (const auto& w : a.warnings)
-    if (w.find(text) != std::string::npos) return true;
-  return false;
 }
 
 }  // namespace
@@ -76,8 +71,8 @@ TEST_CASE("n-gpu-layers that do not fit: the layers that fit, and a warning", "[
   r.n_gpu_layers = 70;
   const Analysis a = analyze(prepare_scenario(catalog(), r).scenario);
   CHECK(a.memory.offloaded_layers == 33);
-  CHECK(has_warning(a, "--n-gpu-layers 70 does not fit"));
-  CHECK(has_warning(a, "at most 47 layers fit"));
+  CHECK(any_contains(a.warnings, "--n-gpu-layers 70 does not fit"));
+  CHECK(any_contains(a.warnings, "at most 47 layers fit"));
 }
 
 TEST_CASE("n-gpu-layers: bad input is refused with one clear line", "[analysis][offload]") {

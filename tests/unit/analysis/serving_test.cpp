@@ -401,14 +401,9 @@ TEST_CASE("an era's caveats come with every run it applies to") {
     r.load.concurrency = 1;
     return prepare_serving(fixtures::catalog(), r).notes;
   };
-  auto mentions = [](const std::vector<std::string>& notes, const std::string& text) {
-    for (const auto& n : notes)
-      if (n.find(text) != std::string::npos) return true;
-    return false;
-  };
   // SGLang's fitted per-request time against its own low-load benchmark; vLLM's era has no caveat.
-  CHECK(mentions(notes_of("sglang"), "SGLang: its fitted time per request outside the iterations"));
-  CHECK_FALSE(mentions(notes_of("vllm"), "fitted time per request"));
+  CHECK(fixtures::any_contains(notes_of("sglang"), "SGLang: its fitted time per request outside the iterations"));
+  CHECK_FALSE(fixtures::any_contains(notes_of("vllm"), "fitted time per request"));
 }
 
 TEST_CASE("step_model: Llama-3.1-8B on an H100, tp 1") {
