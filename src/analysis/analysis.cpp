@@ -334,7 +334,7 @@ void fill_factors(const Scenario& s, Factors& f) {
   const BackendProfile& backend = *s.engine.backend;
   const Workload& wl = s.workload;
   const double tp = std::max<uint32_t>(1, wl.tp);
-  const QuantEfficiency qe = engine.efficiency_for(backend, w.quant_id);
+  const QuantEfficiency qe = engine.efficiency_for(backend, w.quant_id, s.engine.build);
   f.peak_bandwidth_bytes_per_s = hw.memory_bandwidth_bytes_per_s;
   f.decode_bandwidth_efficiency = std::min(1.0, backend.decode_bandwidth_efficiency * qe.decode);
   f.achievable_bandwidth_bytes_per_s = f.peak_bandwidth_bytes_per_s * f.decode_bandwidth_efficiency;
@@ -363,9 +363,10 @@ void fill_factors(const Scenario& s, Factors& f) {
   f.prefill_compute_efficiency = std::min(1.0, prefill_efficiency * qe.prefill);
   f.achievable_compute_flops_per_s = f.peak_compute_flops_per_s * f.prefill_compute_efficiency;
   f.graphs = wl.graphs.value_or(backend.graphs);
-  f.layer_overhead_s = backend.layer_overhead_s * (f.graphs ? engine.graph_overhead_factor : 1.0);
+  f.layer_overhead_s = layer_overhead_s_in(backend, s.engine.build) * (f.graphs ? engine.graph_overhead_factor : 1.0);
   f.step_overhead_s = backend.step_overhead_s;
-  f.moe_layer_overhead_s = s.model.num_experts > 0 ? backend.moe_layer_overhead_for(w.quant_id) : 0.0;
+  const bool earlier_moe = s.engine.build && s.engine.build->moe_layer_overhead_s;
+  f.moe_layer_overhead_s = s.model.num_experts == 0 ? 0.0 : earlier_moe ? *s.engine.build->moe_layer_overhead_s : backend.moe_layer_overhead_for(w.quant_id);
   f.mla_layer_overhead_s = s.model.kv_lora_rank > 0 ? engine.mla_layer_overhead_s : 0.0;
   f.flash_attention = wl.flash_attention.value_or(engine.memory.flash_attention_default) &&
                       (hw.capabilities.flash_attention_2 || engine.own_flash_attention);
@@ -731,7 +732,7 @@ struct ForwardPass {
     // Engines whose latent-attention path costs more per layer than a GQA layer pay it once a pass (every layer is MLA).
     const double mla_s = f.mla_layer_overhead_s > 0 ? layers * f.mla_layer_overhead_s : 0.0;
     const double overhead_t =
-        passes * ((decode_like ? decode_layers_overhead_s(s, f, pass_tokens) : layers * backend.layer_overhead_s) + moe_dispatch_s + mla_s + expert_loop_s) +
+        passes * ((decode_like ? decode_layers_overhead_s(s, f, pass_tokens) : layers * layer_overhead_s_in(backend, s.engine.build)) + moe_dispatch_s + mla_s + expert_loop_s) +
         f.step_overhead_s;
     double comm_t = 0;
     if (tp > 1 || wl.expert_layout().exchanges_experts(m)) {

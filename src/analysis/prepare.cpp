@@ -539,8 +539,8 @@ std::string version_note(const EngineChoice& c, const HardwareProfile& hw) {
                        path->earlier_builds.back().until_build);
   }
   if (c.build)
-    return fmt::format("engine: {} build {}: quantized prefill as builds before b{} ran it; b{}: {}", c.id(), c.version, c.build->until_build,
-                       c.build->until_build, c.build->change);
+    return fmt::format("engine: {} build {}: {} as builds before b{} ran it; b{}: {}", c.id(), c.version, c.build->what_differs(),
+                       c.build->until_build, c.build->until_build, c.build->change);
   if (!b.earlier_builds.empty())
     return fmt::format("engine: {} build {}: the newest kernels (b{} and later)", c.id(), c.version, b.earlier_builds.back().until_build);
   if (c.engine->serving.enabled())

@@ -593,21 +593,33 @@ void record_provenance(Calibration& cal, const std::vector<CalibrationRow>& rows
   cal.date = date.empty() ? today : date;
 }
 
-/// Says so when the measurements come from a build the backend's earlier_builds cover (llama.cpp
-/// before b3216): the shipped predictions are the newest build's, the fitted factors the user's.
-void note_earlier_build(const EngineProfile& engine, const BackendProfile& backend, const std::vector<CalibrationRow>& rows,
-                        std::vector<std::string>& notes) {
+/// The earlier build of `backend` the measurements come from (llama.cpp before b3216, Metal
+/// before b6469), with its number; null where they name none or the newest.
+std::pair<const BackendBuild*, uint64_t> measured_build(const EngineProfile& engine, const BackendProfile& backend,
+                                                        const std::vector<CalibrationRow>& rows) {
   for (const auto& row : rows) {
     if (row.measurement.tool != engine.id) continue;
     const std::string& version = row.measurement.tool_version;  // "b2869 (e849648)"
     const auto build = parse_build_number(version.substr(0, version.find(' ')));
-    const BackendBuild* earlier = build ? backend.build_for(*build) : nullptr;
-    if (!earlier) continue;
-    notes.push_back(fmt::format("the measurements come from build b{}, before b{} ({}): BEFORE is the newest build's prediction "
-                                "(estimate --engine {}@b{} models yours); the fitted factors describe your build",
-                                *build, earlier->until_build, earlier->change, engine.id, *build));
-    return;
+    if (const BackendBuild* earlier = build ? backend.build_for(*build) : nullptr) return {earlier, *build};
   }
+  return {nullptr, 0};
+}
+
+/// Says so when the measurements come from a build the backend's earlier_builds cover: the shipped
+/// predictions are the newest build's; the fit starts from that build's per-layer cost and format
+/// multipliers, which the calibration records with what it fits, so the fitted factors describe
+/// the user's build. (A calibration has no MoE dispatch term: the newest builds' stays.)
+const BackendBuild* start_from_earlier_build(const EngineProfile& engine, BackendProfile& backend,
+                                             const std::vector<CalibrationRow>& rows, std::vector<std::string>& notes) {
+  const auto [earlier, build] = measured_build(engine, backend, rows);
+  if (!earlier) return nullptr;
+  notes.push_back(fmt::format("the measurements come from build b{}, before b{} ({}): BEFORE is the newest build's prediction "
+                              "(estimate --engine {}@b{} models yours); the fitted factors describe your build",
+                              build, earlier->until_build, earlier->change, engine.id, build));
+  if (earlier->layer_overhead_s) backend.layer_overhead_s = *earlier->layer_overhead_s;
+  for (const auto& [quant_id, qe] : earlier->quant_efficiency) backend.quant_efficiency[quant_id] = qe;
+  return earlier;
 }
 
 /// Points every row at `engine` and `backend`; returns what each pointed at before.
@@ -764,13 +776,21 @@ void describe_factors(CalibrationFit& fit, const std::vector<Param*>& free, cons
 
 /// The overlay's factors: the fitted ones of the backend, and every fitted per-format multiplier.
 void record_factors(Calibration& cal, const std::vector<Param*>& free, const BackendParams& params, const FormatMultipliers& multipliers,
-                    const BackendProfile& backend) {
+                    const BackendProfile& backend, const BackendBuild* earlier, const std::vector<CalibrationRow>& rows) {
   for (const Param* p : free) {
     if (p == &params.decode) cal.factors.decode_bandwidth_efficiency = *p->value;
     if (p == &params.prefill) cal.factors.prefill_compute_efficiency = *p->value;
     if (p == &params.layer) cal.factors.layer_overhead_s = *p->value;
   }
   for (const Multiplier& m : multipliers.info) cal.factors.quant_efficiency[m.quant_id] = backend.quant_efficiency.at(m.quant_id);
+  if (earlier == nullptr) return;
+  // What the fit took from the earlier build and kept, recorded so the calibration reproduces it.
+  if (earlier->layer_overhead_s && !cal.factors.layer_overhead_s) cal.factors.layer_overhead_s = backend.layer_overhead_s;
+  for (const auto& row : rows) {
+    const std::string& quant_id = row.prepared.scenario.weights.quant_id;
+    if (earlier->quant_efficiency.contains(quant_id) && !cal.factors.quant_efficiency.contains(quant_id))
+      cal.factors.quant_efficiency[quant_id] = backend.quant_efficiency.at(quant_id);
+  }
 }
 
 }  // namespace
@@ -791,7 +811,7 @@ CalibrationFit fit_calibration(const Catalog& catalog, MappedMeasurements mapped
   BackendProfile& backend = engine.backends.at(backend_name);
   const std::vector<EngineChoice> saved = point_rows_at(fit.rows, engine, backend);
   for (auto& row : fit.rows) row.predicted_before = predict_measurement(row.measurement, row.prepared.scenario);
-  note_earlier_build(engine, backend, fit.rows, fit.notes);
+  const BackendBuild* earlier = start_from_earlier_build(engine, backend, fit.rows, fit.notes);
   const BackendProfile before = backend;
 
   BackendParams params = backend_params(engine, backend, fit.rows);
@@ -824,7 +844,7 @@ CalibrationFit fit_calibration(const Catalog& catalog, MappedMeasurements mapped
   cal.hardware = fit.hardware->id;
   cal.engine = engine.id;
   cal.backend = backend_name;
-  record_factors(cal, free, params, multipliers, backend);
+  record_factors(cal, free, params, multipliers, backend, earlier, fit.rows);
   record_provenance(cal, fit.rows, request.today);
   cal.rows = fit.rows.size();
   cal.median_abs_error_before = std::round(fit.median_abs_error_before * 1e4) / 1e4;

@@ -6,7 +6,9 @@
 
 namespace optadvisor {
 
-QuantEfficiency EngineProfile::efficiency_for(const BackendProfile& backend, const std::string& quant_id) const {
+QuantEfficiency EngineProfile::efficiency_for(const BackendProfile& backend, const std::string& quant_id, const BackendBuild* build) const {
+  if (build)
+    if (auto earlier = build->quant_efficiency.find(quant_id); earlier != build->quant_efficiency.end()) return earlier->second;
   if (auto own = backend.quant_efficiency.find(quant_id); own != backend.quant_efficiency.end()) return own->second;
   auto it = quant_efficiency.find(quant_id);
   if (it != quant_efficiency.end()) return it->second;
@@ -45,6 +47,17 @@ int compare_versions(const std::string& a, const std::string& b) {
     if (x != y) return x < y ? -1 : 1;
   }
   return sa == sb ? 0 : (sa < sb ? -1 : 1);
+}
+
+std::string BackendBuild::what_differs() const {
+  const bool prefill = !quantized_compute_dtype.empty() || quantized_prefill_compute_efficiency > 0;
+  const bool decode = layer_overhead_s.has_value() || moe_layer_overhead_s.has_value() || !quant_efficiency.empty();
+  if (prefill && decode) return "quantized prefill and decode";
+  return decode ? "decode" : "quantized prefill";
+}
+
+double layer_overhead_s_in(const BackendProfile& backend, const BackendBuild* build) {
+  return build && build->layer_overhead_s ? *build->layer_overhead_s : backend.layer_overhead_s;
 }
 
 const BackendBuild* BackendProfile::build_for(uint64_t build) const {
@@ -194,7 +207,10 @@ BackendProfile read_backend(const std::string& name, const nlohmann::json& b, st
   for (const auto& e : b.value("earlier_builds", nlohmann::json::array())) {
     BackendBuild build{e.at("until_build").get<uint64_t>(), e.at("change").get<std::string>(),
                        e.value("quantized_compute_dtype", std::string{}), e.value("quantized_prefill_compute_efficiency", 0.0),
-                       e.value("calibrated_on", std::vector<std::string>{})};
+                       std::nullopt, std::nullopt, {}, e.value("calibrated_on", std::vector<std::string>{})};
+    if (e.contains("layer_overhead_s")) build.layer_overhead_s = e.at("layer_overhead_s").get<double>();
+    if (e.contains("moe_layer_overhead_s")) build.moe_layer_overhead_s = e.at("moe_layer_overhead_s").get<double>();
+    if (e.contains("quant_efficiency")) read_quant_efficiency(e.at("quant_efficiency"), build.quant_efficiency);
     if (!bp.earlier_builds.empty() && build.until_build <= bp.earlier_builds.back().until_build)
       problems.push_back({"", "/backends/" + name + "/earlier_builds", "earlier builds must be listed oldest first"});
     bp.earlier_builds.push_back(std::move(build));

@@ -81,16 +81,27 @@ struct DevicePath {
   }
 };
 
-/// Builds of a backend older than `until_build` that ran prefill of quantized weights another
-/// way (llama.cpp CUDA before b3216: dequantized to FP16 and multiplied by cuBLAS instead of the
-/// int8 tensor-core MMQ kernels). Only what differs is set; the rest is the backend's.
+/// Builds of a backend older than `until_build` that ran another way: prefill of quantized weights
+/// (llama.cpp CUDA before b3216: dequantized to FP16 and multiplied by cuBLAS instead of the int8
+/// tensor-core MMQ kernels), or decode at another per-layer cost and weight-format efficiencies
+/// (llama.cpp Metal before its concurrent ops and fusion). Only what differs is set; the rest is
+/// the backend's.
 struct BackendBuild {
   uint64_t until_build = 0;                       ///< the first build that no longer runs this way
   std::string change;                             ///< what that build changed, quoted in notes
   std::string quantized_compute_dtype;            ///< "" = the backend's
   double quantized_prefill_compute_efficiency = 0;  ///< 0 = the backend's
+  std::optional<double> layer_overhead_s;         ///< unset = the backend's
+  std::optional<double> moe_layer_overhead_s;     ///< unset = the backend's (for every format)
+  std::map<std::string, QuantEfficiency> quant_efficiency;  ///< by canonical quant id; take the place of the backend's
   std::vector<std::string> calibrated_on;         ///< measurement ids the efficiency was fitted on
+  /// What these builds ran differently, for notes: "quantized prefill", "decode", or both.
+  std::string what_differs() const;
 };
+
+struct BackendProfile;
+/// The per-layer cost of one pass on `backend` in `build` (the newest builds' where null or unset).
+double layer_overhead_s_in(const BackendProfile& backend, const BackendBuild* build);
 
 /// Builds that ran a Gated DeltaNet layer's recurrence as a graph of small operators (llama.cpp
 /// before its GATED_DELTA_NET op): each such layer costs `layer_overhead_s` more per decode step,
@@ -349,9 +360,9 @@ struct EngineProfile {
   std::vector<std::string> notes;
   nlohmann::json sources;
 
-  /// The multipliers for a quant id on a backend: the backend's own, then the
-  /// engine's, then "default", then 1.
-  QuantEfficiency efficiency_for(const BackendProfile& backend, const std::string& quant_id) const;
+  /// The multipliers for a quant id on a backend: those of the earlier `build` it ran as (if any
+  /// lists it), the backend's own, then the engine's, then "default", then 1.
+  QuantEfficiency efficiency_for(const BackendProfile& backend, const std::string& quant_id, const BackendBuild* build = nullptr) const;
 };
 
 std::optional<EngineProfile> engine_from_json(const nlohmann::json& j, std::vector<Problem>& problems);
