@@ -183,3 +183,31 @@ TEST_CASE("AMD's Vulkan path runs BF16 weights on the fp32 vector ALUs, other fo
   CHECK(any_contains(on_strix("bf16").notes, "bf16 weights' GEMMs run at the fp32 peak: RADV exposes no VK_KHR_shader_bfloat16"));
   CHECK_FALSE(any_contains(on_strix("q8_0").notes, "GEMMs run at the"));
 }
+
+TEST_CASE("llama.cpp Metal before b6469 decodes at the 2023-2024 figures, the newest builds at their own", "[analysis][engine][build]") {
+  // M4 Max (40-core GPU): 546 GB/s. Metal's decode efficiency 0.86 is shared by both eras; Q4_K_M's
+  // multiplier is 0.69 before b6469 (fitted on discussion #4167 and May 2024 runs) and 0.99 after:
+  //   b2797:  546e9 x 0.86 x 0.69 = 324.0 GB/s, 150 us a layer, no MoE term;
+  //   newest: 546e9 x 0.86 x 0.99 = 464.9 GB/s,  60 us a layer, 100 us a MoE layer.
+  const auto factors = [](const std::string& model, const std::string& engine) {
+    return analyze(prepare_scenario(catalog(), request("m4-max-40c", model, "q4_k_m", engine)).scenario).factors;
+  };
+  const Factors old = factors("llama-3.1-8b", "llama.cpp:metal@b2797");
+  const Factors now = factors("llama-3.1-8b", "llama.cpp:metal");
+  CHECK(old.achievable_bandwidth_bytes_per_s == Approx(546e9 * 0.86 * 0.69));
+  CHECK(old.layer_overhead_s == Approx(150e-6));
+  CHECK(now.achievable_bandwidth_bytes_per_s == Approx(546e9 * 0.86 * 0.99));
+  CHECK(now.layer_overhead_s == Approx(60e-6));
+  CHECK(factors("llama-3.1-8b", "llama.cpp:metal@b6469").layer_overhead_s == Approx(60e-6));  // the first newest build
+  // Formats the earlier build does not list keep the backend's multiplier (Q4_0: 0.99 in both).
+  const auto q4_0 = [](const std::string& engine) {
+    return analyze(prepare_scenario(catalog(), request("m4-max-40c", "llama-3.1-8b", "q4_0", engine)).scenario).factors;
+  };
+  CHECK(q4_0("llama.cpp:metal@b1550").achievable_bandwidth_bytes_per_s == Approx(q4_0("llama.cpp:metal").achievable_bandwidth_bytes_per_s));
+  // A MoE model pays the dispatch term only in the newest builds.
+  CHECK(factors("qwen3-30b-a3b", "llama.cpp:metal@b2797").moe_layer_overhead_s == 0.0);
+  CHECK(factors("qwen3-30b-a3b", "llama.cpp:metal").moe_layer_overhead_s == Approx(100e-6));
+  // The note says what the earlier build changes.
+  const PreparedScenario ps = prepare_scenario(catalog(), request("m4-max-40c", "llama-3.1-8b", "q4_k_m", "llama.cpp:metal@b2797"));
+  CHECK(any_contains(ps.notes, "decode as builds before b6469 ran it"));
+}
