@@ -211,3 +211,18 @@ TEST_CASE("llama.cpp Metal before b6469 decodes at the 2023-2024 figures, the ne
   const PreparedScenario ps = prepare_scenario(catalog(), request("m4-max-40c", "llama-3.1-8b", "q4_k_m", "llama.cpp:metal@b2797"));
   CHECK(any_contains(ps.notes, "decode as builds before b6469 ran it"));
 }
+
+TEST_CASE("BF16 experts on llama.cpp Vulkan pay the matrix shader's time per MoE layer in a decode step", "[analysis][engine][moe]") {
+  // ggml_vk_use_mul_mat_vec_id leaves BF16 out: 1.41 ms per MoE layer and step (fitted on three
+  // Strix Halo rows). Qwen3-30B-A3B has 48 MoE layers: 48 x 1.41 ms = 67.7 ms more per token.
+  const auto estimate = [](const std::string& quant, const std::string& engine) {
+    return analyze(prepare_scenario(catalog(), request("ryzen-ai-max-395", "qwen3-30b-a3b", quant, engine)).scenario);
+  };
+  CHECK(estimate("bf16", "llama.cpp:vulkan").factors.moe_layer_overhead_s == Approx(1.41e-3));
+  CHECK(estimate("q8_0", "llama.cpp:vulkan").factors.moe_layer_overhead_s == 0.0);  // the mat-vec shader
+  CHECK(estimate("bf16", "llama.cpp:rocm").factors.moe_layer_overhead_s == 0.0);    // HIP's mat-vec takes BF16
+  // The decode step's overhead carries it: 48 x 1.41 ms more than the Q8_0 file's.
+  const double bf16_overhead = estimate("bf16", "llama.cpp:vulkan").decode.overhead_time_s;
+  const double q8_overhead = estimate("q8_0", "llama.cpp:vulkan").decode.overhead_time_s;
+  CHECK(bf16_overhead - q8_overhead == Approx(48 * 1.41e-3));
+}
