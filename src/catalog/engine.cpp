@@ -60,6 +60,10 @@ double layer_overhead_s_in(const BackendProfile& backend, const BackendBuild* bu
   return build && build->layer_overhead_s ? *build->layer_overhead_s : backend.layer_overhead_s;
 }
 
+double moe_layer_overhead_s_in(const BackendProfile& backend, const BackendBuild* build, const std::string& quant_id) {
+  return build && build->moe_layer_overhead_s ? *build->moe_layer_overhead_s : backend.moe_layer_overhead_for(quant_id);
+}
+
 const BackendBuild* BackendProfile::build_for(uint64_t build) const {
   for (const auto& b : earlier_builds)
     if (build < b.until_build) return &b;

@@ -102,6 +102,8 @@ struct BackendBuild {
 struct BackendProfile;
 /// The per-layer cost of one pass on `backend` in `build` (the newest builds' where null or unset).
 double layer_overhead_s_in(const BackendProfile& backend, const BackendBuild* build);
+/// The per-MoE-layer cost of one pass for `quant_id`'s experts in `build` (likewise).
+double moe_layer_overhead_s_in(const BackendProfile& backend, const BackendBuild* build, const std::string& quant_id);
 
 /// Builds that ran a Gated DeltaNet layer's recurrence as a graph of small operators (llama.cpp
 /// before its GATED_DELTA_NET op): each such layer costs `layer_overhead_s` more per decode step,
