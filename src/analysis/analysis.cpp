@@ -703,7 +703,7 @@ struct ForwardPass {
     const double offload_t =
         offloaded_bytes <= 0 ? 0.0
         : streamed           ? passes * offloaded_bytes / h2d
-                             : std::max(passes * ((offloaded_bytes - offloaded_untouched - offloaded_experts_read) / std::max(host_bw, 1.0) +
+                             : std::max(passes * ((offloaded_bytes - offloaded_experts) / std::max(host_bw, 1.0) +
                                          offloaded_experts_read / std::max(host_bw * host_expert_read_share, 1.0)),
                                         host_compute > 0 ? offloaded_flops / host_compute : 0.0);
     // Without flash attention an engine may materialize the scores (llama.cpp: f32 KQ, softmax,
