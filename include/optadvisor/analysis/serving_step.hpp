@@ -72,13 +72,19 @@ struct StepModel {
   double kv_pool_bytes = 0;                ///< this GPU's KV pool
   double kv_transfer_bytes_per_token = 0;  ///< the whole rank's KV per token (what disaggregation moves)
 
+  /// The weights' format on this engine (EngineProfile::efficiency_for, as estimate uses it): a
+  /// mixed-input kernel (INT4 or FP8 weights with 16-bit activations, Marlin) reads the weights at
+  /// `decode` times the era's rate and multiplies them at `prefill` times its GEMM rate.
+  QuantEfficiency weight_format;
+
   // Peaks, and the rates achieved on them (set_era).
   double peak_bandwidth_bytes_per_s = 0;
   double peak_gemm_flops_per_s = 0;
   double peak_attention_flops_per_s = 0;
   double peak_link_bytes_per_s = 0;
-  double bandwidth_bytes_per_s = 0;  ///< achievable (peak x era efficiency)
-  double gemm_flops_per_s = 0;
+  double bandwidth_bytes_per_s = 0;         ///< achievable (peak x era efficiency): KV, state
+  double weight_bandwidth_bytes_per_s = 0;  ///< achievable on the weights (bandwidth_bytes_per_s x the format's share)
+  double gemm_flops_per_s = 0;              ///< peak x era efficiency x the format's share
   double attention_flops_per_s = 0;
   double step_overhead_s = 0;
   double sequence_overhead_s = 0;  ///< per sequence (decode or prompt chunk) in an iteration

@@ -417,6 +417,31 @@ TEST_CASE("step_model: Llama-3.1-8B on an H100, tp 1") {
   CHECK(m.bandwidth_bytes_per_s == Approx(3.35e12 * p.era->bandwidth_efficiency));
 }
 
+TEST_CASE("a serving step reads and multiplies mixed-input weights at the engine's share for their format") {
+  ServeRequest r;
+  r.scenario.hardware = "h100-sxm";
+  r.scenario.model.preset = "llama-3.1-8b";
+  r.scenario.engine = "vllm";
+  r.scenario.quant = "awq-int4";
+  r.load.concurrency = 1;
+  const PreparedServing p = prepare_serving(fixtures::catalog(), r);
+  const StepModel& m = p.setup.pools.front().step;
+  // vLLM's awq-int4 (Marlin W4A16): 0.85 of the decode roofline, 0.8 of the matrix rate
+  // (data/engines/vllm.json quant_efficiency), as estimate applies them; KV reads keep the era's rate.
+  CHECK(m.weight_bandwidth_bytes_per_s == Approx(3.35e12 * p.era->bandwidth_efficiency * 0.85));
+  CHECK(m.bandwidth_bytes_per_s == Approx(3.35e12 * p.era->bandwidth_efficiency));
+  CHECK(m.gemm_flops_per_s == Approx(m.peak_gemm_flops_per_s * p.era->gemm_efficiency * 0.8));
+  // A format with no entry runs at the era's rates.
+  const PreparedServing bf16 = one_gpu("h100-sxm", "llama-3.1-8b");
+  CHECK(bf16.setup.pools.front().step.weight_bandwidth_bytes_per_s == Approx(3.35e12 * bf16.era->bandwidth_efficiency));
+  // The step's weight reads follow: 1 GB of weights at 1e12 B/s x 0.5 take 2 ms, the KV still 0.4 ms.
+  StepModel half = fixtures::round_rank();
+  half.weight_bandwidth_bytes_per_s = 0.5e12;
+  StepMix mix;
+  add_decode(mix, half, 4000);
+  CHECK(step_cost(half, mix).bandwidth_s == Approx(2e-3 + 0.4e-3));
+}
+
 TEST_CASE("serve refuses layouts the model or engine cannot run") {
   const Catalog& c = fixtures::catalog();
   ServeRequest r;
