@@ -7,6 +7,7 @@
 //   optadvisor_serving_accuracy --lodo          fits on H100 and predicts B200, and the reverse
 //   optadvisor_serving_accuracy --lomo          fits on the other models and predicts each model in turn
 //   optadvisor_serving_accuracy --rows          every row with its prediction
+//   optadvisor_serving_accuracy --accuracy      each era's errors, pooled and by device, as data/engines records them
 //   optadvisor_serving_accuracy --estimate[-rows] `estimate`'s decode time per token against the TPOT of the
 //                                               aggregated runs at few clients and short prompts (a decode step
 //                                               of the batch, little prefill between): its own table and gate
@@ -379,6 +380,67 @@ void print_tables(std::vector<Row>& rows) {
   }
 }
 
+/// Each era's errors on the runs it covers, pooled and by device, in the form data/engines
+/// records them (serving.eras[].accuracy, without its "measured" line): what `serve` prints.
+std::map<const ServingEra*, nlohmann::json> era_accuracy(const std::vector<Row>& rows) {
+  std::map<const ServingEra*, std::map<std::string, std::vector<const Row*>>> groups;
+  for (const Row& r : rows) {
+    groups[r.prepared.era][""].push_back(&r);
+    groups[r.prepared.era][r.device].push_back(&r);
+  }
+  auto round3 = [](double x) { return std::round(1000 * x) / 1000; };
+  std::map<const ServingEra*, nlohmann::json> out;
+  for (const auto& [era, by_device] : groups) {
+    nlohmann::json block = {{"by_device", nlohmann::json::array()}};
+    for (const auto& [device, g] : by_device) {
+      const Summary s = summarize(g);
+      nlohmann::json one = {{"runs", s.n},
+                            {"ttft_median_error", round3(s.ttft_median)},
+                            {"ttft_p90_error", round3(s.ttft_p90)},
+                            {"tpot_median_error", round3(s.tpot_median)},
+                            {"tpot_p90_error", round3(s.tpot_p90)}};
+      if (device.empty()) {
+        block["all"] = one;
+      } else {
+        one["device"] = device;
+        block["by_device"].push_back(one);
+      }
+    }
+    out[era] = block;
+  }
+  return out;
+}
+
+/// Whether every era's recorded accuracy is what the rows give now (runs exactly; errors within a
+/// point for medians and three for 90th percentiles, which compilers' float differences move a
+/// little): the figures `serve` prints cannot go stale. Prints what to record where they differ.
+bool accuracy_recorded(const Catalog& catalog, const std::vector<Row>& rows) {
+  bool ok = true;
+  for (const auto& [era, block] : era_accuracy(rows)) {
+    std::string engine;
+    for (const Row& r : rows)
+      if (r.prepared.era == era) engine = r.engine;
+    const EngineProfile& profile = catalog.resolve_engine(engine);
+    auto same = [&](const nlohmann::json& want, const ServingAccuracy* have) {
+      return have && have->runs == want.at("runs").get<uint64_t>() &&
+             std::fabs(have->ttft_median_error - want.at("ttft_median_error").get<double>()) <= 0.01 &&
+             std::fabs(have->tpot_median_error - want.at("tpot_median_error").get<double>()) <= 0.01 &&
+             std::fabs(have->ttft_p90_error - want.at("ttft_p90_error").get<double>()) <= 0.03 &&
+             std::fabs(have->tpot_p90_error - want.at("tpot_p90_error").get<double>()) <= 0.03;
+    };
+    bool era_ok = same(block.at("all"), era->accuracy_pooled());
+    for (const auto& d : block.at("by_device")) era_ok = era_ok && same(d, era->accuracy_on(d.at("device").get<std::string>()));
+    // A device recorded that no run covers any longer is stale too.
+    era_ok = era_ok && era->accuracy.size() == block.at("by_device").size() + 1;
+    if (!era_ok) {
+      fmt::print("accuracy of {}@{} differs from data/engines/{}.json; record (with a \"measured\" line):\n{}\n", engine,
+                 era->from_version, profile.id, block.dump(2));
+      ok = false;
+    }
+  }
+  return ok;
+}
+
 /// The runs whose TPOT is a decode step of the whole batch: aggregated, one attention rank, no expert
 /// parallelism, at most kLowLoadClients clients with prompts of at most kLowLoadPromptTokens, so that
 /// another request's prefill adds little to a step (a 1,024-token prompt every 128 steps at 8
@@ -535,6 +597,18 @@ int main(int argc, char** argv) {
       return 0;
     }
     for (Row& r : rows) predict(r, nullptr, false);
+    if (mode == "--accuracy") {
+      nlohmann::json list = nlohmann::json::array();
+      for (const auto& [era, block] : era_accuracy(rows)) {
+        for (const Row& r : rows)
+          if (r.prepared.era == era) {
+            list.push_back({{"engine", r.engine}, {"era", era->from_version}, {"accuracy", block}});
+            break;
+          }
+      }
+      fmt::print("{}\n", list.dump(2));
+      return 0;
+    }
     if (mode == "--rows") {
       for (const Row& r : rows)
         fmt::print("{} {} {} {} {} {} c{} {}/{} tp{} dp{} ep{}: TTFT {:.1f} vs {:.1f} ms, TPOT {:.2f} vs {:.2f} ms\n", r.raw.at("id"),
@@ -556,9 +630,11 @@ int main(int argc, char** argv) {
       ok = ok && s.tpot_median <= baseline.at("tpot_median_max").get<double>();
       const double estimate_median = estimate_tables(catalog, rows, false);
       ok = ok && estimate_median <= baseline.at("estimate_low_load_tpot_median_max").get<double>();
-      fmt::print("gate: {} rows, TTFT median {:.1f}%, TPOT median {:.1f}%; estimate at low load {:.1f}%: {}\n", s.n, 100 * s.ttft_median,
-                 100 * s.tpot_median, 100 * estimate_median, ok ? "ok" : "REGRESSED");
-      return ok ? 0 : 1;
+      const bool recorded = accuracy_recorded(catalog, rows);
+      fmt::print("gate: {} rows, TTFT median {:.1f}%, TPOT median {:.1f}%; estimate at low load {:.1f}%: {}{}\n", s.n, 100 * s.ttft_median,
+                 100 * s.tpot_median, 100 * estimate_median, ok ? "ok" : "REGRESSED",
+                 recorded ? "" : "; the eras' recorded accuracy is stale");
+      return ok && recorded ? 0 : 1;
     }
     return 0;
   } catch (const std::exception& e) {

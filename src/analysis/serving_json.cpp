@@ -18,6 +18,26 @@ nlohmann::json layout_json(const ServePoolRequest& p) {
           {"max_batch", p.max_batch ? nlohmann::json(p.max_batch) : nlohmann::json(nullptr)}};
 }
 
+/// The era's errors on measured runs: on this device where it was measured there (`device` set),
+/// else pooled over the devices it was (`device` null, `extrapolated` true); null when never measured.
+nlohmann::json accuracy_json(const ServingEra* era, const std::string& device) {
+  if (!era || !era->accuracy_pooled()) return nullptr;
+  const ServingAccuracy* own = era->accuracy_on(device);
+  const ServingAccuracy& a = own ? *own : *era->accuracy_pooled();
+  nlohmann::json measured_on = nlohmann::json::array();
+  for (const ServingAccuracy& d : era->accuracy)
+    if (!d.device.empty()) measured_on.push_back(d.device);
+  return {{"device", own ? nlohmann::json(device) : nlohmann::json(nullptr)},
+          {"extrapolated", own == nullptr},
+          {"runs", a.runs},
+          {"ttft_median_error", a.ttft_median_error},
+          {"ttft_p90_error", a.ttft_p90_error},
+          {"tpot_median_error", a.tpot_median_error},
+          {"tpot_p90_error", a.tpot_p90_error},
+          {"measured_on", measured_on},
+          {"measured", era->accuracy_measured}};
+}
+
 }  // namespace
 
 nlohmann::json serving_point_json(const ServeRequest& request, const ServingResult& r) {
@@ -70,7 +90,8 @@ nlohmann::json serve_json(const PreparedServing& prepared, const ServeRequest& r
       {"engine",
        {{"id", s.engine.engine->id},
         {"version", request.engine_version.empty() ? nlohmann::json(nullptr) : nlohmann::json(request.engine_version)},
-        {"era", prepared.era ? prepared.era->from_version : std::string{}}}},
+        {"era", prepared.era ? prepared.era->from_version : std::string{}},
+        {"accuracy", accuracy_json(prepared.era, s.hardware->id)}}},
       {"mode", request.disaggregated ? "disaggregated" : "aggregated"}};
   if (request.disaggregated)
     scenario["prefill"] = layout_json(request.prefill), scenario["decode"] = layout_json(request.decode);

@@ -149,6 +149,25 @@ void read_serving(const nlohmann::json& j, EngineServing& s, std::vector<Problem
     era.backend_moe_layer_time = e.value("backend_moe_layer_time", false);
     era.calibrated_on = e.value("calibrated_on", std::vector<std::string>{});
     era.caveats = e.value("caveats", std::vector<std::string>{});
+    if (e.contains("accuracy")) {
+      const auto& a = e.at("accuracy");
+      era.accuracy_measured = a.at("measured").get<std::string>();
+      auto read = [](const nlohmann::json& x, std::string device) {
+        return ServingAccuracy{std::move(device), x.at("runs").get<uint64_t>(), x.at("ttft_median_error").get<double>(),
+                               x.at("ttft_p90_error").get<double>(), x.at("tpot_median_error").get<double>(),
+                               x.at("tpot_p90_error").get<double>()};
+      };
+      era.accuracy.push_back(read(a.at("all"), ""));
+      uint64_t device_runs = 0;
+      for (const auto& d : a.at("by_device")) {
+        era.accuracy.push_back(read(d, d.at("device").get<std::string>()));
+        device_runs += era.accuracy.back().runs;
+      }
+      // The pool is the devices' runs together: every run was measured on one device.
+      if (device_runs != era.accuracy.front().runs)
+        problems.push_back({"", "/serving/eras/accuracy",
+                            fmt::format("by_device runs add up to {}, not the {} runs of all", device_runs, era.accuracy.front().runs)});
+    }
     if (!s.eras.empty() && compare_versions(s.eras.back().from_version, era.from_version) >= 0)
       problems.push_back({"", "/serving/eras", "eras must be listed oldest first ('" + era.from_version + "')"});
     s.eras.push_back(era);
@@ -312,6 +331,12 @@ std::optional<EngineProfile> engine_from_json(const nlohmann::json& j, std::vect
     if (!listed) problems.push_back({"", "/default_quant", "not among this engine's quants"});
   }
   return e;
+}
+
+const ServingAccuracy* ServingEra::accuracy_on(const std::string& device) const {
+  for (const ServingAccuracy& a : accuracy)
+    if (a.device == device) return &a;
+  return nullptr;
 }
 
 }  // namespace optadvisor

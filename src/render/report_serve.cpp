@@ -2,6 +2,7 @@
 #include "optadvisor/render/report_serve.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "base/table.hpp"
 #include "base/units.hpp"
@@ -26,6 +27,24 @@ std::string slo_text(const ServeRequest& r) {
   return out;
 }
 
+/// How far the era's answers were from measured runs: on this device where it was measured there,
+/// else pooled over the devices it was, which the line names ("" when it never was).
+std::string accuracy_text(const PreparedServing& p) {
+  if (!p.era || !p.era->accuracy_pooled()) return "";
+  const HardwareProfile& hw = *p.base.scenario.hardware;
+  auto pct = [](double e) { return fmt::format("{:.0f}%", 100 * e); };
+  if (const ServingAccuracy* a = p.era->accuracy_on(hw.id))
+    return fmt::format("accuracy: on {} measured runs on {} this era's median error is {} on TTFT (90th percentile {}) and {} on TPOT ({})\n",
+                       a->runs, hw.id, pct(a->ttft_median_error), pct(a->ttft_p90_error), pct(a->tpot_median_error),
+                       pct(a->tpot_p90_error));
+  std::vector<std::string> devices;
+  for (const ServingAccuracy& a : p.era->accuracy)
+    if (!a.device.empty()) devices.push_back(a.device);
+  const ServingAccuracy& all = *p.era->accuracy_pooled();
+  return fmt::format("accuracy: this era was measured on {} only ({} runs: median error {} on TTFT, {} on TPOT); on {} it is extrapolated\n",
+                     fmt::join(devices, " and "), all.runs, pct(all.ttft_median_error), pct(all.tpot_median_error), hw.id);
+}
+
 std::string header(const PreparedServing& p, const ServeRequest& r, const Style& style) {
   const Scenario& s = p.base.scenario;
   std::string out = style.bold(fmt::format("serve: {} ({}) on {}, {}{}", s.model.name, s.weights.quant_id, s.hardware->name,
@@ -36,6 +55,7 @@ std::string header(const PreparedServing& p, const ServeRequest& r, const Style&
   else
     out += fmt::format("aggregated: {}\n", pool_text(r.aggregated, true));
   out += fmt::format("KV cache {}; calibration era from {}\n", s.workload.kv_dtype, p.era ? p.era->from_version : "-");
+  out += accuracy_text(p);
   return out;
 }
 

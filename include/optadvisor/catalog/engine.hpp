@@ -251,6 +251,18 @@ enum class KvAdmission {
 
 /// Efficiencies of one engine version range, fitted on measured serving runs
 /// (bench/data/serving.csv): physical rates, never per run or per device.
+/// How an era's serving model did on measured runs (bench/serving_accuracy over
+/// bench/data/serving.csv, recorded in the data and checked by the bench's gate): relative errors
+/// exp(|ln(predicted / measured)|) - 1 of the mean TTFT and TPOT, their median and 90th percentile.
+struct ServingAccuracy {
+  std::string device;  ///< hardware id; "" = every device the era was measured on, pooled
+  uint64_t runs = 0;
+  double ttft_median_error = 0;
+  double ttft_p90_error = 0;
+  double tpot_median_error = 0;
+  double tpot_p90_error = 0;
+};
+
 struct ServingEra {
   std::string from_version;               ///< first version this era covers ("0.0" = every older one)
   double bandwidth_efficiency = 0.8;      ///< memory-bound kernels: achieved / peak memory bandwidth
@@ -282,6 +294,13 @@ struct ServingEra {
   bool backend_moe_layer_time = false;
   std::vector<std::string> calibrated_on;  ///< what the fit used (a summary of the rows)
   std::vector<std::string> caveats;        ///< what the fit is known to overstate or miss, shown with every run it applies to
+  /// Its errors on the measured runs, pooled (device "") and by device; empty = never measured.
+  std::vector<ServingAccuracy> accuracy;
+  std::string accuracy_measured;  ///< when and by what the accuracy was recorded
+  /// The accuracy on `device`, else nullptr (the era was not measured there).
+  const ServingAccuracy* accuracy_on(const std::string& device) const;
+  /// The accuracy over every device measured, else nullptr.
+  const ServingAccuracy* accuracy_pooled() const { return accuracy_on(""); }
 };
 
 /// How a server schedules under load (data/engines serving block).

@@ -143,3 +143,49 @@ TEST_CASE("a MoE layer time per weight format names quant formats by their canon
       }
   CHECK(seen >= 3);  // vLLM: nvfp4, int4-wo, mxfp4
 }
+
+TEST_CASE("a serving era's recorded accuracy: by device, pooled, and the pool is the devices' runs", "[catalog][engine]") {
+  const ServingEra& vllm = catalog().resolve_engine("vllm").serving.eras.back();
+  const ServingAccuracy* h100 = vllm.accuracy_on("h100-sxm");
+  const ServingAccuracy* pooled = vllm.accuracy_pooled();
+  REQUIRE(h100 != nullptr);
+  REQUIRE(pooled != nullptr);
+  CHECK(vllm.accuracy_on("l4") == nullptr);  // never measured there: serve says the figures are extrapolated
+  CHECK(h100->runs > 0);
+  CHECK(h100->runs < pooled->runs);
+  CHECK(h100->ttft_median_error <= h100->ttft_p90_error);
+  CHECK(h100->tpot_median_error <= h100->tpot_p90_error);
+
+  nlohmann::json e = minimal_engine();
+  nlohmann::json one = {{"runs", 3}, {"ttft_median_error", 0.2}, {"ttft_p90_error", 0.5}, {"tpot_median_error", 0.1}, {"tpot_p90_error", 0.3}};
+  nlohmann::json a100 = one, h100_runs = one;
+  a100["device"] = "a100-sxm-80gb";
+  a100["runs"] = 1;
+  h100_runs["device"] = "h100-sxm";
+  h100_runs["runs"] = 2;
+  e["serving"] = {{"scheduler", "mixed"},
+                  {"kv_admission", "incremental"},
+                  {"max_batched_tokens", 8192},
+                  {"max_sequences", 256},
+                  {"eras",
+                   {{{"from_version", "0.0"},
+                     {"bandwidth_efficiency", 0.8},
+                     {"gemm_efficiency", 0.6},
+                     {"attention_efficiency", 0.4},
+                     {"step_overhead_s", 0.001},
+                     {"layer_overhead_s", 0},
+                     {"communication_efficiency", 0.7},
+                     {"accuracy", {{"measured", "by hand"}, {"all", one}, {"by_device", {a100, h100_runs}}}}}}}};
+  std::vector<Problem> problems;
+  const auto ok = engine_from_json(e, problems);
+  REQUIRE(ok);
+  CHECK(problems.empty());  // 1 + 2 runs = the pool's 3
+  CHECK(ok->serving.eras.front().accuracy_on("a100-sxm-80gb")->runs == 1);
+  // A pool that is not the devices' runs together is refused.
+  e["serving"]["eras"][0]["accuracy"]["all"]["runs"] = 4;
+  problems.clear();
+  engine_from_json(e, problems);
+  REQUIRE(problems.size() == 1);
+  CHECK(problems[0].pointer == "/serving/eras/accuracy");
+  CHECK(problems[0].message.find("add up to 3, not the 4") != std::string::npos);
+}
