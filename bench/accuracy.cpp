@@ -12,8 +12,12 @@
 // the dense efficiencies fixed; a backend fitted on another file of bench/data
 // (its entry's `data`: Metal on metal_moe_sweeps.csv) is refitted only with it.
 //
+// --record-accuracy stores, per backend, device class and kind of model, the errors of the main
+// file's dense models and the MoE file's MoE models in data/engines/ (what estimate prints); --check
+// also fails when those records no longer match the rows.
+//
 //   optadvisor_accuracy [--data bench/data/speed_scenarios.csv] [--fit [--fit-with CSV] | --fit-moe [--write]]
-//                       [--check bench/accuracy_baseline.json] [--json out.json]
+//                       [--record-accuracy] [--check bench/accuracy_baseline.json] [--json out.json]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -212,7 +216,7 @@ struct Options {
   std::string data = std::string(OPTADVISOR_SOURCE_DIR) + "/bench/data/speed_scenarios.csv";
   std::string fit_with;  ///< --fit-with: a second file whose dense-model rows join the fit
   std::string check_path, json_path;
-  bool do_fit = false, do_fit_moe = false, do_write = false, verbose = false;
+  bool do_fit = false, do_fit_moe = false, do_write = false, do_record = false, verbose = false;
 };
 
 /// The scenario request a CSV row describes.
@@ -554,12 +558,16 @@ void fit_moe_backend(const std::vector<Case>& cases, Engines& engines, const Moe
       100 * quantile(lodo, 0.9), lodo.size());
 }
 
-/// Stores the fitted grouped expert-GEMM parameters in data/engines/, dated today.
-void write_moe_fit(const Engines& engines, const nlohmann::json& fit_report, const std::string& data_file) {
+/// Today as YYYY-MM-DD, for what --write and --record-accuracy store.
+std::string today_iso() {
   const auto today = std::chrono::floor<std::chrono::days>(std::chrono::system_clock::now());
   const std::chrono::year_month_day ymd{today};
-  const std::string date =
-      fmt::format("{:04}-{:02}-{:02}", static_cast<int>(ymd.year()), static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()));
+  return fmt::format("{:04}-{:02}-{:02}", static_cast<int>(ymd.year()), static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()));
+}
+
+/// Stores the fitted grouped expert-GEMM parameters in data/engines/, dated today.
+void write_moe_fit(const Engines& engines, const nlohmann::json& fit_report, const std::string& data_file) {
+  const std::string date = today_iso();
   rewrite_engine_files(engines, [&](const std::string& id, const EngineProfile& engine, nlohmann::ordered_json& doc) {
     return for_each_fitted_backend(id, engine, fit_report, [&](const std::string& bname, const BackendProfile& b, const nlohmann::json& r) {
       auto& entry = doc["backends"][bname]["grouped_expert_gemm"];
@@ -607,6 +615,103 @@ void fit_moe(const std::vector<Case>& cases, Engines& engines, bool write, const
     fit_moe_backend(cases, engines, objective, key, fit_report);
   }
   if (write) write_moe_fit(engines, fit_report, data_file);
+}
+
+// --- the errors data/engines records (what estimate prints) ----------------
+
+/// The validation sets whose errors each backend records: the dense models of the main file and the
+/// mixture-of-experts models of the MoE section's file. Held-out files are not recorded.
+struct RecordedSet {
+  const char* data;
+  bool moe;
+};
+constexpr RecordedSet kRecordedSets[] = {{"bench/data/speed_scenarios.csv", false}, {kMoeData, true}};
+
+/// (engine id, backend name) -> device class -> the entry data/engines records, for `data_file`'s
+/// recorded set (empty when the file is not one).
+using AccuracyEntries = std::map<std::pair<std::string, std::string>, std::map<std::string, nlohmann::ordered_json>>;
+AccuracyEntries accuracy_entries(const std::vector<Case>& cases, const std::string& data_file) {
+  AccuracyEntries out;
+  for (const RecordedSet& set : kRecordedSets) {
+    if (data_file != set.data) continue;
+    std::map<std::tuple<std::string, std::string, std::string>, std::vector<const Case*>> groups;
+    for (const auto& c : cases)
+      if ((c.ps.scenario.model.num_experts > 0) == set.moe)
+        groups[{c.ps.scenario.engine.engine->id, c.ps.scenario.engine.backend->name, c.device_class}].push_back(&c);
+    for (const auto& [key, rows] : groups) {
+      const auto& [engine, backend, cls] = key;
+      nlohmann::ordered_json e = {{"data", set.data}, {"models", set.moe ? "moe" : "dense"}, {"device_class", cls}};
+      for (const auto& [name, kind] : {std::pair{"prefill", Kind::kPrefill}, {"decode", Kind::kDecode}}) {
+        std::vector<const Case*> of_kind;
+        for (const Case* c : rows)
+          if (c->kind == kind) of_kind.push_back(c);
+        if (of_kind.empty()) continue;
+        const Summary sum = summarize(of_kind);
+        e[name] = {{"runs", sum.n}, {"median_error", std::round(sum.median * 1000) / 1000}, {"p90_error", std::round(sum.p90 * 1000) / 1000}};
+      }
+      if (e.contains("prefill") || e.contains("decode")) out[{engine, backend}][cls] = e;
+    }
+  }
+  return out;
+}
+
+/// --record-accuracy: replaces each backend's entries for `data_file` in data/engines/ with `entries`.
+void record_accuracy(const Engines& engines, const AccuracyEntries& entries, const std::string& data_file) {
+  const std::string recorded = today_iso() + " by optadvisor_accuracy --record-accuracy";
+  rewrite_engine_files(engines, [&](const std::string& id, const EngineProfile& engine, nlohmann::ordered_json& doc) {
+    bool changed = false;
+    for (const auto& [bname, b] : engine.backends) {
+      auto& list = doc["backends"][bname]["accuracy"];
+      nlohmann::ordered_json kept = nlohmann::ordered_json::array();
+      if (list.is_array())
+        for (const auto& e : list)
+          if (e.at("data") != data_file) kept.push_back(e);
+      const bool had = list.is_array() && kept.size() != list.size();
+      const auto it = entries.find({id, bname});
+      if (it != entries.end())
+        for (auto [cls, e] : it->second) kept.push_back((e["recorded"] = recorded, e));
+      if (!had && it == entries.end()) {
+        if (!list.is_array()) doc["backends"][bname].erase("accuracy");
+        continue;
+      }
+      list = kept;
+      changed = true;
+    }
+    return changed;
+  });
+}
+
+/// Whether data/engines records for `data_file` exactly the groups the rows give now (runs exactly;
+/// errors within a point for medians, three for 90th percentiles): estimate's accuracy line cannot
+/// go stale. Prints what differs.
+bool accuracy_recorded(const Catalog& catalog, const AccuracyEntries& entries, const std::string& data_file) {
+  bool ok = true;
+  auto near = [](const nlohmann::ordered_json& want, const EstimateAccuracy::Phase& have) {
+    return have.runs == want.at("runs").get<uint64_t>() && std::fabs(have.median_error - want.at("median_error").get<double>()) <= 0.01 &&
+           std::fabs(have.p90_error - want.at("p90_error").get<double>()) <= 0.03;
+  };
+  for (const auto& engine : catalog.engines())
+    for (const auto& [bname, b] : engine.backends) {
+      const auto it = entries.find({engine.id, bname});
+      std::size_t recorded = 0;
+      for (const auto& a : b.accuracy) recorded += a.data == data_file;
+      const std::size_t wanted = it == entries.end() ? 0 : it->second.size();
+      bool same = recorded == wanted;
+      if (it != entries.end())
+        for (const auto& [cls, e] : it->second) {
+          const EstimateAccuracy* have = nullptr;
+          for (const auto& a : b.accuracy)
+            if (a.data == data_file && a.device_class == cls && a.moe == (e.at("models") == "moe")) have = &a;
+          same = same && have && (e.contains("prefill") ? near(e.at("prefill"), have->prefill) : have->prefill.runs == 0) &&
+                 (e.contains("decode") ? near(e.at("decode"), have->decode) : have->decode.runs == 0);
+        }
+      if (!same) {
+        fmt::print(stderr, "the accuracy {}:{} records for {} is stale; run optadvisor_accuracy --data {} --record-accuracy\n", engine.id,
+                   bname, data_file, data_file);
+        ok = false;
+      }
+    }
+  return ok;
 }
 
 // --- report --------------------------------------------------------------
@@ -683,9 +788,11 @@ int check_baseline(const nlohmann::json& summary, const std::string& check_path)
 int main(int argc, char** argv) {
   Options o;
   if (!optadvisor::bench::parse_args(
-          argc, argv, {{"--fit", &o.do_fit}, {"--fit-moe", &o.do_fit_moe}, {"--write", &o.do_write}, {"-v", &o.verbose}},
+          argc, argv,
+          {{"--fit", &o.do_fit}, {"--fit-moe", &o.do_fit_moe}, {"--write", &o.do_write}, {"--record-accuracy", &o.do_record}, {"-v", &o.verbose}},
           {{"--data", &o.data}, {"--fit-with", &o.fit_with}, {"--check", &o.check_path}, {"--json", &o.json_path}},
-          "usage: optadvisor_accuracy [--data CSV] [--fit [--fit-with CSV] | --fit-moe [--write]] [--check BASELINE] [--json OUT] [-v]"))
+          "usage: optadvisor_accuracy [--data CSV] [--fit [--fit-with CSV] | --fit-moe [--write]] [--record-accuracy] [--check BASELINE] "
+          "[--json OUT] [-v]"))
     return 2;
   const Catalog catalog = Catalog::load({});
   Engines engines;
@@ -707,6 +814,19 @@ int main(int argc, char** argv) {
     summary["fit"] = fit_report;
     out << summary.dump(2) << "\n";
   }
-  if (!o.check_path.empty()) return check_baseline(summary, o.check_path);
+  const std::string data_file = data_file_name(o.data);
+  const AccuracyEntries entries = accuracy_entries(cases, data_file);
+  if (o.do_record) {
+    if (o.do_fit || o.do_fit_moe) {
+      fmt::print(stderr, "--record-accuracy records the errors of the shipped data: run it after a fit is written, not with it\n");
+      return 2;
+    }
+    record_accuracy(engines, entries, data_file);
+    return 0;
+  }
+  if (!o.check_path.empty()) {
+    const int status = check_baseline(summary, o.check_path);
+    return accuracy_recorded(catalog, entries, data_file) ? status : std::max(status, 1);
+  }
   return 0;
 }

@@ -118,6 +118,22 @@ nlohmann::json calibration_json(const PreparedScenario& ps) {
   return {{"source", ps.calibration->source_file}, {"rows", ps.calibration->rows}, {"date", ps.calibration->date}};
 }
 
+/// The backend's recorded errors on published runs of this kind of model on this class of device
+/// (the shipped efficiencies'); null where none was measured.
+nlohmann::json accuracy_json(const Scenario& s) {
+  const EstimateAccuracy* a = s.engine.backend->accuracy_for(s.model.num_experts > 0, to_string(s.hardware->device_class));
+  if (!a) return nullptr;
+  auto phase = [](const EstimateAccuracy::Phase& p) {
+    return p.runs ? nlohmann::json{{"runs", p.runs}, {"median_error", p.median_error}, {"p90_error", p.p90_error}} : nlohmann::json(nullptr);
+  };
+  return {{"data", a->data},
+          {"models", a->moe ? "moe" : "dense"},
+          {"device_class", a->device_class},
+          {"prefill", phase(a->prefill)},
+          {"decode", phase(a->decode)},
+          {"recorded", a->recorded}};
+}
+
 nlohmann::json scenario_json(const PreparedScenario& ps, const Analysis& a) {
   const Scenario& s = ps.scenario;
   const Workload& w = s.workload;
@@ -215,6 +231,7 @@ nlohmann::json estimate_json(const PreparedScenario& ps, const Analysis& a) {
   if (f.moe_layer_overhead_s > 0) out["factors"]["moe_layer_overhead_s"] = f.moe_layer_overhead_s;
   if (f.mla_layer_overhead_s > 0) out["factors"]["mla_layer_overhead_s"] = f.mla_layer_overhead_s;
   out["factors"]["calibration"] = calibration_json(ps);
+  out["factors"]["accuracy"] = ps.calibration ? nlohmann::json(nullptr) : accuracy_json(ps.scenario);
   out["warnings"] = a.warnings;
   std::vector<std::string> notes = ps.notes;
   notes.insert(notes.end(), a.assumptions.begin(), a.assumptions.end());

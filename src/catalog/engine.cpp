@@ -179,6 +179,29 @@ void read_quant_efficiency(const nlohmann::json& j, std::map<std::string, QuantE
   for (const auto& [q, v] : j.items()) out[q] = {v.value("decode", 1.0), v.value("prefill", 1.0)};
 }
 
+/// A backend's recorded errors on the published validation sets ("accuracy"), one entry per kind of
+/// model and device class.
+void read_estimate_accuracy(const nlohmann::json& b, BackendProfile& bp, std::vector<Problem>& problems) {
+  for (const auto& a : b.value("accuracy", nlohmann::json::array())) {
+    EstimateAccuracy e;
+    e.data = a.at("data").get<std::string>();
+    e.moe = a.at("models").get<std::string>() == "moe";
+    e.device_class = a.at("device_class").get<std::string>();
+    e.recorded = a.at("recorded").get<std::string>();
+    auto phase = [&](const char* key, EstimateAccuracy::Phase& out) {
+      if (!a.contains(key)) return;
+      const auto& p = a.at(key);
+      out = {p.at("runs").get<uint64_t>(), p.at("median_error").get<double>(), p.at("p90_error").get<double>()};
+    };
+    phase("prefill", e.prefill);
+    phase("decode", e.decode);
+    if (bp.accuracy_for(e.moe, e.device_class))
+      problems.push_back({"", "/backends/" + bp.name + "/accuracy",
+                          fmt::format("two entries for {} models on {}", e.moe ? "moe" : "dense", e.device_class)});
+    bp.accuracy.push_back(std::move(e));
+  }
+}
+
 /// One entry of "backends", named `name`: its efficiencies, overheads and device classes.
 BackendProfile read_backend(const std::string& name, const nlohmann::json& b, std::vector<Problem>& problems) {
   BackendProfile bp;
@@ -193,6 +216,7 @@ BackendProfile read_backend(const std::string& name, const nlohmann::json& b, st
     bp.expert_gemm_half_tokens = g.at("half_tokens").get<double>();
     bp.expert_gemm_peak_share = g.value("peak_share", 1.0);
   }
+  read_estimate_accuracy(b, bp, problems);
   if (b.contains("expert_matvec")) {
     bp.expert_matvec_max_tokens = b.at("expert_matvec").at("max_tokens").get<uint64_t>();
     for (const auto& q : b.at("expert_matvec").value("excluded_quants", nlohmann::json::array()))

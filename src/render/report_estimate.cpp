@@ -71,6 +71,25 @@ std::string overhead_text(const Factors& f) {
   return per_layer + ", " + format_seconds(f.step_overhead_s) + " per step";
 }
 
+/// How far the backend's shipped efficiencies were from published measurements of this kind of
+/// model on this class of device: the validation set's errors, or that none was measured.
+std::string accuracy_text(const Scenario& s) {
+  const bool moe = s.model.num_experts > 0;
+  const std::string_view cls = to_string(s.hardware->device_class);
+  const std::string models = moe ? "MoE" : "dense";
+  const EstimateAccuracy* a = s.engine.backend->accuracy_for(moe, cls);
+  if (!a)
+    return fmt::format("no published {} run of a {} model on a {} device is in estimate's validation sets: extrapolated{}", s.engine.id(),
+                       models, cls, s.engine.engine->serving.enabled() ? " (serve reports its own errors on measured serving runs)" : "");
+  auto phase = [](const char* name, const EstimateAccuracy::Phase& p) {
+    return fmt::format("{} {:.0f}% (p90 {:.0f}%, {} runs)", name, 100 * p.median_error, 100 * p.p90_error, p.runs);
+  };
+  std::string phases;
+  if (a->prefill.runs) phases = phase("prefill", a->prefill);
+  if (a->decode.runs) phases += (phases.empty() ? "" : ", ") + phase("decode", a->decode);
+  return fmt::format("{} models on {} devices, {}: median error {}", models, cls, a->data, phases);
+}
+
 }  // namespace
 
 std::string gpus_text(const Workload& w) {
@@ -148,6 +167,8 @@ std::string render_estimate(const PreparedScenario& ps, const Analysis& a, Outpu
              calibrated.empty()
                  ? fmt::format("{} efficiencies set by analogy with calibrated engines; no published measurement fitted yet", s.engine.id())
                  : fmt::format("{} efficiencies fitted on {} published measurements (docs/accuracy.md)", s.engine.id(), calibrated.size()));
+  // The recorded errors are the shipped efficiencies'; your own calibration has its own.
+  if (!ps.calibration) out += item("accuracy", accuracy_text(s));
   if (!a.warnings.empty()) {
     out += heading("Warnings");
     for (const auto& warning : a.warnings) out += (md ? "- " : "  ! ") + warning + "\n";

@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -121,6 +122,22 @@ struct PrefillPath {
   double efficiency = 0;
 };
 
+/// How a backend's estimates did on one published validation set of bench/data, for one device
+/// class and one kind of model (recorded by `optadvisor_accuracy --record-accuracy`, checked by its
+/// --check gate): the absolute relative error |predicted / measured - 1| of prefill and decode speed.
+struct EstimateAccuracy {
+  struct Phase {
+    uint64_t runs = 0;  ///< 0 = no measurement of this phase
+    double median_error = 0;
+    double p90_error = 0;
+  };
+  std::string data;          ///< the file of bench/data
+  bool moe = false;          ///< the set's mixture-of-experts models (else its dense ones)
+  std::string device_class;  ///< to_string(DeviceClass)
+  Phase prefill, decode;
+  std::string recorded;  ///< when, and by what
+};
+
 /// Efficiency factors of one engine backend (llama.cpp's cuda, metal, ...).
 struct BackendProfile {
   std::string name;                          ///< "cuda", "metal", "default", ...
@@ -191,6 +208,14 @@ struct BackendProfile {
   }
   /// Older builds that ran quantized prefill another way, by until_build ascending.
   std::vector<BackendBuild> earlier_builds;
+  /// Its errors on the published validation sets, by set, kind of model and device class.
+  std::vector<EstimateAccuracy> accuracy;
+  /// The recorded errors for a `moe` or dense model on a device of `device_class`; null = none measured.
+  const EstimateAccuracy* accuracy_for(bool moe, std::string_view device_class) const {
+    for (const auto& a : accuracy)
+      if (a.moe == moe && a.device_class == device_class) return &a;
+    return nullptr;
+  }
 
   /// The earlier-build entry covering `build` (the first whose until_build is above it), or null
   /// for builds from the last until_build on.

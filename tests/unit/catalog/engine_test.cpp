@@ -189,3 +189,39 @@ TEST_CASE("a serving era's recorded accuracy: by device, pooled, and the pool is
   CHECK(problems[0].pointer == "/serving/eras/accuracy");
   CHECK(problems[0].message.find("add up to 3, not the 4") != std::string::npos);
 }
+
+TEST_CASE("a backend's recorded estimate accuracy: by kind of model and device class, one entry each", "[catalog][engine]") {
+  // The shipped data: llama.cpp CUDA on consumer GPUs has dense and MoE entries, from their own files.
+  const BackendProfile& cuda = catalog().resolve_engine("llama.cpp").backends.at("cuda");
+  const EstimateAccuracy* dense = cuda.accuracy_for(false, "consumer-gpu");
+  const EstimateAccuracy* moe = cuda.accuracy_for(true, "consumer-gpu");
+  REQUIRE(dense != nullptr);
+  REQUIRE(moe != nullptr);
+  CHECK(dense->data == "bench/data/speed_scenarios.csv");
+  CHECK(moe->data == "bench/data/moe_scenarios.csv");
+  CHECK(dense->prefill.runs > 0);
+  CHECK(dense->prefill.median_error <= dense->prefill.p90_error);
+  CHECK(cuda.accuracy_for(false, "mobile-soc") == nullptr);  // estimate says the figures are extrapolated
+
+  nlohmann::json e = minimal_engine();
+  const nlohmann::json entry = {{"data", "bench/data/x.csv"},
+                                {"models", "dense"},
+                                {"device_class", "cpu"},
+                                {"decode", {{"runs", 4}, {"median_error", 0.1}, {"p90_error", 0.2}}},
+                                {"recorded", "by hand"}};
+  e["backends"]["default"]["accuracy"] = {entry};
+  std::vector<Problem> problems;
+  const auto one = engine_from_json(e, problems);
+  REQUIRE(one);
+  CHECK(problems.empty());
+  const EstimateAccuracy* cpu = one->backends.at("default").accuracy_for(false, "cpu");
+  REQUIRE(cpu != nullptr);
+  CHECK(cpu->decode.runs == 4);
+  CHECK(cpu->prefill.runs == 0);  // no prefill measured
+  // Two entries for the same kind of model and class would leave estimate to pick one: refused.
+  e["backends"]["default"]["accuracy"] = {entry, entry};
+  problems.clear();
+  engine_from_json(e, problems);
+  REQUIRE(problems.size() == 1);
+  CHECK(problems[0].pointer == "/backends/default/accuracy");
+}
