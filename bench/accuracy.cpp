@@ -669,7 +669,11 @@ void record_accuracy(const Engines& engines, const AccuracyEntries& entries, con
       const bool had = list.is_array() && kept.size() != list.size();
       const auto it = entries.find({id, bname});
       if (it != entries.end())
-        for (auto [cls, e] : it->second) kept.push_back((e["recorded"] = recorded, e));
+        for (const auto& [cls, entry] : it->second) {
+          nlohmann::ordered_json e = entry;
+          e["recorded"] = recorded;
+          kept.push_back(std::move(e));
+        }
       if (!had && it == entries.end()) {
         if (!list.is_array()) doc["backends"][bname].erase("accuracy");
         continue;
