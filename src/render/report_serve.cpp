@@ -34,15 +34,16 @@ std::string accuracy_text(const PreparedServing& p) {
   const HardwareProfile& hw = *p.base.scenario.hardware;
   auto pct = [](double e) { return fmt::format("{:.0f}%", 100 * e); };
   if (const ServingAccuracy* a = p.era->accuracy_on(hw.id))
-    return fmt::format("accuracy: on {} measured runs on {} this era's median error is {} on TTFT (90th percentile {}) and {} on TPOT ({})\n",
-                       a->runs, hw.id, pct(a->ttft_median_error), pct(a->ttft_p90_error), pct(a->tpot_median_error),
-                       pct(a->tpot_p90_error));
+    return fmt::format("accuracy: this era's median error on {} measured runs on {}: TTFT {} (p90 {}), TPOT {} (p90 {})\n", a->runs,
+                       hw.id, pct(a->ttft_median_error), pct(a->ttft_p90_error), pct(a->tpot_median_error), pct(a->tpot_p90_error));
   std::vector<std::string> devices;
   for (const ServingAccuracy& a : p.era->accuracy)
     if (!a.device.empty()) devices.push_back(a.device);
   const ServingAccuracy& all = *p.era->accuracy_pooled();
-  return fmt::format("accuracy: this era was measured on {} only ({} runs: median error {} on TTFT, {} on TPOT); on {} it is extrapolated\n",
-                     fmt::join(devices, " and "), all.runs, pct(all.ttft_median_error), pct(all.tpot_median_error), hw.id);
+  return fmt::format("accuracy: this era was measured on {} only (median error on {} runs: TTFT {} (p90 {}), TPOT {} (p90 {})); on {} it is "
+                     "extrapolated\n",
+                     fmt::join(devices, " and "), all.runs, pct(all.ttft_median_error), pct(all.ttft_p90_error), pct(all.tpot_median_error),
+                     pct(all.tpot_p90_error), hw.id);
 }
 
 std::string header(const PreparedServing& p, const ServeRequest& r, const Style& style) {

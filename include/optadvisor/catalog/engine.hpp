@@ -274,8 +274,6 @@ enum class KvAdmission {
   kReserveFull,  ///< prompt + max new tokens reserved at admission, never evicted (TensorRT-LLM GUARANTEED_NO_EVICT)
 };
 
-/// Efficiencies of one engine version range, fitted on measured serving runs
-/// (bench/data/serving.csv): physical rates, never per run or per device.
 /// How an era's serving model did on measured runs (bench/serving_accuracy over
 /// bench/data/serving.csv, recorded in the data and checked by the bench's gate): relative errors
 /// exp(|ln(predicted / measured)|) - 1 of the mean TTFT and TPOT, their median and 90th percentile.
@@ -288,6 +286,8 @@ struct ServingAccuracy {
   double tpot_p90_error = 0;
 };
 
+/// Efficiencies of one engine version range, fitted on measured serving runs
+/// (bench/data/serving.csv): physical rates, never per run or per device.
 struct ServingEra {
   std::string from_version;               ///< first version this era covers ("0.0" = every older one)
   double bandwidth_efficiency = 0.8;      ///< memory-bound kernels: achieved / peak memory bandwidth
