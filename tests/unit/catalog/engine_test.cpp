@@ -209,7 +209,7 @@ TEST_CASE("a backend's recorded estimate accuracy: by kind of model and device c
                                 {"device_class", "cpu"},
                                 {"decode", {{"runs", 4}, {"median_error", 0.1}, {"p90_error", 0.2}}},
                                 {"recorded", "by hand"}};
-  e["backends"]["default"]["accuracy"] = {entry};
+  e["backends"]["default"]["accuracy"] = nlohmann::json::array({entry});
   std::vector<Problem> problems;
   const auto one = engine_from_json(e, problems);
   REQUIRE(one);
@@ -219,7 +219,7 @@ TEST_CASE("a backend's recorded estimate accuracy: by kind of model and device c
   CHECK(cpu->decode.runs == 4);
   CHECK(cpu->prefill.runs == 0);  // no prefill measured
   // Two entries for the same kind of model and class would leave estimate to pick one: refused.
-  e["backends"]["default"]["accuracy"] = {entry, entry};
+  e["backends"]["default"]["accuracy"] = nlohmann::json::array({entry, entry});
   problems.clear();
   engine_from_json(e, problems);
   REQUIRE(problems.size() == 1);
