@@ -21,20 +21,17 @@ nlohmann::json layout_json(const ServePoolRequest& p) {
 /// The era's errors on measured runs: on this device where it was measured there (`device` set),
 /// else pooled over the devices it was (`device` null, `extrapolated` true); null when never measured.
 nlohmann::json accuracy_json(const ServingEra* era, const std::string& device) {
-  if (!era || !era->accuracy_pooled()) return nullptr;
-  const ServingAccuracy* own = era->accuracy_on(device);
-  const ServingAccuracy& a = own ? *own : *era->accuracy_pooled();
-  nlohmann::json measured_on = nlohmann::json::array();
-  for (const ServingAccuracy& d : era->accuracy)
-    if (!d.device.empty()) measured_on.push_back(d.device);
-  return {{"device", own ? nlohmann::json(device) : nlohmann::json(nullptr)},
-          {"extrapolated", own == nullptr},
-          {"runs", a.runs},
-          {"ttft_median_error", a.ttft_median_error},
-          {"ttft_p90_error", a.ttft_p90_error},
-          {"tpot_median_error", a.tpot_median_error},
-          {"tpot_p90_error", a.tpot_p90_error},
-          {"measured_on", measured_on},
+  const ServingAccuracy* a = era ? era->accuracy_shown_on(device) : nullptr;
+  if (!a) return nullptr;
+  const bool extrapolated = a->device.empty();
+  return {{"device", extrapolated ? nlohmann::json(nullptr) : nlohmann::json(device)},
+          {"extrapolated", extrapolated},
+          {"runs", a->runs},
+          {"ttft_median_error", a->ttft_median_error},
+          {"ttft_p90_error", a->ttft_p90_error},
+          {"tpot_median_error", a->tpot_median_error},
+          {"tpot_p90_error", a->tpot_p90_error},
+          {"measured_on", era->accuracy_devices()},
           {"measured", era->accuracy_measured}};
 }
 

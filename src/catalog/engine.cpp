@@ -357,6 +357,13 @@ std::optional<EngineProfile> engine_from_json(const nlohmann::json& j, std::vect
   return e;
 }
 
+std::vector<std::string> ServingEra::accuracy_devices() const {
+  std::vector<std::string> out;
+  for (const ServingAccuracy& a : accuracy)
+    if (!a.device.empty()) out.push_back(a.device);
+  return out;
+}
+
 const ServingAccuracy* ServingEra::accuracy_on(const std::string& device) const {
   for (const ServingAccuracy& a : accuracy)
     if (a.device == device) return &a;

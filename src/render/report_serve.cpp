@@ -30,20 +30,15 @@ std::string slo_text(const ServeRequest& r) {
 /// How far the era's answers were from measured runs: on this device where it was measured there,
 /// else pooled over the devices it was, which the line names ("" when it never was).
 std::string accuracy_text(const PreparedServing& p) {
-  if (!p.era || !p.era->accuracy_pooled()) return "";
   const HardwareProfile& hw = *p.base.scenario.hardware;
+  const ServingAccuracy* a = p.era ? p.era->accuracy_shown_on(hw.id) : nullptr;
+  if (!a) return "";
   auto pct = [](double e) { return fmt::format("{:.0f}%", 100 * e); };
-  if (const ServingAccuracy* a = p.era->accuracy_on(hw.id))
-    return fmt::format("accuracy: this era's median error on {} measured runs on {}: TTFT {} (p90 {}), TPOT {} (p90 {})\n", a->runs,
-                       hw.id, pct(a->ttft_median_error), pct(a->ttft_p90_error), pct(a->tpot_median_error), pct(a->tpot_p90_error));
-  std::vector<std::string> devices;
-  for (const ServingAccuracy& a : p.era->accuracy)
-    if (!a.device.empty()) devices.push_back(a.device);
-  const ServingAccuracy& all = *p.era->accuracy_pooled();
-  return fmt::format("accuracy: this era was measured on {} only (median error on {} runs: TTFT {} (p90 {}), TPOT {} (p90 {})); on {} it is "
-                     "extrapolated\n",
-                     fmt::join(devices, " and "), all.runs, pct(all.ttft_median_error), pct(all.ttft_p90_error), pct(all.tpot_median_error),
-                     pct(all.tpot_p90_error), hw.id);
+  const std::string errors = fmt::format("TTFT {} (p90 {}), TPOT {} (p90 {})", pct(a->ttft_median_error), pct(a->ttft_p90_error),
+                                         pct(a->tpot_median_error), pct(a->tpot_p90_error));
+  if (!a->device.empty()) return fmt::format("accuracy: this era's median error on {} measured runs on {}: {}\n", a->runs, hw.id, errors);
+  return fmt::format("accuracy: this era was measured on {} only (median error on {} runs: {}); on {} it is extrapolated\n",
+                     fmt::join(p.era->accuracy_devices(), " and "), a->runs, errors, hw.id);
 }
 
 std::string header(const PreparedServing& p, const ServeRequest& r, const Style& style) {

@@ -326,6 +326,14 @@ struct ServingEra {
   const ServingAccuracy* accuracy_on(const std::string& device) const;
   /// The accuracy over every device measured, else nullptr.
   const ServingAccuracy* accuracy_pooled() const { return accuracy_on(""); }
+  /// What to show for `device`: its own accuracy, else the pool's (its `device` is "": the figures
+  /// are extrapolated there); null when the era was never measured.
+  const ServingAccuracy* accuracy_shown_on(const std::string& device) const {
+    const ServingAccuracy* own = accuracy_on(device);
+    return own ? own : accuracy_pooled();
+  }
+  /// The devices the era was measured on, as recorded.
+  std::vector<std::string> accuracy_devices() const;
 };
 
 /// How a server schedules under load (data/engines serving block).

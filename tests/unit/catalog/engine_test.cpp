@@ -151,6 +151,9 @@ TEST_CASE("a serving era's recorded accuracy: by device, pooled, and the pool is
   REQUIRE(h100 != nullptr);
   REQUIRE(pooled != nullptr);
   CHECK(vllm.accuracy_on("l4") == nullptr);  // never measured there: serve says the figures are extrapolated
+  CHECK(vllm.accuracy_shown_on("l4") == pooled);
+  CHECK(vllm.accuracy_shown_on("h100-sxm") == h100);
+  CHECK(vllm.accuracy_devices().size() + 1 == vllm.accuracy.size());
   CHECK(h100->runs > 0);
   CHECK(h100->runs < pooled->runs);
   CHECK(h100->ttft_median_error <= h100->ttft_p90_error);
