@@ -220,7 +220,7 @@ void BM_PlanCapacity70B(benchmark::State& state) {
   q.slo_tpot_s = 0.05;
   run_plan(state, q);
 }
-BENCHMARK(BM_PlanCapacity70B)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_PlanCapacity70B)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 /// The largest search the planner makes: an MoE model (expert parallel and data-parallel attention
 /// layouts beside tensor parallel) on a device with FP8 and NVFP4, three engines.
@@ -235,7 +235,7 @@ void BM_PlanCapacityDeepSeekV3(benchmark::State& state) {
   q.slo_tpot_s = 0.05;
   run_plan(state, q);
 }
-BENCHMARK(BM_PlanCapacityDeepSeekV3)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_PlanCapacityDeepSeekV3)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 /// The machine's own speed, independent of this project's code: string-keyed map inserts and
 /// look-ups and floating-point math, the mix analyze() and the serving simulation run. bench/perf.py

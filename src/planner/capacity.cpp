@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdint>
 #include <map>
+#include <mutex>
+#include <optional>
 #include <tuple>
 #include <utility>
 
@@ -12,6 +14,7 @@
 
 #include "optadvisor/analysis/serving_ceiling.hpp"
 #include "optadvisor/base/error.hpp"
+#include "planner/side_by_side.hpp"
 
 namespace optadvisor {
 namespace {
@@ -22,21 +25,30 @@ constexpr uint32_t kMaxDisaggregatedFeeders = 64;
 constexpr std::size_t kVerifiedPairs = 3;
 
 /// Prepares the serving setups of one model: resolved once, its per-tensor weights computed once
-/// per engine and format (the plan prepares each option several times).
+/// per engine and format (the plan prepares each option several times). Safe to call from the
+/// threads that simulate side by side.
 class Preparer {
  public:
   Preparer(const Catalog& catalog, ResolvedModel model) : catalog_(catalog), model_(std::move(model)) {}
   PreparedServing operator()(const ServeRequest& sr) {
     const std::string key = sr.scenario.engine + '/' + sr.scenario.quant;
-    const auto it = formats_.find(key);
-    PreparedServing p = prepare_serving(catalog_, sr, it != formats_.end() ? it->second : model_);
-    if (it == formats_.end()) formats_.emplace(key, p.base.model);
+    std::optional<ResolvedModel> known;
+    {
+      const std::lock_guard lock(mutex_);
+      if (const auto it = formats_.find(key); it != formats_.end()) known = it->second;
+    }
+    PreparedServing p = prepare_serving(catalog_, sr, known ? *known : model_);
+    if (!known) {
+      const std::lock_guard lock(mutex_);
+      formats_.emplace(key, p.base.model);
+    }
     return p;
   }
 
  private:
   const Catalog& catalog_;
-  ResolvedModel model_;
+  const ResolvedModel model_;
+  std::mutex mutex_;
   std::map<std::string, ResolvedModel> formats_;
 };
 
@@ -120,30 +132,33 @@ ServeRequest serve_request(const CapacityRequest& q, const Option& o) {
   return sr;
 }
 
-/// The highest open-loop rate one replica serves within the SLOs (0 when none) and its result there.
+/// The highest open-loop rate one replica serves within the SLOs (0 when none), its result there
+/// and the simulations it took.
 struct ReplicaRate {
   double rate_per_s = 0;
   ServingResult at_load;
+  std::size_t simulations = 0;
 };
 
 /// Bisects the open-loop rate below `ceiling` (8 simulations at most) for the highest at which
 /// `at(rate)` meets the SLOs; tries the ceiling itself first.
 template <class RunAt>
-ReplicaRate bisect_rate(double ceiling, const CapacityRequest& q, CapacityPlan& plan, RunAt at) {
+ReplicaRate bisect_rate(double ceiling, const CapacityRequest& q, RunAt at) {
   double lo = 0, hi = ceiling;
-  ServingResult best;
+  ReplicaRate out;
   for (int step = 0; step < 8; ++step) {
     const double mid = step == 0 ? hi : (lo + hi) / 2;
     const ServingResult r = at(mid);
-    ++plan.simulations;
+    ++out.simulations;
     if (meets(r, q)) {
-      lo = mid, best = r;
+      lo = mid, out.at_load = r;
       if (step == 0) break;
     } else {
       hi = mid;
     }
   }
-  return {lo, best};
+  out.rate_per_s = lo;
+  return out;
 }
 
 ServingLoad open_loop(const ServingLoad& base, double rate) {
@@ -154,13 +169,14 @@ ServingLoad open_loop(const ServingLoad& base, double rate) {
 }
 
 /// The replica's ceiling is its throughput with many clients; the rate that meets the SLOs is below it.
-ReplicaRate replica_rate(const ServingSetup& setup, const ServingLoad& base_load, const CapacityRequest& q, CapacityPlan& plan) {
+ReplicaRate replica_rate(const ServingSetup& setup, const ServingLoad& base_load, const CapacityRequest& q) {
   ServingLoad saturate = base_load;
   saturate.concurrency = 256;
   const ServingResult top = simulate_serving(setup, saturate);
-  ++plan.simulations;
-  if (!top.fits || !(top.requests_per_s > 0)) return {};
-  return bisect_rate(top.requests_per_s, q, plan, [&](double rate) { return simulate_serving(setup, open_loop(base_load, rate)); });
+  if (!top.fits || !(top.requests_per_s > 0)) return {0, {}, 1};
+  ReplicaRate out = bisect_rate(top.requests_per_s, q, [&](double rate) { return simulate_serving(setup, open_loop(base_load, rate)); });
+  out.simulations += 1;
+  return out;
 }
 
 /// The cost of `c.gpus` GPUs for an hour, and per million output tokens at the requested rate.
@@ -249,15 +265,10 @@ std::vector<Screened> screen(Preparer& prepare, const CapacityRequest& q, const 
 /// A prefill worker only reads prompts: it serves requests of one generated token, whose TTFT
 /// (queueing and prefill) must meet the SLO. The KV transfer to the decode pool (about a
 /// millisecond over the GPU link) is left to the check of the whole deployment.
-double prefill_rate(Preparer& prepare, const CapacityRequest& q, Screened& s, CapacityPlan& plan) {
-  if (s.prefill_rate) return *s.prefill_rate;
+ServeRequest prefill_worker_request(const CapacityRequest& q, const Screened& s) {
   CapacityRequest prompts = q;
   prompts.gen_tokens = 1;
-  const ServeRequest sr = serve_request(prompts, s.option);
-  const PreparedServing prepared = prepare(sr);
-  ++plan.layouts_evaluated;
-  s.prefill_rate = replica_rate(prepared.setup, sr.load, q, plan).rate_per_s;
-  return *s.prefill_rate;
+  return serve_request(prompts, s.option);
 }
 
 /// Prefill workers of `feeder` for `rate` with half again as much capacity, so they never bind.
@@ -268,27 +279,52 @@ uint32_t feeding_workers(double feeder_rate_per_s, double rate) {
 
 /// A decode worker of `s`'s layout fed by prefill workers of `feeder` that never bind: the most it
 /// serves with the deployment's TTFT (prefill, transfer, waiting for a decode slot) and TPOT within the SLOs.
-double decode_rate(Preparer& prepare, const CapacityRequest& q, Screened& s, const Screened& feeder, CapacityPlan& plan) {
-  if (s.decode_rate) return *s.decode_rate;
+ServeRequest decode_worker_request(const CapacityRequest& q, const Screened& s, const Screened& feeder) {
   ServeRequest sr = serve_request(q, s.option);
   sr.disaggregated = true;
   sr.prefill = {1, feeder.option.layout.layout, 0};
   sr.decode = {1, s.option.layout.layout, 0};
-  ServingSetup setup = prepare(sr).setup;
-  ++plan.layouts_evaluated;
-  ServingLoad saturate = sr.load;
+  return sr;
+}
+
+ReplicaRate decode_worker_rate(ServingSetup setup, const ServingLoad& load, const CapacityRequest& q, double feeder_rate_per_s) {
+  ServingLoad saturate = load;
   saturate.concurrency = 256;
   setup.pools.front().workers = kMaxDisaggregatedFeeders;
   const ServingResult top = simulate_serving(setup, saturate);
-  ++plan.simulations;
-  s.decode_rate = 0.0;
-  if (!top.fits || !(top.requests_per_s > 0)) return 0;
-  const double feeder_rate = *feeder.prefill_rate;
-  s.decode_rate = bisect_rate(top.requests_per_s, q, plan, [&](double rate) {
-                    setup.pools.front().workers = feeding_workers(feeder_rate, rate);
-                    return simulate_serving(setup, open_loop(sr.load, rate));
-                  }).rate_per_s;
-  return *s.decode_rate;
+  if (!top.fits || !(top.requests_per_s > 0)) return {0, {}, 1};
+  ReplicaRate out = bisect_rate(top.requests_per_s, q, [&](double rate) {
+    setup.pools.front().workers = feeding_workers(feeder_rate_per_s, rate);
+    return simulate_serving(setup, open_loop(load, rate));
+  });
+  out.simulations += 1;
+  return out;
+}
+
+/// A rate the disaggregated search asks for: layout `s` as a prefill worker, or as a decode worker.
+struct RateNeed {
+  Screened* s = nullptr;
+  bool decode = false;
+  std::optional<double>& rate() const { return decode ? s->decode_rate : s->prefill_rate; }
+  bool operator==(const RateNeed& o) const { return s == o.s && decode == o.decode; }
+};
+
+/// Simulates the rate `need` asks for (the feeder's prefill rate known where it is a decode worker's).
+/// Throws what preparing the layout throws.
+ReplicaRate simulate_rate(Preparer& prepare, const CapacityRequest& q, const RateNeed& need, const Screened* feeder) {
+  const ServeRequest sr = need.decode ? decode_worker_request(q, *need.s, *feeder) : prefill_worker_request(q, *need.s);
+  const PreparedServing prepared = prepare(sr);
+  return need.decode ? decode_worker_rate(prepared.setup, sr.load, q, *feeder->prefill_rate) : replica_rate(prepared.setup, sr.load, q);
+}
+
+/// The rate `need` asks for from its outcome, counted as the search takes it; rethrows what preparing it threw.
+double take_rate(const RateNeed& need, Outcome<ReplicaRate>& outcome, CapacityPlan& plan) {
+  if (need.rate()) return *need.rate();
+  const ReplicaRate& r = outcome.get();
+  ++plan.layouts_evaluated;
+  plan.simulations += r.simulations;
+  need.rate() = r.rate_per_s;
+  return r.rate_per_s;
 }
 
 /// N prefill workers of one layout and M decode workers of another, sized for the whole rate.
@@ -323,10 +359,16 @@ std::vector<Pairing> pairs_at_ceilings(std::vector<Screened*>& group, const Capa
   return out;
 }
 
+/// A sized pair simulated whole: the candidate when it met the SLOs, and the simulations it took.
+struct Verification {
+  std::optional<CapacityCandidate> candidate;
+  std::size_t simulations = 0;
+};
+
 /// Simulates the sized deployment whole at the requested rate; where it misses, the pool whose
-/// SLO it misses gets one more worker (twice at most). Nothing when it still misses or outgrows max_gpus.
-std::optional<CapacityCandidate> verified(Preparer& prepare, const CapacityRequest& q, double gpu_hour_usd, Pairing x,
-                                          CapacityPlan& plan) {
+/// SLO it misses gets one more worker (twice at most). No candidate when it still misses or
+/// outgrows max_gpus. Throws what preparing the deployment throws.
+Verification verified(Preparer& prepare, const CapacityRequest& q, double gpu_hour_usd, Pairing x) {
   ServeRequest sr = serve_request(q, x.decode->option);
   sr.disaggregated = true;
   sr.prefill = {1, x.prefill->option.layout.layout, 0};
@@ -334,12 +376,13 @@ std::optional<CapacityCandidate> verified(Preparer& prepare, const CapacityReque
   const PreparedServing prepared = prepare(sr);
   ServingSetup setup = prepared.setup;
   const uint32_t gp = x.prefill->gpus(), gd = x.decode->gpus();
+  Verification out;
   for (int attempt = 0; attempt < 3; ++attempt) {
-    if (x.prefill_workers * gp + x.decode_workers * gd > q.max_gpus) return std::nullopt;
+    if (x.prefill_workers * gp + x.decode_workers * gd > q.max_gpus) return out;
     setup.pools[0].workers = x.prefill_workers;
     setup.pools[1].workers = x.decode_workers;
     const ServingResult r = simulate_serving(setup, open_loop(sr.load, q.rate_per_s));
-    ++plan.simulations;
+    ++out.simulations;
     if (meets(r, q)) {
       CapacityCandidate c;
       c.engine = x.decode->option.engine;
@@ -355,44 +398,66 @@ std::optional<CapacityCandidate> verified(Preparer& prepare, const CapacityReque
       c.at_load = r;
       c.order = x.order;
       price(c, q, gpu_hour_usd);
-      return c;
+      out.candidate = c;
+      return out;
     }
     (r.tpot_s.p90 > q.slo_tpot_s ? x.decode_workers : x.prefill_workers) += 1;
   }
-  return std::nullopt;
+  return out;
 }
 
 /// The disaggregated candidates of one engine and format. The feeder of every decode worker is the
 /// layout with the highest prefill ceiling per GPU. Pairs are taken fewest GPUs (at their ceilings)
 /// first; each is sized at its layouts' simulated rates, and a sized pair is simulated whole once
-/// no pair left could need fewer GPUs, fewest first, until kVerifiedPairs meet the SLOs.
+/// no pair left could need fewer GPUs, fewest first, until kVerifiedPairs meet the SLOs. Rates and
+/// whole deployments are simulated side by side ahead of the search's asking (side_by_side.hpp)
+/// and taken, and counted, in its order.
 void plan_disaggregated(Preparer& prepare, const CapacityRequest& q, std::vector<Screened*> group, CapacityPlan& plan) {
   const auto feeder = std::max_element(group.begin(), group.end(), [](const Screened* a, const Screened* b) {
     return a->prefill_ceiling / a->gpus() < b->prefill_ceiling / b->gpus();
   });
   if (feeder == group.end() || !((*feeder)->prefill_ceiling > 0)) return;
   try {
-    if (!(prefill_rate(prepare, q, **feeder, plan) > 0)) return;
+    Outcome<ReplicaRate> first;
+    try {
+      first.value = simulate_rate(prepare, q, {*feeder, false}, nullptr);
+    } catch (const Error&) {
+      first.error = std::current_exception();
+    }
+    if (!(take_rate({*feeder, false}, first, plan) > 0)) return;
   } catch (const Error&) {  // a layout the simulation refuses
     return;
   }
+  const std::vector<Pairing> bounds = pairs_at_ceilings(group, q);
+  // Every rate the pairs ask for, once, in the order they first ask.
+  std::vector<RateNeed> needs;
+  for (const Pairing& b : bounds)
+    for (const RateNeed n : {RateNeed{b.prefill, false}, RateNeed{b.decode, true}})
+      if (!n.rate() && std::find(needs.begin(), needs.end(), n) == needs.end()) needs.push_back(n);
+  RunAhead<ReplicaRate> rates(needs.size(), [&](std::size_t k) { return simulate_rate(prepare, q, needs[k], *feeder); }, side_by_side_threads());
+  const auto rate_of = [&](const RateNeed& n) {
+    if (n.rate()) return *n.rate();
+    return take_rate(n, rates.at(static_cast<std::size_t>(std::find(needs.begin(), needs.end(), n) - needs.begin())), plan);
+  };
   std::vector<Pairing> waiting;  // sized at simulated rates, not yet simulated whole
   std::size_t kept = 0;
   const auto verify_below = [&](uint64_t gpus) {
     std::stable_sort(waiting.begin(), waiting.end(), [](const Pairing& a, const Pairing& b) { return std::tie(a.gpus, a.order) < std::tie(b.gpus, b.order); });
     while (!waiting.empty() && waiting.front().gpus < gpus && kept < kVerifiedPairs) {
       try {
-        if (auto c = verified(prepare, q, plan.gpu_hour_usd, waiting.front(), plan)) plan.candidates.push_back(*c), ++kept;
+        const Verification v = verified(prepare, q, plan.gpu_hour_usd, waiting.front());
+        plan.simulations += v.simulations;
+        if (v.candidate) plan.candidates.push_back(*v.candidate), ++kept;
       } catch (const Error&) {  // a pairing the simulation refuses
       }
       waiting.erase(waiting.begin());
     }
   };
-  for (const Pairing& bound : pairs_at_ceilings(group, q)) {
+  for (const Pairing& bound : bounds) {
     if (!q.exhaustive) verify_below(bound.gpus);
     if (kept == kVerifiedPairs) return;
     try {
-      const double p = prefill_rate(prepare, q, *bound.prefill, plan), d = decode_rate(prepare, q, *bound.decode, **feeder, plan);
+      const double p = rate_of({bound.prefill, false}), d = rate_of({bound.decode, true});
       if (!(p > 0) || !(d > 0)) continue;
       const Pairing x = sized(bound, q, p, d);
       ++plan.disaggregated_pairs;
@@ -421,18 +486,26 @@ bool ranks_before(const CapacityCandidate& a, const CapacityCandidate& b) {
 
 /// Replicas of each layout, fewest GPUs at the ceiling first. Past the kPlanRankedCandidates best found,
 /// a layout whose ceiling already needs more GPUs than the last of them is not simulated (it
-/// cannot rank among them); --exhaustive simulates every one.
+/// cannot rank among them); --exhaustive simulates every one. The next few layouts that may rank
+/// are simulated side by side and taken (and counted) in order.
 void plan_aggregated(const CapacityRequest& q, std::vector<Screened>& screened, CapacityPlan& plan, const std::function<void()>& tick) {
   std::vector<Screened*> order;
   for (Screened& s : screened)
     if (s.gpus_at_least <= q.max_gpus) order.push_back(&s);
   std::stable_sort(order.begin(), order.end(), [](const Screened* a, const Screened* b) { return a->gpus_at_least < b->gpus_at_least; });
   std::vector<uint32_t> found;  // GPUs of the candidates so far, fewest first
-  for (Screened* s : order) {
+  const auto may_rank = [&](const Screened* s) {
+    return q.exhaustive || found.size() < kPlanRankedCandidates || s->gpus_at_least <= found[kPlanRankedCandidates - 1];
+  };
+  RunAhead<ReplicaRate> rates(order.size(), [&](std::size_t k) { return replica_rate(order[k]->prepared.setup, order[k]->request.load, q); },
+                              side_by_side_threads());
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    const Screened* s = order[k];
     tick();
-    if (!q.exhaustive && found.size() >= kPlanRankedCandidates && s->gpus_at_least > found[kPlanRankedCandidates - 1]) break;
+    if (!may_rank(s)) break;
     ++plan.layouts_evaluated;
-    const ReplicaRate replica = replica_rate(s->prepared.setup, s->request.load, q, plan);
+    const ReplicaRate& replica = rates.at(k).get();
+    plan.simulations += replica.simulations;
     if (!(replica.rate_per_s > 0)) continue;
     if (auto c = candidate_of(q, plan.gpu_hour_usd, s->option, s->prepared, replica)) {
       c->order = s->order;
