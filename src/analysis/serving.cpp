@@ -135,9 +135,6 @@ class Simulation {
  private:
   static constexpr uint64_t kMaxIterations = 50'000'000;  // a bound, never reached by sized loads
   static constexpr uint64_t kMaxWarmupCycles = 4;
-  /// Completions over the measured window at least this share of its arrivals: a server that keeps up
-  /// (the requests in the system vary by about 5% of a window as long as a lifetime).
-  static constexpr double kKeepUpShare = 0.9;
   /// The API servers' busy share of the measured window from which they, not the GPUs, bind.
   static constexpr double kApiServerBusyShare = 0.9;
   void run_events();
@@ -532,7 +529,7 @@ void Simulation::measure_rates(ServingResult& out) {
     // queue, and requests that outlive the others would read as falling behind.
     double completed = 0;
     for (const Request& q : requests_) completed += q.finish >= start && q.finish <= last;
-    out.keeps_up = last > start ? completed / (last - start) >= kKeepUpShare * out.arrivals_per_s : out.requests_per_s >= kKeepUpShare * out.arrivals_per_s;
+    out.keeps_up = last > start ? completed / (last - start) >= kServingKeepUpShare * out.arrivals_per_s : out.requests_per_s >= kServingKeepUpShare * out.arrivals_per_s;
   }
   out.output_tokens_per_s_per_gpu = out.gpus ? out.output_tokens_per_s / static_cast<double>(out.gpus) : 0;
   out.goodput_requests_per_s = out.requests_per_s * out.slo_attained;

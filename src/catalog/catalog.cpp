@@ -480,10 +480,12 @@ std::vector<Problem> Catalog::validate(const LoadOptions& options) {
 }
 
 const HardwareProfile& Catalog::hardware_entry(std::size_t i) const {
+  const std::lock_guard lock(entry_lock_.mutex);
   return materialize(hardware_, hardware_unparsed_, i, origin(hardware_[i].id), hardware_from_document);
 }
 
 const ModelSpec& Catalog::model_entry(std::size_t i) const {
+  const std::lock_guard lock(entry_lock_.mutex);
   return materialize(models_, models_unparsed_, i, origin(models_[i].id),
                      [](const nlohmann::json& j, std::vector<Problem>& found) { return model_from_json(j, found); });
 }
@@ -502,8 +504,13 @@ std::vector<const ModelSpec*> Catalog::models_of_type(std::string_view model_typ
   std::vector<const ModelSpec*> out;
   for (std::size_t i = 0; i < models_.size(); ++i) {
     // A placeholder whose index names another type is left unparsed; one that names none is parsed to see.
-    const bool placeholder = i < models_unparsed_.size() && models_unparsed_[i].data() != nullptr;
-    if (placeholder && !models_[i].model_type.empty() && models_[i].model_type != model_type) continue;
+    bool skip = false;
+    {
+      const std::lock_guard lock(entry_lock_.mutex);
+      const bool placeholder = i < models_unparsed_.size() && models_unparsed_[i].data() != nullptr;
+      skip = placeholder && !models_[i].model_type.empty() && models_[i].model_type != model_type;
+    }
+    if (skip) continue;
     const ModelSpec& m = model_entry(i);
     if (m.model_type == model_type) out.push_back(&m);
   }

@@ -140,24 +140,53 @@ struct ReplicaRate {
   std::size_t simulations = 0;
 };
 
-/// Bisects the open-loop rate below `ceiling` (8 simulations at most) for the highest at which
-/// `at(rate)` meets the SLOs; tries the ceiling itself first.
+/// How far a result is from the SLOs, to choose the next rate to try: a log, negative within them.
+/// The larger of its p90 TTFT and TPOT over their SLOs, and of its arrivals over its completions
+/// against the share a server that keeps up completes (an overloaded server completes at its
+/// capacity, so that term is about the log of the rate over the capacity).
+double slo_margin(const ServingResult& r, const CapacityRequest& q) {
+  constexpr double kTiny = 1e-12;
+  const double latency = std::max({r.ttft_s.p90 / q.slo_ttft_s, r.tpot_s.p90 / q.slo_tpot_s, kTiny});
+  const double behind = kServingKeepUpShare * r.arrivals_per_s / std::max(r.requests_per_s, kTiny);
+  return std::log(std::max(latency, behind));
+}
+
+/// Simulations one rate search makes at most, and the bracket (a share of the ceiling) it stops at.
+constexpr int kRateProbes = 8;
+constexpr double kRateResolution = 1.0 / 128;
+
+/// The highest open-loop rate below `ceiling` at which `at(rate)` meets the SLOs, to within
+/// kRateResolution of the ceiling, in kRateProbes simulations at most: the ceiling first, then a
+/// bracket narrowed by regula falsi on slo_margin (the Illinois variant), each try at least a
+/// tenth of the bracket from its ends; bisection while no rate below has met them. The bracket's
+/// ends are decided by meets() alone: a misleading margin costs tries, never a wrong answer.
 template <class RunAt>
-ReplicaRate bisect_rate(double ceiling, const CapacityRequest& q, RunAt at) {
-  double lo = 0, hi = ceiling;
+ReplicaRate search_rate(double ceiling, const CapacityRequest& q, RunAt at) {
+  constexpr double kLeast = 1e-3;  // the margin an end keeps on its side of zero
   ReplicaRate out;
-  for (int step = 0; step < 8; ++step) {
-    const double mid = step == 0 ? hi : (lo + hi) / 2;
-    const ServingResult r = at(mid);
+  const ServingResult top = at(ceiling);
+  ++out.simulations;
+  if (meets(top, q)) {
+    out.rate_per_s = ceiling, out.at_load = top;
+    return out;
+  }
+  double lo = 0, hi = ceiling, lo_margin = 0, hi_margin = std::max(slo_margin(top, q), kLeast);
+  int last_moved = 0;  // -1 the low end moved last, +1 the high end
+  while (out.simulations < kRateProbes && hi - lo > kRateResolution * ceiling) {
+    double next = (lo + hi) / 2;
+    if (lo > 0) next = std::clamp(lo + (hi - lo) * -lo_margin / (hi_margin - lo_margin), lo + 0.1 * (hi - lo), hi - 0.1 * (hi - lo));
+    const ServingResult r = at(next);
     ++out.simulations;
     if (meets(r, q)) {
-      lo = mid, out.at_load = r;
-      if (step == 0) break;
+      lo = next, lo_margin = std::min(slo_margin(r, q), -kLeast), out.rate_per_s = next, out.at_load = r;
+      if (last_moved == -1) hi_margin /= 2;
+      last_moved = -1;
     } else {
-      hi = mid;
+      hi = next, hi_margin = std::max(slo_margin(r, q), kLeast);
+      if (last_moved == 1) lo_margin /= 2;
+      last_moved = 1;
     }
   }
-  out.rate_per_s = lo;
   return out;
 }
 
@@ -174,7 +203,7 @@ ReplicaRate replica_rate(const ServingSetup& setup, const ServingLoad& base_load
   saturate.concurrency = 256;
   const ServingResult top = simulate_serving(setup, saturate);
   if (!top.fits || !(top.requests_per_s > 0)) return {0, {}, 1};
-  ReplicaRate out = bisect_rate(top.requests_per_s, q, [&](double rate) { return simulate_serving(setup, open_loop(base_load, rate)); });
+  ReplicaRate out = search_rate(top.requests_per_s, q, [&](double rate) { return simulate_serving(setup, open_loop(base_load, rate)); });
   out.simulations += 1;
   return out;
 }
@@ -293,7 +322,7 @@ ReplicaRate decode_worker_rate(ServingSetup setup, const ServingLoad& load, cons
   setup.pools.front().workers = kMaxDisaggregatedFeeders;
   const ServingResult top = simulate_serving(setup, saturate);
   if (!top.fits || !(top.requests_per_s > 0)) return {0, {}, 1};
-  ReplicaRate out = bisect_rate(top.requests_per_s, q, [&](double rate) {
+  ReplicaRate out = search_rate(top.requests_per_s, q, [&](double rate) {
     setup.pools.front().workers = feeding_workers(feeder_rate_per_s, rate);
     return simulate_serving(setup, open_loop(load, rate));
   });
@@ -434,7 +463,7 @@ void plan_disaggregated(Preparer& prepare, const CapacityRequest& q, std::vector
   for (const Pairing& b : bounds)
     for (const RateNeed n : {RateNeed{b.prefill, false}, RateNeed{b.decode, true}})
       if (!n.rate() && std::find(needs.begin(), needs.end(), n) == needs.end()) needs.push_back(n);
-  RunAhead<ReplicaRate> rates(needs.size(), [&](std::size_t k) { return simulate_rate(prepare, q, needs[k], *feeder); }, side_by_side_threads());
+  RunAhead<ReplicaRate> rates(needs.size(), [&](std::size_t k) { return simulate_rate(prepare, q, needs[k], *feeder); });
   const auto rate_of = [&](const RateNeed& n) {
     if (n.rate()) return *n.rate();
     return take_rate(n, rates.at(static_cast<std::size_t>(std::find(needs.begin(), needs.end(), n) - needs.begin())), plan);
@@ -443,15 +472,20 @@ void plan_disaggregated(Preparer& prepare, const CapacityRequest& q, std::vector
   std::size_t kept = 0;
   const auto verify_below = [&](uint64_t gpus) {
     std::stable_sort(waiting.begin(), waiting.end(), [](const Pairing& a, const Pairing& b) { return std::tie(a.gpus, a.order) < std::tie(b.gpus, b.order); });
-    while (!waiting.empty() && waiting.front().gpus < gpus && kept < kVerifiedPairs) {
-      try {
-        const Verification v = verified(prepare, q, plan.gpu_hour_usd, waiting.front());
-        plan.simulations += v.simulations;
-        if (v.candidate) plan.candidates.push_back(*v.candidate), ++kept;
-      } catch (const Error&) {  // a pairing the simulation refuses
+    std::size_t n = 0, taken = 0;
+    while (n < waiting.size() && waiting[n].gpus < gpus) ++n;
+    {
+      RunAhead<Verification> checks(n, [&](std::size_t k) { return verified(prepare, q, plan.gpu_hour_usd, waiting[k]); });
+      for (; taken < n && kept < kVerifiedPairs; ++taken) {
+        try {
+          const Verification& v = checks.at(taken).get();
+          plan.simulations += v.simulations;
+          if (v.candidate) plan.candidates.push_back(*v.candidate), ++kept;
+        } catch (const Error&) {  // a pairing the simulation refuses
+        }
       }
-      waiting.erase(waiting.begin());
-    }
+    }  // the helpers stop (their tasks read `waiting`) before it changes
+    waiting.erase(waiting.begin(), waiting.begin() + static_cast<std::ptrdiff_t>(taken));
   };
   for (const Pairing& bound : bounds) {
     if (!q.exhaustive) verify_below(bound.gpus);
@@ -497,8 +531,7 @@ void plan_aggregated(const CapacityRequest& q, std::vector<Screened>& screened, 
   const auto may_rank = [&](const Screened* s) {
     return q.exhaustive || found.size() < kPlanRankedCandidates || s->gpus_at_least <= found[kPlanRankedCandidates - 1];
   };
-  RunAhead<ReplicaRate> rates(order.size(), [&](std::size_t k) { return replica_rate(order[k]->prepared.setup, order[k]->request.load, q); },
-                              side_by_side_threads());
+  RunAhead<ReplicaRate> rates(order.size(), [&](std::size_t k) { return replica_rate(order[k]->prepared.setup, order[k]->request.load, q); });
   for (std::size_t k = 0; k < order.size(); ++k) {
     const Screened* s = order[k];
     tick();

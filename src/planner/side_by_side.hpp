@@ -36,12 +36,13 @@ inline std::size_t side_by_side_threads() {
 
 /// Tasks 0 .. n - 1 started in index order by this thread and `threads - 1` helpers, none more than
 /// `lead` past the one read last: at(i) waits for task i, running the next ones itself meanwhile.
-/// Tasks past the last read are wasted work, never seen; the destructor stops the helpers (and
-/// waits for those running).
+/// Tasks past the last read are wasted work, never seen (the default lead keeps every core busy
+/// and wastes at most one task per helper); the destructor stops the helpers (and waits for those running).
 template <class T>
 class RunAhead {
  public:
-  RunAhead(std::size_t n, std::function<T(std::size_t)> task, std::size_t lead, std::size_t threads = side_by_side_threads())
+  RunAhead(std::size_t n, std::function<T(std::size_t)> task, std::size_t lead = side_by_side_threads() - 1,
+           std::size_t threads = side_by_side_threads())
       : task_(std::move(task)), outcomes_(n), done_(n, false), lead_(lead) {
     for (std::size_t t = 1; t < std::min(n, threads); ++t) {
       try {

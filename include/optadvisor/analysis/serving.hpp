@@ -59,6 +59,11 @@ struct LatencyStats {
 enum class ServingBound { kCompute, kBandwidth, kKvCapacity, kScheduler, kCommunication, kSequenceCap, kApiServer };
 std::string_view to_string(ServingBound b);
 
+/// A server keeps up with an open loop while its completions over the measured window are at least
+/// this share of the arrivals (the requests in the system vary by about 5% of a window as long as a
+/// lifetime, so a smaller shortfall is noise, not a growing queue).
+constexpr double kServingKeepUpShare = 0.9;
+
 struct ServingResult {
   LatencyStats ttft_s, tpot_s, e2e_s;
   double output_tokens_per_s = 0;
@@ -66,8 +71,8 @@ struct ServingResult {
   double requests_per_s = 0;
   /// Requests that arrived over the same window (an open loop's realised rate; a closed loop's issues).
   double arrivals_per_s = 0;
-  /// Completions kept pace with arrivals over the measured window (within 10%): a queue that grows
-  /// falls further behind.
+  /// Completions kept pace with arrivals over the measured window (kServingKeepUpShare): a queue
+  /// that grows falls further behind.
   bool keeps_up = true;
   double goodput_requests_per_s = 0;  ///< completed requests/s meeting both SLOs (all requests when no SLO)
   double slo_attained = 1.0;          ///< share of measured requests meeting both SLOs

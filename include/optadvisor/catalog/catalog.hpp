@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -108,8 +109,17 @@ class Catalog {
   const ModelSpec& model_entry(std::size_t i) const;
 
   // A placeholder holds only the id and names (from the index embedded with the data); its text is
-  // in *_unparsed_ at the same position until it is parsed. The vectors never grow after build(), so
-  // the entries keep their addresses.
+  // in *_unparsed_ at the same position until it is parsed (under entry_lock_). The vectors never
+  // grow after build(), so the entries keep their addresses.
+  /// Held while an entry is looked at or parsed, so that threads (the planner's) may share a catalog.
+  /// Moving a catalog gives it a fresh one.
+  struct EntryLock {
+    std::mutex mutex;
+    EntryLock() = default;
+    EntryLock(EntryLock&&) noexcept {}
+    EntryLock& operator=(EntryLock&&) noexcept { return *this; }
+  };
+  mutable EntryLock entry_lock_;
   mutable std::vector<HardwareProfile> hardware_;
   mutable std::vector<std::string_view> hardware_unparsed_;
   mutable std::vector<ModelSpec> models_;
