@@ -12,7 +12,7 @@
 using namespace optadvisor;
 
 TEST_CASE("run-ahead outcomes come back in index order whatever the threads") {
-  for (std::size_t threads : {1, 2, 4, 8}) {
+  for (const std::size_t threads : {1UL, 2UL, 4UL, 8UL}) {
     RunAhead<std::size_t> ahead(50, [](std::size_t i) { return i * i; }, 3, threads);
     for (std::size_t i = 0; i < 50; ++i) REQUIRE(ahead.at(i).get() == i * i);
   }
