@@ -9,6 +9,9 @@
 #   scripts/dev.sh fuzz [seconds] [target...]   run the fuzz targets of the clang build (seconds 0: no time
 #                         limit; OPTADVISOR_FUZZ_RUNS=N stops each after N executions; tests/fuzz/README.md)
 #   scripts/dev.sh tidy   clang-tidy over src/ with the checks in .clang-tidy
+#   scripts/dev.sh tsan   the tests of the code that runs on threads (plan's simulations side by side)
+#                         and a large plan under ThreadSanitizer (clang 14, which `test` installs; not part of
+#                         `test`: about 10 minutes on 2 cores)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -66,6 +69,14 @@ case "${1:-}" in
     if grep -q -E 'error:|warning:' build/clang/tidy.log; then cat build/clang/tidy.log; exit 1; fi
     echo "clang-tidy: clean" >&2
     ;;
+  tsan)
+    cmake --preset tsan >/dev/null
+    cmake --build --preset tsan -j"$jobs" --target optadvisor optadvisor_tests
+    export TSAN_OPTIONS=halt_on_error=1
+    build/tsan/tests/optadvisor_tests "run-ahead*,*plan*,*capacity*"
+    build/tsan/optadvisor plan --hw b200 --model deepseek-v3 --rate 20 --prompt 1024 --gen 1024 --slo-ttft 2 --slo-tpot 0.05 --json >/dev/null
+    echo "ThreadSanitizer: clean" >&2
+    ;;
   fuzz)
     shift
     seconds="${1:-30}"
@@ -111,7 +122,7 @@ case "${1:-}" in
     exit $failed
     ;;
   *)
-    echo "usage: scripts/dev.sh run [optadvisor arguments] | test | tidy | fuzz [seconds] [target...]" >&2
+    echo "usage: scripts/dev.sh run [optadvisor arguments] | test | tidy | tsan | fuzz [seconds] [target...]" >&2
     exit 2
     ;;
 esac
