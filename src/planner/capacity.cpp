@@ -316,6 +316,8 @@ ServeRequest decode_worker_request(const CapacityRequest& q, const Screened& s, 
   return sr;
 }
 
+/// That decode worker's rate: its throughput with 256 clients and kMaxDisaggregatedFeeders prefill
+/// workers is the ceiling; each rate below it is tried with the feeders it needs.
 ReplicaRate decode_worker_rate(ServingSetup setup, const ServingLoad& load, const CapacityRequest& q, double feeder_rate_per_s) {
   ServingLoad saturate = load;
   saturate.concurrency = 256;
