@@ -135,9 +135,25 @@ class Simulation {
  private:
   static constexpr uint64_t kMaxIterations = 50'000'000;  // a bound, never reached by sized loads
   static constexpr uint64_t kMaxWarmupCycles = 4;
+  /// An open loop's window is measured again, a window longer each time, at most this many times
+  /// while its keep-up verdict is in doubt (keep_up_in_doubt).
+  static constexpr uint32_t kMaxWindowExtensions = 3;
+  /// How many standard deviations of the requests in the system a shortfall of completions must
+  /// exceed before the window's verdict stands without measuring longer.
+  static constexpr double kKeepUpDoubtSigmas = 3.0;
   /// The API servers' busy share of the measured window from which they, not the GPUs, bind.
   static constexpr double kApiServerBusyShare = 0.9;
   void run_events();
+  void run_until_measured(std::exponential_distribution<double>& gap);
+  /// The measured window's arrivals and the completions over the same span.
+  struct WindowCounts {
+    double start = 0, last = 0;  ///< the first measured arrival and the last arrival before the end
+    double arrivals_per_s = 0;   ///< 0 when the span is empty
+    double completed = 0;        ///< completions within [start, last]
+  };
+  WindowCounts window_counts() const;
+  bool keep_up_in_doubt() const;
+  void extend_window();
   void measure_latencies(ServingResult& out);
   void measure_rates(ServingResult& out);
   void attribute_time(ServingResult& out);
@@ -173,6 +189,8 @@ class Simulation {
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
   uint64_t seq_ = 0, warmup_ = 0, measured_end_ = 0, total_ = 0, done_measured_ = 0;
   uint64_t measured_count_ = 0, max_warmup_ = 0;
+  uint32_t window_extensions_ = 0;
+  bool arrival_pending_ = false;  ///< an open loop's next arrival is in the event queue
   bool warm_until_completion_ = false;
   uint64_t warm_target_ = UINT64_MAX;  ///< twice the arrivals before the first completion, once it happened
   double last_arrival_ = 0;
@@ -456,8 +474,21 @@ void Simulation::run_events() {
       if (!workers_[w].busy) start(w, 0);
   } else {
     push(0, 1, 0);
+    arrival_pending_ = true;
   }
   std::exponential_distribution<double> gap(std::max(load_.rate_per_s, 1e-9));
+  for (;;) {
+    run_until_measured(gap);
+    if (result_.iterations >= kMaxIterations || !keep_up_in_doubt()) return;
+    extend_window();
+    if (!arrival_pending_) {
+      push(now_ + gap(rng_), 1, 0);
+      arrival_pending_ = true;
+    }
+  }
+}
+
+void Simulation::run_until_measured(std::exponential_distribution<double>& gap) {
   while (!events_.empty() && done_measured_ < measured_end_ - warmup_ && result_.iterations < kMaxIterations) {
     const Event e = events_.top();
     events_.pop();
@@ -466,7 +497,8 @@ void Simulation::run_events() {
       finish_iteration(e.index, now_);
     } else if (e.kind == 1) {
       issue(now_);
-      if (!load_.concurrency && requests_.size() < total_) push(now_ + gap(rng_), 1, 0);
+      arrival_pending_ = !load_.concurrency && requests_.size() < total_;
+      if (arrival_pending_) push(now_ + gap(rng_), 1, 0);
     } else if (e.kind == 3) {
       dispatch(static_cast<uint32_t>(e.index), front_workers_, now_);
     } else {
@@ -478,6 +510,51 @@ void Simulation::run_events() {
         dispatch(static_cast<uint32_t>(e.index), decode_workers_, now_);
     }
   }
+}
+
+Simulation::WindowCounts Simulation::window_counts() const {
+  WindowCounts w;
+  w.start = std::max(window_start_, 0.0);
+  w.last = std::min(now_, last_arrival_);
+  if (!(w.last > w.start)) return w;
+  const auto arrived = static_cast<double>(requests_.size() - warmup_);
+  w.arrivals_per_s = (arrived - 1) / (w.last - w.start);
+  // Completions and arrivals over the same span: past the last arrival a server drains its
+  // queue, and requests that outlive the others would read as falling behind.
+  for (const Request& q : requests_) w.completed += q.finish >= w.start && q.finish <= w.last;
+  return w;
+}
+
+/// An open loop's completions over the window equal its arrivals less the growth of the requests
+/// in the system, so a server that keeps up falls short by that count's change between the
+/// window's ends: about sqrt(2 N) for N requests in the system (each end's count varies about as
+/// a Poisson count of its mean, as in an M/G/infinity system). A shortfall past
+/// kServingKeepUpShare but within kKeepUpDoubtSigmas of that is measured again over a longer
+/// window, where a growing queue's shortfall grows with the window and the noise does not.
+bool Simulation::keep_up_in_doubt() const {
+  if (load_.concurrency || load_.requests || window_extensions_ >= kMaxWindowExtensions) return false;
+  const WindowCounts w = window_counts();
+  const double span = w.last - w.start;
+  if (!(span > 0)) return false;
+  const double arrivals = w.arrivals_per_s * span;
+  if (w.completed >= kServingKeepUpShare * arrivals) return false;
+  double sojourn = 0, n = 0;
+  for (const Request& q : requests_)
+    if (q.measured && q.finish >= 0) sojourn += q.finish - q.arrival, n += 1;
+  const double in_system = n > 0 ? w.arrivals_per_s * sojourn / n : 0;  // Little's law
+  return arrivals - w.completed <= kKeepUpDoubtSigmas * std::sqrt(2 * in_system);
+}
+
+/// Measures the next measured_count_ arrivals too, and keeps the arrivals coming while they finish.
+void Simulation::extend_window() {
+  const uint64_t old_end = measured_end_;
+  measured_end_ += measured_count_;
+  total_ += measured_count_;
+  for (uint64_t id = old_end; id < std::min<uint64_t>(measured_end_, requests_.size()); ++id) {
+    requests_[id].measured = true;
+    if (requests_[id].finish >= 0) ++done_measured_;
+  }
+  ++window_extensions_;
 }
 
 /// Mean and percentiles (nearest rank) of `v`, which it sorts.
@@ -522,14 +599,10 @@ void Simulation::measure_rates(ServingResult& out) {
   if (span > 0) {
     out.output_tokens_per_s = (tokens_out_ - window_tokens_start_) / span;
     out.requests_per_s = (completions_ - window_done_start_) / span;
-    const double start = std::max(window_start_, 0.0), last = std::min(now_, last_arrival_);
-    const auto arrived = static_cast<double>(requests_.size() - warmup_);
-    if (last > start) out.arrivals_per_s = (arrived - 1) / (last - start);
-    // Completions and arrivals over the same span: past the last arrival a server drains its
-    // queue, and requests that outlive the others would read as falling behind.
-    double completed = 0;
-    for (const Request& q : requests_) completed += q.finish >= start && q.finish <= last;
-    out.keeps_up = last > start ? completed / (last - start) >= kServingKeepUpShare * out.arrivals_per_s : out.requests_per_s >= kServingKeepUpShare * out.arrivals_per_s;
+    const WindowCounts w = window_counts();
+    out.arrivals_per_s = w.arrivals_per_s;
+    out.keeps_up = w.last > w.start ? w.completed / (w.last - w.start) >= kServingKeepUpShare * out.arrivals_per_s
+                                    : out.requests_per_s >= kServingKeepUpShare * out.arrivals_per_s;
   }
   out.output_tokens_per_s_per_gpu = out.gpus ? out.output_tokens_per_s / static_cast<double>(out.gpus) : 0;
   out.goodput_requests_per_s = out.requests_per_s * out.slo_attained;
