@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "analysis/decode_set.hpp"
+#include "analysis/open_loop_start.hpp"
 
 namespace optadvisor {
 
@@ -145,6 +146,7 @@ class Simulation {
   static constexpr double kApiServerBusyShare = 0.9;
   void run_events();
   void run_until_measured(std::exponential_distribution<double>& gap);
+  void start_warm();
   /// The measured window's arrivals and the completions over the same span.
   struct WindowCounts {
     double start = 0, last = 0;  ///< the first measured arrival and the last arrival before the end
@@ -462,6 +464,55 @@ void Simulation::finish_iteration(std::size_t w, double now) {
   start(w, now);
 }
 
+/// An open loop with no warm-up asked for starts from its estimated steady state (open_loop_start):
+/// each decoding rank already holds its batch, whose generated tokens spread evenly over a
+/// lifetime, so that they leave one by one as the arrivals replace them. It warms up for half a
+/// lifetime of arrivals after that (the estimate's error relaxes as its requests leave) and
+/// measures at least a lifetime of them, as the empty start measured after two.
+void Simulation::start_warm() {
+  const ServingPool* decoding = nullptr;
+  for (const auto& pool : setup_.pools)
+    if (pool.role != ServingRole::kPrefill) decoding = &pool;
+  std::vector<std::pair<std::size_t, std::size_t>> ranks;  // (worker, rank) of the decoding pool
+  for (std::size_t w = 0; w < workers_.size(); ++w)
+    if (workers_[w].pool == decoding)
+      for (std::size_t r = 0; r < workers_[w].ranks.size(); ++r) ranks.emplace_back(w, r);
+  if (!decoding || ranks.empty()) return;
+  const double rate_per_rank = load_.rate_per_s / static_cast<double>(ranks.size());
+  const OpenLoopStart steady = open_loop_start(*decoding, load_, rate_per_rank, decoding->role == ServingRole::kMixed);
+  if (!(steady.lifetime_s > 0) || !std::isfinite(steady.lifetime_s)) return;
+  const StepModel& m = decoding->step;
+  const auto held = static_cast<uint64_t>(std::floor(steady.sequences_per_rank * static_cast<double>(ranks.size())));
+  const uint64_t steps = load_.gen_tokens - 1;
+  const uint64_t cached = static_cast<uint64_t>(std::floor(load_.prefix_hit * static_cast<double>(load_.prompt_tokens)));
+  const bool shares_prefix = decoding->role == ServingRole::kMixed && cached > 0 && cached < load_.prompt_tokens;
+  for (uint64_t i = 0; i < held; ++i) {
+    const auto id = static_cast<uint32_t>(requests_.size());
+    Request q;
+    q.generated = 1 + (2 * i + 1) * steps / (2 * held);  // 1 .. gen - 1, evenly
+    q.position = load_.prompt_tokens + q.generated - 1;
+    q.arrival = q.first_token = -steady.step_s * static_cast<double>(q.generated);
+    q.allocated_bytes = m.admission == KvAdmission::kReserveFull ? kv_bytes(m, static_cast<double>(load_.prompt_tokens + load_.gen_tokens))
+                                                                 : kv_bytes(m, static_cast<double>(q.position) + 1);
+    if (shares_prefix) q.allocated_bytes -= kv_bytes(m, static_cast<double>(cached)) - m.state_bytes_per_sequence;
+    requests_.push_back(q);
+    members_.emplace_back();
+    Rank& r = workers_[ranks[i % ranks.size()].first].ranks[ranks[i % ranks.size()].second];
+    r.used_bytes += q.allocated_bytes;
+    join_decode(r, id);
+  }
+  warm_until_completion_ = false;
+  const double lifetime_arrivals = std::min(load_.rate_per_s * steady.lifetime_s, static_cast<double>(kMaxWarmupRequests));
+  const auto settle = static_cast<uint64_t>(std::ceil(lifetime_arrivals / 2));
+  const auto lifetime = static_cast<uint64_t>(std::ceil(lifetime_arrivals));
+  warmup_ = held + std::max<uint64_t>(settle, 8);
+  measured_end_ = warmup_ + std::max(measured_count_, lifetime);
+  total_ = measured_end_ + std::max(kMaxWarmupCycles * measured_count_, 2 * lifetime);
+  requests_.reserve(total_);
+  for (std::size_t w = 0; w < workers_.size(); ++w)
+    if (!workers_[w].busy) start(w, 0);
+}
+
 void Simulation::run_events() {
   if (load_.concurrency) {
     // The benchmark's clients all send their first request at once (vllm bench serve
@@ -473,6 +524,7 @@ void Simulation::run_events() {
     for (std::size_t w : front_workers_)
       if (!workers_[w].busy) start(w, 0);
   } else {
+    if (warm_until_completion_) start_warm();
     push(0, 1, 0);
     arrival_pending_ = true;
   }
@@ -545,11 +597,12 @@ bool Simulation::keep_up_in_doubt() const {
   return arrivals - w.completed <= kKeepUpDoubtSigmas * std::sqrt(2 * in_system);
 }
 
-/// Measures the next measured_count_ arrivals too, and keeps the arrivals coming while they finish.
+/// Measures as many arrivals again as the first window held, and keeps the arrivals coming while they finish.
 void Simulation::extend_window() {
   const uint64_t old_end = measured_end_;
-  measured_end_ += measured_count_;
-  total_ += measured_count_;
+  const uint64_t more = (measured_end_ - warmup_) / (window_extensions_ + 1);
+  measured_end_ += more;
+  total_ += more;
   for (uint64_t id = old_end; id < std::min<uint64_t>(measured_end_, requests_.size()); ++id) {
     requests_[id].measured = true;
     if (requests_[id].finish >= 0) ++done_measured_;

@@ -280,14 +280,15 @@ TEST_CASE("a burst of prompts waits longer for its first token than clients spre
   CHECK(a.ttft_s.mean > 1.5 * b.ttft_s.mean);
 }
 
-TEST_CASE("an open loop of long generations at a high rate keeps up once its lifetimes have settled") {
+TEST_CASE("an open loop of long generations at a high rate starts from its steady batch and keeps up") {
   // 40 requests/s of 10 + 4000 tokens. A step is 1 ms of weight reads, 1 ms of overhead and the
-  // attention over each running sequence's context (about 2,000 tokens x 1e5 FLOP at 1e14 FLOP/s
-  // = 2 us, as long as its KV reads of 1 kB a token at 1 TB/s). Alone a request lives
-  // 4000 x 2 ms = 8 s, so 320 arrive before the first completes; full, about 460 run and a step
-  // takes 2 + 0.92 ms (460 = 40 x 4000 x 2.92 ms): lifetimes grow by half as the batch fills.
-  // Measured from the 320th arrival the completions would lag the arrivals by the ramp, and a
-  // warm-up capped at 4 x 64 requests would start measuring before the first completion.
+  // KV reads of each running sequence's context (about 2,010 tokens x 1 kB at 1 TB/s = 2.01 us;
+  // its attention, 2,010 x 1e5 FLOP at 1e14 FLOP/s, as long). Alone a request lives
+  // 3999 x 2 ms = 8 s, so 320 arrive before the first completes; full, N = 40 x 3999 x
+  // (2 ms + 2.01 us x N), N = 471.5 run and a step takes 2.95 ms (open_loop_start_test): the
+  // simulation starts from those 471 (their generated tokens spread over 1 .. 3999) and measures
+  // after half a lifetime of arrivals, 40 x 11.79 s / 2 = 236 (ceil). From an empty server the
+  // lifetimes would grow by half as the batch fills.
   StepModel m = round_rank();
   m.kv_bytes_per_token_full = m.kv_read_bytes_per_token_full = 1e3;
   ServingLoad load;
@@ -295,30 +296,37 @@ TEST_CASE("an open loop of long generations at a high rate keeps up once its lif
   load.prompt_tokens = 10;
   load.gen_tokens = 4000;
   const ServingResult r = simulate_serving(one_pool(m), load);
-  CHECK(r.warmup_requests > 600);  // twice the 320 or so arrivals before the first completion
+  CHECK(r.warmup_requests == 471 + 236);
+  CHECK(r.measured_requests == 472);  // a lifetime of arrivals: 40 x 11.79 s (ceil)
   CHECK(r.requests_per_s == Approx(40).epsilon(0.1));
   CHECK(r.keeps_up);
+  CHECK(r.tpot_s.p50 == Approx(2.95e-3).epsilon(0.02));
+  // The steady state a long warm-up reaches (3,000 requests, 57,000 steps against 9,900):
+  // the same time per token.
+  load.warmup_requests = 3000;
+  load.requests = 3000;
+  const ServingResult settled = simulate_serving(one_pool(m), load);
+  CHECK(r.tpot_s.p50 == Approx(settled.tpot_s.p50).epsilon(0.02));
+  CHECK(r.iterations < settled.iterations / 4);
 }
 
 TEST_CASE("an open loop under capacity completes the offered rate, measured once the system is full") {
-  // 5 requests/s of 100 + 1000 tokens: a request lives about 1000 steps of 2 to 3 ms, so about
-  // 13 are in the system. Warming up for twice the arrivals before the first completion fills it
-  // (more than the default 8 warm-up requests) and lets the lifetimes settle as the batch grows,
-  // and arrivals go on while the measured ones finish, so the completions keep pace with the
-  // offered rate. Counted from the eighth arrival of an emptying system, a server that keeps up
-  // would seem to fall about 8% behind.
+  // 5 requests/s of 100 + 1000 tokens: a request lives 999 steps of about 2.86 ms (2 ms of weights
+  // and overhead, the KV reads of its batch), so 5 x 999 x 2.86 ms = 14.3 are in the system. The
+  // simulation starts from 14 of them and measures after 8 arrivals more (half a lifetime is 7);
+  // arrivals go on while the measured ones finish, so the completions keep pace with them.
   ServingLoad load;
   load.rate_per_s = 5;
   load.prompt_tokens = 100;
   load.gen_tokens = 1000;
   const ServingResult r = simulate_serving(one_pool(round_rank()), load);
-  CHECK(r.warmup_requests > 8);
+  CHECK(r.warmup_requests == 14 + 8);
   CHECK(r.measured_requests == 64);
   // The measured window's arrivals are a Poisson count (64 of them: about 12% either way); the
-  // completions keep pace with the offered rate, within what the 13 or so requests in the
-  // system vary by.
-  CHECK(r.requests_per_s == Approx(5).epsilon(0.1));
+  // completions keep pace with them, within what the 14 or so requests in the system vary by
+  // (sqrt(2 x 14) = 5 requests of the 80 or so arrivals over the window).
   CHECK(r.arrivals_per_s == Approx(5).epsilon(0.15));
+  CHECK(r.requests_per_s == Approx(r.arrivals_per_s).epsilon(0.15));
   CHECK(r.keeps_up);
   // Past capacity (a request's 1000 steps each read its KV: about 60 ms of reads a request,
   // at most about 16 requests/s), completions fall behind the arrivals.
