@@ -35,10 +35,10 @@ std::string_view to_string(ServingBound b) {
 namespace {
 /// Generated tokens a serving point measures at most.
 constexpr uint64_t kPointTokens = 8'000'000;
-/// Requests an open loop may warm up with: a lifetime of arrivals twice over, at a high rate of long
-/// generations (100 requests/s living two minutes: 24,000). Decoding costs per iteration and rank,
-/// not per token (decode_set.hpp), so this bounds memory (about 100 bytes a request) and the
-/// arrivals' bookkeeping, not the decode work.
+/// Requests an open loop may warm up with, and the most a lifetime of arrivals measures: a lifetime
+/// twice over at a high rate of long generations (100 requests/s living two minutes: 24,000).
+/// Decoding costs per iteration and rank, not per token (decode_set.hpp), so this bounds memory
+/// (about 100 bytes a request) and the arrivals' bookkeeping, not the decode work.
 constexpr uint64_t kMaxWarmupRequests = 200'000;
 }  // namespace
 
@@ -120,9 +120,10 @@ class Simulation {
     warmup_ = load.warmup_requests ? *load.warmup_requests : load.concurrency ? load.concurrency : std::max<uint64_t>(measured / 10, 8);
     measured_end_ = warmup_ + measured;
     measured_count_ = measured;
-    // An open loop with no warm-up asked for warms up for twice the arrivals before the first
-    // completion: a lifetime of arrivals fills the system, and since a fuller batch steps slower,
-    // lifetimes grow until a second one has passed. At most kMaxWarmupRequests.
+    // An open loop with no warm-up asked for starts from its steady batch (start_warm); where it
+    // has none to start from (one generated token), it warms up for twice the arrivals before the
+    // first completion: a lifetime of arrivals fills the system, and since a fuller batch steps
+    // slower, lifetimes grow until a second one has passed. At most kMaxWarmupRequests.
     warm_until_completion_ = !load.concurrency && !load.warmup_requests;
     max_warmup_ = warmup_ + std::max(kMaxWarmupCycles * measured, kMaxWarmupRequests);
     // Closed loop: keep C clients busy until the last measured request ends; a warming open loop
