@@ -11,6 +11,8 @@
 //   optadvisor_serving_accuracy --estimate[-rows] `estimate`'s decode time per token against the TPOT of the
 //                                               aggregated runs at few clients and short prompts (a decode step
 //                                               of the batch, little prefill between): its own table and gate
+//   optadvisor_serving_accuracy --open-loop     the open loop's default measurement (a warm start) against a
+//                                               long warm-up, at 60% and 90% of six layouts' closed-loop ceilings
 //   ... --steady                                (last) every row as a steady state, the protocol assumption off
 // Error of a row: exp(|ln(predicted / measured)|) - 1.
 #include <algorithm>
@@ -568,6 +570,61 @@ void leave_one_model_out(const Catalog& catalog, std::vector<Row>& rows) {
   }
 }
 
+/// One layout of the open-loop check.
+struct OpenLoopCase {
+  const char *hardware, *model, *quant, *engine;
+  uint32_t tp, ep, dp_attention;
+  uint64_t prompt, gen;
+};
+
+/// The open loop's default measurement (its warm start and windows) against the same rate measured
+/// after a warm-up of 4,000 requests over 4,000 more: TPOT p50 and TTFT p90, and the iterations each
+/// took. Not published data: the simulation's own steady state, which the default must reach.
+void open_loop_check(const Catalog& catalog) {
+  const OpenLoopCase cases[] = {
+      {"h100-sxm", "llama-3.1-70b", "fp8", "vllm", 4, 1, 1, 1024, 256},
+      {"h100-sxm", "llama-3.1-70b", "fp8", "tensorrt-llm", 4, 1, 1, 8192, 512},
+      {"b200", "deepseek-v3", "fp8", "sglang", 8, 1, 1, 1024, 1024},
+      {"b200", "deepseek-v3", "nvfp4", "sglang", 1, 8, 8, 1024, 1024},
+      {"h100-sxm", "llama-3.1-8b", "", "sglang", 1, 1, 1, 512, 2048},
+      {"h100-sxm", "gpt-oss-120b", "", "vllm", 1, 1, 1, 2048, 1024},
+  };
+  fmt::print("| layout | share of ceiling | TPOT p50 default / long | TTFT p90 default / long | iterations default / long |\n");
+  fmt::print("|---|---:|---:|---:|---:|\n");
+  std::vector<double> tpot_errors;
+  for (const OpenLoopCase& c : cases) {
+    ServeRequest r;
+    r.scenario.hardware = c.hardware;
+    r.scenario.model.preset = c.model;
+    r.scenario.quant = c.quant;
+    r.scenario.engine = c.engine;
+    r.aggregated.layout.tp = c.tp;
+    r.aggregated.layout.ep = c.ep;
+    r.aggregated.layout.dp_attention = c.dp_attention;
+    r.load.prompt_tokens = c.prompt;
+    r.load.gen_tokens = c.gen;
+    r.load.concurrency = 256;
+    const PreparedServing p = prepare_serving(catalog, r);
+    const double ceiling = simulate_serving(p.setup, r.load).requests_per_s;
+    for (double share : {0.6, 0.9}) {
+      ServingLoad load = r.load;
+      load.concurrency = 0;
+      load.rate_per_s = share * ceiling;
+      const ServingResult fast = simulate_serving(p.setup, load);
+      load.warmup_requests = 4000;
+      load.requests = 4000;
+      const ServingResult slow = simulate_serving(p.setup, load);
+      tpot_errors.push_back(err(fast.tpot_s.p50, slow.tpot_s.p50));
+      fmt::print("| {} {} {} {} tp {} ep {} dp {} {}+{} | {:.0f}% | {:.2f} / {:.2f} ms | {:.0f} / {:.0f} ms | {} / {} |\n", c.model,
+                 *c.quant ? c.quant : "default", c.engine, c.hardware, c.tp, c.ep, c.dp_attention, c.prompt, c.gen, 100 * share,
+                 1e3 * fast.tpot_s.p50, 1e3 * slow.tpot_s.p50, 1e3 * fast.ttft_s.p90, 1e3 * slow.ttft_s.p90, fast.iterations,
+                 slow.iterations);
+    }
+  }
+  fmt::print("TPOT p50, default against long: median {:.1f}%, largest {:.1f}%\n", 100 * median(tpot_errors),
+             100 * *std::max_element(tpot_errors.begin(), tpot_errors.end()));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -590,6 +647,10 @@ int main(int argc, char** argv) {
     }
     if (mode == "--lodo") {
       leave_one_device_out(catalog, rows);
+      return 0;
+    }
+    if (mode == "--open-loop") {
+      open_loop_check(catalog);
       return 0;
     }
     if (mode == "--estimate" || mode == "--estimate-rows") {
