@@ -469,7 +469,8 @@ void Simulation::finish_iteration(std::size_t w, double now) {
 /// each decoding rank already holds its batch, whose generated tokens spread evenly over a
 /// lifetime, so that they leave one by one as the arrivals replace them. It warms up for half a
 /// lifetime of arrivals after that (the estimate's error relaxes as its requests leave) and
-/// measures at least a lifetime of them, as the empty start measured after two.
+/// measures at least a lifetime of them, as the empty start measured after two (exactly the
+/// requests asked for, where a count was).
 void Simulation::start_warm() {
   const ServingPool* decoding = nullptr;
   for (const auto& pool : setup_.pools)
@@ -507,7 +508,7 @@ void Simulation::start_warm() {
   const auto settle = static_cast<uint64_t>(std::ceil(lifetime_arrivals / 2));
   const auto lifetime = static_cast<uint64_t>(std::ceil(lifetime_arrivals));
   warmup_ = held + std::max<uint64_t>(settle, 8);
-  measured_end_ = warmup_ + std::max(measured_count_, lifetime);
+  measured_end_ = warmup_ + (load_.requests ? measured_count_ : std::max(measured_count_, lifetime));
   total_ = measured_end_ + std::max(kMaxWarmupCycles * measured_count_, 2 * lifetime);
   requests_.reserve(total_);
   for (std::size_t w = 0; w < workers_.size(); ++w)
