@@ -11,8 +11,9 @@
 //   optadvisor_serving_accuracy --estimate[-rows] `estimate`'s decode time per token against the TPOT of the
 //                                               aggregated runs at few clients and short prompts (a decode step
 //                                               of the batch, little prefill between): its own table and gate
-//   optadvisor_serving_accuracy --open-loop     the open loop's default measurement (a warm start) against a
-//                                               long warm-up, at 60% and 90% of six layouts' closed-loop ceilings
+//   optadvisor_serving_accuracy --open-loop [--check]  the open loop's default measurement (a warm start) against
+//                                               a long warm-up, at 60% and 90% of six layouts' closed-loop
+//                                               ceilings; --check gates it (serving_baseline.json)
 //   ... --steady                                (last) every row as a steady state, the protocol assumption off
 // Error of a row: exp(|ln(predicted / measured)|) - 1.
 #include <algorithm>
@@ -580,7 +581,8 @@ struct OpenLoopCase {
 /// The open loop's default measurement (its warm start and windows) against the same rate measured
 /// after a warm-up of 4,000 requests over 4,000 more: TPOT p50 and TTFT p90, and the iterations each
 /// took. Not published data: the simulation's own steady state, which the default must reach.
-void open_loop_check(const Catalog& catalog) {
+/// Returns the median and the largest TPOT p50 error of the default against the long run.
+std::pair<double, double> open_loop_check(const Catalog& catalog) {
   const OpenLoopCase cases[] = {
       {"h100-sxm", "llama-3.1-70b", "fp8", "vllm", 4, 1, 1, 1024, 256},
       {"h100-sxm", "llama-3.1-70b", "fp8", "tensorrt-llm", 4, 1, 1, 8192, 512},
@@ -621,8 +623,9 @@ void open_loop_check(const Catalog& catalog) {
                  slow.iterations);
     }
   }
-  fmt::print("TPOT p50, default against long: median {:.1f}%, largest {:.1f}%\n", 100 * median(tpot_errors),
-             100 * *std::max_element(tpot_errors.begin(), tpot_errors.end()));
+  const double mid = median(tpot_errors), largest = *std::max_element(tpot_errors.begin(), tpot_errors.end());
+  fmt::print("TPOT p50, default against long: median {:.1f}%, largest {:.1f}%\n", 100 * mid, 100 * largest);
+  return {mid, largest};
 }
 
 }  // namespace
@@ -650,8 +653,13 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (mode == "--open-loop") {
-      open_loop_check(catalog);
-      return 0;
+      const auto [mid, largest] = open_loop_check(catalog);
+      if (argc < 3 || std::string(argv[2]) != "--check") return 0;
+      const auto baseline = nlohmann::json::parse(std::ifstream(root + "/bench/serving_baseline.json"));
+      const bool ok = mid <= baseline.at("open_loop_tpot_median_max").get<double>() &&
+                      largest <= baseline.at("open_loop_tpot_max").get<double>();
+      fmt::print("gate: open loop TPOT p50 median {:.1f}%, largest {:.1f}%: {}\n", 100 * mid, 100 * largest, ok ? "ok" : "REGRESSED");
+      return ok ? 0 : 1;
     }
     if (mode == "--estimate" || mode == "--estimate-rows") {
       estimate_tables(catalog, rows, mode == "--estimate-rows");
