@@ -628,6 +628,17 @@ std::pair<double, double> open_loop_check(const Catalog& catalog) {
   return {mid, largest};
 }
 
+/// --open-loop [--check]: the table, and with --check the gate of bench/serving_baseline.json.
+int open_loop_gate(const Catalog& catalog, const std::string& root, bool check) {
+  const auto [mid, largest] = open_loop_check(catalog);
+  if (!check) return 0;
+  const auto baseline = nlohmann::json::parse(std::ifstream(root + "/bench/serving_baseline.json"));
+  const bool ok =
+      mid <= baseline.at("open_loop_tpot_median_max").get<double>() && largest <= baseline.at("open_loop_tpot_max").get<double>();
+  fmt::print("gate: open loop TPOT p50 median {:.1f}%, largest {:.1f}%: {}\n", 100 * mid, 100 * largest, ok ? "ok" : "REGRESSED");
+  return ok ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -652,15 +663,7 @@ int main(int argc, char** argv) {
       leave_one_device_out(catalog, rows);
       return 0;
     }
-    if (mode == "--open-loop") {
-      const auto [mid, largest] = open_loop_check(catalog);
-      if (argc < 3 || std::string(argv[2]) != "--check") return 0;
-      const auto baseline = nlohmann::json::parse(std::ifstream(root + "/bench/serving_baseline.json"));
-      const bool ok = mid <= baseline.at("open_loop_tpot_median_max").get<double>() &&
-                      largest <= baseline.at("open_loop_tpot_max").get<double>();
-      fmt::print("gate: open loop TPOT p50 median {:.1f}%, largest {:.1f}%: {}\n", 100 * mid, 100 * largest, ok ? "ok" : "REGRESSED");
-      return ok ? 0 : 1;
-    }
+    if (mode == "--open-loop") return open_loop_gate(catalog, root, argc > 2 && std::string(argv[2]) == "--check");
     if (mode == "--estimate" || mode == "--estimate-rows") {
       estimate_tables(catalog, rows, mode == "--estimate-rows");
       return 0;
