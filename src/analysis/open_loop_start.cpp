@@ -64,14 +64,14 @@ OpenLoopStart open_loop_start(const ServingPool& pool, const ServingLoad& load, 
   // A decode step's mean time at batch n: t = t_decode + (prompts per step) x prompt_cost, with
   // rate x t prompts arriving at the worker per step, so t = t_decode / (1 - rate x prompt_cost);
   // infinite where the prompts alone take the worker's time.
-  auto step_at_decode_only = [&](double n) {
+  auto decode_of = [&](double n) {
     StepMix decode;
     add_scaled(decode, batch_of_one, n);
-    return cost(decode, (ranks - 1) * n);
+    return decode;
   };
+  auto step_at_decode_only = [&](double n) { return cost(decode_of(n), (ranks - 1) * n); };
   auto step_at = [&](double n) {
-    StepMix decode;
-    add_scaled(decode, batch_of_one, n);
+    const StepMix decode = decode_of(n);
     const double others = (ranks - 1) * n;
     const double t_decode = cost(decode, others);
     if (!prefills) return t_decode;

@@ -161,6 +161,20 @@ class Simulation {
   void measure_rates(ServingResult& out);
   void attribute_time(ServingResult& out);
   double kv_bytes(const StepModel& m, double tokens) const { return request_kv_bytes(m, tokens); }
+  /// The prompt tokens each request finds in the prefix cache (one is always computed).
+  uint64_t cached_tokens() const {
+    const auto cached = static_cast<uint64_t>(std::floor(load_.prefix_hit * static_cast<double>(load_.prompt_tokens)));
+    return std::min(cached, load_.prompt_tokens > 0 ? load_.prompt_tokens - 1 : 0);
+  }
+  /// The KV a request holding `tokens` takes when admitted: blocks for those tokens and the next on
+  /// incremental engines, for prompt + max new tokens on reserve-full ones; less a cached prefix of
+  /// `shared_prefix` tokens, held once by the pool rather than by each request.
+  double admission_bytes(const StepModel& m, uint64_t tokens, uint64_t shared_prefix) const {
+    double need = m.admission == KvAdmission::kReserveFull ? kv_bytes(m, static_cast<double>(load_.prompt_tokens + load_.gen_tokens))
+                                                            : kv_bytes(m, static_cast<double>(tokens) + 1);
+    if (shared_prefix > 0) need -= kv_bytes(m, static_cast<double>(shared_prefix)) - m.state_bytes_per_sequence;
+    return need;
+  }
   void issue(double now);
   void dispatch(uint32_t id, const std::vector<std::size_t>& candidates, double now);
   void start(std::size_t w, double now);
@@ -213,8 +227,7 @@ void Simulation::issue(double now) {
   Request r;
   r.arrival = now;
   last_arrival_ = now;
-  const uint64_t cached = static_cast<uint64_t>(std::floor(load_.prefix_hit * static_cast<double>(load_.prompt_tokens)));
-  r.position = std::min(cached, load_.prompt_tokens > 0 ? load_.prompt_tokens - 1 : 0);
+  r.position = cached_tokens();
   r.prefill_left = load_.prompt_tokens - r.position;
   if (warm_until_completion_ && id >= warmup_ && id < warm_target_ && id < max_warmup_) {
     warmup_ = id + 1;  // still filling: this one warms up too
@@ -259,12 +272,7 @@ bool Simulation::admit(Rank& r, const StepModel& m, uint32_t id, bool decode_rol
     r.blocked_by_cap = true;
     return false;
   }
-  const double total = static_cast<double>(load_.prompt_tokens + load_.gen_tokens);
-  // Incremental engines take blocks for the prompt, reserve-full engines for prompt + max new tokens;
-  // a cached prefix is shared, held once by the pool rather than by each request.
-  double need =
-      m.admission == KvAdmission::kReserveFull ? kv_bytes(m, total) : kv_bytes(m, static_cast<double>(q.position + q.prefill_left) + 1);
-  if (!decode_role && q.generated == 0 && q.position > 0) need -= kv_bytes(m, static_cast<double>(q.position)) - m.state_bytes_per_sequence;
+  const double need = admission_bytes(m, q.position + q.prefill_left, !decode_role && q.generated == 0 ? q.position : 0);
   if (r.used_bytes + need > m.kv_pool_bytes && !(r.running.empty() && r.prefilling.empty())) {
     r.blocked_by_kv = true;
     return false;
@@ -486,17 +494,15 @@ void Simulation::start_warm() {
   const StepModel& m = decoding->step;
   const auto held = static_cast<uint64_t>(std::floor(steady.sequences_per_rank * static_cast<double>(ranks.size())));
   const uint64_t steps = load_.gen_tokens - 1;
-  const uint64_t cached = static_cast<uint64_t>(std::floor(load_.prefix_hit * static_cast<double>(load_.prompt_tokens)));
-  const bool shares_prefix = decoding->role == ServingRole::kMixed && cached > 0 && cached < load_.prompt_tokens;
+  // A request that prefilled on this pool shares the cached prefix; one whose KV came from a prefill worker does not.
+  const uint64_t shared_prefix = decoding->role == ServingRole::kMixed ? cached_tokens() : 0;
   for (uint64_t i = 0; i < held; ++i) {
     const auto id = static_cast<uint32_t>(requests_.size());
     Request q;
     q.generated = 1 + (2 * i + 1) * steps / (2 * held);  // 1 .. gen - 1, evenly
     q.position = load_.prompt_tokens + q.generated - 1;
     q.arrival = q.first_token = -steady.step_s * static_cast<double>(q.generated);
-    q.allocated_bytes = m.admission == KvAdmission::kReserveFull ? kv_bytes(m, static_cast<double>(load_.prompt_tokens + load_.gen_tokens))
-                                                                 : kv_bytes(m, static_cast<double>(q.position) + 1);
-    if (shares_prefix) q.allocated_bytes -= kv_bytes(m, static_cast<double>(cached)) - m.state_bytes_per_sequence;
+    q.allocated_bytes = admission_bytes(m, q.position, shared_prefix);
     requests_.push_back(q);
     members_.emplace_back();
     Rank& r = workers_[ranks[i % ranks.size()].first].ranks[ranks[i % ranks.size()].second];
