@@ -111,6 +111,16 @@ const ServingEra* EngineServing::era_for(const std::string& version) const {
   return found;
 }
 
+std::string EngineServing::era_versions(const ServingEra& era) const {
+  const bool first = &era == &eras.front();
+  const bool last = &era == &eras.back();
+  if (first && last) return "every version";
+  const std::string& next = last ? era.from_version : (&era + 1)->from_version;
+  if (first) return "versions before " + next;
+  if (last) return era.from_version + " and later";
+  return era.from_version + " to before " + next;
+}
+
 namespace {
 
 void read_serving(const nlohmann::json& j, EngineServing& s, std::vector<Problem>& problems) {

@@ -50,7 +50,8 @@ std::string header(const PreparedServing& p, const ServeRequest& r, const Style&
     out += fmt::format("disaggregated: prefill {}; decode {}\n", pool_text(r.prefill, true), pool_text(r.decode, true));
   else
     out += fmt::format("aggregated: {}\n", pool_text(r.aggregated, true));
-  out += fmt::format("KV cache {}; calibration era from {}\n", s.workload.kv_dtype, p.era ? p.era->from_version : "-");
+  const EngineServing& serving = s.engine.engine->serving;
+  out += fmt::format("KV cache {}; calibration era: {}\n", s.workload.kv_dtype, p.era ? serving.era_versions(*p.era) : "-");
   out += accuracy_text(p);
   return out;
 }

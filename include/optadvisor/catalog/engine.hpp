@@ -357,6 +357,9 @@ struct EngineServing {
   /// after it. `exact` is false when the version is past every era's start only by being
   /// unknown (the caller says so).
   const ServingEra* era_for(const std::string& version) const;
+  /// The versions `era` (one of `eras`) covers, as text names them: "every version", "versions
+  /// before 0.15", "0.15 to before 0.19", "0.19 and later".
+  std::string era_versions(const ServingEra& era) const;
 };
 
 /// Orders dotted version strings numerically ("0.10.1" > "0.9"); a suffix such as

@@ -192,7 +192,7 @@ void print_serve_html(const Catalog& catalog, const ServeRequest& request, const
       {"load", fmt::format("{} + {} tokens per request, {}", request.load.prompt_tokens, request.load.gen_tokens,
                            request.load.concurrency ? "closed loop" : "Poisson arrivals")},
       {"KV cache", sc.workload.kv_dtype},
-      {"calibration era", prepared.era ? prepared.era->from_version : std::string{"-"}}};
+      {"calibration era", prepared.era ? sc.engine.engine->serving.era_versions(*prepared.era) : std::string{"-"}}};
   fmt::print("{}", render_serve_html(title, facts, series, request.slo_ttft_s, request.slo_tpot_s, prepared.notes,
                                      HtmlReportInfo{program_version(), data_version(), {}}));
 }

@@ -427,6 +427,20 @@ TEST_CASE("versions order numerically and pick the era that covers them") {
   CHECK(s.era_for("") == &s.eras[1]);  // the newest
 }
 
+TEST_CASE("an era names the versions it covers") {
+  EngineServing s;
+  ServingEra first, middle, last;
+  first.from_version = "0.0";
+  middle.from_version = "0.15";
+  last.from_version = "0.19";
+  s.eras = {first};
+  CHECK(s.era_versions(s.eras[0]) == "every version");  // one era: never "from 0.0"
+  s.eras = {first, middle, last};
+  CHECK(s.era_versions(s.eras[0]) == "versions before 0.15");
+  CHECK(s.era_versions(s.eras[1]) == "0.15 to before 0.19");
+  CHECK(s.era_versions(s.eras[2]) == "0.19 and later");
+}
+
 TEST_CASE("an era's caveats come with every run it applies to") {
   auto notes_of = [](const std::string& engine) {
     ServeRequest r;
