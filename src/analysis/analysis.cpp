@@ -628,14 +628,15 @@ struct ForwardPass {
     // enough for the backend's mat-vec kernels (as decode's are) and they take the weights' format.
     const double pass_tokens = worker_tokens / passes;
     const bool matvec_format = backend.expert_matvec_runs(w.quant_id);
-    const bool small_pass = !prefill || pass_tokens <= static_cast<double>(backend.expert_matvec_max_tokens);
+    const auto matvec_max_tokens = static_cast<double>(expert_matvec_max_tokens_in(backend, s.engine.build));
+    const bool small_pass = !prefill || pass_tokens <= matvec_max_tokens;
     const bool grouped = m.num_experts > 0 && (!matvec_format || !small_pass);
     const ExpertGemm experts =
         grouped ? expert_gemm(m, pass_tokens, backend.expert_gemm_half_tokens, backend.expert_gemm_peak_share) : expert_gemm(m, pass_tokens, 0.0);
     // The mat-vec kernels multiply each (token, expert) pair on its own (llama.cpp's mul_mv_id and
     // MMVQ with ids), so a pass of a few tokens reads each token's experts for that token: k / E of
     // them a token, where a grouped GEMM reads each touched expert once.
-    const bool pairwise = !grouped && pass_tokens > 1.0 && pass_tokens <= static_cast<double>(backend.expert_matvec_max_tokens);
+    const bool pairwise = !grouped && pass_tokens > 1.0 && pass_tokens <= matvec_max_tokens;
     const double expert_read_fraction = pairwise ? expert_pairs_fraction(m, pass_tokens) : experts.touched_fraction;
     if (m.num_experts > 0) p.experts = {pass_tokens, experts.tokens_per_expert, grouped, experts.efficiency_factor, 0.0};
     const double experts_untouched = w.routed_expert_bytes * (1.0 - expert_read_fraction);

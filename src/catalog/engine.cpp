@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <limits>
+
 namespace optadvisor {
 
 QuantEfficiency EngineProfile::efficiency_for(const BackendProfile& backend, const std::string& quant_id, const BackendBuild* build) const {
@@ -52,12 +54,20 @@ int compare_versions(const std::string& a, const std::string& b) {
 std::string BackendBuild::what_differs() const {
   const bool prefill = !quantized_compute_dtype.empty() || quantized_prefill_compute_efficiency > 0;
   const bool decode = layer_overhead_s.has_value() || moe_layer_overhead_s.has_value() || !quant_efficiency.empty();
-  if (prefill && decode) return "quantized prefill and decode";
-  return decode ? "decode" : "quantized prefill";
+  std::vector<std::string> parts;
+  if (prefill) parts.emplace_back("quantized prefill");
+  if (expert_matvec_every_pass) parts.emplace_back("MoE prefill");
+  if (decode || parts.empty()) parts.emplace_back("decode");
+  if (parts.size() == 3) return parts[0] + ", " + parts[1] + " and " + parts[2];
+  return parts.size() == 2 ? parts[0] + " and " + parts[1] : parts[0];
 }
 
 double layer_overhead_s_in(const BackendProfile& backend, const BackendBuild* build) {
   return build && build->layer_overhead_s ? *build->layer_overhead_s : backend.layer_overhead_s;
+}
+
+uint64_t expert_matvec_max_tokens_in(const BackendProfile& backend, const BackendBuild* build) {
+  return build && build->expert_matvec_every_pass ? std::numeric_limits<uint64_t>::max() : backend.expert_matvec_max_tokens;
 }
 
 double moe_layer_overhead_s_in(const BackendProfile& backend, const BackendBuild* build, const std::string& quant_id) {
@@ -185,6 +195,21 @@ void read_serving(const nlohmann::json& j, EngineServing& s, std::vector<Problem
 }
 
 /// Per-format multipliers on the efficiencies ({"<format>": {"decode": x, "prefill": y}}, 1 where absent).
+/// An older build ran what every newer earlier-build entry describes too, unless it says otherwise:
+/// each entry (oldest first) takes the next newer one's values where it sets none.
+void inherit_newer_builds(std::vector<BackendBuild>& builds) {
+  for (std::size_t i = builds.size(); i-- > 1;) {
+    BackendBuild& older = builds[i - 1];
+    const BackendBuild& newer = builds[i];
+    if (older.quantized_compute_dtype.empty()) older.quantized_compute_dtype = newer.quantized_compute_dtype;
+    if (older.quantized_prefill_compute_efficiency <= 0) older.quantized_prefill_compute_efficiency = newer.quantized_prefill_compute_efficiency;
+    if (!older.layer_overhead_s) older.layer_overhead_s = newer.layer_overhead_s;
+    if (!older.moe_layer_overhead_s) older.moe_layer_overhead_s = newer.moe_layer_overhead_s;
+    for (const auto& [quant, efficiency] : newer.quant_efficiency) older.quant_efficiency.try_emplace(quant, efficiency);
+    older.expert_matvec_every_pass = older.expert_matvec_every_pass || newer.expert_matvec_every_pass;
+  }
+}
+
 void read_quant_efficiency(const nlohmann::json& j, std::map<std::string, QuantEfficiency>& out) {
   for (const auto& [q, v] : j.items()) out[q] = {v.value("decode", 1.0), v.value("prefill", 1.0)};
 }
@@ -268,10 +293,12 @@ BackendProfile read_backend(const std::string& name, const nlohmann::json& b, st
     if (e.contains("layer_overhead_s")) build.layer_overhead_s = e.at("layer_overhead_s").get<double>();
     if (e.contains("moe_layer_overhead_s")) build.moe_layer_overhead_s = e.at("moe_layer_overhead_s").get<double>();
     if (e.contains("quant_efficiency")) read_quant_efficiency(e.at("quant_efficiency"), build.quant_efficiency);
+    build.expert_matvec_every_pass = e.value("expert_matvec_every_pass", false);
     if (!bp.earlier_builds.empty() && build.until_build <= bp.earlier_builds.back().until_build)
       problems.push_back({"", "/backends/" + name + "/earlier_builds", "earlier builds must be listed oldest first"});
     bp.earlier_builds.push_back(std::move(build));
   }
+  inherit_newer_builds(bp.earlier_builds);
   for (const auto& c : bp.applies_to_classes)
     if (!device_class_from_string(c))
       problems.push_back({"", "/backends/" + name + "/applies_to_classes", "unknown device class '" + c + "'"});

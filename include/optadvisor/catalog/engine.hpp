@@ -85,8 +85,10 @@ struct DevicePath {
 /// Builds of a backend older than `until_build` that ran another way: prefill of quantized weights
 /// (llama.cpp CUDA before b3216: dequantized to FP16 and multiplied by cuBLAS instead of the int8
 /// tensor-core MMQ kernels), or decode at another per-layer cost and weight-format efficiencies
-/// (llama.cpp Metal before its concurrent ops and fusion). Only what differs is set; the rest is
-/// the backend's.
+/// (llama.cpp Metal before its concurrent ops and fusion), or routed experts multiplied by the
+/// mat-vec kernels at every pass size (llama.cpp Metal before its mat-mat kernel for mul_mat_id).
+/// Only what differs is set; the rest is the backend's. The changes accumulate going back: an entry
+/// takes what the newer entries set where it sets nothing itself (the catalog fills it in).
 struct BackendBuild {
   uint64_t until_build = 0;                       ///< the first build that no longer runs this way
   std::string change;                             ///< what that build changed, quoted in notes
@@ -96,6 +98,9 @@ struct BackendBuild {
   std::optional<double> moe_layer_overhead_s;     ///< unset = the backend's (for every format)
   std::map<std::string, QuantEfficiency> quant_efficiency;  ///< by canonical quant id; take the place of the backend's
   std::vector<std::string> calibrated_on;         ///< measurement ids the efficiency was fitted on
+  /// The routed experts take the mat-vec kernels at every pass, one (token, expert) pair at a time,
+  /// where newer builds run the grouped GEMM above the backend's expert_matvec_max_tokens.
+  bool expert_matvec_every_pass = false;
   /// What these builds ran differently, for notes: "quantized prefill", "decode", or both.
   std::string what_differs() const;
 };
@@ -103,6 +108,9 @@ struct BackendBuild {
 struct BackendProfile;
 /// The per-layer cost of one pass on `backend` in `build` (the newest builds' where null or unset).
 double layer_overhead_s_in(const BackendProfile& backend, const BackendBuild* build);
+/// The most tokens in one pass whose routed experts `build` multiplies with the mat-vec kernels
+/// (the backend's expert_matvec_max_tokens; every pass where the build has no grouped GEMM).
+uint64_t expert_matvec_max_tokens_in(const BackendProfile& backend, const BackendBuild* build);
 /// The per-MoE-layer cost of one pass for `quant_id`'s experts in `build` (likewise).
 double moe_layer_overhead_s_in(const BackendProfile& backend, const BackendBuild* build, const std::string& quant_id);
 

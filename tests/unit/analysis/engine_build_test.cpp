@@ -4,6 +4,8 @@
 // leaves the estimate alone and says so; a version that is not one is bad input.
 #include <catch2/catch.hpp>
 
+#include <limits>
+
 #include "fixtures.hpp"
 #include "optadvisor/analysis/analysis.hpp"
 #include "optadvisor/analysis/analysis_json.hpp"
@@ -210,6 +212,52 @@ TEST_CASE("llama.cpp Metal before b6469 decodes at the 2023-2024 figures, the ne
   // The note says what the earlier build changes.
   const PreparedScenario ps = prepare_scenario(catalog(), request("m4-max-40c", "llama-3.1-8b", "q4_k_m", "llama.cpp:metal@b2797"));
   CHECK(any_contains(ps.notes, "decode as builds before b6469 ran it"));
+}
+
+TEST_CASE("llama.cpp Metal before b1752 multiplies every (token, expert) pair of a prompt pass with the mat-vec kernel",
+          "[analysis][engine][build][moe]") {
+  // Before PR #4725 Metal had no mat-mat mul_mat_id: a pass of T tokens reads T x 2 / 8 of Mixtral's
+  // routed expert bytes (each token its two of eight experts), at any T. So the weight time is
+  // dense + T/4 x routed, linear in T: w(512) - w(256) = 64 x routed = 2 x (w(256) - w(128)), where
+  // the grouped GEMM of b1752 reads each touched expert once (all eight from 128 tokens on: no change).
+  const auto prefill = [](const std::string& engine, int prompt) {
+    ScenarioRequest r = request("m2-max-38c", "mixtral-8x7b", "q4_0", engine);
+    r.prompt_tokens = prompt;
+    r.gen_tokens = 1;
+    return analyze(prepare_scenario(catalog(), r).scenario).prefill;
+  };
+  const PhaseEstimate old128 = prefill("llama.cpp:metal@b1631", 128), old256 = prefill("llama.cpp:metal@b1631", 256),
+                      old512 = prefill("llama.cpp:metal@b1631", 512);
+  REQUIRE(old512.passes == 1.0);
+  CHECK_FALSE(old512.experts.grouped);
+  CHECK(old512.weights_time_s - old256.weights_time_s == Approx(2.0 * (old256.weights_time_s - old128.weights_time_s)).epsilon(1e-9));
+  CHECK(old256.weights_time_s - old128.weights_time_s > 0.0);
+  const PhaseEstimate new256 = prefill("llama.cpp:metal@b1752", 256), new512 = prefill("llama.cpp:metal@b1752", 512);
+  CHECK(new512.experts.grouped);
+  CHECK(new512.weights_time_s == Approx(new256.weights_time_s));
+  // b1631 is also before b6469: the older entry takes the newer one's per-layer cost (150 us).
+  const auto layer_overhead = [](const std::string& engine) {
+    return analyze(prepare_scenario(catalog(), request("m2-max-38c", "mixtral-8x7b", "q4_0", engine)).scenario).factors.layer_overhead_s;
+  };
+  CHECK(layer_overhead("llama.cpp:metal@b1631") == Approx(150e-6));
+  const PreparedScenario ps = prepare_scenario(catalog(), request("m2-max-38c", "mixtral-8x7b", "q4_0", "llama.cpp:metal@b1631"));
+  CHECK(any_contains(ps.notes, "MoE prefill and decode as builds before b1752 ran it"));
+}
+
+TEST_CASE("an earlier-build entry takes the newer entries' values where it sets none", "[catalog][engine][build]") {
+  const BackendProfile& metal = catalog().resolve_engine("llama.cpp").backends.at("metal");
+  REQUIRE(metal.earlier_builds.size() == 2);
+  const BackendBuild& oldest = metal.earlier_builds[0];
+  const BackendBuild& newer = metal.earlier_builds[1];
+  CHECK(oldest.expert_matvec_every_pass);
+  CHECK_FALSE(newer.expert_matvec_every_pass);  // nothing flows forward
+  REQUIRE(oldest.layer_overhead_s);
+  CHECK(*oldest.layer_overhead_s == *newer.layer_overhead_s);
+  CHECK(oldest.quant_efficiency.at("q4_k_m").decode == newer.quant_efficiency.at("q4_k_m").decode);
+  CHECK(metal.build_for(1751) == &oldest);
+  CHECK(metal.build_for(1752) == &newer);
+  CHECK(expert_matvec_max_tokens_in(metal, &oldest) == std::numeric_limits<uint64_t>::max());
+  CHECK(expert_matvec_max_tokens_in(metal, &newer) == metal.expert_matvec_max_tokens);
 }
 
 TEST_CASE("BF16 experts on llama.cpp Vulkan pay the matrix shader's time per MoE layer in a decode step", "[analysis][engine][moe]") {
