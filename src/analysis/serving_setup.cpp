@@ -90,7 +90,8 @@ PreparedServing prepare_serving(const Catalog& catalog, const ServeRequest& r, c
       out.notes.push_back(
           fmt::format("{} {}: no calibration era is recorded; the newest era's factors apply", engine.name, r.engine_version));
     else
-      out.notes.push_back(fmt::format("{} {}: the calibration era covering {} applies", engine.name, r.engine_version, engine.serving.era_versions(*era)));
+      out.notes.push_back(fmt::format("{} {}: the calibration era covering {} applies", engine.name, r.engine_version,
+                                      engine.serving.era_versions(*era)));
   }
   for (const std::string& caveat : era->caveats) out.notes.push_back(fmt::format("{}: {}", engine.name, caveat));
   const ModelSpec& model = base.scenario.model;

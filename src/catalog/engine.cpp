@@ -125,10 +125,9 @@ std::string EngineServing::era_versions(const ServingEra& era) const {
   const bool first = &era == &eras.front();
   const bool last = &era == &eras.back();
   if (first && last) return "every version";
-  const std::string& next = last ? era.from_version : (&era + 1)->from_version;
-  if (first) return "versions before " + next;
   if (last) return era.from_version + " and later";
-  return era.from_version + " to before " + next;
+  const std::string& next = (&era + 1)->from_version;
+  return first ? "versions before " + next : era.from_version + " to before " + next;
 }
 
 namespace {
@@ -194,7 +193,6 @@ void read_serving(const nlohmann::json& j, EngineServing& s, std::vector<Problem
   }
 }
 
-/// Per-format multipliers on the efficiencies ({"<format>": {"decode": x, "prefill": y}}, 1 where absent).
 /// An older build ran what every newer earlier-build entry describes too, unless it says otherwise:
 /// each entry (oldest first) takes the next newer one's values where it sets none.
 void inherit_newer_builds(std::vector<BackendBuild>& builds) {
@@ -210,6 +208,7 @@ void inherit_newer_builds(std::vector<BackendBuild>& builds) {
   }
 }
 
+/// Per-format multipliers on the efficiencies ({"<format>": {"decode": x, "prefill": y}}, 1 where absent).
 void read_quant_efficiency(const nlohmann::json& j, std::map<std::string, QuantEfficiency>& out) {
   for (const auto& [q, v] : j.items()) out[q] = {v.value("decode", 1.0), v.value("prefill", 1.0)};
 }

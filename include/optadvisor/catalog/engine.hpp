@@ -101,7 +101,8 @@ struct BackendBuild {
   /// The routed experts take the mat-vec kernels at every pass, one (token, expert) pair at a time,
   /// where newer builds run the grouped GEMM above the backend's expert_matvec_max_tokens.
   bool expert_matvec_every_pass = false;
-  /// What these builds ran differently, for notes: "quantized prefill", "decode", or both.
+  /// What these builds ran differently, for notes: "quantized prefill", "MoE prefill", "decode", or
+  /// a list of them ("MoE prefill and decode").
   std::string what_differs() const;
 };
 
