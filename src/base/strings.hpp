@@ -16,6 +16,13 @@ inline std::string join(const std::vector<std::string>& items, std::string_view 
   return fmt::format("{}", fmt::join(items, sep));
 }
 
+/// "a", "a and b", "a, b and c": a list as a sentence names it; "" for no items.
+inline std::string join_with_and(const std::vector<std::string>& items) {
+  std::string out;
+  for (std::size_t i = 0; i < items.size(); ++i) out += (i == 0 ? "" : (i + 1 == items.size() ? " and " : ", ")) + items[i];
+  return out;
+}
+
 /// ASCII case-insensitive equality ("BF16" and "bf16"), without building a lowered copy.
 inline bool iequals(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;

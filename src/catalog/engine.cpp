@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "optadvisor/catalog/engine.hpp"
 #include "optadvisor/catalog/model.hpp"
+#include "base/strings.hpp"
 
 #include <fmt/format.h>
 
@@ -58,8 +59,7 @@ std::string BackendBuild::what_differs() const {
   if (prefill) parts.emplace_back("quantized prefill");
   if (expert_matvec_every_pass) parts.emplace_back("MoE prefill");
   if (decode || parts.empty()) parts.emplace_back("decode");
-  if (parts.size() == 3) return parts[0] + ", " + parts[1] + " and " + parts[2];
-  return parts.size() == 2 ? parts[0] + " and " + parts[1] : parts[0];
+  return join_with_and(parts);
 }
 
 double layer_overhead_s_in(const BackendProfile& backend, const BackendBuild* build) {

@@ -12,6 +12,7 @@
 
 #include "optadvisor/catalog/catalog.hpp"
 #include "base/input_file.hpp"
+#include "base/strings.hpp"
 #include "base/names.hpp"
 #include "base/units.hpp"
 
@@ -456,9 +457,9 @@ bool memory_agrees(double detected_bytes, const HardwareProfile& hw) {
 }
 
 std::string join_ids(const std::vector<const HardwareProfile*>& profiles) {
-  std::string out;
-  for (std::size_t i = 0; i < profiles.size(); ++i) out += (i == 0 ? "" : (i + 1 == profiles.size() ? " and " : ", ")) + profiles[i]->id;
-  return out;
+  std::vector<std::string> ids;
+  for (const HardwareProfile* p : profiles) ids.push_back(p->id);
+  return join_with_and(ids);
 }
 
 std::string gib(double bytes) { return fmt::format("{} GiB", format_sig3(bytes / kBytesPerGiB)); }
