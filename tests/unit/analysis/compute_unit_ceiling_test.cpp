@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Engine data that changes which hardware limit binds: llama.cpp CUDA's per-SM read ceiling (HBM
 // GPUs reach less of their peak bandwidth than GeForce cards), vLLM's and SGLang's on Hopper (the
-// H20's 78 SMs) and the Vulkan backend's vector-only devices (Intel Xe1, where its kernels leave the
-// XMX engines idle).
+// H20's 78 SMs), the Vulkan backend's vector-only devices (Intel Xe1, where its kernels leave the
+// XMX engines idle) and llama.cpp CUDA's DP4A path on Pascal (no tensor cores).
 #include <catch2/catch.hpp>
 
 #include "fixtures.hpp"
@@ -68,4 +68,21 @@ TEST_CASE("Vulkan runs an Arc A770's GEMMs on its vector ALUs, an Arc B580's on 
   const Factors b580 = factors_of("arc-b580", "llama.cpp:vulkan");
   CHECK(b580.compute_dtype == "fp16");
   CHECK(b580.peak_compute_flops_per_s == Approx(109e12));
+}
+
+TEST_CASE("llama.cpp CUDA runs a Pascal card's quantized GEMMs on DP4A at their own efficiency", "[analysis][compute]") {
+  auto quantized = [](const char* hw) {
+    return analyze(prepare_scenario(catalog(), request(hw, "llama-3.1-8b", "q4_0", "llama.cpp:cuda")).scenario).factors;
+  };
+  // Tesla P40 (sm_61): the int8 (DP4A) peak 47 TOP/s x the sm_61 path's 0.32 (x 1.0 for Q4_0) = 15.04 TOP/s.
+  const Factors p40 = quantized("tesla-p40");
+  CHECK(p40.compute_dtype == "int8");
+  CHECK(p40.prefill_compute_efficiency == Approx(0.32));
+  CHECK(p40.achievable_compute_flops_per_s == Approx(15.04e12));
+  // GTX 1080 Ti: 3,584 cores x 2 x 1.582 GHz = 11.339776 TFLOP/s FP32, DP4A 4x = 45.359104 TOP/s; x 0.32 = 14.5149 TOP/s.
+  CHECK(quantized("gtx1080ti").achievable_compute_flops_per_s == Approx(45.359104e12 * 0.32));
+  // Turing has int8 tensor cores: the backend's own 0.23 of the RTX 2080's 161.1 TOP/s.
+  const Factors turing = quantized("rtx2080");
+  CHECK(turing.prefill_compute_efficiency == Approx(0.23));
+  CHECK(turing.achievable_compute_flops_per_s == Approx(161.09568e12 * 0.23));
 }
