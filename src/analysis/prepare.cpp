@@ -527,8 +527,8 @@ void set_serving_techniques(Workload& w, const ScenarioRequest& r) {
 /// The end of version_note where the backend's figures do not change with the build.
 constexpr std::string_view kVersionIndependent = "its figures do not depend on the version";
 
-/// What --engine ENGINE@VERSION changes in an estimate on `hw`, said in a note.
-std::string version_note(const EngineChoice& c, const HardwareProfile& hw) {
+/// What --engine ENGINE@VERSION changes in an estimate of `model` on `hw`, said in a note.
+std::string version_note(const EngineChoice& c, const HardwareProfile& hw, const ModelSpec& model) {
   const BackendProfile& b = *c.backend;
   const DevicePath* path = b.device_path_for(hw.vendor, hw.architecture);
   if (path && !path->earlier_builds.empty()) {
@@ -538,11 +538,15 @@ std::string version_note(const EngineChoice& c, const HardwareProfile& hw) {
     return fmt::format("engine: {} build {} on {}: the newest kernels (b{} and later)", c.id(), c.version, hw.name,
                        path->earlier_builds.back().until_build);
   }
+  const bool moe = model.num_experts > 0;
   if (c.build)
-    return fmt::format("engine: {} build {}: {} as builds before b{} ran it; b{}: {}", c.id(), c.version, c.build->what_differs(),
+    return fmt::format("engine: {} build {}: {} as builds before b{} ran it; b{}: {}", c.id(), c.version, c.build->what_differs(moe),
                        c.build->until_build, c.build->until_build, c.build->change);
-  if (!b.earlier_builds.empty())
-    return fmt::format("engine: {} build {}: the newest kernels (b{} and later)", c.id(), c.version, b.earlier_builds.back().until_build);
+  // The newest change that applies to this model (a dense model skips those to MoE prefill alone).
+  uint64_t newest = 0;
+  for (const BackendBuild& e : b.earlier_builds)
+    if (moe || !e.moe_prefill_only()) newest = e.until_build;
+  if (newest > 0) return fmt::format("engine: {} build {}: the newest kernels (b{} and later)", c.id(), c.version, newest);
   if (c.engine->serving.enabled())
     return fmt::format("engine: {} {}: estimate uses the same efficiencies for every version; serve applies the version's calibration era",
                        c.id(), c.version);
@@ -555,7 +559,7 @@ std::string version_note(const EngineChoice& c, const HardwareProfile& hw) {
 void add_version_notes(const Scenario& s, std::vector<std::string>& notes) {
   const uint64_t unfused = unfused_delta_net_layers(s.engine, s.model);
   if (!s.engine.version.empty()) {
-    std::string note = version_note(s.engine, *s.hardware);
+    std::string note = version_note(s.engine, *s.hardware, s.model);
     if (unfused == 0 || !note.ends_with(kVersionIndependent)) notes.push_back(std::move(note));
   }
   if (unfused == 0) return;
@@ -622,6 +626,8 @@ PreparedScenario prepare_scenario(const Catalog& catalog, const ScenarioRequest&
 
   // Engine, then the weight format it runs.
   s.engine = choose_engine(catalog, hw, r.engine);
+  // A build that differs only in how it multiplies routed experts runs a dense model as the newest do.
+  if (s.engine.build && s.model.num_experts == 0 && s.engine.build->moe_prefill_only()) s.engine.build = nullptr;
   const EngineProfile& engine = *s.engine.engine;
   if (s.engine.defaulted)
     out.notes.push_back(

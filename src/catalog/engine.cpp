@@ -52,14 +52,24 @@ int compare_versions(const std::string& a, const std::string& b) {
   return sa == sb ? 0 : (sa < sb ? -1 : 1);
 }
 
-std::string BackendBuild::what_differs() const {
-  const bool prefill = !quantized_compute_dtype.empty() || quantized_prefill_compute_efficiency > 0;
-  const bool decode = layer_overhead_s.has_value() || moe_layer_overhead_s.has_value() || !quant_efficiency.empty();
+namespace {
+bool differs_in_quantized_prefill(const BackendBuild& b) { return !b.quantized_compute_dtype.empty() || b.quantized_prefill_compute_efficiency > 0; }
+bool differs_in_decode(const BackendBuild& b) {
+  return b.layer_overhead_s.has_value() || b.moe_layer_overhead_s.has_value() || !b.quant_efficiency.empty();
+}
+bool differs_in_moe_prefill(const BackendBuild& b) { return b.expert_matvec_every_pass || b.expert_gemm_half_tokens.has_value(); }
+}  // namespace
+
+std::string BackendBuild::what_differs(bool moe_model) const {
   std::vector<std::string> parts;
-  if (prefill) parts.emplace_back("quantized prefill");
-  if (expert_matvec_every_pass) parts.emplace_back("MoE prefill");
-  if (decode || parts.empty()) parts.emplace_back("decode");
+  if (differs_in_quantized_prefill(*this)) parts.emplace_back("quantized prefill");
+  if (moe_model && differs_in_moe_prefill(*this)) parts.emplace_back("MoE prefill");
+  if (differs_in_decode(*this) || parts.empty()) parts.emplace_back("decode");
   return join_with_and(parts);
+}
+
+bool BackendBuild::moe_prefill_only() const {
+  return differs_in_moe_prefill(*this) && !differs_in_quantized_prefill(*this) && !differs_in_decode(*this);
 }
 
 double layer_overhead_s_in(const BackendProfile& backend, const BackendBuild* build) {
@@ -68,6 +78,10 @@ double layer_overhead_s_in(const BackendProfile& backend, const BackendBuild* bu
 
 uint64_t expert_matvec_max_tokens_in(const BackendProfile& backend, const BackendBuild* build) {
   return build && build->expert_matvec_every_pass ? std::numeric_limits<uint64_t>::max() : backend.expert_matvec_max_tokens;
+}
+
+double expert_gemm_half_tokens_in(const BackendProfile& backend, const BackendBuild* build) {
+  return build && build->expert_gemm_half_tokens ? *build->expert_gemm_half_tokens : backend.expert_gemm_half_tokens;
 }
 
 double moe_layer_overhead_s_in(const BackendProfile& backend, const BackendBuild* build, const std::string& quant_id) {
@@ -205,6 +219,7 @@ void inherit_newer_builds(std::vector<BackendBuild>& builds) {
     if (!older.moe_layer_overhead_s) older.moe_layer_overhead_s = newer.moe_layer_overhead_s;
     for (const auto& [quant, efficiency] : newer.quant_efficiency) older.quant_efficiency.try_emplace(quant, efficiency);
     older.expert_matvec_every_pass = older.expert_matvec_every_pass || newer.expert_matvec_every_pass;
+    if (!older.expert_gemm_half_tokens) older.expert_gemm_half_tokens = newer.expert_gemm_half_tokens;
   }
 }
 
@@ -288,11 +303,12 @@ BackendProfile read_backend(const std::string& name, const nlohmann::json& b, st
   for (const auto& e : b.value("earlier_builds", nlohmann::json::array())) {
     BackendBuild build{e.at("until_build").get<uint64_t>(), e.at("change").get<std::string>(),
                        e.value("quantized_compute_dtype", std::string{}), e.value("quantized_prefill_compute_efficiency", 0.0),
-                       std::nullopt, std::nullopt, {}, e.value("calibrated_on", std::vector<std::string>{})};
+                       std::nullopt, std::nullopt, {}, e.value("calibrated_on", std::vector<std::string>{}), false, std::nullopt};
     if (e.contains("layer_overhead_s")) build.layer_overhead_s = e.at("layer_overhead_s").get<double>();
     if (e.contains("moe_layer_overhead_s")) build.moe_layer_overhead_s = e.at("moe_layer_overhead_s").get<double>();
     if (e.contains("quant_efficiency")) read_quant_efficiency(e.at("quant_efficiency"), build.quant_efficiency);
     build.expert_matvec_every_pass = e.value("expert_matvec_every_pass", false);
+    if (e.contains("expert_gemm_half_tokens")) build.expert_gemm_half_tokens = e.at("expert_gemm_half_tokens").get<double>();
     if (!bp.earlier_builds.empty() && build.until_build <= bp.earlier_builds.back().until_build)
       problems.push_back({"", "/backends/" + name + "/earlier_builds", "earlier builds must be listed oldest first"});
     bp.earlier_builds.push_back(std::move(build));

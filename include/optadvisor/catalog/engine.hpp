@@ -86,7 +86,8 @@ struct DevicePath {
 /// (llama.cpp CUDA before b3216: dequantized to FP16 and multiplied by cuBLAS instead of the int8
 /// tensor-core MMQ kernels), or decode at another per-layer cost and weight-format efficiencies
 /// (llama.cpp Metal before its concurrent ops and fusion), or routed experts multiplied by the
-/// mat-vec kernels at every pass size (llama.cpp Metal before its mat-mat kernel for mul_mat_id).
+/// mat-vec kernels at every pass size (llama.cpp Metal before its mat-mat kernel for mul_mat_id), or
+/// by a grouped GEMM whose tiles filled more slowly (llama.cpp CUDA before its MoE tile sizes).
 /// Only what differs is set; the rest is the backend's. The changes accumulate going back: an entry
 /// takes what the newer entries set where it sets nothing itself (the catalog fills it in).
 struct BackendBuild {
@@ -101,9 +102,15 @@ struct BackendBuild {
   /// The routed experts take the mat-vec kernels at every pass, one (token, expert) pair at a time,
   /// where newer builds run the grouped GEMM above the backend's expert_matvec_max_tokens.
   bool expert_matvec_every_pass = false;
-  /// What these builds ran differently, for notes: "quantized prefill", "MoE prefill", "decode", or
-  /// a list of them ("MoE prefill and decode").
-  std::string what_differs() const;
+  /// The grouped expert GEMM's half-fill tokens per expert (BackendProfile::expert_gemm_half_tokens)
+  /// in these builds; unset = the backend's.
+  std::optional<double> expert_gemm_half_tokens;
+  /// What these builds ran differently for a mixture-of-experts model (`moe_model`) or a dense one,
+  /// for notes: "quantized prefill", "MoE prefill", "decode", or a list of them ("MoE prefill and decode").
+  std::string what_differs(bool moe_model) const;
+  /// Whether these builds differ only in how they multiply routed experts in prefill, so that a
+  /// dense model runs on them as on the newest builds.
+  bool moe_prefill_only() const;
 };
 
 struct BackendProfile;
@@ -112,6 +119,8 @@ double layer_overhead_s_in(const BackendProfile& backend, const BackendBuild* bu
 /// The most tokens in one pass whose routed experts `build` multiplies with the mat-vec kernels
 /// (the backend's expert_matvec_max_tokens; every pass where the build has no grouped GEMM).
 uint64_t expert_matvec_max_tokens_in(const BackendProfile& backend, const BackendBuild* build);
+/// The grouped expert GEMM's half-fill tokens per expert on `backend` in `build` (likewise).
+double expert_gemm_half_tokens_in(const BackendProfile& backend, const BackendBuild* build);
 /// The per-MoE-layer cost of one pass for `quant_id`'s experts in `build` (likewise).
 double moe_layer_overhead_s_in(const BackendProfile& backend, const BackendBuild* build, const std::string& quant_id);
 

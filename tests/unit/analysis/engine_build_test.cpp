@@ -274,3 +274,34 @@ TEST_CASE("BF16 experts on llama.cpp Vulkan pay the matrix shader's time per MoE
   const double q8_overhead = estimate("q8_0", "llama.cpp:vulkan").decode.overhead_time_s;
   CHECK(bf16_overhead - q8_overhead == Approx(48 * 1.41e-3));
 }
+
+TEST_CASE("llama.cpp CUDA before b6270 fills the grouped expert GEMM's tiles more slowly; a dense model runs it as the newest builds",
+          "[analysis][engine][build][moe]") {
+  // DeepSeek-V2-Lite (64 routed experts, 6 a token) in passes of 64 tokens: 1 - (1 - 6/64)^64 = 0.998164
+  // of the experts touched, 64 x 6 / (64 x 0.998164) = 6.0110 tokens each. The grouped GEMM runs at
+  // 0.23 x 6.0110 / (6.0110 + 7) = 0.10626 of the dense rate in the newest builds and, with PR #15525's
+  // tiles not yet there, 0.23 x 6.0110 / (6.0110 + 14) = 0.069089 before b6270.
+  const auto experts = [](const std::string& engine) {
+    ScenarioRequest r = request("rtx3090", "deepseek-v2-lite", "q4_0", engine);
+    r.prompt_tokens = 512;
+    r.gen_tokens = 1;
+    r.ubatch_tokens = 64;
+    return analyze(prepare_scenario(catalog(), r).scenario).prefill.experts;
+  };
+  CHECK(experts("llama.cpp:cuda@b6250").tokens_per_expert == Approx(6.0110).epsilon(1e-4));
+  CHECK(experts("llama.cpp:cuda@b6250").share_of_dense_rate == Approx(0.069089).epsilon(1e-4));
+  CHECK(experts("llama.cpp:cuda@b6270").share_of_dense_rate == Approx(0.10626).epsilon(1e-4));
+  CHECK(experts("llama.cpp:cuda").share_of_dense_rate == Approx(0.10626).epsilon(1e-4));
+  // The older b3216 entry takes the tile figure too (entries accumulate going back).
+  CHECK(experts("llama.cpp:cuda@b3000").share_of_dense_rate == Approx(0.069089).epsilon(1e-4));
+  const PreparedScenario moe = prepare_scenario(catalog(), request("rtx3090", "deepseek-v2-lite", "q4_0", "llama.cpp:cuda@b6250"));
+  CHECK(any_contains(moe.notes, "MoE prefill as builds before b6270 ran it"));
+  // A dense model: the build differs only in its MoE kernels, so it is the newest kernels for it.
+  const PreparedScenario dense = prepare_scenario(catalog(), request("rtx3090", "llama-3.1-8b", "q4_0", "llama.cpp:cuda@b6250"));
+  CHECK(dense.scenario.engine.build == nullptr);
+  CHECK(any_contains(dense.notes, "the newest kernels (b3216 and later)"));
+  const PreparedScenario dense_old = prepare_scenario(catalog(), request("rtx3090", "llama-3.1-8b", "q4_0", "llama.cpp:cuda@b3000"));
+  CHECK(any_contains(dense_old.notes, "build b3000: quantized prefill as builds before b3216 ran it"));
+  const PreparedScenario moe_old = prepare_scenario(catalog(), request("rtx3090", "deepseek-v2-lite", "q4_0", "llama.cpp:cuda@b3000"));
+  CHECK(any_contains(moe_old.notes, "build b3000: quantized prefill and MoE prefill as builds before b3216 ran it"));
+}
