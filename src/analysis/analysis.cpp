@@ -358,6 +358,8 @@ void fill_factors(const Scenario& s, Factors& f) {
   if (const DevicePath* path = backend.device_path_for(hw.vendor, hw.architecture)) {
     if (const std::string own = path->compute_dtype_for(w.quant_id); !own.empty()) dtype = own;
     prefill_efficiency = path->efficiency_for(parse_build_number(s.engine.version), prefill_efficiency);
+    if (w.quantized && !path->quantized_compute_dtype.empty()) dtype = path->quantized_compute_dtype;
+    if (w.quantized && path->quantized_prefill_compute_efficiency) prefill_efficiency = *path->quantized_prefill_compute_efficiency;
   }
   f.peak_compute_flops_per_s = peak_compute(hw, dtype, &f.compute_dtype);
   f.prefill_compute_efficiency = std::min(1.0, prefill_efficiency * qe.prefill);

@@ -285,8 +285,17 @@ BackendProfile read_backend(const std::string& name, const nlohmann::json& b, st
   bp.calibrated_on = b.value("calibrated_on", std::vector<std::string>{});
   if (b.contains("quant_efficiency")) read_quant_efficiency(b.at("quant_efficiency"), bp.quant_efficiency);
   for (const auto& v : b.value("device_paths", nlohmann::json::array())) {
-    DevicePath path{v.at("vendor").get<std::string>(), v.at("architecture_contains").get<std::string>(),
-                    v.value("compute_dtype", std::string{}), std::nullopt, {}, std::nullopt, {}};
+    DevicePath path{v.at("vendor").get<std::string>(),
+                    v.at("architecture_contains").get<std::string>(),
+                    v.value("compute_dtype", std::string{}),
+                    std::nullopt,
+                    {},
+                    std::nullopt,
+                    {},
+                    v.value("quantized_compute_dtype", std::string{}),
+                    std::nullopt};
+    if (v.contains("quantized_prefill_compute_efficiency"))
+      path.quantized_prefill_compute_efficiency = v.at("quantized_prefill_compute_efficiency").get<double>();
     if (v.contains("prefill_compute_efficiency")) path.prefill_compute_efficiency = v.at("prefill_compute_efficiency").get<double>();
     if (v.contains("bytes_per_s_per_compute_unit")) path.bytes_per_s_per_compute_unit = v.at("bytes_per_s_per_compute_unit").get<double>();
     for (const auto& f : v.value("format_paths", nlohmann::json::array()))

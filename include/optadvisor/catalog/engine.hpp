@@ -55,6 +55,11 @@ struct DevicePath {
   /// shaders where the driver exposes no bfloat16 cooperative matrix (RADV on RDNA 3), so at the
   /// fp32 vector peak.
   std::map<std::string, FormatPath> format_paths;
+  /// Quantized weights' GEMMs where they take another kernel than 16-bit ones on this path: its dtype
+  /// ("" = the path's) and efficiency (unset = the path's). llama.cpp CUDA on Volta dequantizes them to
+  /// FP16 for cuBLAS from 64 tokens, as builds before b3216 did everywhere.
+  std::string quantized_compute_dtype;
+  std::optional<double> quantized_prefill_compute_efficiency;
   /// The format path of `quant_id` on this path; null where the format takes the path's own.
   const FormatPath* format_path(const std::string& quant_id) const {
     auto it = format_paths.find(quant_id);

@@ -2,7 +2,8 @@
 // Engine data that changes which hardware limit binds: llama.cpp CUDA's per-SM read ceiling (HBM
 // GPUs reach less of their peak bandwidth than GeForce cards), vLLM's and SGLang's on Hopper (the
 // H20's 78 SMs), the Vulkan backend's vector-only devices (Intel Xe1, where its kernels leave the
-// XMX engines idle) and llama.cpp CUDA's DP4A path on Pascal (no tensor cores).
+// XMX engines idle), llama.cpp CUDA's DP4A path on Pascal (no tensor cores) and its cuBLAS FP16 path
+// for quantized weights on Volta (FP16 tensor cores, no int8 ones).
 #include <catch2/catch.hpp>
 
 #include "fixtures.hpp"
@@ -85,4 +86,21 @@ TEST_CASE("llama.cpp CUDA runs a Pascal card's quantized GEMMs on DP4A at their 
   const Factors turing = quantized("rtx2080");
   CHECK(turing.prefill_compute_efficiency == Approx(0.23));
   CHECK(turing.achievable_compute_flops_per_s == Approx(161.09568e12 * 0.23));
+}
+
+TEST_CASE("llama.cpp CUDA dequantizes a Volta card's quantized weights for FP16 cuBLAS; 16-bit weights keep the backend's figure",
+          "[analysis][compute]") {
+  auto on_titan_v = [](const char* quant) {
+    return analyze(prepare_scenario(catalog(), request("titan-v", "llama-3.1-8b", quant, "llama.cpp:cuda")).scenario).factors;
+  };
+  // Q4_0: the sm_70 path's 0.37 (the pre-b3216 dequantize + cuBLAS figure) x 1.0 of the 110 TFLOP/s
+  // FP16 tensor peak = 40.7 TFLOP/s, not 0.23 of it.
+  const Factors q = on_titan_v("q4_0");
+  CHECK(q.compute_dtype == "fp16");
+  CHECK(q.prefill_compute_efficiency == Approx(0.37));
+  CHECK(q.achievable_compute_flops_per_s == Approx(40.7e12));
+  // F16: the backend's 0.23 x the f16 multiplier 2.04 = 0.4692 of the same peak.
+  const Factors f = on_titan_v("f16");
+  CHECK(f.prefill_compute_efficiency == Approx(0.23 * 2.04));
+  CHECK(f.achievable_compute_flops_per_s == Approx(110e12 * 0.23 * 2.04));
 }
