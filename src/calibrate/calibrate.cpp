@@ -594,14 +594,16 @@ void record_provenance(Calibration& cal, const std::vector<CalibrationRow>& rows
 }
 
 /// The earlier build of `backend` the measurements come from (llama.cpp before b3216, Metal
-/// before b6469), with its number; null where they name none or the newest.
+/// before b6469), with its number; null where they name none or the newest. A build that differs
+/// only in its MoE prefill kernels counts as the newest: a calibration fits dense terms.
 std::pair<const BackendBuild*, uint64_t> measured_build(const EngineProfile& engine, const BackendProfile& backend,
                                                         const std::vector<CalibrationRow>& rows) {
   for (const auto& row : rows) {
     if (row.measurement.tool != engine.id) continue;
     const std::string& version = row.measurement.tool_version;  // "b2869 (e849648)"
     const auto build = parse_build_number(version.substr(0, version.find(' ')));
-    if (const BackendBuild* earlier = build ? backend.build_for(*build) : nullptr) return {earlier, *build};
+    const BackendBuild* earlier = build ? backend.build_for(*build) : nullptr;
+    if (earlier && !earlier->moe_prefill_only()) return {earlier, *build};
   }
   return {nullptr, 0};
 }

@@ -553,3 +553,18 @@ TEST_CASE("calibrate: the overlay validates against its schema and is picked up 
   CHECK_THAT(bad_input_message([&] { Catalog::load(options); }), Contains("bad.json") && Contains("decode_bandwidth_efficiency"));
   fs::remove_all(dir);
 }
+
+TEST_CASE("calibrate: measurements of a build that differs only in its MoE kernels start from the newest build", "[calibrate][fit]") {
+  // llama.cpp CUDA lists b3216 (quantized prefill) and b6270 (MoE tile sizes alone) as earlier builds.
+  // A dense model measured at b6200 runs as the newest builds do; at b3000 it runs the pre-b3216 path.
+  auto notes_at = [](const std::string& version) {
+    auto ms = measurements_from(load_bench_results(data("llama-bench-rtx4090.json")));
+    for (auto& m : ms) m.tool_version = version;
+    return fit_calibration(catalog(), map_measurements(catalog(), ms, on("rtx4090")), on("rtx4090")).notes;
+  };
+  auto mentions_build = [](const std::vector<std::string>& notes, const char* text) {
+    return std::any_of(notes.begin(), notes.end(), [&](const std::string& n) { return n.find(text) != std::string::npos; });
+  };
+  CHECK_FALSE(mentions_build(notes_at("b6200 (0000000)"), "the measurements come from build"));
+  CHECK(mentions_build(notes_at("b3000 (0000000)"), "the measurements come from build b3000, before b3216"));
+}
