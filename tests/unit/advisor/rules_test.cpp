@@ -69,7 +69,7 @@ TEST_CASE("the shipped rule book loads without problems", "[rules]") {
   }
 }
 
-TEST_CASE("every rule and assumption is sourced; effects rows exist", "[rules]") {
+TEST_CASE("every rule and assumption is sourced, effects rows exist", "[rules]") {
   const RuleBook book = RuleBook::load(catalog());
   std::ifstream in(std::string(OPTADVISOR_SOURCE_DIR) + "/bench/data/effects.csv");
   REQUIRE(in);
@@ -318,7 +318,7 @@ TEST_CASE("every transform a rule names exists and documents its parameters", "[
   CHECK(precision_class(16) == "16");
 }
 
-TEST_CASE("every shipped rule states its quality class; model switches are different-model, LoRA a different run", "[rules][quality]") {
+TEST_CASE("every shipped rule states its quality class, model switches are different-model, LoRA a different run", "[rules][quality]") {
   std::vector<Problem> problems;
   const RuleBook book = RuleBook::parse(catalog().rule_documents(), catalog(), problems);
   for (const auto& r : book.rules()) {

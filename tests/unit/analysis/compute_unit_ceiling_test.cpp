@@ -88,7 +88,7 @@ TEST_CASE("llama.cpp CUDA runs a Pascal card's quantized GEMMs on DP4A at their 
   CHECK(turing.achievable_compute_flops_per_s == Approx(161.09568e12 * 0.23));
 }
 
-TEST_CASE("llama.cpp CUDA dequantizes a Volta card's quantized weights for FP16 cuBLAS; 16-bit weights keep the backend's figure",
+TEST_CASE("llama.cpp CUDA dequantizes a Volta card's quantized weights for FP16 cuBLAS, 16-bit weights keep the backend's figure",
           "[analysis][compute]") {
   auto on_titan_v = [](const char* quant) {
     return analyze(prepare_scenario(catalog(), request("titan-v", "llama-3.1-8b", quant, "llama.cpp:cuda")).scenario).factors;

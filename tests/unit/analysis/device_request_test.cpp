@@ -27,7 +27,7 @@ std::string bad_input_message(const ScenarioRequest& r) {
 
 }  // namespace
 
-TEST_CASE("a --memory size the part is sold in sets the capacity; the usable share follows", "[analysis][memory]") {
+TEST_CASE("a --memory size the part is sold in sets the capacity, the usable share follows", "[analysis][memory]") {
   ScenarioRequest r = request("m4-max-40c", "llama-3.1-8b");
   const PreparedScenario full = prepare_scenario(catalog(), r);
   CHECK(full.scenario.hardware->memory_capacity_bytes == Approx(128e9));

@@ -26,7 +26,7 @@ Factors factors_of(const std::string& quant, const std::string& engine) {
 
 }  // namespace
 
-TEST_CASE("build numbers: b3216 and 3216 name one build; anything else is not one", "[catalog][engine][build]") {
+TEST_CASE("build numbers: b3216 and 3216 name one build, anything else is not one", "[catalog][engine][build]") {
   CHECK(parse_build_number("b3216") == 3216u);
   CHECK(parse_build_number("3216") == 3216u);
   CHECK_FALSE(parse_build_number("b"));
@@ -36,13 +36,17 @@ TEST_CASE("build numbers: b3216 and 3216 name one build; anything else is not on
   CHECK_FALSE(parse_build_number("b1234567890"));  // more digits than any build
 }
 
-TEST_CASE("a llama.cpp CUDA build below 3216 is the earlier build; 3216 itself is the newest", "[catalog][engine][build]") {
+TEST_CASE("a llama.cpp CUDA build below 3216 is the earliest build, 3216 to 6269 the MoE tile era, 6270 the newest", "[catalog][engine][build]") {
   const BackendProfile& cuda = catalog().resolve_engine("llama.cpp").backends.at("cuda");
-  REQUIRE(cuda.earlier_builds.size() == 1);
+  REQUIRE(cuda.earlier_builds.size() == 2);
   const BackendBuild* before = cuda.build_for(3215);
   REQUIRE(before != nullptr);
   CHECK(before->until_build == 3216);
-  CHECK(cuda.build_for(3216) == nullptr);
+  REQUIRE(cuda.build_for(3216) != nullptr);
+  CHECK(cuda.build_for(3216)->until_build == 6270);
+  CHECK(cuda.build_for(3216)->moe_prefill_only());
+  CHECK_FALSE(before->moe_prefill_only());
+  CHECK(cuda.build_for(6270) == nullptr);
   CHECK(cuda.build_for(9000) == nullptr);
   // The earlier build changes only quantized weights' path.
   CHECK(cuda.prefill_path(true, before).compute_dtype == "fp16acc16");
@@ -275,7 +279,7 @@ TEST_CASE("BF16 experts on llama.cpp Vulkan pay the matrix shader's time per MoE
   CHECK(bf16_overhead - q8_overhead == Approx(48 * 1.41e-3));
 }
 
-TEST_CASE("llama.cpp CUDA before b6270 fills the grouped expert GEMM's tiles more slowly; a dense model runs it as the newest builds",
+TEST_CASE("llama.cpp CUDA before b6270 fills the grouped expert GEMM's tiles more slowly, a dense model runs it as the newest builds",
           "[analysis][engine][build][moe]") {
   // DeepSeek-V2-Lite (64 routed experts, 6 a token) in passes of 64 tokens: 1 - (1 - 6/64)^64 = 0.998164
   // of the experts touched, 64 x 6 / (64 x 0.998164) = 6.0110 tokens each. The grouped GEMM runs at

@@ -85,7 +85,7 @@ TEST_CASE("n-cpu-moe: the experts of the first N layers are in host memory and c
   CHECK(j["scenario"]["expert_offload"]["compute_flops_per_s"].get<double>() == Approx(5.28384e12));
 }
 
-TEST_CASE("cpu-moe keeps every layer's experts on the host; without --host the engine's default host", "[analysis][offload][moe]") {
+TEST_CASE("cpu-moe keeps every layer's experts on the host, without --host the engine's default host", "[analysis][offload][moe]") {
   ScenarioRequest r = qwen3_on_4090();
   r.host.clear();
   r.cpu_moe = true;

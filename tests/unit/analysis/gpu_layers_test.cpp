@@ -46,7 +46,7 @@ TEST_CASE("n-gpu-layers keeps the first layers and the output layer in host memo
   CHECK(a.decode.time_s > automatic.decode.time_s);
 }
 
-TEST_CASE("n-gpu-layers above the layer count is every layer; 0 is none", "[analysis][offload]") {
+TEST_CASE("n-gpu-layers above the layer count is every layer, 0 is none", "[analysis][offload]") {
   ScenarioRequest r = request("rtx4090", "llama-3.1-8b", "q4_k_m");
   r.n_gpu_layers = 999;
   const PreparedScenario all = prepare_scenario(catalog(), r);

@@ -175,7 +175,7 @@ TEST_CASE("routed experts' grouped GEMMs run at the fill of their token tiles") 
   CHECK(step_cost(m, mix).time_s == Approx(5.5e-3));
 }
 
-TEST_CASE("a DSA decode step reads every indexer key but only the top-k latents; linear layers their state") {
+TEST_CASE("a DSA decode step reads every indexer key but only the top-k latents, linear layers their state") {
   StepModel m = round_rank();
   m.sparse_topk = 100;
   m.sparse_latent_bytes_per_token = 9e4;  // of the 1e5 stored per token; the other 1e4 is the indexer key

@@ -63,7 +63,7 @@ TEST_CASE("ZeRO-Offload: Llama-3.1-8B on one H100, optimizer states in host memo
   CHECK(p.notes.back().rfind("host: DGX H100", 0) == 0);
 }
 
-TEST_CASE("optimizer offload: Megatron keeps its gradient buffer; a node's ranks share the host", "[training][offload]") {
+TEST_CASE("optimizer offload: Megatron keeps its gradient buffer, a node's ranks share the host", "[training][offload]") {
   TrainingRequest r = llama_8b("megatron", 8);
   r.sharding = "zero1";
   const TrainingAnalysis base = analyze_training(prepare_training(catalog(), r).scenario);

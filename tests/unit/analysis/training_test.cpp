@@ -199,7 +199,7 @@ TEST_CASE("activations in the analysis by recompute mode", "[training][activatio
   CHECK(ratio > 1.25);
 }
 
-TEST_CASE("pipeline: the first 1F1B stage holds L layers' worth; the bubble is (p-1)/m", "[training][pipeline]") {
+TEST_CASE("pipeline: the first 1F1B stage holds L layers' worth, the bubble is (p-1)/m", "[training][pipeline]") {
   TrainingRequest r = request("h100", "llama-3.1-8b");
   r.engine = "megatron";
   r.seq = 4096;

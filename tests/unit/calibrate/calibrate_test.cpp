@@ -274,7 +274,7 @@ TEST_CASE("calibrate: files that are not benchmark results are refused, naming t
   CHECK_THAT(bad_input_message([] { parse_bench_results("[1, 2, 3]", "n.json"); }), Contains("item 1 is not a llama-bench result"));
 }
 
-TEST_CASE("calibrate: rows map onto presets, formats and engines; unmappable rows are listed", "[calibrate][map]") {
+TEST_CASE("calibrate: rows map onto presets, formats and engines, unmappable rows are listed", "[calibrate][map]") {
   const auto ms = measurements_from(load_bench_results(data("llama-bench-rtx4090-mixed.json")));
   const MappedMeasurements mapped = map_measurements(catalog(), ms, on("rtx4090"));
   REQUIRE(mapped.rows.size() == 3);

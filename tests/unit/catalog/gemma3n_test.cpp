@@ -47,7 +47,7 @@ TEST_CASE("Gemma 3n E4B and E2B: the published checkpoint totals term by term", 
   CHECK(checkpoint_parameter_count(e2b) == e2b.params_exact);
 }
 
-TEST_CASE("Gemma 3n KV cache: only the first 20 layers cache; the shared ones read theirs", "[model][gemma3n][kv]") {
+TEST_CASE("Gemma 3n KV cache: only the first 20 layers cache, the shared ones read theirs", "[model][gemma3n][kv]") {
   const ModelSpec& m = fixtures::spec("gemma-3n-e4b");
   const KvShape k = kv_shape(m);
   // Full attention where (i + 1) mod 5 == 0: layers 4, 9, 14, 19 cache; 24, 29, 34 share. Sliding: 16 cache, 12 share.
@@ -66,7 +66,7 @@ TEST_CASE("Gemma 3n KV cache: only the first 20 layers cache; the shared ones re
   CHECK(read.shared_full_layers + read.shared_sliding_layers == 0);
 }
 
-TEST_CASE("Gemma 3n estimate: sharing saves cache memory, not reads; the per-layer table is not read per step",
+TEST_CASE("Gemma 3n estimate: sharing saves cache memory, not reads, the per-layer table is not read per step",
           "[analysis][gemma3n]") {
   const PreparedScenario ps = prepare_scenario(fixtures::catalog(), fixtures::request("rtx4090", "gemma-3n-e4b", "bf16", "llama.cpp"));
   // The per-layer table in BF16: 2,348,810,240 x 2 bytes.

@@ -335,7 +335,7 @@ TEST_CASE("the 2026 phone and accelerator profiles", "[hardware][data]") {
   CHECK(trn2.default_multi_gpu_link()->per_direction_bytes_per_s() == Approx(640e9));  // 1.28 TB/s taken as bidirectional
 }
 
-TEST_CASE("a part sold in several memory sizes lists them; --memory matches GB or GiB", "[hardware][memory]") {
+TEST_CASE("a part sold in several memory sizes lists them, --memory matches GB or GiB", "[hardware][memory]") {
   const HardwareProfile& m4max = shipped().resolve_hardware("m4-max-40c");
   REQUIRE(m4max.memory_options.size() == 3);
   CHECK(m4max.memory_option(64e9)->capacity_bytes == Approx(64e9));

@@ -58,7 +58,7 @@ TEST_CASE("a schema keyword the checker does not implement is refused, not ignor
   CHECK(unsupported_schema_keywords({{"$schema", "x"}, {"$id", "y"}, {"title", "t"}, {"description", "d"}}).empty());
 }
 
-TEST_CASE("type: one type or a list of types; integers are written without a fraction", "[schema]") {
+TEST_CASE("type: one type or a list of types, integers are written without a fraction", "[schema]") {
   CHECK(problems_of({{"type", "number"}}, 3).empty());
   CHECK(problems_of({{"type", "number"}}, 3.5).empty());
   CHECK(problems_of({{"type", "number"}}, "3") == Lines{": expected a number"});

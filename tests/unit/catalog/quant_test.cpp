@@ -392,7 +392,7 @@ TEST_CASE("block-scaled FP8: one fp32 scale per 128 x 128 tile, edge tiles inclu
   CHECK(fp8.bytes_for(experts) == 256ULL * 7168 * 2048 + 229'376ULL * 4);
 }
 
-TEST_CASE("MXFP4 runs weight-only where there are no FP4 matrix units; FP8 needs FP8 units", "[quant]") {
+TEST_CASE("MXFP4 runs weight-only where there are no FP4 matrix units, FP8 needs FP8 units", "[quant]") {
   Capabilities hopper;
   hopper.fp8 = true;
   Capabilities ampere;
@@ -408,9 +408,10 @@ TEST_CASE("MXFP4 runs weight-only where there are no FP4 matrix units; FP8 needs
   CHECK(runs_natively(db().resolve("fp8-block"), hopper));
   CHECK_FALSE(runs_natively(db().resolve("fp8-block"), ampere));
   CHECK_FALSE(runs_natively(db().resolve("nvfp4"), hopper));
-  // The checkpoint and the GGUF of the same MXFP4 weights name each other.
-  CHECK(mxfp4.equivalents == std::vector<std::string>{"mxfp4_moe"});
+  // The checkpoint, the GGUF and MLX's conversion of the same MXFP4 weights name each other.
+  CHECK(mxfp4.equivalents == std::vector<std::string>{"mxfp4_moe", "mlx-mxfp4-q8"});
   CHECK(db().resolve("mxfp4_moe").equivalents == std::vector<std::string>{"mxfp4"});
+  CHECK(db().resolve("mlx-mxfp4-q8").equivalents == std::vector<std::string>{"mxfp4"});
 }
 
 TEST_CASE("non-GGUF formats: which tensors stay 16-bit", "[quant]") {

@@ -46,7 +46,7 @@ TEST_CASE("lfm2-8b-a1b reproduces its published total from the short-convolution
   CHECK(fixtures::find_tensor(t, "output.weight") == nullptr);
 }
 
-TEST_CASE("short-convolution layers keep a fixed state; only the attention layers cache per token", "[model][kv]") {
+TEST_CASE("short-convolution layers keep a fixed state, only the attention layers cache per token", "[model][kv]") {
   const ModelSpec& m = fixtures::spec("lfm2-8b-a1b");
   CHECK(is_short_conv_layer(m, 0));
   CHECK_FALSE(is_short_conv_layer(m, 2));

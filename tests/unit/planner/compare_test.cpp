@@ -86,7 +86,7 @@ TEST_CASE("compare sorts by a column, rows without it last", "[compare]") {
   CHECK(c.rows[2].value == "rtx4090");
 }
 
-TEST_CASE("compare: a candidate that cannot run is a row; unknown names and all-failing lists are errors", "[compare]") {
+TEST_CASE("compare: a candidate that cannot run is a row, unknown names and all-failing lists are errors", "[compare]") {
   CompareRequest r;
   r.base.model.preset = "llama-3.1-8b";
   r.base.hardware = "rtx4090";
