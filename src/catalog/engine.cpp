@@ -285,15 +285,11 @@ BackendProfile read_backend(const std::string& name, const nlohmann::json& b, st
   bp.calibrated_on = b.value("calibrated_on", std::vector<std::string>{});
   if (b.contains("quant_efficiency")) read_quant_efficiency(b.at("quant_efficiency"), bp.quant_efficiency);
   for (const auto& v : b.value("device_paths", nlohmann::json::array())) {
-    DevicePath path{v.at("vendor").get<std::string>(),
-                    v.at("architecture_contains").get<std::string>(),
-                    v.value("compute_dtype", std::string{}),
-                    std::nullopt,
-                    {},
-                    std::nullopt,
-                    {},
-                    v.value("quantized_compute_dtype", std::string{}),
-                    std::nullopt};
+    DevicePath path;
+    path.vendor = v.at("vendor").get<std::string>();
+    path.architecture_contains = v.at("architecture_contains").get<std::string>();
+    path.compute_dtype = v.value("compute_dtype", std::string{});
+    path.quantized_compute_dtype = v.value("quantized_compute_dtype", std::string{});
     if (v.contains("quantized_prefill_compute_efficiency"))
       path.quantized_prefill_compute_efficiency = v.at("quantized_prefill_compute_efficiency").get<double>();
     if (v.contains("prefill_compute_efficiency")) path.prefill_compute_efficiency = v.at("prefill_compute_efficiency").get<double>();
@@ -310,9 +306,12 @@ BackendProfile read_backend(const std::string& name, const nlohmann::json& b, st
     bp.device_paths.push_back(std::move(path));
   }
   for (const auto& e : b.value("earlier_builds", nlohmann::json::array())) {
-    BackendBuild build{e.at("until_build").get<uint64_t>(), e.at("change").get<std::string>(),
-                       e.value("quantized_compute_dtype", std::string{}), e.value("quantized_prefill_compute_efficiency", 0.0),
-                       std::nullopt, std::nullopt, {}, e.value("calibrated_on", std::vector<std::string>{}), false, std::nullopt};
+    BackendBuild build;
+    build.until_build = e.at("until_build").get<uint64_t>();
+    build.change = e.at("change").get<std::string>();
+    build.quantized_compute_dtype = e.value("quantized_compute_dtype", std::string{});
+    build.quantized_prefill_compute_efficiency = e.value("quantized_prefill_compute_efficiency", 0.0);
+    build.calibrated_on = e.value("calibrated_on", std::vector<std::string>{});
     if (e.contains("layer_overhead_s")) build.layer_overhead_s = e.at("layer_overhead_s").get<double>();
     if (e.contains("moe_layer_overhead_s")) build.moe_layer_overhead_s = e.at("moe_layer_overhead_s").get<double>();
     if (e.contains("quant_efficiency")) read_quant_efficiency(e.at("quant_efficiency"), build.quant_efficiency);

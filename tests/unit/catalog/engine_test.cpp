@@ -106,7 +106,10 @@ TEST_CASE("a device path's format paths name quant formats by their canonical id
           ++seen;
         }
   CHECK(seen >= 1);  // llama.cpp Vulkan on AMD RDNA 3: bf16 -> fp32
-  const DevicePath path{"amd", "RDNA 3", "", std::nullopt, {}, std::nullopt, {{"bf16", {"fp32", "scalar shaders"}}}, "", std::nullopt};
+  DevicePath path;
+  path.vendor = "amd";
+  path.architecture_contains = "RDNA 3";
+  path.format_paths = {{"bf16", {"fp32", "scalar shaders"}}};
   CHECK(path.compute_dtype_for("bf16") == "fp32");
   CHECK(path.compute_dtype_for("q8_0").empty());  // the path's own (here none: the backend's)
 }
