@@ -358,8 +358,11 @@ void fill_factors(const Scenario& s, Factors& f) {
   if (const DevicePath* path = backend.device_path_for(hw.vendor, hw.architecture)) {
     if (const std::string own = path->compute_dtype_for(w.quant_id); !own.empty()) dtype = own;
     prefill_efficiency = path->efficiency_for(parse_build_number(s.engine.version), prefill_efficiency);
-    if (w.quantized && !path->quantized_compute_dtype.empty()) dtype = path->quantized_compute_dtype;
-    if (w.quantized && path->quantized_prefill_compute_efficiency) prefill_efficiency = *path->quantized_prefill_compute_efficiency;
+    // The path's quantized kernels are the newest builds'; a build with quantized kernels of its own
+    // (before b3216 every GPU dequantized for cuBLAS) keeps them.
+    const bool newest_quantized = w.quantized && !(s.engine.build && s.engine.build->own_quantized_prefill());
+    if (newest_quantized && !path->quantized_compute_dtype.empty()) dtype = path->quantized_compute_dtype;
+    if (newest_quantized && path->quantized_prefill_compute_efficiency) prefill_efficiency = *path->quantized_prefill_compute_efficiency;
   }
   f.peak_compute_flops_per_s = peak_compute(hw, dtype, &f.compute_dtype);
   f.prefill_compute_efficiency = std::min(1.0, prefill_efficiency * qe.prefill);

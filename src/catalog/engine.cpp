@@ -53,7 +53,6 @@ int compare_versions(const std::string& a, const std::string& b) {
 }
 
 namespace {
-bool differs_in_quantized_prefill(const BackendBuild& b) { return !b.quantized_compute_dtype.empty() || b.quantized_prefill_compute_efficiency > 0; }
 bool differs_in_decode(const BackendBuild& b) {
   return b.layer_overhead_s.has_value() || b.moe_layer_overhead_s.has_value() || !b.quant_efficiency.empty();
 }
@@ -62,15 +61,15 @@ bool differs_in_moe_prefill(const BackendBuild& b) { return b.expert_matvec_ever
 
 std::string BackendBuild::what_differs(bool moe_model) const {
   std::vector<std::string> parts;
-  if (differs_in_quantized_prefill(*this)) parts.emplace_back("quantized prefill");
+  if (own_quantized_prefill()) parts.emplace_back("quantized prefill");
   if (moe_model && differs_in_moe_prefill(*this)) parts.emplace_back("MoE prefill");
   if (differs_in_decode(*this) || parts.empty()) parts.emplace_back("decode");
   return join_with_and(parts);
 }
 
-bool BackendBuild::moe_prefill_only() const {
-  return differs_in_moe_prefill(*this) && !differs_in_quantized_prefill(*this) && !differs_in_decode(*this);
-}
+bool BackendBuild::moe_prefill_only() const { return differs_in_moe_prefill(*this) && !own_quantized_prefill() && !differs_in_decode(*this); }
+
+bool BackendBuild::own_quantized_prefill() const { return !quantized_compute_dtype.empty() || quantized_prefill_compute_efficiency > 0; }
 
 double layer_overhead_s_in(const BackendProfile& backend, const BackendBuild* build) {
   return build && build->layer_overhead_s ? *build->layer_overhead_s : backend.layer_overhead_s;

@@ -57,7 +57,9 @@ struct DevicePath {
   std::map<std::string, FormatPath> format_paths;
   /// Quantized weights' GEMMs where they take another kernel than 16-bit ones on this path: its dtype
   /// ("" = the path's) and efficiency (unset = the path's). llama.cpp CUDA on Volta dequantizes them to
-  /// FP16 for cuBLAS from 64 tokens, as builds before b3216 did everywhere.
+  /// FP16 for cuBLAS from 64 tokens, as builds before b3216 did everywhere; on Turing its int8 MMQ
+  /// kernels reach a smaller share of the peak. Both describe the newest builds: a build with quantized
+  /// kernels of its own (BackendBuild::own_quantized_prefill) keeps them.
   std::string quantized_compute_dtype;
   std::optional<double> quantized_prefill_compute_efficiency;
   /// The format path of `quant_id` on this path; null where the format takes the path's own.
@@ -116,6 +118,9 @@ struct BackendBuild {
   /// Whether these builds differ only in how they multiply routed experts in prefill, so that a
   /// dense model runs on them as on the newest builds.
   bool moe_prefill_only() const;
+  /// Whether these builds multiply quantized weights with kernels of their own (another dtype or
+  /// efficiency than the newest builds' quantized path).
+  bool own_quantized_prefill() const;
 };
 
 struct BackendProfile;

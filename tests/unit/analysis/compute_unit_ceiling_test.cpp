@@ -2,8 +2,9 @@
 // Engine data that changes which hardware limit binds: llama.cpp CUDA's per-SM read ceiling (HBM
 // GPUs reach less of their peak bandwidth than GeForce cards), vLLM's and SGLang's on Hopper (the
 // H20's 78 SMs), the Vulkan backend's vector-only devices (Intel Xe1, where its kernels leave the
-// XMX engines idle), llama.cpp CUDA's DP4A path on Pascal (no tensor cores) and its cuBLAS FP16 path
-// for quantized weights on Volta (FP16 tensor cores, no int8 ones).
+// XMX engines idle), llama.cpp CUDA's DP4A path on Pascal (no tensor cores), its cuBLAS FP16 path
+// for quantized weights on Volta (FP16 tensor cores, no int8 ones) and its MMQ kernels on Turing
+// (int8 tensor cores without Ampere's m16n8k32 MMA).
 #include <catch2/catch.hpp>
 
 #include "fixtures.hpp"
@@ -82,10 +83,34 @@ TEST_CASE("llama.cpp CUDA runs a Pascal card's quantized GEMMs on DP4A at their 
   CHECK(p40.achievable_compute_flops_per_s == Approx(15.04e12));
   // GTX 1080 Ti: 3,584 cores x 2 x 1.582 GHz = 11.339776 TFLOP/s FP32, DP4A 4x = 45.359104 TOP/s; x 0.32 = 14.5149 TOP/s.
   CHECK(quantized("gtx1080ti").achievable_compute_flops_per_s == Approx(45.359104e12 * 0.32));
-  // Turing has int8 tensor cores: the backend's own 0.23 of the RTX 2080's 161.1 TOP/s.
-  const Factors turing = quantized("rtx2080");
-  CHECK(turing.prefill_compute_efficiency == Approx(0.23));
-  CHECK(turing.achievable_compute_flops_per_s == Approx(161.09568e12 * 0.23));
+  // Turing has int8 tensor cores: its own path (below), not DP4A.
+  CHECK(quantized("rtx2080").prefill_compute_efficiency != Approx(0.32));
+}
+
+TEST_CASE("llama.cpp CUDA runs a Turing card's quantized GEMMs at a smaller share of the int8 peak, 16-bit weights and old builds keep theirs",
+          "[analysis][compute]") {
+  auto on = [](const char* hw, const char* quant, const char* engine) {
+    return analyze(prepare_scenario(catalog(), request(hw, "llama-3.1-8b", quant, engine)).scenario).factors;
+  };
+  // RTX 2080 (sm_75), Q4_0: the int8 tensor peak 161.09568 TOP/s x the sm_75 path's 0.175 (x 1.0
+  // for Q4_0) = 28.19 TOP/s, where Ampere and newer take the backend's 0.23.
+  const Factors q = on("rtx2080", "q4_0", "llama.cpp:cuda");
+  CHECK(q.compute_dtype == "int8");
+  CHECK(q.prefill_compute_efficiency == Approx(0.175));
+  CHECK(q.achievable_compute_flops_per_s == Approx(161.09568e12 * 0.175));
+  CHECK(on("rtx3090", "q4_0", "llama.cpp:cuda").prefill_compute_efficiency == Approx(0.23));
+  // F16 on an RTX 2080 Ti: FP16 cuBLAS as everywhere, the backend's 0.23 x the f16 multiplier 2.04 of
+  // the 107.58144 TFLOP/s FP16-accumulate tensor peak = 50.48 TFLOP/s.
+  const Factors f = on("rtx2080ti", "f16", "llama.cpp:cuda");
+  CHECK(f.prefill_compute_efficiency == Approx(0.23 * 2.04));
+  CHECK(f.achievable_compute_flops_per_s == Approx(107.58144e12 * 0.23 * 2.04));
+  // Q4_0 in b3000, before b3216's int8 MMQ kernels: that build dequantizes for FP16 cuBLAS at its
+  // 0.37, 107.58144 x 0.37 = 39.81 TFLOP/s; the Turing path (0.175 of the same FP16 peak would be
+  // 18.83) describes the newest kernels only.
+  const Factors old = on("rtx2080ti", "q4_0", "llama.cpp:cuda@b3000");
+  CHECK(old.compute_dtype == "fp16 (FP16 accumulate)");
+  CHECK(old.prefill_compute_efficiency == Approx(0.37));
+  CHECK(old.achievable_compute_flops_per_s == Approx(107.58144e12 * 0.37));
 }
 
 TEST_CASE("llama.cpp CUDA dequantizes a Volta card's quantized weights for FP16 cuBLAS, 16-bit weights keep the backend's figure",

@@ -284,8 +284,26 @@ TEST_CASE("Apple silicon bins: GPU cores first, then memory, then the default bi
   CHECK_THAT(m.problem, Catch::Contains("36 GPU cores"));
 }
 
+TEST_CASE("a card named as another with one word more is told apart by its memory, then its exact name", "[detect]") {
+  // Every word of "NVIDIA GeForce RTX 4090" is in the RTX 4090 D's name too; both have 24 GB, so the
+  // exact name picks the RTX 4090, and the 4090 D's own name picks it.
+  auto m = match_profile(gpu("NVIDIA GeForce RTX 4090", 24564), shipped().hardware());
+  REQUIRE(m.id);
+  CHECK(*m.id == "rtx4090");
+  m = match_profile(gpu("NVIDIA GeForce RTX 4090 D", 24564), shipped().hardware());
+  REQUIRE(m.id);
+  CHECK(*m.id == "rtx4090d");
+  // The RTX 4070 Ti (12 GB) and Ti SUPER (16 GB): 16,376 MiB picks the SUPER even under the shorter name.
+  m = match_profile(gpu("NVIDIA GeForce RTX 4070 Ti", 16376), shipped().hardware());
+  REQUIRE(m.id);
+  CHECK(*m.id == "rtx4070tisuper");
+  m = match_profile(gpu("NVIDIA GeForce RTX 4070 Ti", 12282), shipped().hardware());
+  REQUIRE(m.id);
+  CHECK(*m.id == "rtx4070ti");
+}
+
 TEST_CASE("unknown devices are not guessed and say how to add a profile", "[detect]") {
-  for (const char* name : {"NVIDIA GeForce GTX 980 Ti", "NVIDIA GeForce RTX 4090 D", "NVIDIA RTX PRO 6000 Blackwell Server Edition",
+  for (const char* name : {"NVIDIA GeForce GTX 980 Ti", "NVIDIA GeForce RTX 4060 Laptop GPU", "NVIDIA RTX PRO 6000 Blackwell Server Edition",
                            "NVIDIA A10G", "Orin (nvgpu)"}) {
     auto m = match_profile(gpu(name, 6144), shipped().hardware());
     INFO(name);
