@@ -306,6 +306,8 @@ void place(std::vector<Entry>& entries, std::vector<std::string_view>& unparsed,
     origin[entry.id] = doc.display;
     from_overlay[entry.id] = true;
     *it = std::move(entry);
+    // Kinds that are always parsed keep no texts beside their entries.
+    unparsed.resize(entries.size());
     unparsed[static_cast<std::size_t>(it - entries.begin())] = text;
   } else {
     problems.push_back({doc.display, "/id", fmt::format("duplicate id '{}' (also defined in {})", entry.id, origin[entry.id])});

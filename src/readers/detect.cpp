@@ -536,8 +536,10 @@ std::vector<Candidate> candidates_by_name(const DetectedDevice& device, const st
   return candidates;
 }
 
-/// Among several candidates: the reported memory, then the exact name, then the one default bin
-/// decides; each decision is recorded in `decided`.
+/// Among several candidates: the reported memory, then the exact name where one profile alone has it,
+/// then the one default bin decides; each decision is recorded in `decided`. Never the order of the
+/// files: "NVIDIA GeForce RTX 3080" is the 10 GB card's name and the 12 GB card's detect name, and
+/// only memory tells them apart.
 void narrow_candidates(std::vector<Candidate>& candidates, std::optional<double> memory_bytes, std::vector<std::string>& decided) {
   if (memory_bytes && candidates.size() > 1) {
     const auto all = profiles_of(candidates);
@@ -550,10 +552,12 @@ void narrow_candidates(std::vector<Candidate>& candidates, std::optional<double>
     }
   }
   if (candidates.size() > 1) {
-    auto exact = std::find_if(candidates.begin(), candidates.end(), [](const Candidate& c) { return !c.exact_via.empty(); });
-    if (exact != candidates.end()) {
+    std::vector<Candidate> exact;
+    for (const auto& c : candidates)
+      if (!c.exact_via.empty()) exact.push_back(c);
+    if (exact.size() == 1) {
       decided.push_back(fmt::format("the exact name picks it among {}", join_ids(profiles_of(candidates))));
-      candidates = {*exact};
+      candidates = std::move(exact);
     }
   }
   if (candidates.size() > 1) {

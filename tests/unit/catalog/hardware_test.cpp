@@ -225,6 +225,16 @@ TEST_CASE("an overlay directory adds and overrides devices", "[hardware][overlay
   CHECK(catalog.hardware().size() == shipped().hardware().size() + 1);
 }
 
+TEST_CASE("an overlay directory replaces a shipped engine", "[hardware][overlay]") {
+  // Engines are parsed at load, with no text kept beside them: replacing one wrote past the end of
+  // an empty vector (a crash with --data-dir on a copy of data/).
+  LoadOptions options;
+  options.overlay_dirs = {test_data("overlay-engine")};
+  const Catalog catalog = Catalog::load(options);
+  CHECK(catalog.resolve_engine("mlc-llm").name == "MLC LLM (lab build)");
+  CHECK(catalog.engines().size() == shipped().engines().size());
+}
+
 TEST_CASE("a malformed overlay reports file, pointer and exit 2", "[hardware][overlay]") {
   LoadOptions options;
   options.overlay_dirs = {test_data("overlay-bad")};

@@ -290,16 +290,37 @@ TEST_CASE("a card named as another with one word more is told apart by its memor
   auto m = match_profile(gpu("NVIDIA GeForce RTX 4090", 24564), shipped().hardware());
   REQUIRE(m.id);
   CHECK(*m.id == "rtx4090");
+  CHECK_THAT(m.how, Catch::Contains("the exact name picks it among rtx4090 and rtx4090d"));
   m = match_profile(gpu("NVIDIA GeForce RTX 4090 D", 24564), shipped().hardware());
   REQUIRE(m.id);
   CHECK(*m.id == "rtx4090d");
-  // The RTX 4070 Ti (12 GB) and Ti SUPER (16 GB): 16,376 MiB picks the SUPER even under the shorter name.
-  m = match_profile(gpu("NVIDIA GeForce RTX 4070 Ti", 16376), shipped().hardware());
+  // Memory comes first (docs/detection.md): a variant no profile describes goes to the sibling whose
+  // names hold its words and whose memory agrees, and says so. An RTX 3060 with 8 GB reports "RTX 3060".
+  m = match_profile(gpu("NVIDIA GeForce RTX 3060", 8192), shipped().hardware());
   REQUIRE(m.id);
-  CHECK(*m.id == "rtx4070tisuper");
-  m = match_profile(gpu("NVIDIA GeForce RTX 4070 Ti", 12282), shipped().hardware());
+  CHECK(*m.id == "rtx3060ti");
+  CHECK_THAT(m.how, Catch::Contains("8.00 GiB of memory picks it among rtx3060 and rtx3060ti"));
+}
+
+TEST_CASE("a name two profiles answer to is decided by memory, never by the order of the files", "[detect]") {
+  // "NVIDIA GeForce RTX 3080" is the name of the 10 GB card (rtx3080) and the detect entry of the
+  // 12 GB one (rtx3080-12gb); the RTX 3080 Ti's names only hold its words.
+  auto m = match_profile(gpu("NVIDIA GeForce RTX 3080", 10240), shipped().hardware());
   REQUIRE(m.id);
-  CHECK(*m.id == "rtx4070ti");
+  CHECK(*m.id == "rtx3080");
+  m = match_profile(gpu("NVIDIA GeForce RTX 3080", 12288), shipped().hardware());
+  REQUIRE(m.id);
+  CHECK(*m.id == "rtx3080-12gb");
+  // Without memory two exact names remain: not guessed.
+  DetectedDevice unknown_memory = gpu("NVIDIA GeForce RTX 3080", 0);
+  unknown_memory.memory_bytes.reset();
+  m = match_profile(unknown_memory, shipped().hardware());
+  CHECK_FALSE(m.id);
+  CHECK_THAT(m.problem, Catch::Contains("several profiles") && Catch::Contains("rtx3080-12gb") && Catch::Contains(" rtx3080"));
+  // The RX 6800 and RX 6800 XT share a chip and 16 GB: the exact name decides.
+  m = match_profile(gpu("AMD Radeon RX 6800", 16368), shipped().hardware());
+  REQUIRE(m.id);
+  CHECK(*m.id == "rx6800");
 }
 
 TEST_CASE("unknown devices are not guessed and say how to add a profile", "[detect]") {
