@@ -265,27 +265,33 @@ double ceiling_as(const PreparedServing& p, ServingRole role, const ServingLoad&
   return kCeilingMargin * serving_rate_ceiling(pool, ceiling_load(pool, load, slo_ttft_s, slo_tpot_s, outside_s));
 }
 
-/// Prepares every option the model, device and engine can run and bounds its rates.
-std::vector<Screened> screen(Preparer& prepare, const CapacityRequest& q, const std::vector<Option>& options) {
-  std::vector<Screened> out;
-  for (std::size_t i = 0; i < options.size(); ++i) {
-    Screened s;
-    s.order = i;
-    s.option = options[i];
-    s.request = serve_request(q, options[i]);
-    try {
-      s.prepared = prepare(s.request);
-    } catch (const Error&) {
-      continue;  // a layout the model, device or engine cannot run
-    }
-    ServingLoad prompts = s.request.load;
-    prompts.gen_tokens = 1;
-    s.replica_ceiling = ceiling_as(s.prepared, ServingRole::kMixed, s.request.load, q.slo_ttft_s, q.slo_tpot_s);
-    s.prefill_ceiling = ceiling_as(s.prepared, ServingRole::kMixed, prompts, q.slo_ttft_s, 0);
-    s.decode_ceiling = ceiling_as(s.prepared, ServingRole::kDecode, s.request.load, 0, q.slo_tpot_s);
-    s.gpus_at_least = s.replica_ceiling > 0 ? workers_for(q.rate_per_s, s.replica_ceiling) * s.gpus() : UINT32_MAX;
-    out.push_back(std::move(s));
+/// Option `i` prepared and its rates bounded; nothing when the model, device or engine cannot run it.
+std::optional<Screened> screen_one(Preparer& prepare, const CapacityRequest& q, const std::vector<Option>& options, std::size_t i) {
+  Screened s;
+  s.order = i;
+  s.option = options[i];
+  s.request = serve_request(q, options[i]);
+  try {
+    s.prepared = prepare(s.request);
+  } catch (const Error&) {
+    return std::nullopt;
   }
+  ServingLoad prompts = s.request.load;
+  prompts.gen_tokens = 1;
+  s.replica_ceiling = ceiling_as(s.prepared, ServingRole::kMixed, s.request.load, q.slo_ttft_s, q.slo_tpot_s);
+  s.prefill_ceiling = ceiling_as(s.prepared, ServingRole::kMixed, prompts, q.slo_ttft_s, 0);
+  s.decode_ceiling = ceiling_as(s.prepared, ServingRole::kDecode, s.request.load, 0, q.slo_tpot_s);
+  s.gpus_at_least = s.replica_ceiling > 0 ? workers_for(q.rate_per_s, s.replica_ceiling) * s.gpus() : UINT32_MAX;
+  return s;
+}
+
+/// Prepares every option the model, device and engine can run and bounds its rates, side by side.
+std::vector<Screened> screen(Preparer& prepare, const CapacityRequest& q, const std::vector<Option>& options) {
+  const auto one = [&](std::size_t i) { return screen_one(prepare, q, options, i); };
+  RunAhead<std::optional<Screened>> prepared(options.size(), one, options.size());
+  std::vector<Screened> out;
+  for (std::size_t i = 0; i < options.size(); ++i)
+    if (std::optional<Screened>& s = prepared.at(i).get()) out.push_back(std::move(*s));
   return out;
 }
 
@@ -442,8 +448,9 @@ Verification verified(Preparer& prepare, const CapacityRequest& q, double gpu_ho
 /// first; each is sized at its layouts' simulated rates, and a sized pair is simulated whole once
 /// no pair left could need fewer GPUs, fewest first, until kVerifiedPairs meet the SLOs. Rates and
 /// whole deployments are simulated side by side ahead of the search's asking (side_by_side.hpp)
-/// and taken, and counted, in its order.
-void plan_disaggregated(Preparer& prepare, const CapacityRequest& q, std::vector<Screened*> group, CapacityPlan& plan) {
+/// and taken, and counted, in its order, on `threads` threads.
+void plan_disaggregated(Preparer& prepare, const CapacityRequest& q, std::vector<Screened*> group, CapacityPlan& plan,
+                        std::size_t threads) {
   const auto feeder = std::max_element(group.begin(), group.end(), [](const Screened* a, const Screened* b) {
     return a->prefill_ceiling / a->gpus() < b->prefill_ceiling / b->gpus();
   });
@@ -465,7 +472,8 @@ void plan_disaggregated(Preparer& prepare, const CapacityRequest& q, std::vector
   for (const Pairing& b : bounds)
     for (const RateNeed n : {RateNeed{b.prefill, false}, RateNeed{b.decode, true}})
       if (!n.rate() && std::find(needs.begin(), needs.end(), n) == needs.end()) needs.push_back(n);
-  RunAhead<ReplicaRate> rates(needs.size(), [&](std::size_t k) { return simulate_rate(prepare, q, needs[k], *feeder); });
+  const auto rate_task = [&](std::size_t k) { return simulate_rate(prepare, q, needs[k], *feeder); };
+  RunAhead<ReplicaRate> rates(needs.size(), rate_task, threads - 1, threads);
   const auto rate_of = [&](const RateNeed& n) {
     if (n.rate()) return *n.rate();
     return take_rate(n, rates.at(static_cast<std::size_t>(std::find(needs.begin(), needs.end(), n) - needs.begin())), plan);
@@ -477,7 +485,8 @@ void plan_disaggregated(Preparer& prepare, const CapacityRequest& q, std::vector
     std::size_t n = 0, taken = 0;
     while (n < waiting.size() && waiting[n].gpus < gpus) ++n;
     {
-      RunAhead<Verification> checks(n, [&](std::size_t k) { return verified(prepare, q, plan.gpu_hour_usd, waiting[k]); });
+      const auto check = [&](std::size_t k) { return verified(prepare, q, plan.gpu_hour_usd, waiting[k]); };
+      RunAhead<Verification> checks(n, check, threads - 1, threads);
       for (; taken < n && kept < kVerifiedPairs; ++taken) {
         try {
           const Verification& v = checks.at(taken).get();
@@ -512,6 +521,43 @@ std::size_t count_groups(const std::vector<Screened>& screened) {
   return n;
 }
 
+/// Every engine and format's disaggregated candidates. Options come grouped by engine and format
+/// (options_to_try); each group is sized disaggregated, the groups side by side (one thread each
+/// where there are more groups than cores), their findings taken, and counted, in order.
+void plan_disaggregated_groups(Preparer& prepare, const CapacityRequest& q, std::vector<Screened>& screened, CapacityPlan& plan,
+                               const std::function<void()>& tick) {
+  std::vector<std::pair<std::size_t, std::size_t>> spans;  // [first, end) of each group in `screened`
+  for (std::size_t first = 0; first < screened.size();) {
+    std::size_t end = first;
+    while (end < screened.size() && same_group(screened[end].option, screened[first].option)) ++end;
+    spans.emplace_back(first, end);
+    first = end;
+  }
+  const std::size_t threads = std::min(side_by_side_threads(), spans.size());
+  const auto group_task = [&](std::size_t g) {
+    std::vector<Screened*> group;
+    for (std::size_t i = spans[g].first; i < spans[g].second; ++i) group.push_back(&screened[i]);
+    CapacityPlan found;
+    found.gpu_hour_usd = plan.gpu_hour_usd;
+    plan_disaggregated(prepare, q, group, found, std::max<std::size_t>(1, side_by_side_threads() / threads));
+    return found;
+  };
+  RunAhead<CapacityPlan> sized(spans.size(), group_task, spans.size(), threads);
+  for (std::size_t g = 0; g < spans.size(); ++g) {
+    const CapacityPlan& found = sized.at(g).get();
+    const std::size_t n = spans[g].second - spans[g].first;
+    plan.deployments_searched += n * n;
+    plan.layouts_evaluated += found.layouts_evaluated;
+    plan.simulations += found.simulations;
+    plan.disaggregated_pairs += found.disaggregated_pairs;
+    for (CapacityCandidate c : found.candidates) {
+      c.order += (spans[g].first + 1) * screened.size() * screened.size();
+      plan.candidates.push_back(std::move(c));
+    }
+    tick();
+  }
+}
+
 /// The plan's order: fewest GPUs, then the most headroom (replica capacity x replicas), then the enumeration.
 bool ranks_before(const CapacityCandidate& a, const CapacityCandidate& b) {
   if (a.gpus != b.gpus) return a.gpus < b.gpus;
@@ -520,10 +566,23 @@ bool ranks_before(const CapacityCandidate& a, const CapacityCandidate& b) {
   return a.order < b.order;
 }
 
+/// A layout's simulations cost about its attention ranks' iterations: the widest first keeps every
+/// core busy to the end of a group of layouts run side by side.
+std::vector<std::size_t> widest_first(const std::vector<Screened*>& layouts) {
+  std::vector<std::size_t> out(layouts.size());
+  for (std::size_t i = 0; i < out.size(); ++i) out[i] = i;
+  std::stable_sort(out.begin(), out.end(), [&](std::size_t a, std::size_t b) {
+    return layouts[a]->option.layout.layout.dp_attention > layouts[b]->option.layout.layout.dp_attention;
+  });
+  return out;
+}
+
 /// Replicas of each layout, fewest GPUs at the ceiling first. Past the kPlanRankedCandidates best found,
 /// a layout whose ceiling already needs more GPUs than the last of them is not simulated (it
-/// cannot rank among them); --exhaustive simulates every one. The next few layouts that may rank
-/// are simulated side by side and taken (and counted) in order.
+/// cannot rank among them); --exhaustive simulates every one. Layouts whose ceilings need the same
+/// GPUs are decided together: a candidate needs at least its layout's GPUs at the ceiling, so the
+/// ones a group finds never bar the rest of it, and the group's layouts are simulated side by side
+/// (widest first) and taken, and counted, in order.
 void plan_aggregated(const CapacityRequest& q, std::vector<Screened>& screened, CapacityPlan& plan, const std::function<void()>& tick) {
   std::vector<Screened*> order;
   for (Screened& s : screened)
@@ -533,20 +592,32 @@ void plan_aggregated(const CapacityRequest& q, std::vector<Screened>& screened, 
   const auto may_rank = [&](const Screened* s) {
     return q.exhaustive || found.size() < kPlanRankedCandidates || s->gpus_at_least <= found[kPlanRankedCandidates - 1];
   };
-  RunAhead<ReplicaRate> rates(order.size(), [&](std::size_t k) { return replica_rate(order[k]->prepared.setup, order[k]->request.load, q); });
-  for (std::size_t k = 0; k < order.size(); ++k) {
-    const Screened* s = order[k];
-    tick();
-    if (!may_rank(s)) break;
-    ++plan.layouts_evaluated;
-    const ReplicaRate& replica = rates.at(k).get();
-    plan.simulations += replica.simulations;
-    if (!(replica.rate_per_s > 0)) continue;
-    if (auto c = candidate_of(q, plan.gpu_hour_usd, s->option, s->prepared, replica)) {
-      c->order = s->order;
-      found.insert(std::upper_bound(found.begin(), found.end(), c->gpus), c->gpus);
-      plan.candidates.push_back(*c);
+  for (std::size_t first = 0; first < order.size();) {
+    std::size_t end = first;
+    while (end < order.size() && order[end]->gpus_at_least == order[first]->gpus_at_least) ++end;
+    if (!may_rank(order[first])) break;
+    const auto at = [&](std::size_t i) { return order.begin() + static_cast<std::ptrdiff_t>(i); };
+    const std::vector<Screened*> group(at(first), at(end));
+    const std::vector<std::size_t> started = widest_first(group);
+    std::vector<std::size_t> slot(group.size());  // where each layout of the group is in `started`
+    for (std::size_t k = 0; k < started.size(); ++k) slot[started[k]] = k;
+    RunAhead<ReplicaRate> rates(
+        group.size(), [&](std::size_t k) { return replica_rate(group[started[k]]->prepared.setup, group[started[k]]->request.load, q); },
+        group.size());
+    for (std::size_t k = 0; k < group.size(); ++k) {
+      const Screened* s = group[k];
+      tick();
+      ++plan.layouts_evaluated;
+      const ReplicaRate& replica = rates.at(slot[k]).get();
+      plan.simulations += replica.simulations;
+      if (!(replica.rate_per_s > 0)) continue;
+      if (auto c = candidate_of(q, plan.gpu_hour_usd, s->option, s->prepared, replica)) {
+        c->order = s->order;
+        found.insert(std::upper_bound(found.begin(), found.end(), c->gpus), c->gpus);
+        plan.candidates.push_back(*c);
+      }
     }
+    first = end;
   }
 }
 
@@ -584,23 +655,11 @@ CapacityPlan plan_capacity(const Catalog& catalog, const CapacityRequest& q,
   const std::size_t groups = q.disaggregated ? count_groups(screened) : 0;
   const std::size_t steps = screened.size() + groups;
   std::size_t done = 0;
-  plan_aggregated(q, screened, plan, [&] {
+  const auto tick = [&] {
     if (progress) progress(done++, steps);
-  });
-  if (q.disaggregated) {
-    // Options come grouped by engine and format (options_to_try); each group is sized disaggregated.
-    for (std::size_t first = 0; first < screened.size();) {
-      std::size_t end = first;
-      std::vector<Screened*> group;
-      while (end < screened.size() && same_group(screened[end].option, screened[first].option)) group.push_back(&screened[end++]);
-      plan.deployments_searched += group.size() * group.size();
-      const std::size_t before = plan.candidates.size();
-      plan_disaggregated(prepare, q, group, plan);
-      for (std::size_t k = before; k < plan.candidates.size(); ++k) plan.candidates[k].order += (first + 1) * screened.size() * screened.size();
-      if (progress) progress(done++, steps);
-      first = end;
-    }
-  }
+  };
+  plan_aggregated(q, screened, plan, tick);
+  if (q.disaggregated) plan_disaggregated_groups(prepare, q, screened, plan, tick);
   if (progress) progress(steps, steps);
   // Fewest GPUs first, then the most headroom per GPU (replica capacity x replicas over GPUs), then the enumeration order.
   std::sort(plan.candidates.begin(), plan.candidates.end(), ranks_before);
