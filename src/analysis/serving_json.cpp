@@ -15,7 +15,8 @@ nlohmann::json layout_json(const ServePoolRequest& p) {
           {"ep", p.layout.ep},
           {"dp_attention", p.layout.dp_attention},
           {"gpus_per_worker", p.layout.gpus()},
-          {"max_batch", p.max_batch ? nlohmann::json(p.max_batch) : nlohmann::json(nullptr)}};
+          {"max_batch", p.max_batch ? nlohmann::json(p.max_batch) : nlohmann::json(nullptr)},
+          {"max_batched_tokens", p.max_batched_tokens ? nlohmann::json(p.max_batched_tokens) : nlohmann::json(nullptr)}};
 }
 
 /// The era's errors on measured runs: on this device where it was measured there (`device` set),

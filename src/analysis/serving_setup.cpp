@@ -20,6 +20,9 @@ void check_pool(const ModelSpec& model, const ServePoolRequest& pool, const char
   if (pool.max_batch > kMaxServeConcurrency)
     throw bad_input(fmt::format("--{}max-batch {} is out of range", name, pool.max_batch),
                     fmt::format("use 1 to {}", kMaxServeConcurrency));
+  if (pool.max_batched_tokens > kMaxServeBatchedTokens)
+    throw bad_input(fmt::format("--{}max-batched-tokens {} is out of range", name, pool.max_batched_tokens),
+                    fmt::format("use 1 to {}", kMaxServeBatchedTokens));
   check_expert_layout(model, nullptr, ExpertLayout{l.tp, l.dp_attention, l.ep}, name);
 }
 
@@ -38,7 +41,7 @@ ServingPool build_pool(const Catalog& catalog, const ServeRequest& r, const Reso
   ServingPool out;
   out.role = role;
   out.workers = pool.workers;
-  out.step = step_model(prepared.scenario, pool.layout, era, a.factors.peak_compute_flops_per_s);
+  out.step = step_model(prepared.scenario, pool.layout, era, a.factors.peak_compute_flops_per_s, pool.max_batched_tokens);
   if (pool.max_batch) out.step.max_sequences = pool.max_batch;
   if (keep) *keep = std::move(prepared);
   return out;

@@ -147,7 +147,8 @@ void set_communication(StepModel& sm, const Scenario& s, const ServingLayout& la
 
 }  // namespace
 
-StepModel step_model(const Scenario& s, const ServingLayout& layout, const ServingEra& era, double peak_flops) {
+StepModel step_model(const Scenario& s, const ServingLayout& layout, const ServingEra& era, double peak_flops,
+                     uint64_t max_batched_tokens) {
   StepModel sm;
   const HardwareProfile& hw = *s.hardware;
   const ModelSpec& m = s.model;
@@ -155,7 +156,7 @@ StepModel step_model(const Scenario& s, const ServingLayout& layout, const Servi
   sm.layout = layout;
   sm.scheduler = engine.serving.scheduler;
   sm.admission = engine.serving.admission;
-  sm.max_batched_tokens = engine.serving.batched_tokens_for(hw.memory_capacity_bytes);
+  sm.max_batched_tokens = max_batched_tokens ? max_batched_tokens : engine.serving.batched_tokens_for(hw.memory_capacity_bytes);
   sm.max_sequences = engine.serving.max_sequences;
   const double tp = std::max<uint32_t>(1, layout.tp);
   const double dp = std::max<uint32_t>(1, layout.dp_attention);

@@ -41,6 +41,14 @@ std::string accuracy_text(const PreparedServing& p) {
                      fmt::join(p.era->accuracy_devices(), " and "), a->runs, errors, hw.id);
 }
 
+/// The tokens an iteration takes, per pool.
+std::string budget_text(const PreparedServing& p) {
+  const std::vector<ServingPool>& pools = p.setup.pools;
+  if (pools.size() == 2)
+    return fmt::format("prefill {} and decode {} tokens per iteration", pools[0].step.max_batched_tokens, pools[1].step.max_batched_tokens);
+  return pools.empty() ? "" : fmt::format("{} tokens per iteration", pools.front().step.max_batched_tokens);
+}
+
 std::string header(const PreparedServing& p, const ServeRequest& r, const Style& style) {
   const Scenario& s = p.base.scenario;
   std::string out = style.bold(fmt::format("serve: {} ({}) on {}, {}{}", s.model.name, s.weights.quant_id, s.hardware->name,
@@ -51,7 +59,8 @@ std::string header(const PreparedServing& p, const ServeRequest& r, const Style&
   else
     out += fmt::format("aggregated: {}\n", pool_text(r.aggregated, true));
   const EngineServing& serving = s.engine.engine->serving;
-  out += fmt::format("KV cache {}; calibration era: {}\n", s.workload.kv_dtype, p.era ? serving.era_versions(*p.era) : "-");
+  out += fmt::format("KV cache {}; {}; calibration era: {}\n", s.workload.kv_dtype, budget_text(p),
+                     p.era ? serving.era_versions(*p.era) : "-");
   out += accuracy_text(p);
   return out;
 }

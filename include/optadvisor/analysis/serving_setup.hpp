@@ -16,6 +16,9 @@ struct ServePoolRequest {
   uint32_t workers = 1;
   ServingLayout layout;
   uint64_t max_batch = 0;  ///< running sequences per attention rank; 0 = the engine's default (max_num_seqs, max_batch_size)
+  /// Tokens one iteration of an attention rank takes (vLLM max_num_batched_tokens, SGLang
+  /// chunked_prefill_size, TensorRT-LLM max_num_tokens); 0 = the engine's default.
+  uint64_t max_batched_tokens = 0;
 };
 
 struct ServeRequest {
@@ -45,6 +48,8 @@ PreparedServing prepare_serving(const Catalog& catalog, const ServeRequest& requ
 
 /// Upper bounds on what serve accepts, so every input is bounded before use.
 constexpr uint64_t kMaxServeConcurrency = 65536;
+/// The most tokens per iteration `--max-batched-tokens` takes (a million: 128 prompts of 8k at once).
+constexpr uint64_t kMaxServeBatchedTokens = 1u << 20;
 /// Bounds on a serving point's size a user can ask for (`--requests`, `--warmup`): the
 /// simulation's work grows with the generated tokens it must run.
 constexpr uint64_t kMaxServeRequests = 1'000'000;

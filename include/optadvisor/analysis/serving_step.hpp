@@ -167,7 +167,10 @@ void set_era(StepModel& m, const ServingEra& era);
 
 /// The sizes and rates of `scenario` (resolved with tp = layout.tp) on `layout`,
 /// with `era`'s efficiencies and the engine's scheduling knobs. `peak_flops`
-/// is the matrix rate of the weights' compute dtype (analyze()'s factors).
-StepModel step_model(const Scenario& scenario, const ServingLayout& layout, const ServingEra& era, double peak_flops);
+/// is the matrix rate of the weights' compute dtype (analyze()'s factors). `max_batched_tokens`
+/// sets the tokens per iteration (and the activations the KV pool leaves room for); 0 takes the
+/// engine's default.
+StepModel step_model(const Scenario& scenario, const ServingLayout& layout, const ServingEra& era, double peak_flops,
+                     uint64_t max_batched_tokens = 0);
 
 }  // namespace optadvisor

@@ -42,6 +42,10 @@ void add_pool_options(CLI::App* cmd, ServePoolRequest& p, const std::string& pre
                       ->capture_default_str());
   group.push_back(cmd->add_option("--" + prefix + "max-batch", p.max_batch,
                                   what + " running sequences per attention rank (default: the engine's max_num_seqs / max_batch_size)"));
+  group.push_back(cmd->add_option("--" + prefix + "max-batched-tokens", p.max_batched_tokens,
+                                  what + " tokens per iteration of an attention rank, prompt chunks and decode tokens together (vLLM "
+                                         "--max-num-batched-tokens, SGLang --chunked-prefill-size, TensorRT-LLM max_num_tokens; "
+                                         "default: the engine's)"));
 }
 
 /// The loads of --sweep: concurrency 1, 2, 4, ... up to C (and C), or 1/8 to 1 of the rate.

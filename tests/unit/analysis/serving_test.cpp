@@ -230,6 +230,47 @@ TEST_CASE("with no warm-up the first burst of prompts is measured") {
   CHECK(r.measured_requests == 2);
 }
 
+TEST_CASE("a token budget of one prompt prefills a burst one prompt per iteration") {
+  ServingLoad load = closed(2, 1000, 1);
+  load.warmup_requests = 0;
+  load.requests = 2;
+  StepModel one_prompt = round_rank();
+  one_prompt.max_batched_tokens = 1000;
+  const ServingResult r = simulate_serving(one_pool(one_prompt), load);
+  // Both prompts arrive at t = 0. The first iteration takes A's 1000 tokens alone (the 3.5 ms
+  // prefill step above): its first token at 3.5 ms. B's prompt runs in the second, another 3.5 ms
+  // (A's client sends again at 3.5 ms and queues behind B): first token at 7 ms. Mean 5.25 ms,
+  // where the default budget takes both in one 6 ms step (the burst case above).
+  CHECK(r.ttft_s.mean == Approx(5.25e-3));
+  CHECK(r.ttft_s.p99 == Approx(7e-3).epsilon(0.01));
+  CHECK(simulate_serving(one_pool(round_rank()), load).ttft_s.mean == Approx(6e-3));
+}
+
+TEST_CASE("serve takes a pool's token budget, and the KV pool leaves room for that many tokens' activations") {
+  ServeRequest r;
+  r.scenario.hardware = "h100-sxm";
+  r.scenario.model.preset = "llama-3.1-8b";
+  r.scenario.engine = "vllm";
+  r.load.concurrency = 1;
+  const PreparedServing by_default = prepare_serving(fixtures::catalog(), r);
+  r.aggregated.max_batched_tokens = 2048;
+  const PreparedServing small = prepare_serving(fixtures::catalog(), r);
+  CHECK(by_default.setup.pools.front().step.max_batched_tokens == 8192);
+  CHECK(small.setup.pools.front().step.max_batched_tokens == 2048);
+  // vLLM profiles a forward pass of its token budget: (8192 - 2048) tokens x 4096 hidden x 27
+  // bytes (data/engines/vllm.json, activation_bytes_per_token) = 679,477,248 bytes more for KV.
+  CHECK(small.setup.pools.front().step.kv_pool_bytes - by_default.setup.pools.front().step.kv_pool_bytes == Approx(679477248.0));
+  // Each pool of a disaggregated deployment takes its own.
+  r.disaggregated = true;
+  r.prefill.max_batched_tokens = 16384;
+  r.decode.max_batched_tokens = 512;
+  const PreparedServing pools = prepare_serving(fixtures::catalog(), r);
+  CHECK(pools.setup.pools[0].step.max_batched_tokens == 16384);
+  CHECK(pools.setup.pools[1].step.max_batched_tokens == 512);
+  r.decode.max_batched_tokens = kMaxServeBatchedTokens + 1;
+  CHECK_THROWS_AS(prepare_serving(fixtures::catalog(), r), Error);
+}
+
 TEST_CASE("requests queue for the API server one at a time, one server per front worker") {
   // Two clients send at t = 0; each server takes 10 ms per request. One worker: A reaches the
   // engine at 10 ms and prefills alone (the 3.5 ms step above): first token at 13.5 ms, its one
