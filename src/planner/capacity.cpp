@@ -113,7 +113,10 @@ std::vector<Option> options_to_try(const Catalog& catalog, const CapacityRequest
   std::vector<Option> options;
   for (const auto& e : engines)
     for (const auto& qt : quants)
-      for (const auto& l : layouts(base.scenario.model, *base.scenario.hardware, q.max_gpus)) options.push_back({e, qt, l});
+      for (ServePoolRequest l : layouts(base.scenario.model, *base.scenario.hardware, q.max_gpus)) {
+        l.max_batched_tokens = q.max_batched_tokens;
+        options.push_back({e, qt, l});
+      }
   return options;
 }
 
@@ -317,8 +320,8 @@ uint32_t feeding_workers(double feeder_rate_per_s, double rate) {
 ServeRequest decode_worker_request(const CapacityRequest& q, const Screened& s, const Screened& feeder) {
   ServeRequest sr = serve_request(q, s.option);
   sr.disaggregated = true;
-  sr.prefill = {1, feeder.option.layout.layout, 0};
-  sr.decode = {1, s.option.layout.layout, 0};
+  sr.prefill = {1, feeder.option.layout.layout, 0, q.max_batched_tokens};
+  sr.decode = {1, s.option.layout.layout, 0, q.max_batched_tokens};
   return sr;
 }
 
@@ -408,8 +411,8 @@ struct Verification {
 Verification verified(Preparer& prepare, const CapacityRequest& q, double gpu_hour_usd, Pairing x) {
   ServeRequest sr = serve_request(q, x.decode->option);
   sr.disaggregated = true;
-  sr.prefill = {1, x.prefill->option.layout.layout, 0};
-  sr.decode = {1, x.decode->option.layout.layout, 0};
+  sr.prefill = {1, x.prefill->option.layout.layout, 0, q.max_batched_tokens};
+  sr.decode = {1, x.decode->option.layout.layout, 0, q.max_batched_tokens};
   const PreparedServing prepared = prepare(sr);
   ServingSetup setup = prepared.setup;
   const uint32_t gp = x.prefill->gpus(), gd = x.decode->gpus();
@@ -424,8 +427,8 @@ Verification verified(Preparer& prepare, const CapacityRequest& q, double gpu_ho
       CapacityCandidate c;
       c.engine = x.decode->option.engine;
       c.quant = prepared.base.scenario.weights.quant_id;
-      c.layout = {x.decode_workers, x.decode->option.layout.layout, 0};
-      c.disaggregated = DisaggregatedSizing{{x.prefill_workers, x.prefill->option.layout.layout, 0},
+      c.layout = {x.decode_workers, x.decode->option.layout.layout, 0, q.max_batched_tokens};
+      c.disaggregated = DisaggregatedSizing{{x.prefill_workers, x.prefill->option.layout.layout, 0, q.max_batched_tokens},
                                             c.layout,
                                             *x.prefill->prefill_rate,
                                             *x.decode->decode_rate};
@@ -674,6 +677,8 @@ CapacityPlan plan_capacity(const Catalog& catalog, const CapacityRequest& q,
         "link where a prefill and a decode worker fit in one node, else over the network");
   else
     plan.notes.push_back("aggregated layouts only (--aggregated-only)");
+  if (q.max_batched_tokens)
+    plan.notes.push_back(fmt::format("every worker takes {} tokens per iteration (--max-batched-tokens)", q.max_batched_tokens));
   if (!q.exhaustive)
     plan.notes.push_back(fmt::format("each option's rate is bounded analytically first; options that cannot rank among the {} best "
                                      "are not simulated (--exhaustive simulates every one)",

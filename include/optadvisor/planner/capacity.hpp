@@ -36,6 +36,7 @@ struct CapacityRequest {
   double gpu_hour_usd = 0;      ///< 0 = no cost
   bool disaggregated = true;  ///< also size prefill + decode pools (off with --aggregated-only)
   bool exhaustive = false;    ///< simulate every layout, not only those whose ceiling lets them rank (--exhaustive)
+  uint64_t max_batched_tokens = 0;  ///< tokens per iteration of every pool (--max-batched-tokens); 0 = each engine's default
 };
 
 /// A disaggregated deployment: prefill workers of one layout, decode workers of another.

@@ -42,6 +42,10 @@ void register_plan(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--max-gpus", q->max_gpus, "Most GPUs a plan may use")->check(CLI::Range(1u, 4096u))->capture_default_str();
   cmd->add_option("--gpu-hour-usd", q->gpu_hour_usd, "Price of one GPU-hour, for cost per million output tokens")
       ->check(CLI::Range(0.0, 1000.0));
+  cmd->add_option("--max-batched-tokens", q->max_batched_tokens,
+                  "Tokens per iteration of every worker (vLLM --max-num-batched-tokens, SGLang --chunked-prefill-size, "
+                  "TensorRT-LLM max_num_tokens; default: each engine's)")
+      ->check(CLI::Range(uint64_t{1}, kMaxServeBatchedTokens));
   auto aggregated_only = std::make_shared<bool>(false);
   cmd->add_flag("--aggregated-only", *aggregated_only, "Size replicas of one pool only, not disaggregated prefill + decode pools");
   cmd->add_flag("--exhaustive", q->exhaustive,

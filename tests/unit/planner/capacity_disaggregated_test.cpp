@@ -107,3 +107,27 @@ TEST_CASE("plan: screening by the analytic ceiling ranks the best candidates as 
     }
   }
 }
+
+TEST_CASE("a plan's token budget reaches every pool it sizes and simulates", "[planner][capacity]") {
+  CapacityRequest q = long_prompts(true);
+  q.max_batched_tokens = 2048;
+  const CapacityPlan budget = plan_capacity(catalog(), q);
+  const CapacityPlan defaults = plan_capacity(catalog(), long_prompts(true));
+  REQUIRE_FALSE(budget.candidates.empty());
+  bool disaggregated = false;
+  for (const CapacityCandidate& c : budget.candidates) {
+    CHECK(c.layout.max_batched_tokens == 2048);
+    if (!c.disaggregated) continue;
+    disaggregated = true;
+    CHECK(c.disaggregated->prefill.max_batched_tokens == 2048);
+    CHECK(c.disaggregated->decode.max_batched_tokens == 2048);
+  }
+  CHECK(disaggregated);
+  for (const CapacityCandidate& c : defaults.candidates) CHECK(c.layout.max_batched_tokens == 0);
+  // 8192-token prompts run in four chunks of 2048 instead of one step: the decode steps they
+  // interrupt are shorter, so the replicas' simulated rates differ from the default budget's.
+  CHECK(budget.candidates.front().replica_rate_per_s != defaults.candidates.front().replica_rate_per_s);
+  bool noted = false;
+  for (const std::string& n : budget.notes) noted = noted || n.find("2048 tokens per iteration") != std::string::npos;
+  CHECK(noted);
+}
