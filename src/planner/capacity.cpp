@@ -518,24 +518,24 @@ void plan_disaggregated(Preparer& prepare, const CapacityRequest& q, std::vector
 
 bool same_group(const Option& a, const Option& b) { return a.engine == b.engine && a.quant == b.quant; }
 
-std::size_t count_groups(const std::vector<Screened>& screened) {
-  std::size_t n = 0;
-  for (std::size_t i = 0; i < screened.size(); ++i) n += i == 0 || !same_group(screened[i].option, screened[i - 1].option);
-  return n;
-}
-
-/// Every engine and format's disaggregated candidates. Options come grouped by engine and format
-/// (options_to_try); each group is sized disaggregated, the groups side by side (one thread each
-/// where there are more groups than cores), their findings taken, and counted, in order.
-void plan_disaggregated_groups(Preparer& prepare, const CapacityRequest& q, std::vector<Screened>& screened, CapacityPlan& plan,
-                               const std::function<void()>& tick) {
-  std::vector<std::pair<std::size_t, std::size_t>> spans;  // [first, end) of each group in `screened`
+/// [first, end) of each engine and format's options in `screened` (options_to_try lists them grouped).
+using Spans = std::vector<std::pair<std::size_t, std::size_t>>;
+Spans group_spans(const std::vector<Screened>& screened) {
+  Spans spans;
   for (std::size_t first = 0; first < screened.size();) {
     std::size_t end = first;
     while (end < screened.size() && same_group(screened[end].option, screened[first].option)) ++end;
     spans.emplace_back(first, end);
     first = end;
   }
+  return spans;
+}
+
+/// Every engine and format's disaggregated candidates. Options come grouped by engine and format
+/// (options_to_try); each group is sized disaggregated, the groups side by side (one thread each
+/// where there are more groups than cores), their findings taken, and counted, in order.
+void plan_disaggregated_groups(Preparer& prepare, const CapacityRequest& q, std::vector<Screened>& screened, const Spans& spans,
+                               CapacityPlan& plan, const std::function<void()>& tick) {
   const std::size_t threads = std::min(side_by_side_threads(), spans.size());
   const auto group_task = [&](std::size_t g) {
     std::vector<Screened*> group;
@@ -655,14 +655,14 @@ CapacityPlan plan_capacity(const Catalog& catalog, const CapacityRequest& q,
   Preparer prepare(catalog, base.model);
   std::vector<Screened> screened = screen(prepare, q, options);
   plan.layouts_screened = plan.deployments_searched = screened.size();
-  const std::size_t groups = q.disaggregated ? count_groups(screened) : 0;
-  const std::size_t steps = screened.size() + groups;
+  const Spans groups = q.disaggregated ? group_spans(screened) : Spans{};
+  const std::size_t steps = screened.size() + groups.size();
   std::size_t done = 0;
   const auto tick = [&] {
     if (progress) progress(done++, steps);
   };
   plan_aggregated(q, screened, plan, tick);
-  if (q.disaggregated) plan_disaggregated_groups(prepare, q, screened, plan, tick);
+  if (q.disaggregated) plan_disaggregated_groups(prepare, q, screened, groups, plan, tick);
   if (progress) progress(steps, steps);
   // Fewest GPUs first, then the most headroom per GPU (replica capacity x replicas over GPUs), then the enumeration order.
   std::sort(plan.candidates.begin(), plan.candidates.end(), ranks_before);
