@@ -260,7 +260,9 @@ Loaded load_rows(const Catalog& catalog, const std::string& path, bool all_stead
       ++out.unmapped[std::string("refused: ") + e.what()];
       continue;
     }
-    if (!simulate_serving(row.prepared.setup, ServingLoad{1, 0, req.load.prompt_tokens, req.load.gen_tokens, 0, 1, 1, std::nullopt}).fits) {
+    ServingLoad one;  // a lone client of one request: does a request fit at all
+    one.concurrency = 1, one.prompt_tokens = req.load.prompt_tokens, one.gen_tokens = req.load.gen_tokens, one.requests = 1;
+    if (!simulate_serving(row.prepared.setup, one).fits) {
       ++out.unmapped["does not fit with the engine's default memory settings (the run set its own)"];
       continue;
     }

@@ -38,15 +38,14 @@ void CappedContextSum::advance(int64_t clock, const std::vector<DecodeMember>& m
   }
 }
 
-DecodeSet::DecodeSet(std::vector<DecodeMember>* members, const StepModel& m, uint64_t gen_tokens)
+DecodeSet::DecodeSet(std::vector<DecodeMember>* members, const StepModel& m)
     : members_(members),
-      gen_tokens_(static_cast<int64_t>(gen_tokens)),
       sparse_(m.sparse_topk > 0),
       window_(m.window_tokens),
       topk_(m.sparse_topk),
       compressed_(m.compressed_cap_tokens) {}
 
-void DecodeSet::join(uint32_t id, uint64_t position, uint64_t generated) {
+void DecodeSet::join(uint32_t id, uint64_t position, uint64_t generated, uint64_t gen_tokens) {
   DecodeMember& s = (*members_)[id];
   assert(!s.live);
   s.base = static_cast<int64_t>(position) - clock_;
@@ -58,7 +57,7 @@ void DecodeSet::join(uint32_t id, uint64_t position, uint64_t generated) {
   window_.join(id, s, clock_);
   topk_.join(id, s, clock_);
   compressed_.join(id, s, clock_);
-  finishing_.push({gen_tokens_ - s.gen_base, joins_++, id, s.epoch});
+  finishing_.push({static_cast<int64_t>(gen_tokens) - s.gen_base, joins_++, id, s.epoch});
   order_.push_back({id, s.epoch});
 }
 

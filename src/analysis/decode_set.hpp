@@ -56,12 +56,12 @@ class DecodeSet {
  public:
   DecodeSet() = default;
   /// `members` is indexed by request id and must outlive the set; it may grow.
-  DecodeSet(std::vector<DecodeMember>* members, const StepModel& m, uint64_t gen_tokens);
+  DecodeSet(std::vector<DecodeMember>* members, const StepModel& m);
 
   uint64_t size() const { return live_; }
   bool empty() const { return live_ == 0; }
-  /// Adds request `id` at `position` with `generated` tokens so far (fewer than gen_tokens).
-  void join(uint32_t id, uint64_t position, uint64_t generated);
+  /// Adds request `id` at `position` with `generated` of its `gen_tokens` so far (fewer than those).
+  void join(uint32_t id, uint64_t position, uint64_t generated, uint64_t gen_tokens);
   struct Where {
     uint64_t position = 0, generated = 0;
   };
@@ -75,7 +75,7 @@ class DecodeSet {
   uint64_t below_window() const { return window_.enabled() ? static_cast<uint64_t>(window_.below()) : live_; }
   /// A decode step of every member: add_decode() of each, summed exactly.
   void add_to(StepMix& mix) const;
-  /// Every member gains a token; the ids that reach gen_tokens leave and are appended to
+  /// Every member gains a token; the ids that reach their gen_tokens leave and are appended to
   /// `finished` in the order they joined.
   void advance(std::vector<uint32_t>& finished);
 
@@ -93,7 +93,6 @@ class DecodeSet {
   void drop(uint32_t id);
 
   std::vector<DecodeMember>* members_ = nullptr;
-  int64_t gen_tokens_ = 0;
   bool sparse_ = false;
   int64_t clock_ = 0;
   uint64_t live_ = 0, joins_ = 0;

@@ -40,14 +40,18 @@ constexpr uint64_t kPointTokens = 8'000'000;
 /// Decoding costs per iteration and rank, not per token (decode_set.hpp), so this bounds memory
 /// (about 100 bytes a request) and the arrivals' bookkeeping, not the decode work.
 constexpr uint64_t kMaxWarmupRequests = 200'000;
+/// Requests a point measures at least where lengths vary: its percentiles are of a distribution
+/// (the p99 from ten requests), not of a fixed length's near-equal values.
+constexpr uint64_t kSpreadPointRequests = 1000;
 }  // namespace
 
 uint64_t simulated_requests(const ServingLoad& load) {
   if (load.requests) return load.requests;
-  // Two cycles of the clients after a warm-up cycle, at least 64 requests,
-  // and at most about kPointTokens generated tokens per point.
+  // Two cycles of the clients after a warm-up cycle, at least 64 requests (kSpreadPointRequests
+  // where lengths vary), and at most about kPointTokens generated tokens per point.
   const uint64_t c = std::max<uint64_t>(load.concurrency, 1);
-  const uint64_t wanted = std::max<uint64_t>(2 * c, 64);
+  const bool spread = !load.prompt_spread.fixed() || !load.gen_spread.fixed();
+  const uint64_t wanted = std::max<uint64_t>(2 * c, spread ? kSpreadPointRequests : 64);
   const uint64_t budget = std::max<uint64_t>(kPointTokens / std::max<uint64_t>(load.gen_tokens, 1), c);
   return std::min(wanted, budget);
 }
@@ -61,6 +65,8 @@ struct Request {
   uint64_t prefill_left = 0;  ///< prompt tokens still to compute (all of them again after a preemption)
   uint64_t position = 0;      ///< tokens in this request's KV cache
   uint64_t generated = 0;
+  uint32_t prompt = 0;  ///< this request's prompt tokens
+  uint32_t gen = 0;     ///< and the tokens it generates
   double allocated_bytes = 0;
   bool measured = false;
 };
@@ -103,13 +109,14 @@ double kv_growth_bytes(const StepModel& m, uint64_t from, uint64_t to) {
 
 class Simulation {
  public:
-  Simulation(const ServingSetup& setup, const ServingLoad& load) : setup_(setup), load_(load), rng_(load.seed) {
+  Simulation(const ServingSetup& setup, const ServingLoad& load)
+      : setup_(setup), load_(load), rng_(load.seed), lengths_rng_(load.seed ^ kLengthsSeed) {
     for (const auto& pool : setup.pools) {
       for (uint32_t i = 0; i < pool.workers; ++i) {
         Worker w;
         w.pool = &pool;
         w.ranks.resize(std::max<uint32_t>(1, pool.step.layout.dp_attention));
-        for (Rank& r : w.ranks) r.running = DecodeSet(&members_, pool.step, load.gen_tokens);
+        for (Rank& r : w.ranks) r.running = DecodeSet(&members_, pool.step);
         (pool.role == ServingRole::kDecode ? decode_workers_ : front_workers_).push_back(workers_.size());
         workers_.push_back(std::move(w));
       }
@@ -137,6 +144,9 @@ class Simulation {
  private:
   static constexpr uint64_t kMaxIterations = 50'000'000;  // a bound, never reached by sized loads
   static constexpr uint64_t kMaxWarmupCycles = 4;
+  /// Mixed into the seed for the lengths' own stream, so that drawing them leaves the arrivals as they were.
+  static constexpr uint64_t kLengthsSeed = 0x9e3779b97f4a7c15ULL;
+  static constexpr int kMaxLengthRedraws = 1000;
   /// An open loop's window is measured again, a window longer each time, at most this many times
   /// while its keep-up verdict is in doubt (keep_up_in_doubt).
   static constexpr uint32_t kMaxWindowExtensions = 3;
@@ -159,18 +169,38 @@ class Simulation {
   void extend_window();
   void measure_latencies(ServingResult& out);
   void measure_rates(ServingResult& out);
+  double closed_loop_requests_per_s() const;
   void attribute_time(ServingResult& out);
   double kv_bytes(const StepModel& m, double tokens) const { return request_kv_bytes(m, tokens); }
-  /// The prompt tokens each request finds in the prefix cache (one is always computed).
-  uint64_t cached_tokens() const {
-    const auto cached = static_cast<uint64_t>(std::floor(load_.prefix_hit * static_cast<double>(load_.prompt_tokens)));
-    return std::min(cached, load_.prompt_tokens > 0 ? load_.prompt_tokens - 1 : 0);
+  /// The prompt tokens a request of `prompt` tokens finds in the prefix cache (one is always computed).
+  uint64_t cached_tokens(uint64_t prompt) const {
+    const auto cached = static_cast<uint64_t>(std::floor(load_.prefix_hit * static_cast<double>(prompt)));
+    return std::min(cached, prompt > 0 ? prompt - 1 : 0);
   }
-  /// The KV a request holding `tokens` takes when admitted: blocks for those tokens and the next on
-  /// incremental engines, for prompt + max new tokens on reserve-full ones; less a cached prefix of
-  /// `shared_prefix` tokens, held once by the pool rather than by each request.
-  double admission_bytes(const StepModel& m, uint64_t tokens, uint64_t shared_prefix) const {
-    double need = m.admission == KvAdmission::kReserveFull ? kv_bytes(m, static_cast<double>(load_.prompt_tokens + load_.gen_tokens))
+  /// A new request with its lengths: the load's, or drawn from its spreads.
+  Request new_request() {
+    Request r;
+    r.prompt = static_cast<uint32_t>(draw_length(load_.prompt_tokens, load_.prompt_spread, lengths_rng_));
+    r.gen = static_cast<uint32_t>(draw_length(load_.gen_tokens, load_.gen_spread, lengths_rng_));
+    return r;
+  }
+  /// A request found decoding in the steady state: its lengths drawn as new_request() draws them,
+  /// taken with a chance in proportion to its decode steps (gen - 1), since a request twice as long
+  /// stays in the batch twice as long (length-biased sampling; at most kMaxLengthRedraws draws).
+  Request decoding_request() {
+    const uint64_t most = length_range(load_.gen_tokens, load_.gen_spread).max;
+    Request q = new_request();
+    for (int i = 0; i < kMaxLengthRedraws && !load_.gen_spread.fixed() && most > 1; ++i) {
+      if (static_cast<double>(lengths_rng_() >> 11) * 0x1.0p-53 * static_cast<double>(most - 1) < static_cast<double>(q.gen - 1)) break;
+      q = new_request();
+    }
+    return q;
+  }
+  /// The KV request `q` holding `tokens` takes when admitted: blocks for those tokens and the next
+  /// on incremental engines, for its prompt + max new tokens on reserve-full ones; less a cached
+  /// prefix of `shared_prefix` tokens, held once by the pool rather than by each request.
+  double admission_bytes(const StepModel& m, const Request& q, uint64_t tokens, uint64_t shared_prefix) const {
+    double need = m.admission == KvAdmission::kReserveFull ? kv_bytes(m, static_cast<double>(q.prompt) + static_cast<double>(q.gen))
                                                             : kv_bytes(m, static_cast<double>(tokens) + 1);
     if (shared_prefix > 0) need -= kv_bytes(m, static_cast<double>(shared_prefix)) - m.state_bytes_per_sequence;
     return need;
@@ -198,6 +228,7 @@ class Simulation {
   const ServingSetup& setup_;
   const ServingLoad& load_;
   std::mt19937_64 rng_;
+  std::mt19937_64 lengths_rng_;  ///< request lengths (request_lengths.hpp), apart from the arrivals
   std::vector<Worker> workers_;
   std::vector<std::size_t> front_workers_, decode_workers_;
   std::vector<Request> requests_;
@@ -224,11 +255,11 @@ class Simulation {
 void Simulation::issue(double now) {
   if (requests_.size() >= total_) return;
   const uint32_t id = static_cast<uint32_t>(requests_.size());
-  Request r;
+  Request r = new_request();
   r.arrival = now;
   last_arrival_ = now;
-  r.position = cached_tokens();
-  r.prefill_left = load_.prompt_tokens - r.position;
+  r.position = cached_tokens(r.prompt);
+  r.prefill_left = r.prompt - r.position;
   if (warm_until_completion_ && id >= warmup_ && id < warm_target_ && id < max_warmup_) {
     warmup_ = id + 1;  // still filling: this one warms up too
     // Measure at least a lifetime of arrivals (half the warm-up), so the window's completions
@@ -272,7 +303,7 @@ bool Simulation::admit(Rank& r, const StepModel& m, uint32_t id, bool decode_rol
     r.blocked_by_cap = true;
     return false;
   }
-  const double need = admission_bytes(m, q.position + q.prefill_left, !decode_role && q.generated == 0 ? q.position : 0);
+  const double need = admission_bytes(m, q, q.position + q.prefill_left, !decode_role && q.generated == 0 ? q.position : 0);
   if (r.used_bytes + need > m.kv_pool_bytes && !(r.running.empty() && r.prefilling.empty())) {
     r.blocked_by_kv = true;
     return false;
@@ -395,7 +426,7 @@ void Simulation::complete(uint32_t id, double now) {
 
 void Simulation::join_decode(Rank& r, uint32_t id) {
   const Request& q = requests_[id];
-  r.running.join(id, q.position, q.generated);
+  r.running.join(id, q.position, q.generated, q.gen);
 }
 
 /// A request that left its rank's decode set: where it got to, and the KV it grew on the way.
@@ -449,7 +480,7 @@ void Simulation::finish_iteration(std::size_t w, double now) {
         continue;
       }
       if (q.first_token < 0) q.first_token = now;
-      if (q.generated >= load_.gen_tokens) {
+      if (q.generated >= q.gen) {
         r.used_bytes -= q.allocated_bytes;
         finished.push_back(c.request);
       } else {
@@ -493,16 +524,17 @@ void Simulation::start_warm() {
   if (!(steady.lifetime_s > 0) || !std::isfinite(steady.lifetime_s)) return;
   const StepModel& m = decoding->step;
   const auto held = static_cast<uint64_t>(std::floor(steady.sequences_per_rank * static_cast<double>(ranks.size())));
-  const uint64_t steps = load_.gen_tokens - 1;
-  // A request that prefilled on this pool shares the cached prefix; one whose KV came from a prefill worker does not.
-  const uint64_t shared_prefix = decoding->role == ServingRole::kMixed ? cached_tokens() : 0;
+  const bool shares_prefix = decoding->role == ServingRole::kMixed;
   for (uint64_t i = 0; i < held; ++i) {
     const auto id = static_cast<uint32_t>(requests_.size());
-    Request q;
+    Request q = decoding_request();
+    if (q.gen < 2) continue;  // only after every redraw came out at one token
+    const uint64_t steps = q.gen - 1;
     q.generated = 1 + (2 * i + 1) * steps / (2 * held);  // 1 .. gen - 1, evenly
-    q.position = load_.prompt_tokens + q.generated - 1;
+    q.position = q.prompt + q.generated - 1;
     q.arrival = q.first_token = -steady.step_s * static_cast<double>(q.generated);
-    q.allocated_bytes = admission_bytes(m, q.position, shared_prefix);
+    // A request that prefilled on this pool shares the cached prefix; one whose KV came from a prefill worker does not.
+    q.allocated_bytes = admission_bytes(m, q, q.position, shares_prefix ? cached_tokens(q.prompt) : 0);
     requests_.push_back(q);
     members_.emplace_back();
     Rank& r = workers_[ranks[i % ranks.size()].first].ranks[ranks[i % ranks.size()].second];
@@ -563,7 +595,7 @@ void Simulation::run_until_measured(std::exponential_distribution<double>& gap) 
       dispatch(static_cast<uint32_t>(e.index), front_workers_, now_);
     } else {
       Request& q = requests_[e.index];
-      if (q.generated >= load_.gen_tokens) {
+      if (q.generated >= q.gen) {
         q.first_token = now_;
         complete(static_cast<uint32_t>(e.index), now_);
       } else
@@ -641,14 +673,30 @@ void Simulation::measure_latencies(ServingResult& out) {
   for (const Request& q : requests_) {
     if (!q.measured || q.finish < 0) continue;
     // The API server's own time per request (HTTP, tokenization, streaming) is outside the iterations.
+    // A request of one generated token has no time per output token (aiperf leaves it out too).
     const double t1 = q.first_token - q.arrival + setup_.request_overhead_s;
-    const double t2 = load_.gen_tokens > 1 ? (q.finish - q.first_token) / static_cast<double>(load_.gen_tokens - 1) : 0.0;
-    ttft.push_back(t1), tpot.push_back(t2), e2e.push_back(q.finish - q.arrival + setup_.request_overhead_s);
+    const double t2 = q.gen > 1 ? (q.finish - q.first_token) / static_cast<double>(q.gen - 1) : 0.0;
+    ttft.push_back(t1), e2e.push_back(q.finish - q.arrival + setup_.request_overhead_s);
+    if (q.gen > 1) tpot.push_back(t2);
     if ((slo_ttft <= 0 || t1 <= slo_ttft) && (slo_tpot <= 0 || t2 <= slo_tpot)) ++good;
   }
   const std::size_t measured = ttft.size();
   out.ttft_s = latency_stats(ttft), out.tpot_s = latency_stats(tpot), out.e2e_s = latency_stats(e2e);
   out.slo_attained = measured ? static_cast<double>(good) / static_cast<double>(measured) : 0;
+}
+
+/// A closed loop's completions a second, counted from the last warm-up request's completion to the
+/// end: its window opens as the first of a cohort of clients completes (the request that client
+/// sends next is the first measured), and the rest of that cohort's completions, an iteration or a
+/// few later, are the warm-up's, not the window's. The clients keep sending to the end, so the
+/// server is as loaded at the window's end as within it.
+double Simulation::closed_loop_requests_per_s() const {
+  double from = std::max(window_start_, 0.0);
+  for (uint64_t id = 0; id < std::min<uint64_t>(warmup_, requests_.size()); ++id) from = std::max(from, requests_[id].finish);
+  if (!(now_ > from)) return 0;
+  double completed = 0;
+  for (const Request& q : requests_) completed += q.finish > from;
+  return completed / (now_ - from);
 }
 
 /// Throughput over the measured window (`out.slo_attained` must be set).
@@ -660,6 +708,7 @@ void Simulation::measure_rates(ServingResult& out) {
   if (span > 0) {
     out.output_tokens_per_s = (tokens_out_ - window_tokens_start_) / span;
     out.requests_per_s = (completions_ - window_done_start_) / span;
+    if (load_.concurrency) out.requests_per_s = closed_loop_requests_per_s();
     const WindowCounts w = window_counts();
     out.arrivals_per_s = w.arrivals_per_s;
     out.keeps_up = w.last > w.start ? w.completed / (w.last - w.start) >= kServingKeepUpShare * out.arrivals_per_s
@@ -730,15 +779,22 @@ void apply_era(ServingSetup& setup, const ServingEra& era) {
 ServingResult simulate_serving(const ServingSetup& setup, const ServingLoad& load) {
   ServingResult empty;
   for (const auto& pool : setup.pools) empty.gpus += static_cast<uint64_t>(pool.workers) * pool.step.layout.gpus();
-  // The pool of every rank must hold at least one whole request, or nothing ever runs.
+  // The pool of every rank must hold at least one whole request (the longest the load draws), or
+  // nothing ever runs.
   const double total = static_cast<double>(load.prompt_tokens + load.gen_tokens);
+  const bool spread = !load.prompt_spread.fixed() || !load.gen_spread.fixed();
+  const auto longest = static_cast<double>(length_range(load.prompt_tokens, load.prompt_spread).max +
+                                           length_range(load.gen_tokens, load.gen_spread).max);
   for (const auto& pool : setup.pools) {
     const StepModel& m = pool.step;
-    const double one = request_kv_bytes(m, total);
+    const double one = request_kv_bytes(m, longest);
     if (m.kv_pool_bytes <= 0 || one > m.kv_pool_bytes || pool.workers == 0) {
       empty.fits = false;
       empty.bound = ServingBound::kKvCapacity;
-      empty.notes.push_back("the weights leave no KV pool that holds one request of prompt + gen tokens");
+      empty.notes.push_back(spread ? fmt::format("the weights leave no KV pool that holds the longest request the load draws "
+                                                 "({:.0f} tokens of prompt + gen)",
+                                                 longest)
+                                   : "the weights leave no KV pool that holds one request of prompt + gen tokens");
       return empty;
     }
   }

@@ -38,9 +38,21 @@ nlohmann::json accuracy_json(const ServingEra* era, const std::string& device) {
 
 }  // namespace
 
+nlohmann::json length_spread_json(uint64_t mean, const LengthSpread& spread) {
+  const LengthRange range = length_range(mean, spread);
+  nlohmann::json j = {{"min", range.min}, {"max", range.max}};
+  if (spread.kind == LengthSpread::Kind::kUniform) j["kind"] = "uniform", j["range_ratio"] = spread.range_ratio;
+  if (spread.kind == LengthSpread::Kind::kNormal) j["kind"] = "normal", j["stddev_tokens"] = spread.stddev_tokens;
+  if (spread.fixed()) j["kind"] = "fixed";
+  return j;
+}
+
 nlohmann::json serving_point_json(const ServeRequest& request, const ServingResult& r) {
   nlohmann::json load = {
       {"prompt_tokens", request.load.prompt_tokens}, {"gen_tokens", request.load.gen_tokens}, {"prefix_hit", request.load.prefix_hit}};
+  // The spreads only where the lengths vary, so a fixed-length document reads as it always has.
+  if (!request.load.prompt_spread.fixed()) load["prompt_spread"] = length_spread_json(request.load.prompt_tokens, request.load.prompt_spread);
+  if (!request.load.gen_spread.fixed()) load["gen_spread"] = length_spread_json(request.load.gen_tokens, request.load.gen_spread);
   if (request.load.concurrency)
     load["concurrency"] = request.load.concurrency;
   else

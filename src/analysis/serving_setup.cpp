@@ -5,6 +5,7 @@
 
 #include "optadvisor/analysis/analysis.hpp"
 #include "optadvisor/analysis/expert_layout.hpp"
+#include "optadvisor/analysis/request_lengths.hpp"
 #include "optadvisor/base/error.hpp"
 
 namespace optadvisor {
@@ -65,6 +66,24 @@ void note_nodes(const HardwareProfile& hw, const ServePoolRequest& pool, const c
 
 }  // namespace
 
+void check_serving_lengths(const ModelSpec& model, const ServingLoad& load) {
+  if (load.gen_tokens < 1) throw bad_input("--gen must be at least 1 for serving", "a request produces at least its first token");
+  if (load.prompt_tokens < 1) throw bad_input("--prompt must be at least 1 for serving");
+  const uint64_t context = model.max_position_embeddings;
+  if (context && load.prompt_tokens + load.gen_tokens > context)
+    throw bad_input(fmt::format("--prompt {} + --gen {} exceeds {}'s context of {} tokens", load.prompt_tokens, load.gen_tokens,
+                                model.name, context));
+  check_spread(load.prompt_spread, "prompt");
+  check_spread(load.gen_spread, "gen");
+  const uint64_t prompt = length_range(load.prompt_tokens, load.prompt_spread).max;
+  const uint64_t gen = length_range(load.gen_tokens, load.gen_spread).max;
+  if (context && prompt + gen > context)
+    throw bad_input(fmt::format("the longest request the length spreads draw ({} prompt + {} generated tokens) exceeds {}'s context "
+                                "of {} tokens",
+                                prompt, gen, model.name, context),
+                    "narrow --prompt-range-ratio/--gen-range-ratio or --prompt-stddev/--gen-stddev, or shorten --prompt/--gen");
+}
+
 PreparedServing prepare_serving(const Catalog& catalog, const ServeRequest& r) {
   if (r.scenario.hardware.empty()) throw bad_input("no hardware given", "pass --hw NAME (optadvisor hw list)");
   catalog.resolve_hardware(r.scenario.hardware);  // an unknown device is reported before the model is read
@@ -102,11 +121,7 @@ PreparedServing prepare_serving(const Catalog& catalog, const ServeRequest& r, c
     throw bad_input("no load given", "pass --concurrency C (closed loop) or --rate R (requests per second)");
   if (r.load.concurrency > kMaxServeConcurrency)
     throw bad_input(fmt::format("--concurrency {} is out of range", r.load.concurrency), fmt::format("use 1 to {}", kMaxServeConcurrency));
-  if (r.load.gen_tokens < 1) throw bad_input("--gen must be at least 1 for serving", "a request produces at least its first token");
-  if (r.load.prompt_tokens < 1) throw bad_input("--prompt must be at least 1 for serving");
-  if (model.max_position_embeddings && r.load.prompt_tokens + r.load.gen_tokens > model.max_position_embeddings)
-    throw bad_input(fmt::format("--prompt {} + --gen {} exceeds {}'s context of {} tokens", r.load.prompt_tokens, r.load.gen_tokens,
-                                model.name, model.max_position_embeddings));
+  check_serving_lengths(model, r.load);
   if (r.disaggregated) {
     check_pool(model, r.prefill, "prefill-");
     check_pool(model, r.decode, "decode-");

@@ -128,6 +128,8 @@ ServeRequest serve_request(const CapacityRequest& q, const Option& o) {
   sr.aggregated = o.layout;
   sr.load.prompt_tokens = q.prompt_tokens;
   sr.load.gen_tokens = q.gen_tokens;
+  sr.load.prompt_spread = q.prompt_spread;
+  sr.load.gen_spread = q.gen_spread;
   sr.load.prefix_hit = q.prefix_hit;
   sr.load.concurrency = 1;
   sr.slo_ttft_s = q.slo_ttft_s;
@@ -281,6 +283,7 @@ std::optional<Screened> screen_one(Preparer& prepare, const CapacityRequest& q, 
   }
   ServingLoad prompts = s.request.load;
   prompts.gen_tokens = 1;
+  prompts.gen_spread = {};
   s.replica_ceiling = ceiling_as(s.prepared, ServingRole::kMixed, s.request.load, q.slo_ttft_s, q.slo_tpot_s);
   s.prefill_ceiling = ceiling_as(s.prepared, ServingRole::kMixed, prompts, q.slo_ttft_s, 0);
   s.decode_ceiling = ceiling_as(s.prepared, ServingRole::kDecode, s.request.load, 0, q.slo_tpot_s);
@@ -306,6 +309,7 @@ std::vector<Screened> screen(Preparer& prepare, const CapacityRequest& q, const 
 ServeRequest prefill_worker_request(const CapacityRequest& q, const Screened& s) {
   CapacityRequest prompts = q;
   prompts.gen_tokens = 1;
+  prompts.gen_spread = {};
   return serve_request(prompts, s.option);
 }
 
@@ -635,6 +639,7 @@ CapacityPlan plan_capacity(const Catalog& catalog, const CapacityRequest& q,
   // Resolve the device and model once (and refuse a bad name before enumerating).
   ScenarioRequest probe = q.scenario;
   const PreparedScenario base = prepare_scenario(catalog, probe);
+  check_serving_lengths(base.scenario.model, serve_request(q, {}).load);
   if (!q.scenario.engine.empty() && !base.scenario.engine.engine->serving.enabled())
     throw bad_input(fmt::format("engine '{}' has no serving model", base.scenario.engine.engine->id),
                     "optadvisor plan sizes vllm, sglang and tensorrt-llm deployments");

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "base/table.hpp"
+#include "optadvisor/analysis/serving_json.hpp"
 #include "optadvisor/base/version.hpp"
 #include "optadvisor/render/report_serve.hpp"
 
@@ -56,9 +57,7 @@ nlohmann::json capacity_json(const CapacityRequest& q, const CapacityPlan& plan)
     }
     list.push_back(j);
   }
-  return {{"schema_version", kSchemaVersion},
-          {"request",
-           {{"hardware", q.scenario.hardware},
+  nlohmann::json request = {{"hardware", q.scenario.hardware},
             {"model", q.scenario.model.preset},
             {"rate_per_s", q.rate_per_s},
             {"prompt_tokens", q.prompt_tokens},
@@ -68,7 +67,12 @@ nlohmann::json capacity_json(const CapacityRequest& q, const CapacityPlan& plan)
             {"slo_attainment", q.slo_attainment},
             {"max_gpus", q.max_gpus},
             {"gpu_hour_usd", plan.gpu_hour_usd > 0 ? nlohmann::json(plan.gpu_hour_usd) : nlohmann::json(nullptr)},
-            {"gpu_hour_from", plan.gpu_hour_usd > 0 ? nlohmann::json(plan.gpu_hour_from) : nlohmann::json(nullptr)}}},
+            {"gpu_hour_from", plan.gpu_hour_usd > 0 ? nlohmann::json(plan.gpu_hour_from) : nlohmann::json(nullptr)}};
+  // The spreads only where the lengths vary, as serve writes them.
+  if (!q.prompt_spread.fixed()) request["prompt_spread"] = length_spread_json(q.prompt_tokens, q.prompt_spread);
+  if (!q.gen_spread.fixed()) request["gen_spread"] = length_spread_json(q.gen_tokens, q.gen_spread);
+  return {{"schema_version", kSchemaVersion},
+          {"request", request},
           {"best", plan.candidates.empty() ? nlohmann::json(nullptr) : list.front()},
           {"candidates", list},
           {"layouts_screened", plan.layouts_screened},
@@ -84,7 +88,8 @@ std::string render_capacity(const CapacityRequest& q, const CapacityPlan& plan, 
   const bool markdown = format == OutputFormat::kMarkdown;
   std::string out =
       style.bold(fmt::format("plan: {} requests/s of {} + {} tokens on {}, TTFT <= {:.0f} ms and TPOT <= {:.0f} ms for {:.0f}% of requests",
-                             q.rate_per_s, q.prompt_tokens, q.gen_tokens, q.scenario.hardware, q.slo_ttft_s * 1e3, q.slo_tpot_s * 1e3,
+                             q.rate_per_s, length_text(q.prompt_tokens, q.prompt_spread), length_text(q.gen_tokens, q.gen_spread),
+                             q.scenario.hardware, q.slo_ttft_s * 1e3, q.slo_tpot_s * 1e3,
                              100 * q.slo_attainment)) +
       "\n\n";
   if (plan.candidates.empty()) {

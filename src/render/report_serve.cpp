@@ -15,7 +15,8 @@ std::string ms(double s) { return fmt::format("{:.1f}", s * 1e3); }
 std::string load_text(const ServeRequest& r) {
   const std::string who = r.load.concurrency ? fmt::format("closed loop of {} clients", r.load.concurrency)
                                              : fmt::format("Poisson arrivals at {} req/s", format_sig3(r.load.rate_per_s));
-  std::string out = fmt::format("{}, prompt {} + gen {} tokens", who, r.load.prompt_tokens, r.load.gen_tokens);
+  std::string out = fmt::format("{}, prompt {} + gen {} tokens", who, length_text(r.load.prompt_tokens, r.load.prompt_spread),
+                                length_text(r.load.gen_tokens, r.load.gen_spread));
   if (r.load.prefix_hit > 0) out += fmt::format(", {:.0f}% of each prompt in the prefix cache", 100 * r.load.prefix_hit);
   return out;
 }
@@ -85,8 +86,9 @@ std::string point_text(const ServeRequest& r, const ServingResult& x, bool markd
   const std::string slo = slo_text(r);
   if (!slo.empty())
     out += fmt::format("goodput: {:.3g} requests/s meet {} ({:.0f}% of requests)\n", x.goodput_requests_per_s, slo, 100 * x.slo_attained);
-  out += fmt::format("KV pool: {} tokens per attention rank, {} requests of {} tokens; mean decode batch {:.1f}; {} preemptions\n",
-                     x.kv_pool_tokens, x.max_batch_in_pool, r.load.prompt_tokens + r.load.gen_tokens, x.mean_decode_batch, x.preemptions);
+  out += fmt::format("KV pool: {} tokens per attention rank, {} requests of {}{} tokens; mean decode batch {:.1f}; {} preemptions\n",
+                     x.kv_pool_tokens, x.max_batch_in_pool, r.load.prompt_spread.fixed() && r.load.gen_spread.fixed() ? "" : "a mean ",
+                     r.load.prompt_tokens + r.load.gen_tokens, x.mean_decode_batch, x.preemptions);
   out += fmt::format(
       "bound: {} (busy time: memory reads {:.0f}%, compute {:.0f}%, overhead {:.0f}%, communication {:.0f}%; "
       "waiting for KV blocks {:.0f}%)\n",
@@ -139,7 +141,8 @@ std::string render_serve(const PreparedServing& prepared, const ServeRequest& re
   for (const auto& n : prepared.notes) out += "note: " + n + "\n";
   out += "\n";
   if (sweep) {
-    out += fmt::format("sweep: prompt {} + gen {} tokens{}\n\n", request.load.prompt_tokens, request.load.gen_tokens,
+    out += fmt::format("sweep: prompt {} + gen {} tokens{}\n\n", length_text(request.load.prompt_tokens, request.load.prompt_spread),
+                       length_text(request.load.gen_tokens, request.load.gen_spread),
                        slo_text(request).empty() ? "" : "; goodput under " + slo_text(request));
     out += sweep_text(points, results, markdown);
   } else {

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "optadvisor/analysis/request_lengths.hpp"
 #include "optadvisor/analysis/serving_step.hpp"
 
 namespace optadvisor {
@@ -22,8 +23,9 @@ namespace optadvisor {
 struct ServingLoad {
   uint64_t concurrency = 0;  ///< closed loop: C clients, each sends its next request when the last completes
   double rate_per_s = 0;     ///< open loop: Poisson arrivals at this rate (used when concurrency is 0)
-  uint64_t prompt_tokens = 1024;
-  uint64_t gen_tokens = 1024;
+  uint64_t prompt_tokens = 1024;  ///< each request's, or the mean of prompt_spread
+  uint64_t gen_tokens = 1024;     ///< each request's, or the mean of gen_spread
+  LengthSpread prompt_spread, gen_spread;  ///< fixed lengths unless set (request_lengths.hpp)
   double prefix_hit = 0;  ///< share of each prompt already in the prefix cache
   uint64_t requests = 0;  ///< requests to measure; 0 = sized from the load (simulated_requests())
   uint64_t seed = 1;
@@ -78,7 +80,7 @@ struct ServingResult {
   double slo_attained = 1.0;          ///< share of measured requests meeting both SLOs
   uint64_t gpus = 0;
   uint64_t kv_pool_tokens = 0;     ///< per rank (one attention replica), at the prompt+gen average
-  uint64_t max_batch_in_pool = 0;  ///< sequences of prompt+gen tokens the pool holds per rank
+  uint64_t max_batch_in_pool = 0;  ///< sequences of prompt+gen tokens (the means) the pool holds per rank
   double mean_decode_batch = 0;    ///< sequences per decode iteration, per rank
   double kv_wait_share = 0;        ///< share of time some request waited for KV blocks
   uint64_t preemptions = 0;

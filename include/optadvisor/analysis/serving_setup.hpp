@@ -39,6 +39,10 @@ struct PreparedServing {
   std::vector<std::string> notes;
 };
 
+/// Checks the load's lengths: at least one token each, the spreads within their bounds, and the
+/// longest request the load draws within the model's context (bad_input).
+void check_serving_lengths(const ModelSpec& model, const ServingLoad& load);
+
 /// Checks the request (one clear bad_input on a layout the model, device or
 /// engine cannot run) and builds the pools' step models.
 PreparedServing prepare_serving(const Catalog& catalog, const ServeRequest& request);

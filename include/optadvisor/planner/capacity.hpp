@@ -26,8 +26,9 @@ constexpr std::size_t kPlanRankedCandidates = 10;
 struct CapacityRequest {
   ScenarioRequest scenario;  ///< hardware and model; quant and engine "" = try every one that runs
   double rate_per_s = 1;     ///< requests per second to serve
-  uint64_t prompt_tokens = 1024;
-  uint64_t gen_tokens = 256;
+  uint64_t prompt_tokens = 1024;  ///< each request's, or the mean of prompt_spread
+  uint64_t gen_tokens = 256;      ///< each request's, or the mean of gen_spread
+  LengthSpread prompt_spread, gen_spread;  ///< fixed lengths unless set (request_lengths.hpp)
   double prefix_hit = 0;
   double slo_ttft_s = 0;        ///< required (> 0)
   double slo_tpot_s = 0;        ///< required (> 0)

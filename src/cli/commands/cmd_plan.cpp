@@ -10,6 +10,7 @@
 
 #include "cli/common.hpp"
 #include "cli/detect_tools.hpp"
+#include "cli/length_options.hpp"
 #include "cli/scenario_options.hpp"
 #include "optadvisor/render/report_capacity.hpp"
 
@@ -33,6 +34,7 @@ void register_plan(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--gen", q->gen_tokens, "Generated tokens per request")
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 22))
       ->capture_default_str();
+  add_length_spread_options(cmd, q->prompt_spread, q->gen_spread);
   cmd->add_option("--prefix-hit", q->prefix_hit, "Share of each prompt already in the prefix cache (0-1)")->check(CLI::Range(0.0, 0.99));
   cmd->add_option("--slo-ttft", q->slo_ttft_s, "Time-to-first-token SLO, seconds")->required()->check(CLI::Range(1e-6, 3600.0));
   cmd->add_option("--slo-tpot", q->slo_tpot_s, "Time-per-output-token SLO, seconds")->required()->check(CLI::Range(1e-6, 60.0));

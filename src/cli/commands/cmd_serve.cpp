@@ -9,6 +9,7 @@
 
 #include "cli/common.hpp"
 #include "cli/detect_tools.hpp"
+#include "cli/length_options.hpp"
 #include "cli/scenario_options.hpp"
 #include "optadvisor/analysis/serving_json.hpp"
 #include "optadvisor/base/version.hpp"
@@ -154,6 +155,7 @@ void add_serve_options(CLI::App* cmd, ServeOptions& o) {
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 22))
       ->capture_default_str();
   cmd->add_option("--gen", o.gen, "Generated tokens per request")->check(CLI::Range(uint64_t{1}, uint64_t{1} << 22))->capture_default_str();
+  add_length_spread_options(cmd, o.request.load.prompt_spread, o.request.load.gen_spread);
   cmd->add_option("--requests", o.requests,
                   "Requests to measure, as aiperf --request-count (default: two cycles of the clients, at least 64)")
       ->check(CLI::Range(uint64_t{1}, kMaxServeRequests));
@@ -193,7 +195,8 @@ void print_serve_html(const Catalog& catalog, const ServeRequest& request, const
       fmt::format("{} ({}) on {} with {}", sc.model.name, sc.weights.quant_id, sc.hardware->name, sc.engine.engine->name);
   std::vector<std::pair<std::string, std::string>> facts = {
       {"layout", layout_label(request)},
-      {"load", fmt::format("{} + {} tokens per request, {}", request.load.prompt_tokens, request.load.gen_tokens,
+      {"load", fmt::format("{} + {} tokens per request, {}", length_text(request.load.prompt_tokens, request.load.prompt_spread),
+                           length_text(request.load.gen_tokens, request.load.gen_spread),
                            request.load.concurrency ? "closed loop" : "Poisson arrivals")},
       {"KV cache", sc.workload.kv_dtype},
       {"calibration era", prepared.era ? sc.engine.engine->serving.era_versions(*prepared.era) : std::string{"-"}}};

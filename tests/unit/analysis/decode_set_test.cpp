@@ -14,7 +14,7 @@ namespace {
 
 struct Plain {
   uint32_t id;
-  uint64_t position, generated;
+  uint64_t position, generated, gen;
 };
 
 StepModel capped_model() {
@@ -44,10 +44,10 @@ void require_same(const StepMix& a, const StepMix& b) {
 TEST_CASE("decode set: sums worked by hand at the caps", "[serving][decode_set]") {
   const StepModel m = capped_model();
   std::vector<DecodeMember> members(3);
-  DecodeSet set(&members, m, 100);
-  set.join(0, 10, 1);
-  set.join(1, 39, 1);
-  set.join(2, 70, 1);
+  DecodeSet set(&members, m);
+  set.join(0, 10, 1, 100);
+  set.join(1, 39, 1, 100);
+  set.join(2, 70, 1, 100);
   std::vector<uint32_t> finished;
   set.advance(finished);  // positions 11, 40, 71
   StepMix mix;
@@ -65,13 +65,13 @@ TEST_CASE("decode set: sums worked by hand at the caps", "[serving][decode_set]"
   CHECK(set.where(1).generated == 2);
 }
 
-TEST_CASE("decode set: finishes in join order at gen_tokens", "[serving][decode_set]") {
+TEST_CASE("decode set: finishes in join order at each member's gen_tokens", "[serving][decode_set]") {
   const StepModel m = capped_model();
   std::vector<DecodeMember> members(3);
-  DecodeSet set(&members, m, 4);
-  set.join(2, 100, 1);  // finishes after 3 iterations
-  set.join(0, 5, 2);    // after 2
-  set.join(1, 7, 1);    // after 3, joined after 2
+  DecodeSet set(&members, m);
+  set.join(2, 100, 1, 4);  // finishes after 3 iterations
+  set.join(0, 5, 2, 4);    // after 2
+  set.join(1, 7, 3, 6);    // after 3 (its own target: 6 - 3), joined after 2
   std::vector<uint32_t> finished;
   set.advance(finished);
   CHECK(finished.empty());
@@ -86,19 +86,19 @@ TEST_CASE("decode set: finishes in join order at gen_tokens", "[serving][decode_
 
 TEST_CASE("decode set: equals the sequences kept one by one through joins, preemptions and finishes", "[serving][decode_set]") {
   const StepModel m = capped_model();
-  const uint64_t gen = 30;
   std::mt19937_64 rng(7);
   std::vector<DecodeMember> members;
-  DecodeSet set(&members, m, gen);
+  DecodeSet set(&members, m);
   std::vector<Plain> plain;  // in join order
   uint32_t next_id = 0;
   for (int step = 0; step < 2000; ++step) {
     const int what = static_cast<int>(rng() % 10);
     if (what < 3) {  // join at a position around the caps
       members.emplace_back();
+      const uint64_t gen = 2 + rng() % 40;  // each member its own target
       const uint64_t pos = rng() % 90, generated = 1 + rng() % (gen - 1);
-      set.join(next_id, pos, generated);
-      plain.push_back({next_id++, pos, generated});
+      set.join(next_id, pos, generated, gen);
+      plain.push_back({next_id++, pos, generated, gen});
     } else if (what == 3 && !plain.empty()) {  // preempt the newest
       const uint32_t id = set.newest();
       REQUIRE(id == plain.back().id);
@@ -115,7 +115,7 @@ TEST_CASE("decode set: equals the sequences kept one by one through joins, preem
       std::vector<Plain> kept;
       for (Plain p : plain) {
         p.position += 1, p.generated += 1;
-        if (p.generated >= gen)
+        if (p.generated >= p.gen)
           expected.push_back(p.id);
         else
           kept.push_back(p);
@@ -133,9 +133,9 @@ TEST_CASE("decode set: equals the sequences kept one by one through joins, preem
 TEST_CASE("decode set: without caps every context counts whole", "[serving][decode_set]") {
   const StepModel m;  // no window, dense attention, no compression
   std::vector<DecodeMember> members(2);
-  DecodeSet set(&members, m, 1000);
-  set.join(0, 5000, 1);
-  set.join(1, 100, 1);
+  DecodeSet set(&members, m);
+  set.join(0, 5000, 1, 1000);
+  set.join(1, 100, 1, 1000);
   StepMix mix;
   set.add_to(mix);
   CHECK(mix.decode_context_full == 5100);
