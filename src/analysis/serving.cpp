@@ -169,7 +169,6 @@ class Simulation {
   void extend_window();
   void measure_latencies(ServingResult& out);
   void measure_rates(ServingResult& out);
-  double closed_loop_requests_per_s() const;
   void attribute_time(ServingResult& out);
   double kv_bytes(const StepModel& m, double tokens) const { return request_kv_bytes(m, tokens); }
   /// The prompt tokens a request of `prompt` tokens finds in the prefix cache (one is always computed).
@@ -245,6 +244,7 @@ class Simulation {
   std::vector<double> frontend_free_;  ///< when each API server is free to take the next request
   bool holding_starts_ = false;  ///< while the first burst is issued: queue it, start the workers after
   double window_start_ = -1, window_tokens_start_ = 0, window_done_start_ = 0;
+  double warmup_done_at_ = -1, warmup_done_tokens_ = 0, warmup_done_completions_ = 0;  ///< at the last warm-up completion so far
   double tokens_out_ = 0, completions_ = 0, now_ = 0;
   // Iteration accounting.
   double busy_compute_ = 0, busy_bandwidth_ = 0, busy_overhead_ = 0, busy_comm_ = 0, kv_wait_ = 0, cap_wait_ = 0;
@@ -421,6 +421,7 @@ void Simulation::complete(uint32_t id, double now) {
   completions_ += 1;
   if (completions_ == 1) warm_target_ = 2 * static_cast<uint64_t>(requests_.size());
   if (q.measured) ++done_measured_;
+  if (id < warmup_) warmup_done_at_ = now, warmup_done_tokens_ = tokens_out_, warmup_done_completions_ = completions_;
   if (load_.concurrency) issue(now);  // the client sends its next request
 }
 
@@ -685,30 +686,22 @@ void Simulation::measure_latencies(ServingResult& out) {
   out.slo_attained = measured ? static_cast<double>(good) / static_cast<double>(measured) : 0;
 }
 
-/// A closed loop's completions a second, counted from the last warm-up request's completion to the
-/// end: its window opens as the first of a cohort of clients completes (the request that client
-/// sends next is the first measured), and the rest of that cohort's completions, an iteration or a
-/// few later, are the warm-up's, not the window's. The clients keep sending to the end, so the
-/// server is as loaded at the window's end as within it.
-double Simulation::closed_loop_requests_per_s() const {
-  double from = std::max(window_start_, 0.0);
-  for (uint64_t id = 0; id < std::min<uint64_t>(warmup_, requests_.size()); ++id) from = std::max(from, requests_[id].finish);
-  if (!(now_ > from)) return 0;
-  double completed = 0;
-  for (const Request& q : requests_) completed += q.finish > from;
-  return completed / (now_ - from);
-}
-
 /// Throughput over the measured window (`out.slo_attained` must be set).
 void Simulation::measure_rates(ServingResult& out) {
   out.simulated_requests = requests_.size();
   out.warmup_requests = warmup_;
   out.measured_requests = measured_end_ - warmup_;
-  const double span = now_ - std::max(window_start_, 0.0);
+  // A closed loop's rates count from the last warm-up request's completion: its window opens as the
+  // first of a cohort of clients completes (the request that client sends next is the first
+  // measured), and the rest of that cohort complete over the next iterations, before the next
+  // cohort's prompts have produced their tokens. From the last of them to the end the loop runs
+  // whole cycles of its clients, who keep sending to the end.
+  const bool from_warmup = load_.concurrency && warmup_done_at_ >= 0 && now_ > warmup_done_at_;
+  const double from = from_warmup ? warmup_done_at_ : std::max(window_start_, 0.0);
+  const double span = now_ - from;
   if (span > 0) {
-    out.output_tokens_per_s = (tokens_out_ - window_tokens_start_) / span;
-    out.requests_per_s = (completions_ - window_done_start_) / span;
-    if (load_.concurrency) out.requests_per_s = closed_loop_requests_per_s();
+    out.output_tokens_per_s = (tokens_out_ - (from_warmup ? warmup_done_tokens_ : window_tokens_start_)) / span;
+    out.requests_per_s = (completions_ - (from_warmup ? warmup_done_completions_ : window_done_start_)) / span;
     const WindowCounts w = window_counts();
     out.arrivals_per_s = w.arrivals_per_s;
     out.keeps_up = w.last > w.start ? w.completed / (w.last - w.start) >= kServingKeepUpShare * out.arrivals_per_s

@@ -156,28 +156,40 @@ double slo_margin(const ServingResult& r, const CapacityRequest& q) {
   return std::log(std::max(latency, behind));
 }
 
-/// Simulations one rate search makes at most, and the bracket (a share of the ceiling) it stops at.
+/// Simulations one rate search makes at most, and the bracket (a share of its first failing
+/// rate) it stops at.
 constexpr int kRateProbes = 8;
+/// Rates a search tries at the ceiling and above it (each twice the last) while they meet the SLOs.
+constexpr int kRateExpansions = 3;
 constexpr double kRateResolution = 1.0 / 128;
 
-/// The highest open-loop rate below `ceiling` at which `at(rate)` meets the SLOs, to within
-/// kRateResolution of the ceiling, in kRateProbes simulations at most: the ceiling first, then a
-/// bracket narrowed by regula falsi on slo_margin (the Illinois variant), each try at least a
-/// tenth of the bracket from its ends; bisection while no rate below has met them. The bracket's
-/// ends are decided by meets() alone: a misleading margin costs tries, never a wrong answer.
+/// The highest open-loop rate at which `at(rate)` meets the SLOs, in kRateProbes simulations at
+/// most. The ceiling (a closed loop's throughput) first: where it meets them, the clients that
+/// set it did not fill the layout (a wide data-parallel layout holds more sequences than they
+/// were), so twice the rate, and twice again, up to kRateExpansions tries in all. Then the bracket
+/// between the highest rate that met them (0 if none) and the first that did not, narrowed to
+/// within kRateResolution of that one by regula falsi on slo_margin (the Illinois variant), each
+/// try at least a tenth of the bracket from its ends; bisection while no rate below has met them.
+/// The bracket's ends are decided by meets() alone: a misleading margin costs tries, never a wrong answer.
 template <class RunAt>
 ReplicaRate search_rate(double ceiling, const CapacityRequest& q, RunAt at) {
   constexpr double kLeast = 1e-3;  // the margin an end keeps on its side of zero
   ReplicaRate out;
-  const ServingResult top = at(ceiling);
-  ++out.simulations;
-  if (meets(top, q)) {
-    out.rate_per_s = ceiling, out.at_load = top;
-    return out;
+  double lo = 0, hi = ceiling, lo_margin = 0, hi_margin = 0;
+  for (;;) {
+    const ServingResult r = at(hi);
+    ++out.simulations;
+    if (!meets(r, q)) {
+      hi_margin = std::max(slo_margin(r, q), kLeast);
+      break;
+    }
+    lo = hi, lo_margin = std::min(slo_margin(r, q), -kLeast), out.rate_per_s = hi, out.at_load = r;
+    if (out.simulations >= kRateExpansions) return out;
+    hi *= 2;
   }
-  double lo = 0, hi = ceiling, lo_margin = 0, hi_margin = std::max(slo_margin(top, q), kLeast);
+  const double scale = hi;
   int last_moved = 0;  // -1 the low end moved last, +1 the high end
-  while (out.simulations < kRateProbes && hi - lo > kRateResolution * ceiling) {
+  while (out.simulations < kRateProbes && hi - lo > kRateResolution * scale) {
     double next = (lo + hi) / 2;
     if (lo > 0) next = std::clamp(lo + (hi - lo) * -lo_margin / (hi_margin - lo_margin), lo + 0.1 * (hi - lo), hi - 0.1 * (hi - lo));
     const ServingResult r = at(next);

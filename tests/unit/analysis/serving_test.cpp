@@ -581,3 +581,14 @@ TEST_CASE("step_model: DeepSeek-V4-Flash attends to its compressed entries besid
   const double added_s = step_cost(m, mix).time_s - step_cost(without, mix).time_s;
   CHECK(added_s == Approx(688128.0 * 14680064 / m.attention_flops_per_s));
 }
+
+TEST_CASE("a closed loop completes its clients over their cycle: requests per second by Little's law") {
+  // 64 clients in step, each sending its next request as the last completes: in the steady state
+  // each client's cycle is its end-to-end time, so the loop completes 64 / E2E requests a second.
+  // The window opens as the first of a cohort completes; the rest of that cohort, completing over
+  // the next iterations, are not the window's (counting them overstated the rate by up to 63 / 128).
+  const ServingResult r = simulate_serving(one_pool(round_rank()), closed(64, 1000, 50));
+  CHECK(r.requests_per_s == Approx(64 / r.e2e_s.mean).epsilon(0.02));
+  // And the tokens agree: 50 per request.
+  CHECK(r.output_tokens_per_s / r.requests_per_s == Approx(50).epsilon(0.03));
+}

@@ -11,7 +11,7 @@ using fixtures::catalog;
 
 namespace {
 
-/// DeepSeek-V3 in its FP8 checkpoint on SGLang: 4 requests/s of 1024 + 256 tokens within a TTFT of
+/// DeepSeek-V3 in its FP8 checkpoint on SGLang: 3 requests/s of 1024 + 256 tokens within a TTFT of
 /// 2 s and a TPOT of 100 ms, on up to 64 GPUs, replicas of one layout each.
 CapacityRequest deepseek_on(const std::string& hardware) {
   CapacityRequest q;
@@ -19,7 +19,7 @@ CapacityRequest deepseek_on(const std::string& hardware) {
   q.scenario.model.preset = "deepseek-v3";
   q.scenario.engine = "sglang";
   q.scenario.quant = "fp8-block";
-  q.rate_per_s = 4;
+  q.rate_per_s = 3;
   q.prompt_tokens = 1024;
   q.gen_tokens = 256;
   q.slo_ttft_s = 2;
@@ -40,8 +40,9 @@ TEST_CASE("plan: an MoE model on H100s may spread its experts over two nodes", "
   REQUIRE_FALSE(plan.candidates.empty());
   // Eight GPUs hold the FP8 weights with no room for SGLang's KV pool; sixteen GPUs of
   // data-parallel attention, each with a sixteenth of the experts, hold enough KV for the whole
-  // rate (one such replica serves about 4.6 requests/s within the SLOs): 16 GPUs, where 32 or 64
-  // of wider layouts would do it too.
+  // rate (one such replica serves about 3.9 requests/s within the SLOs, a margin of 30% over the
+  // rate, wider than the simulations' noise near the SLO): 16 GPUs, where 32 or 64 of wider
+  // layouts would do it too.
   const CapacityCandidate& best = plan.candidates.front();
   CHECK(best.gpus == 16);
   CHECK(best.layout.layout.dp_attention == 16);
