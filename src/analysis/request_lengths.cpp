@@ -24,6 +24,9 @@ double standard_normal(std::mt19937_64& rng) {
 
 /// Draws past zero are drawn again (aiperf's truncation) at most this many times, then the mean stands.
 constexpr int kNormalRedraws = 64;
+/// Draws a length-biased draw rejects at most before it takes the mean (an acceptance below 1 in
+/// 1,000 needs a deviation hundreds of times the mean).
+constexpr int kBiasedRedraws = 1000;
 
 }  // namespace
 
@@ -57,6 +60,17 @@ uint64_t draw_length(uint64_t mean, const LengthSpread& spread, std::mt19937_64&
     }
   }
   return std::clamp(static_cast<uint64_t>(std::ceil(x)), range.min, range.max);
+}
+
+uint64_t draw_decoding_length(uint64_t mean, const LengthSpread& spread, std::mt19937_64& rng) {
+  const LengthRange range = length_range(mean, spread);
+  if (range.min == range.max || range.max < 2) return range.max;
+  const auto steps = static_cast<double>(range.max - 1);
+  for (int i = 0; i < kBiasedRedraws; ++i) {
+    const uint64_t x = draw_length(mean, spread, rng);
+    if (unit(rng) * steps < static_cast<double>(x - 1)) return x;
+  }
+  return std::max<uint64_t>(mean, 2);
 }
 
 std::string describe(uint64_t mean, const LengthSpread& spread) {

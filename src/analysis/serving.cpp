@@ -146,7 +146,6 @@ class Simulation {
   static constexpr uint64_t kMaxWarmupCycles = 4;
   /// Mixed into the seed for the lengths' own stream, so that drawing them leaves the arrivals as they were.
   static constexpr uint64_t kLengthsSeed = 0x9e3779b97f4a7c15ULL;
-  static constexpr int kMaxLengthRedraws = 1000;
   /// An open loop's window is measured again, a window longer each time, at most this many times
   /// while its keep-up verdict is in doubt (keep_up_in_doubt).
   static constexpr uint32_t kMaxWindowExtensions = 3;
@@ -183,17 +182,12 @@ class Simulation {
     r.gen = static_cast<uint32_t>(draw_length(load_.gen_tokens, load_.gen_spread, lengths_rng_));
     return r;
   }
-  /// A request found decoding in the steady state: its lengths drawn as new_request() draws them,
-  /// taken with a chance in proportion to its decode steps (gen - 1), since a request twice as long
-  /// stays in the batch twice as long (length-biased sampling; at most kMaxLengthRedraws draws).
+  /// A request found decoding in the steady state: its generated length drawn length-biased.
   Request decoding_request() {
-    const uint64_t most = length_range(load_.gen_tokens, load_.gen_spread).max;
-    Request q = new_request();
-    for (int i = 0; i < kMaxLengthRedraws && !load_.gen_spread.fixed() && most > 1; ++i) {
-      if (static_cast<double>(lengths_rng_() >> 11) * 0x1.0p-53 * static_cast<double>(most - 1) < static_cast<double>(q.gen - 1)) break;
-      q = new_request();
-    }
-    return q;
+    Request r;
+    r.prompt = static_cast<uint32_t>(draw_length(load_.prompt_tokens, load_.prompt_spread, lengths_rng_));
+    r.gen = static_cast<uint32_t>(draw_decoding_length(load_.gen_tokens, load_.gen_spread, lengths_rng_));
+    return r;
   }
   /// The KV request `q` holding `tokens` takes when admitted: blocks for those tokens and the next
   /// on incremental engines, for its prompt + max new tokens on reserve-full ones; less a cached
@@ -529,7 +523,7 @@ void Simulation::start_warm() {
   for (uint64_t i = 0; i < held; ++i) {
     const auto id = static_cast<uint32_t>(requests_.size());
     Request q = decoding_request();
-    if (q.gen < 2) continue;  // only after every redraw came out at one token
+    if (q.gen < 2) continue;  // a load of one generated token decodes nothing
     const uint64_t steps = q.gen - 1;
     q.generated = 1 + (2 * i + 1) * steps / (2 * held);  // 1 .. gen - 1, evenly
     q.position = q.prompt + q.generated - 1;

@@ -40,6 +40,10 @@ LengthRange length_range(uint64_t mean, const LengthSpread& spread);
 
 /// One length drawn around `mean`.
 uint64_t draw_length(uint64_t mean, const LengthSpread& spread, std::mt19937_64& rng);
+/// The generated length of a request found decoding in a steady state: drawn as draw_length() draws
+/// it, with a chance in proportion to its decode steps (length - 1), since a request twice as long
+/// is in the batch twice as long (length-biased sampling); never 1 where the spread reaches past it.
+uint64_t draw_decoding_length(uint64_t mean, const LengthSpread& spread, std::mt19937_64& rng);
 
 /// "uniform 512-1536", "normal, stddev 256, 1-2048"; "" when fixed.
 std::string describe(uint64_t mean, const LengthSpread& spread);

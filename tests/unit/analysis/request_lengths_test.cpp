@@ -173,3 +173,16 @@ TEST_CASE("a pool that holds the mean request but not the longest does not fit",
   REQUIRE(r.notes.size() == 1);
   CHECK(r.notes.front().find("longest request the load draws (250 tokens") != std::string::npos);
 }
+
+TEST_CASE("a request found decoding is drawn in proportion to its decode steps", "[serving][lengths]") {
+  // Uniform 100..300 weighted by (x - 1): mean E[x (x - 1)] / E[x - 1] = (E[x^2] - E[x]) / (E[x] - 1)
+  // with E[x] = 200 and E[x^2] = 200^2 + (201^2 - 1) / 12 = 43,366.7: (43,366.7 - 200) / 199 = 216.9.
+  std::mt19937_64 rng(11);
+  double sum = 0;
+  const int n = 40000;
+  for (int i = 0; i < n; ++i) sum += static_cast<double>(draw_decoding_length(200, uniform(0.5), rng));
+  CHECK(sum / n == Approx(216.9).margin(1.5));
+  // A fixed length is itself; a spread that reaches one token never draws it (no decode steps).
+  CHECK(draw_decoding_length(200, LengthSpread{}, rng) == 200);
+  for (int i = 0; i < 1000; ++i) CHECK(draw_decoding_length(2, uniform(0.9), rng) >= 2);
+}
