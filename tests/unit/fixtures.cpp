@@ -135,4 +135,20 @@ StepModel round_rank() {
   return m;
 }
 
+ServingSetup one_pool(const StepModel& m) {
+  ServingSetup s;
+  ServingPool p;
+  p.step = m;
+  s.pools.push_back(p);
+  return s;
+}
+
+ServingLoad closed_loop(uint64_t clients, uint64_t prompt, uint64_t gen) {
+  ServingLoad l;
+  l.concurrency = clients;
+  l.prompt_tokens = prompt;
+  l.gen_tokens = gen;
+  return l;
+}
+
 }  // namespace optadvisor::fixtures

@@ -15,6 +15,7 @@
 #include "optadvisor/advisor/transforms.hpp"
 #include "optadvisor/analysis/analysis.hpp"
 #include "optadvisor/analysis/prepare.hpp"
+#include "optadvisor/analysis/serving.hpp"
 #include "optadvisor/analysis/serving_step.hpp"
 #include "optadvisor/base/error.hpp"
 #include "optadvisor/catalog/catalog.hpp"
@@ -53,6 +54,12 @@ HardwareProfile round_device(double bandwidth_bytes_per_s, double flops_per_s, d
 /// 1 B params at 1 PFLOP/s, 100 kB of KV per token, 1e5 attention FLOPs per (query, context)
 /// pair at 100 TFLOP/s, 1 ms per step, 10 layers, a 1 TB KV pool.
 StepModel round_rank();
+
+/// One aggregated pool of one worker whose ranks step as `m` says.
+ServingSetup one_pool(const StepModel& m);
+
+/// A closed loop of `clients` sending requests of `prompt` + `gen` tokens.
+ServingLoad closed_loop(uint64_t clients, uint64_t prompt, uint64_t gen);
 
 /// The shipped rule book of catalog(), loaded once.
 const RuleBook& rule_book();

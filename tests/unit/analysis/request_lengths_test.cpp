@@ -14,6 +14,7 @@
 #include "optadvisor/analysis/serving.hpp"
 
 using namespace optadvisor;
+using fixtures::one_pool;
 using fixtures::round_rank;
 
 namespace {
@@ -51,21 +52,7 @@ Moments draws(uint64_t mean, const LengthSpread& spread, int n, uint64_t seed = 
   return m;
 }
 
-ServingSetup one_pool(const StepModel& m) {
-  ServingSetup s;
-  ServingPool p;
-  p.step = m;
-  s.pools.push_back(p);
-  return s;
-}
-
-ServingLoad closed(uint64_t c, uint64_t prompt, uint64_t gen) {
-  ServingLoad l;
-  l.concurrency = c;
-  l.prompt_tokens = prompt;
-  l.gen_tokens = gen;
-  return l;
-}
+ServingLoad closed(uint64_t c, uint64_t prompt, uint64_t gen) { return fixtures::closed_loop(c, prompt, gen); }
 
 }  // namespace
 

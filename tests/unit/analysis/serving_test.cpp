@@ -9,25 +9,12 @@
 #include "optadvisor/base/error.hpp"
 
 using namespace optadvisor;
+using fixtures::one_pool;
 using fixtures::round_rank;
 
 namespace {
 
-ServingSetup one_pool(const StepModel& m) {
-  ServingSetup s;
-  ServingPool p;
-  p.step = m;
-  s.pools.push_back(p);
-  return s;
-}
-
-ServingLoad closed(uint64_t c, uint64_t prompt, uint64_t gen) {
-  ServingLoad l;
-  l.concurrency = c;
-  l.prompt_tokens = prompt;
-  l.gen_tokens = gen;
-  return l;
-}
+ServingLoad closed(uint64_t c, uint64_t prompt, uint64_t gen) { return fixtures::closed_loop(c, prompt, gen); }
 
 /// serve's setup of `model` on one `hardware` GPU under vLLM, one client.
 PreparedServing one_gpu(const std::string& hardware, const std::string& model) {
