@@ -157,7 +157,7 @@ void add_serve_options(CLI::App* cmd, ServeOptions& o) {
   cmd->add_option("--gen", o.gen, "Generated tokens per request")->check(CLI::Range(uint64_t{1}, uint64_t{1} << 22))->capture_default_str();
   add_length_spread_options(cmd, o.request.load.prompt_spread, o.request.load.gen_spread);
   cmd->add_option("--requests", o.requests,
-                  "Requests to measure, as aiperf --request-count (default: two cycles of the clients, at least 64)")
+                  "Requests to measure, as aiperf --request-count (default: two cycles of the clients, at least 64; 1000 where lengths vary)")
       ->check(CLI::Range(uint64_t{1}, kMaxServeRequests));
   o.warmup_option = cmd->add_option("--warmup", o.warmup,
                                     "Requests before the measured ones, as aiperf --warmup-request-count; 0 counts the first burst "
