@@ -50,8 +50,7 @@ uint64_t simulated_requests(const ServingLoad& load) {
   // Two cycles of the clients after a warm-up cycle, at least 64 requests (kSpreadPointRequests
   // where lengths vary), and at most about kPointTokens generated tokens per point.
   const uint64_t c = std::max<uint64_t>(load.concurrency, 1);
-  const bool spread = !load.prompt_spread.fixed() || !load.gen_spread.fixed();
-  const uint64_t wanted = std::max<uint64_t>(2 * c, spread ? kSpreadPointRequests : 64);
+  const uint64_t wanted = std::max<uint64_t>(2 * c, load.lengths_vary() ? kSpreadPointRequests : 64);
   const uint64_t budget = std::max<uint64_t>(kPointTokens / std::max<uint64_t>(load.gen_tokens, 1), c);
   return std::min(wanted, budget);
 }
@@ -769,7 +768,6 @@ ServingResult simulate_serving(const ServingSetup& setup, const ServingLoad& loa
   // The pool of every rank must hold at least one whole request (the longest the load draws), or
   // nothing ever runs.
   const double total = static_cast<double>(load.prompt_tokens + load.gen_tokens);
-  const bool spread = !load.prompt_spread.fixed() || !load.gen_spread.fixed();
   const auto longest = static_cast<double>(length_range(load.prompt_tokens, load.prompt_spread).max +
                                            length_range(load.gen_tokens, load.gen_spread).max);
   for (const auto& pool : setup.pools) {
@@ -778,7 +776,7 @@ ServingResult simulate_serving(const ServingSetup& setup, const ServingLoad& loa
     if (m.kv_pool_bytes <= 0 || one > m.kv_pool_bytes || pool.workers == 0) {
       empty.fits = false;
       empty.bound = ServingBound::kKvCapacity;
-      empty.notes.push_back(spread ? fmt::format("the weights leave no KV pool that holds the longest request the load draws "
+      empty.notes.push_back(load.lengths_vary() ? fmt::format("the weights leave no KV pool that holds the longest request the load draws "
                                                  "({:.0f} tokens of prompt + gen)",
                                                  longest)
                                    : "the weights leave no KV pool that holds one request of prompt + gen tokens");

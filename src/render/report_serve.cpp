@@ -87,7 +87,7 @@ std::string point_text(const ServeRequest& r, const ServingResult& x, bool markd
   if (!slo.empty())
     out += fmt::format("goodput: {:.3g} requests/s meet {} ({:.0f}% of requests)\n", x.goodput_requests_per_s, slo, 100 * x.slo_attained);
   out += fmt::format("KV pool: {} tokens per attention rank, {} requests of {}{} tokens; mean decode batch {:.1f}; {} preemptions\n",
-                     x.kv_pool_tokens, x.max_batch_in_pool, r.load.prompt_spread.fixed() && r.load.gen_spread.fixed() ? "" : "a mean ",
+                     x.kv_pool_tokens, x.max_batch_in_pool, r.load.lengths_vary() ? "a mean " : "",
                      r.load.prompt_tokens + r.load.gen_tokens, x.mean_decode_batch, x.preemptions);
   out += fmt::format(
       "bound: {} (busy time: memory reads {:.0f}%, compute {:.0f}%, overhead {:.0f}%, communication {:.0f}%; "

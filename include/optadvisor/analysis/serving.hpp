@@ -26,6 +26,7 @@ struct ServingLoad {
   uint64_t prompt_tokens = 1024;  ///< each request's, or the mean of prompt_spread
   uint64_t gen_tokens = 1024;     ///< each request's, or the mean of gen_spread
   LengthSpread prompt_spread, gen_spread;  ///< fixed lengths unless set (request_lengths.hpp)
+  bool lengths_vary() const { return !prompt_spread.fixed() || !gen_spread.fixed(); }
   double prefix_hit = 0;  ///< share of each prompt already in the prefix cache
   uint64_t requests = 0;  ///< requests to measure; 0 = sized from the load (simulated_requests())
   uint64_t seed = 1;
