@@ -58,8 +58,8 @@ uint32_t num(const CsvRow& r, const std::string& key, uint32_t fallback = 1) {
   return static_cast<uint32_t>(std::stoul(it->second));
 }
 
-/// The catalog id of a measured model, "" when the catalog lacks it.
-std::string model_id(const Catalog& catalog, const std::string& hf) {
+/// The catalog shape of each measured model name.
+const std::map<std::string, std::string>& known_models() {
   static const std::map<std::string, std::string> known = {{"meta-llama/Llama-3.1-8B-Instruct", "llama-3.1-8b"},
                                                            {"meta-llama/Llama-3.1-70B", "llama-3.1-70b"},
                                                            {"Qwen/Qwen3-32B", "qwen3-32b"},
@@ -74,6 +74,12 @@ std::string model_id(const Catalog& catalog, const std::string& hf) {
                                                            {"Qwen/Qwen3.5-397B-A17B", "qwen3.5-397b-a17b"},
                                                            {"moonshotai/Kimi-K2.5", "kimi-k2"} /* the language model is Kimi-K2 shaped */,
                                                            {"zhipuai/GLM-5", "glm-5"}};
+  return known;
+}
+
+/// The catalog id of a measured model, "" when the catalog lacks it.
+std::string model_id(const Catalog& catalog, const std::string& hf) {
+  const auto& known = known_models();
   auto it = known.find(hf);
   if (it == known.end()) return {};
   if (hf == "moonshotai/Kimi-K2.5" && catalog.find_model("kimi-k2.5")) return "kimi-k2.5";
@@ -144,9 +150,10 @@ constexpr const char* kLayoutColumns[] = {
     "prefill_tp", "prefill_pp", "prefill_attention_dp", "prefill_moe_tp", "prefill_moe_ep", "decode_workers",  "decode_batch",
     "decode_tp",  "decode_pp",  "decode_attention_dp",  "decode_moe_tp",  "decode_moe_ep"};
 
-/// The columns that say what was run, apart from where.
+/// The columns that say what was run, apart from where and which model name (the model's shape is part
+/// of the workload, its name is not: the sample lists some DeepSeek-R1 runs under DeepSeek-V3 too).
 constexpr const char* kWorkloadColumns[] = {
-    "hardware", "backend", "backend_version", "model", "precision", "gemm_quant", "moe_quant", "mode", "isl", "osl", "concurrency"};
+    "hardware", "backend", "backend_version", "precision", "gemm_quant", "moe_quant", "mode", "isl", "osl", "concurrency"};
 
 bool same_columns(const CsvRow& a, const CsvRow& b, const auto& columns) {
   return std::all_of(std::begin(columns), std::end(columns), [&](const char* c) { return a.at(c) == b.at(c); });
@@ -154,7 +161,8 @@ bool same_columns(const CsvRow& a, const CsvRow& b, const auto& columns) {
 
 /// The workload a row ran (kWorkloadColumns), as one key.
 std::string workload_key(const CsvRow& r) {
-  std::string key;
+  const auto shape = known_models().find(r.at("model"));
+  std::string key = (shape == known_models().end() ? r.at("model") : shape->second) + '|';
   for (const char* c : kWorkloadColumns) key += r.at(c) + '|';
   return key;
 }
@@ -190,7 +198,10 @@ std::vector<std::string> left_out(const std::vector<CsvRow>& all) {
   const auto compare = [&](std::size_t i, std::size_t j) {  // i listed before j
     if (!same_values(all[i], all[j])) return;
     if (same_columns(all[i], all[j], kLayoutColumns)) {
-      if (why[j].empty()) why[j] = "a copy of an earlier row (the same measurement and layout; counted once)";
+      if (!why[j].empty()) return;
+      why[j] = all[i].at("model") == all[j].at("model")
+                   ? "a copy of an earlier row (the same measurement and layout; counted once)"
+                   : "a copy of an earlier row under another name of the same model (DeepSeek-R1 for -V3; counted once)";
       return;
     }
     why[i] = why[j] = "one measurement listed under two different layouts (which one ran is unknown)";
