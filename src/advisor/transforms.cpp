@@ -177,7 +177,7 @@ void heads_drafter(const DraftContext& d, DraftSetup& out) {
   out.cost = [per_step](uint32_t) { return per_step; };
   // One head per drafted position.
   const uint32_t head_count = static_cast<uint32_t>(std::lround(heads));
-  out.max_k = d.p.contains("max_draft_tokens") ? std::min(out.max_k, head_count) : head_count;
+  out.max_k = d.p.contains("max_draft_tokens") || d.p.contains("fixed_draft_tokens") ? std::min(out.max_k, head_count) : head_count;
   out.notes.push_back(
       fmt::format("drafter: {:.0f} heads with their own output layers, {} in 16-bit; drafting costs {:.3f} of a target step", heads,
                   format_gb(out.spec.draft_memory_bytes), per_step));
@@ -247,11 +247,12 @@ TransformResult fixed_drafts(const Params& p, ScenarioRequest r, DraftSetup& set
 /// tokens per step and its drafting and verification cost (verification turns compute-bound as the batch grows).
 /// The request differs from the prepared one in its speculation alone, which preparing copies
 /// into the workload: each trial is the prepared scenario with that workload field changed.
-TransformResult fastest_drafts(const Scenario& s, double batch, ScenarioRequest r, DraftSetup& setup) {
+/// `fixed`: the draft count was given (max_k), so only it is tried.
+TransformResult fastest_drafts(const Scenario& s, double batch, ScenarioRequest r, DraftSetup& setup, bool fixed) {
   double best_time = 0;
   Speculation best;
   Scenario trial_scenario = s;
-  for (uint32_t k = 1; k <= std::max<uint32_t>(setup.max_k, 1); ++k) {
+  for (uint32_t k = fixed ? std::max<uint32_t>(setup.max_k, 1) : 1; k <= std::max<uint32_t>(setup.max_k, 1); ++k) {
     Speculation trial = setup.spec;
     trial.draft_tokens = k;
     trial.accepted_tokens = expected_accepted_tokens(*setup.rate, k);
@@ -267,9 +268,13 @@ TransformResult fastest_drafts(const Scenario& s, double batch, ScenarioRequest 
   }
   if (best.draft_tokens == 0) return not_here("no number of drafts runs here");
   r.speculation = best;
-  setup.notes.push_back(
-      fmt::format("{} drafts per step (fastest of 1-{} at batch {:.0f}): {} tokens per step at {:.0f}% acceptance per draft",
-                  best.draft_tokens, setup.max_k, batch, format_sig3(best.accepted_tokens), *setup.rate * 100));
+  const std::string drafts = fmt::format("{} draft{} per step", best.draft_tokens, best.draft_tokens == 1 ? "" : "s");
+  if (fixed)
+    setup.notes.push_back(fmt::format("{} (as given): {} tokens per step at {:.0f}% acceptance per draft", drafts,
+                                      format_sig3(best.accepted_tokens), *setup.rate * 100));
+  else
+    setup.notes.push_back(fmt::format("{} (fastest of 1-{} at batch {:.0f}): {} tokens per step at {:.0f}% acceptance per draft", drafts,
+                                      setup.max_k, batch, format_sig3(best.accepted_tokens), *setup.rate * 100));
   return changed(std::move(r), std::move(setup.notes));
 }
 
@@ -294,7 +299,10 @@ TransformResult speculative_decoding(const Params& p, const TransformInput& in) 
                              static_cast<double>(std::max<uint64_t>(in.analysis.batch, 1))};
   if (p.contains("acceptance_rate")) setup.rate = number_for_engine(p.at("acceptance_rate"), engine);
   setup.cost = [overhead = setup.spec.draft_overhead](uint32_t) { return overhead; };
-  setup.max_k = static_cast<uint32_t>(std::lround(number(p, p.contains("max_draft_tokens") ? "max_draft_tokens" : "draft_tokens", 1.0)));
+  // "fixed_draft_tokens": the count a caller chose (serve --draft-tokens), tried alone.
+  const bool fixed = p.contains("fixed_draft_tokens");
+  setup.max_k = static_cast<uint32_t>(std::lround(
+      number(p, fixed ? "fixed_draft_tokens" : p.contains("max_draft_tokens") ? "max_draft_tokens" : "draft_tokens", 1.0)));
   std::optional<std::string> why_not;
   if (drafter == "one-layer")
     one_layer_drafter(context, setup);
@@ -312,7 +320,7 @@ TransformResult speculative_decoding(const Params& p, const TransformInput& in) 
     setup.notes.push_back(fmt::format("the target verifies a tree of {} drafted tokens per sequence in one pass", setup.spec.verify_tokens));
   }
   if (!setup.rate) return fixed_drafts(p, in.request, setup);
-  return fastest_drafts(s, context.batch, in.request, setup);
+  return fastest_drafts(s, context.batch, in.request, setup, fixed);
 }
 
 TransformResult prefix_caching(const Params& p, const TransformInput& in) {

@@ -58,7 +58,7 @@ OpenLoopStart open_loop_start(const ServingPool& pool, const ServingLoad& load, 
   const bool pauses_decode = m.scheduler == ServingScheduler::kPrefillFirst;
   auto cost = [&](const StepMix& mix, double other_ranks_tokens) {
     StepMix with = mix;
-    with.worker_tokens = other_ranks_tokens + with.decode_sequences + with.prefill_tokens;
+    with.worker_tokens = other_ranks_tokens + step_tokens(m, with);
     return step_cost(m, with, expert_step(m, with.worker_tokens)).time_s;
   };
   // A decode step's mean time at batch n: t = t_decode + (prompts per step) x prompt_cost, with
@@ -69,10 +69,10 @@ OpenLoopStart open_loop_start(const ServingPool& pool, const ServingLoad& load, 
     add_scaled(decode, batch_of_one, n);
     return decode;
   };
-  auto step_at_decode_only = [&](double n) { return cost(decode_of(n), (ranks - 1) * n); };
+  auto step_at_decode_only = [&](double n) { return cost(decode_of(n), (ranks - 1) * n * m.verify_tokens); };
   auto step_at = [&](double n) {
     const StepMix decode = decode_of(n);
-    const double others = (ranks - 1) * n;
+    const double others = (ranks - 1) * n * m.verify_tokens;
     const double t_decode = cost(decode, others);
     if (!prefills) return t_decode;
     // The ranks step together, so every rank's prompt lengthens the worker's step: each rank's

@@ -376,7 +376,7 @@ void Simulation::start(std::size_t w, double now) {
       const double a = static_cast<double>(requests_[c.request].position);
       add_prefill_chunk(mix, m, a, a + static_cast<double>(c.tokens));
     }
-    worker_tokens += mix.decode_sequences + mix.prefill_tokens;
+    worker_tokens += step_tokens(m, mix);
     any = any || r.decoding || !r.chunks.empty();
   }
   if (!any) {

@@ -59,7 +59,7 @@ bool sustains(const StepModel& m, const StepModel& no_weights, const CeilingLoad
   const double batch = std::min(rank_rate * load.decode_steps * slo, cap);
   const double step = batch / (rank_rate * load.decode_steps);
   // A dp-attention worker's experts see every rank's tokens: ranks x batch of them per step.
-  const StepMix mix = decode_mix(m, batch, load.context_tokens, ranks * batch);
+  const StepMix mix = decode_mix(m, batch, load.context_tokens, ranks * batch * m.verify_tokens);
   return step >= step_cost(m, mix).time_s && step * (1 - prefill_share) >= step_cost(no_weights, mix).time_s;
 }
 

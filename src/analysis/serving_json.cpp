@@ -103,6 +103,13 @@ nlohmann::json serve_json(const PreparedServing& prepared, const ServeRequest& r
         {"era", prepared.era ? prepared.era->from_version : std::string{}},
         {"accuracy", accuracy_json(prepared.era, s.hardware->id)}}},
       {"mode", request.disaggregated ? "disaggregated" : "aggregated"}};
+  if (const Speculation& spec = s.workload.speculation; spec.enabled())
+    scenario["speculation"] = {{"method", spec.method},
+                               {"draft_tokens", spec.draft_tokens},
+                               {"verified_tokens", spec.verified_tokens()},
+                               {"accepted_tokens", spec.accepted_tokens},
+                               {"draft_overhead", spec.draft_overhead},
+                               {"draft_memory_bytes", spec.draft_memory_bytes}};
   if (request.disaggregated)
     scenario["prefill"] = layout_json(request.prefill), scenario["decode"] = layout_json(request.decode);
   else

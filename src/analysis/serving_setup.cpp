@@ -37,6 +37,7 @@ ServingPool build_pool(const Catalog& catalog, const ServeRequest& r, const Reso
   sr.gpus = static_cast<int64_t>(pool.layout.tp) * pool.layout.pp;
   sr.prompt_tokens = static_cast<int64_t>(r.load.prompt_tokens);
   sr.gen_tokens = static_cast<int64_t>(r.load.gen_tokens);
+  if (role == ServingRole::kPrefill) sr.speculation = {};  // a prefill worker drafts nothing
   PreparedScenario prepared = prepare_scenario(catalog, sr, model);
   const Analysis a = analyze(prepared.scenario, Detail::kNumbers);
   ServingPool out;

@@ -123,7 +123,9 @@ void set_kv_pool(StepModel& sm, const Scenario& s, const LayoutDegrees& d) {
   const EngineProfile& engine = *s.engine.engine;
   const double tp = d.tp, pp = d.pp;
   const double dense_bytes = w.total_bytes - w.routed_expert_bytes;
-  const double weights_memory = (dense_bytes / tp + w.routed_expert_bytes / d.worker_gpus) / pp;
+  // A speculative drafter's weights (and its own cache) are held like the dense layers, as analyze() holds them.
+  const double drafter = s.workload.speculation.enabled() ? s.workload.speculation.draft_memory_bytes : 0.0;
+  const double weights_memory = ((dense_bytes + drafter) / tp + w.routed_expert_bytes / d.worker_gpus) / pp;
   const double activations =
       static_cast<double>(sm.max_batched_tokens) * static_cast<double>(s.model.hidden_size) * engine.memory.activation_bytes_per_token / tp;
   const double fixed = weights_memory + activations + engine.memory.runtime_overhead_bytes;
@@ -178,6 +180,11 @@ StepModel step_model(const Scenario& s, const ServingLayout& layout, const Servi
 
   set_communication(sm, s, layout);
   set_era(sm, era);
+  if (const Speculation& spec = s.workload.speculation; spec.enabled()) {
+    sm.verify_tokens = spec.verified_tokens();
+    sm.accepted_tokens = spec.accepted_tokens;
+    sm.draft_overhead = spec.draft_overhead;
+  }
   return sm;
 }
 
@@ -242,22 +249,29 @@ ExpertStep expert_step(const StepModel& m, double worker_tokens) {
   return e;
 }
 
+double step_tokens(const StepModel& m, const StepMix& mix) { return mix.decode_sequences * m.verify_tokens + mix.prefill_tokens; }
+
 StepCost step_cost(const StepModel& m, const StepMix& mix) {
-  const double tokens = mix.decode_sequences + mix.prefill_tokens;
+  const double tokens = step_tokens(m, mix);
   if (tokens <= 0) return {};
   return step_cost(m, mix, expert_step(m, std::max(mix.worker_tokens, tokens)));
 }
 
-StepCost step_cost(const StepModel& m, const StepMix& mix, const ExpertStep& experts) {
+namespace {
+
+/// One forward pass: every decoding sequence checks `verify` tokens (attending to its context,
+/// whose KV is read once), every prompt chunk its tokens.
+StepCost pass_cost(const StepModel& m, const StepMix& mix, const ExpertStep& experts, double verify) {
   StepCost c;
-  const double tokens = mix.decode_sequences + mix.prefill_tokens;
+  const double decode_tokens = mix.decode_sequences * verify;
+  const double tokens = decode_tokens + mix.prefill_tokens;
   if (tokens <= 0) return c;
   const double worker_tokens = experts.worker_tokens;
   const double touched = experts.touched, expert_fill = experts.fill;
   const double weights_t = (m.dense_weight_bytes + m.expert_weight_bytes * touched) / m.weight_bandwidth_bytes_per_s;
   // The output layer runs for each decode token and for the last token of each prefill chunk
   // (engines compute a chunked prompt's logits at every chunk's end and discard all but the last).
-  const double logits = mix.decode_sequences + mix.prefill_chunks;
+  const double logits = decode_tokens + mix.prefill_chunks;
   const double linear_t =
       (m.dense_flops_per_token * tokens + m.head_flops_per_logit * logits + m.expert_flops_per_token * worker_tokens / expert_fill) /
       m.gemm_flops_per_s;
@@ -273,9 +287,10 @@ StepCost step_cost(const StepModel& m, const StepMix& mix, const ExpertStep& exp
     indexer_flops = m.indexer_flops_per_pair * mix.decode_context_full;
   }
   const double kv_t = kv_bytes / m.bandwidth_bytes_per_s;
-  const double attention_flops = m.attention_flops_full * (decode_pairs * m.decode_attention_scale + mix.prefill_attention_full) +
-                                 m.attention_flops_sliding * (mix.decode_context_sliding + mix.prefill_attention_sliding) + indexer_flops +
-                                 m.attention_flops_compressed * (mix.decode_context_compressed + mix.prefill_attention_compressed);
+  const double attention_flops =
+      m.attention_flops_full * (decode_pairs * verify * m.decode_attention_scale + mix.prefill_attention_full) +
+      m.attention_flops_sliding * (mix.decode_context_sliding * verify + mix.prefill_attention_sliding) + indexer_flops * verify +
+      m.attention_flops_compressed * (mix.decode_context_compressed * verify + mix.prefill_attention_compressed);
   const double attention_t = attention_flops / m.attention_flops_per_s;
   c.overhead_s = m.step_overhead_s + m.layers * m.layer_overhead_s + m.moe_layers * m.moe_layer_overhead_s + m.sequence_overhead_s * (mix.decode_sequences + mix.prefill_chunks);
   if (m.link_bytes_per_s > 0) c.communication_s = tokens * (m.allreduce_bytes_per_token + m.alltoall_bytes_per_token) / m.link_bytes_per_s;
@@ -283,6 +298,36 @@ StepCost step_cost(const StepModel& m, const StepMix& mix, const ExpertStep& exp
   c.compute_s = (linear_t > weights_t ? linear_t : 0.0) + (attention_t > kv_t ? attention_t : 0.0);
   c.bandwidth_s = (linear_t > weights_t ? 0.0 : weights_t) + (attention_t > kv_t ? 0.0 : kv_t);
   c.time_s = c.compute_s + c.bandwidth_s + c.overhead_s + c.communication_s;
+  return c;
+}
+
+/// a + k b, member by member.
+StepCost add_scaled(const StepCost& a, const StepCost& b, double k) {
+  return {a.time_s + k * b.time_s, a.compute_s + k * b.compute_s, a.bandwidth_s + k * b.bandwidth_s, a.overhead_s + k * b.overhead_s,
+          a.communication_s + k * b.communication_s};
+}
+
+}  // namespace
+
+StepCost step_cost(const StepModel& m, const StepMix& mix, const ExpertStep& experts) {
+  if (!m.speculates() || mix.decode_sequences <= 0) return pass_cost(m, mix, experts, m.verify_tokens);
+  // A fluid of verification steps: each yields accepted_tokens tokens a sequence, so an iteration
+  // (one token each) costs 1 / accepted_tokens of the step's decode part and of its drafting
+  // (draft_overhead of a plain decode step), and the whole of what its prompt chunks add to it.
+  // The worker's tokens split between decode and prompts as this rank's do.
+  StepMix decode = mix;
+  decode.prefill_tokens = decode.prefill_chunks = decode.prefill_attention_full = decode.prefill_attention_sliding = 0;
+  decode.prefill_attention_compressed = decode.prefill_kv_tokens_full = decode.prefill_kv_tokens_sliding = 0;
+  const double verified = mix.decode_sequences * m.verify_tokens, tokens = verified + mix.prefill_tokens;
+  const double worker_share = experts.worker_tokens / tokens;
+  const ExpertStep decode_experts = mix.prefill_tokens > 0 ? expert_step(m, verified * worker_share) : experts;
+  const StepCost verify = pass_cost(m, decode, decode_experts, m.verify_tokens);
+  StepCost c = mix.prefill_tokens > 0 ? add_scaled(pass_cost(m, mix, experts, m.verify_tokens), verify, -1.0) : StepCost{};
+  c = add_scaled(c, verify, 1.0 / m.accepted_tokens);
+  if (m.draft_overhead > 0) {
+    const StepCost plain = pass_cost(m, decode, expert_step(m, mix.decode_sequences * worker_share), 1.0);
+    c = add_scaled(c, plain, m.draft_overhead / m.accepted_tokens);
+  }
   return c;
 }
 

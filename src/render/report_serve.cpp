@@ -62,6 +62,10 @@ std::string header(const PreparedServing& p, const ServeRequest& r, const Style&
   const EngineServing& serving = s.engine.engine->serving;
   out += fmt::format("KV cache {}; {}; calibration era: {}\n", s.workload.kv_dtype, budget_text(p),
                      p.era ? serving.era_versions(*p.era) : "-");
+  if (const Speculation& spec = s.workload.speculation; spec.enabled())
+    out += fmt::format("speculative decoding: {}, {} drafted token{} a step, {} verified, {} accepted on average; drafting {} of a plain step\n",
+                       spec.method, spec.draft_tokens, spec.draft_tokens == 1 ? "" : "s", format_sig3(spec.verified_tokens()),
+                       format_sig3(spec.accepted_tokens), format_sig3(spec.draft_overhead));
   out += accuracy_text(p);
   return out;
 }

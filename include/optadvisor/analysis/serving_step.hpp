@@ -99,6 +99,14 @@ struct StepModel {
   double layers = 0;
   double moe_layers = 0;
 
+  // Speculative decoding (the scenario's Speculation): each decoding sequence's step checks
+  // verify_tokens tokens in one pass and yields accepted_tokens of them on average, after a drafter
+  // that costs draft_overhead of a plain decode step. Off at 1, 1 and 0.
+  double verify_tokens = 1;
+  double accepted_tokens = 1;
+  double draft_overhead = 0;
+  bool speculates() const { return accepted_tokens > 1.0 || verify_tokens > 1.0; }
+
   // Communication per token.
   double allreduce_bytes_per_token = 0;  ///< tensor-parallel all-reduce traffic per token, per step
   double alltoall_bytes_per_token = 0;   ///< expert dispatch + combine per token, per step
@@ -148,7 +156,14 @@ double request_kv_bytes(const StepModel& m, double tokens);
 /// One iteration's time: each operator class is its own roofline, summed
 /// (weights GEMMs: weight reads vs matrix math; attention: KV reads vs its
 /// math), plus scheduler and launch overhead and TP/EP communication.
+/// With speculative decoding an iteration still moves each decoding sequence one token on: it
+/// costs the verification step's decode part and its drafting over accepted_tokens (a fluid of
+/// the steps that yield that many tokens each), plus what its prompt chunks add to such a step.
 StepCost step_cost(const StepModel& m, const StepMix& mix);
+
+/// The tokens a step of `mix` runs through the model: each decoding sequence's verified tokens
+/// (one without speculation) and the prompt tokens.
+double step_tokens(const StepModel& m, const StepMix& mix);
 
 /// The routed experts in a step of `worker_tokens` tokens (over every rank of the worker): the
 /// expected share of a layer's experts they touch, and how full those experts' GEMM tiles are.

@@ -2,6 +2,8 @@
 // `optadvisor serve`: serving under load. A closed loop of --concurrency
 // clients or an open-loop --rate, on one aggregated layout or disaggregated
 // prefill and decode pools; --sweep runs a range of loads.
+#include <algorithm>
+#include <cmath>
 #include <optional>
 #include <tuple>
 
@@ -11,6 +13,7 @@
 #include "cli/detect_tools.hpp"
 #include "cli/length_options.hpp"
 #include "cli/scenario_options.hpp"
+#include "optadvisor/advisor/speculation.hpp"
 #include "optadvisor/analysis/serving_json.hpp"
 #include "optadvisor/base/version.hpp"
 #include "optadvisor/render/html/report_html.hpp"
@@ -28,6 +31,11 @@ struct ServeOptions {
   uint64_t requests = 0, warmup = 0;
   CLI::Option* warmup_option = nullptr;
   bool sweep = false;
+  std::string speculative;  ///< a method of the rule book's speculative-* rules ("" = off)
+  uint32_t draft_tokens = 0;
+  double acceptance_rate = 0;
+  CLI::Option* draft_option = nullptr;
+  CLI::Option* acceptance_option = nullptr;
   FormatOption format;
   RequireOption require;
   std::vector<CLI::Option*> aggregated_only, disaggregated_only;
@@ -135,6 +143,33 @@ ServeRequest finish(const ServeOptions& o, const Catalog& catalog) {
   return r;
 }
 
+/// Speculative decoding as --speculative asks, set up on the decoding workers' layout at the batch
+/// one of their attention ranks decodes under the load without it (one simulation), over the worker's ranks.
+std::optional<SpeculationChoice> speculation_for(const ServeOptions& o, const Catalog& catalog, const ServeRequest& r) {
+  if (o.speculative.empty()) {
+    for (const CLI::Option* opt : {o.draft_option, o.acceptance_option})
+      if (opt->count()) throw bad_input(fmt::format("--{} sets up --speculative", opt->get_lnames().front()), "add --speculative METHOD");
+    return std::nullopt;
+  }
+  if (o.acceptance_option->count() && !(o.acceptance_rate >= 0.01 && o.acceptance_rate <= 0.99))  // CLI11's range lets NaN through
+    throw bad_input(fmt::format("--acceptance-rate {} is out of range", o.acceptance_rate), "use 0.01 to 0.99");
+  const ServePoolRequest& pool = r.disaggregated ? r.decode : r.aggregated;
+  ScenarioRequest sr = r.scenario;
+  sr.tp = pool.layout.tp;
+  sr.pp = pool.layout.pp;
+  sr.ep = pool.layout.ep;
+  sr.dp_attention = pool.layout.dp_attention;
+  sr.prompt_tokens = static_cast<int64_t>(r.load.prompt_tokens);
+  sr.gen_tokens = static_cast<int64_t>(r.load.gen_tokens);
+  const ServingResult plain = simulate_serving(prepare_serving(catalog, r).setup, r.load);
+  const double batch = std::max(1.0, std::round(plain.mean_decode_batch * pool.layout.dp_attention));
+  sr.batch = fmt::format("{:.0f}", batch);
+  const RuleBook book = RuleBook::load(catalog);
+  return choose_speculation(catalog, book, sr, o.speculative,
+                            o.draft_option->count() ? std::optional<uint32_t>(o.draft_tokens) : std::nullopt,
+                            o.acceptance_option->count() ? std::optional<double>(o.acceptance_rate) : std::nullopt);
+}
+
 /// Every option of `serve`, bound to the fields of `o`.
 void add_serve_options(CLI::App* cmd, ServeOptions& o) {
   auto& s = o.request.scenario;
@@ -170,6 +205,14 @@ void add_serve_options(CLI::App* cmd, ServeOptions& o) {
   add_pool_options(cmd, o.request.decode, "decode-", "Decode", o.disaggregated_only);
   cmd->add_option("--slo-ttft", o.request.slo_ttft_s, "Time-to-first-token SLO, seconds (goodput)")->check(CLI::Range(1e-6, 3600.0));
   cmd->add_option("--slo-tpot", o.request.slo_tpot_s, "Time-per-output-token SLO, seconds (goodput)")->check(CLI::Range(1e-6, 60.0));
+  cmd->add_option("--speculative", o.speculative,
+                  "Speculative decoding on the decoding workers: eagle, mtp, medusa, draft-model or ngram (the advisor's drafters)");
+  o.draft_option = cmd->add_option("--draft-tokens", o.draft_tokens,
+                                   "Drafted tokens per step (default: the count that decodes fastest at the load's batch)")
+                       ->check(CLI::Range(1u, 16u));
+  o.acceptance_option = cmd->add_option("--acceptance-rate", o.acceptance_rate,
+                                        "Probability a drafted token is accepted when the ones before it were (default: the method's)")
+                            ->check(CLI::Range(0.01, 0.99));
   cmd->add_flag("--sweep", o.sweep, "Run concurrency 1, 2, 4, ... up to --concurrency (or 1/8 to 1 of --rate) and print the table");
   o.format.attach(cmd, true, true);
   o.require.attach(cmd);
@@ -216,8 +259,11 @@ void register_serve(CLI::App& app, const GlobalOptions& global) {
     if (o->sweep && !requirements.empty())
       throw bad_input("--require checks one load point, not a --sweep", "drop --sweep to gate on a point");
     const Catalog& catalog = load_catalog(global);
-    const ServeRequest request = finish(*o, catalog);
-    const PreparedServing prepared = prepare_serving(catalog, request);
+    ServeRequest request = finish(*o, catalog);
+    const std::optional<SpeculationChoice> speculation = speculation_for(*o, catalog, request);
+    if (speculation) request.scenario.speculation = speculation->speculation;
+    PreparedServing prepared = prepare_serving(catalog, request);
+    if (speculation) prepared.notes.insert(prepared.notes.end(), speculation->notes.begin(), speculation->notes.end());
     const std::vector<ServeRequest> points = o->sweep ? sweep_points(request) : std::vector<ServeRequest>{request};
     std::vector<ServingResult> results;
     for (const auto& p : points) results.push_back(simulate_serving(prepared.setup, p.load));

@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: MIT
+#include "optadvisor/advisor/speculation.hpp"
+
+#include <fmt/format.h>
+
+#include "optadvisor/advisor/playbook.hpp"
+#include "optadvisor/advisor/transforms.hpp"
+#include "optadvisor/analysis/analysis.hpp"
+#include "optadvisor/base/error.hpp"
+
+namespace optadvisor {
+namespace {
+
+constexpr std::string_view kRulePrefix = "speculative-";
+
+/// The rule's speculative_decoding step, or null.
+const TransformStep* speculation_step(const Rule& rule) {
+  for (const TransformStep& step : rule.transform)
+    if (step.name == "speculative_decoding") return &step;
+  return nullptr;
+}
+
+/// "@id" parameters replaced by the assumptions' values (also inside per-engine objects).
+nlohmann::json resolved(const nlohmann::json& params, const RuleBook& book) {
+  nlohmann::json out = params;
+  for (auto& [key, v] : out.items()) {
+    if (v.is_string() && v.get<std::string>().starts_with('@'))
+      v = book.assumptions().at(v.get<std::string>().substr(1)).value;
+    else if (v.is_object())
+      v = resolved(v, book);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> speculation_methods(const RuleBook& book) {
+  std::vector<std::string> out;
+  for (const Rule& rule : book.rules())
+    if (rule.id.starts_with(kRulePrefix) && speculation_step(rule)) out.push_back(rule.id.substr(kRulePrefix.size()));
+  return out;
+}
+
+SpeculationChoice choose_speculation(const Catalog& catalog, const RuleBook& book, const ScenarioRequest& request, const std::string& method,
+                                     std::optional<uint32_t> drafts, std::optional<double> rate) {
+  const std::vector<std::string> methods = speculation_methods(book);
+  const Rule* rule = book.find(std::string(kRulePrefix) + method);
+  const TransformStep* step = rule ? speculation_step(*rule) : nullptr;
+  if (!step) throw bad_input(fmt::format("--speculative: unknown method '{}'", method), fmt::format("use one of {}", fmt::join(methods, ", ")));
+  ScenarioRequest base = request;
+  base.speculation = {};
+  const PreparedScenario prepared = prepare_scenario(catalog, base);
+  const Analysis analysis = analyze(prepared.scenario);
+  std::map<std::string, double> values;
+  for (const auto& [id, a] : book.assumptions()) values[id] = a.value;
+  const Facts facts = inference_facts(prepared, analysis, Goal::kLatency);
+  for (const Condition& c : rule->requires_)
+    if (!c.holds(facts))
+      throw bad_input(fmt::format("--speculative {}: {}", method, fill_template(c.reason.empty() ? c.text : c.reason, facts, values)));
+  TransformStep chosen{step->name, resolved(step->params, book)};
+  if (rate) chosen.params["acceptance_rate"] = *rate;
+  if (drafts) chosen.params["fixed_draft_tokens"] = *drafts;
+  const TransformResult result = apply_transform(chosen, TransformInput{catalog, base, prepared, analysis});
+  if (!result.request) throw bad_input(fmt::format("--speculative {}: {}", method, result.not_applicable));
+  SpeculationChoice out;
+  out.speculation = result.request->speculation;
+  if (drafts && out.speculation.draft_tokens != *drafts)
+    throw bad_input(fmt::format("--draft-tokens {}: {} drafts at most {} here", *drafts, method, out.speculation.draft_tokens));
+  out.notes = result.notes;
+  return out;
+}
+
+}  // namespace optadvisor
