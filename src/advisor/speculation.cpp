@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include "optadvisor/advisor/speculation.hpp"
 
+#include <algorithm>
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "optadvisor/advisor/playbook.hpp"
@@ -68,6 +71,24 @@ SpeculationChoice choose_speculation(const Catalog& catalog, const RuleBook& boo
     throw bad_input(fmt::format("--draft-tokens {}: {} drafts at most {} here", *drafts, method, out.speculation.draft_tokens));
   out.notes = result.notes;
   return out;
+}
+
+SpeculationChoice choose_serving_speculation(const Catalog& catalog, const RuleBook& book, const ServeRequest& request,
+                                             const std::string& method, std::optional<uint32_t> drafts, std::optional<double> rate) {
+  const ServePoolRequest& pool = request.disaggregated ? request.decode : request.aggregated;
+  ScenarioRequest r = request.scenario;
+  r.speculation = {};
+  r.tp = pool.layout.tp;
+  r.pp = pool.layout.pp;
+  r.ep = pool.layout.ep;
+  r.dp_attention = pool.layout.dp_attention;
+  r.prompt_tokens = static_cast<int64_t>(request.load.prompt_tokens);
+  r.gen_tokens = static_cast<int64_t>(request.load.gen_tokens);
+  ServeRequest plain_request = request;
+  plain_request.scenario.speculation = {};
+  const ServingResult plain = simulate_serving(prepare_serving(catalog, plain_request).setup, request.load);
+  r.batch = fmt::format("{:.0f}", std::max(1.0, std::round(plain.mean_decode_batch * pool.layout.dp_attention)));
+  return choose_speculation(catalog, book, r, method, drafts, rate);
 }
 
 }  // namespace optadvisor

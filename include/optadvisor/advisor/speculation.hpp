@@ -11,6 +11,7 @@
 
 #include "optadvisor/advisor/rules.hpp"
 #include "optadvisor/analysis/prepare.hpp"
+#include "optadvisor/analysis/serving_setup.hpp"
 #include "optadvisor/catalog/catalog.hpp"
 
 namespace optadvisor {
@@ -29,5 +30,11 @@ std::vector<std::string> speculation_methods(const RuleBook& book);
 /// when the method is unknown, its rule's prerequisites fail here, or the drafter cannot run.
 SpeculationChoice choose_speculation(const Catalog& catalog, const RuleBook& book, const ScenarioRequest& request, const std::string& method,
                                      std::optional<uint32_t> drafts, std::optional<double> rate);
+
+/// The same for a server (serve --speculative): on its decoding workers' layout, at the batch one
+/// of their attention ranks decodes under the load without speculation (one simulation), over the
+/// worker's ranks.
+SpeculationChoice choose_serving_speculation(const Catalog& catalog, const RuleBook& book, const ServeRequest& request,
+                                             const std::string& method, std::optional<uint32_t> drafts, std::optional<double> rate);
 
 }  // namespace optadvisor

@@ -2,8 +2,6 @@
 // `optadvisor serve`: serving under load. A closed loop of --concurrency
 // clients or an open-loop --rate, on one aggregated layout or disaggregated
 // prefill and decode pools; --sweep runs a range of loads.
-#include <algorithm>
-#include <cmath>
 #include <optional>
 #include <tuple>
 
@@ -143,8 +141,7 @@ ServeRequest finish(const ServeOptions& o, const Catalog& catalog) {
   return r;
 }
 
-/// Speculative decoding as --speculative asks, set up on the decoding workers' layout at the batch
-/// one of their attention ranks decodes under the load without it (one simulation), over the worker's ranks.
+/// Speculative decoding as --speculative asks (choose_serving_speculation), or none.
 std::optional<SpeculationChoice> speculation_for(const ServeOptions& o, const Catalog& catalog, const ServeRequest& r) {
   if (o.speculative.empty()) {
     for (const CLI::Option* opt : {o.draft_option, o.acceptance_option})
@@ -153,21 +150,9 @@ std::optional<SpeculationChoice> speculation_for(const ServeOptions& o, const Ca
   }
   if (o.acceptance_option->count() && !(o.acceptance_rate >= 0.01 && o.acceptance_rate <= 0.99))  // CLI11's range lets NaN through
     throw bad_input(fmt::format("--acceptance-rate {} is out of range", o.acceptance_rate), "use 0.01 to 0.99");
-  const ServePoolRequest& pool = r.disaggregated ? r.decode : r.aggregated;
-  ScenarioRequest sr = r.scenario;
-  sr.tp = pool.layout.tp;
-  sr.pp = pool.layout.pp;
-  sr.ep = pool.layout.ep;
-  sr.dp_attention = pool.layout.dp_attention;
-  sr.prompt_tokens = static_cast<int64_t>(r.load.prompt_tokens);
-  sr.gen_tokens = static_cast<int64_t>(r.load.gen_tokens);
-  const ServingResult plain = simulate_serving(prepare_serving(catalog, r).setup, r.load);
-  const double batch = std::max(1.0, std::round(plain.mean_decode_batch * pool.layout.dp_attention));
-  sr.batch = fmt::format("{:.0f}", batch);
-  const RuleBook book = RuleBook::load(catalog);
-  return choose_speculation(catalog, book, sr, o.speculative,
-                            o.draft_option->count() ? std::optional<uint32_t>(o.draft_tokens) : std::nullopt,
-                            o.acceptance_option->count() ? std::optional<double>(o.acceptance_rate) : std::nullopt);
+  return choose_serving_speculation(catalog, RuleBook::load(catalog), r, o.speculative,
+                                    o.draft_option->count() ? std::optional<uint32_t>(o.draft_tokens) : std::nullopt,
+                                    o.acceptance_option->count() ? std::optional<double>(o.acceptance_rate) : std::nullopt);
 }
 
 /// Every option of `serve`, bound to the fields of `o`.
