@@ -56,19 +56,6 @@ bool same_model(const ModelRequest& a, const ModelRequest& b) {
 
 int level(const std::string& s) { return s == "low" ? 0 : s == "medium" ? 1 : 2; }
 
-/// Replaces "@id" parameters with the assumption's value.
-/// Replaces "@id" parameters with the assumption's value (also inside per-engine objects).
-nlohmann::json resolve_params(const nlohmann::json& params, const std::map<std::string, double>& values) {
-  nlohmann::json out = params;
-  for (auto& [key, v] : out.items()) {
-    if (v.is_string() && !v.get<std::string>().empty() && v.get<std::string>()[0] == '@')
-      v = values.at(v.get<std::string>().substr(1));
-    else if (v.is_object())
-      v = resolve_params(v, values);
-  }
-  return out;
-}
-
 /// Why a condition fails, for the user.
 std::string failure(const Condition& c, const Facts& facts, const std::map<std::string, double>& values) {
   if (!c.reason.empty()) return fill_template(c.reason, facts, values);
@@ -676,6 +663,17 @@ class Advisor {
 };
 
 }  // namespace
+
+nlohmann::json resolve_params(const nlohmann::json& params, const std::map<std::string, double>& values) {
+  nlohmann::json out = params;
+  for (auto& [key, v] : out.items()) {
+    if (v.is_string() && !v.get<std::string>().empty() && v.get<std::string>()[0] == '@')
+      v = values.at(v.get<std::string>().substr(1));
+    else if (v.is_object())
+      v = resolve_params(v, values);
+  }
+  return out;
+}
 
 namespace {
 

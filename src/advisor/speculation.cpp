@@ -23,18 +23,6 @@ const TransformStep* speculation_step(const Rule& rule) {
   return nullptr;
 }
 
-/// "@id" parameters replaced by the assumptions' values (also inside per-engine objects).
-nlohmann::json resolved(const nlohmann::json& params, const RuleBook& book) {
-  nlohmann::json out = params;
-  for (auto& [key, v] : out.items()) {
-    if (v.is_string() && v.get<std::string>().starts_with('@'))
-      v = book.assumptions().at(v.get<std::string>().substr(1)).value;
-    else if (v.is_object())
-      v = resolved(v, book);
-  }
-  return out;
-}
-
 }  // namespace
 
 std::vector<std::string> speculation_methods(const RuleBook& book) {
@@ -60,7 +48,7 @@ SpeculationChoice choose_speculation(const Catalog& catalog, const RuleBook& boo
   for (const Condition& c : rule->requires_)
     if (!c.holds(facts))
       throw bad_input(fmt::format("--speculative {}: {}", method, fill_template(c.reason.empty() ? c.text : c.reason, facts, values)));
-  TransformStep chosen{step->name, resolved(step->params, book)};
+  TransformStep chosen{step->name, resolve_params(step->params, values)};
   if (rate) chosen.params["acceptance_rate"] = *rate;
   if (drafts) chosen.params["fixed_draft_tokens"] = *drafts;
   const TransformResult result = apply_transform(chosen, TransformInput{catalog, base, prepared, analysis});

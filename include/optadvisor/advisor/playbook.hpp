@@ -69,6 +69,10 @@ Facts training_facts(const PreparedTraining& prepared, const TrainingAnalysis& a
 /// Fills "{fact}", "{fact:%}", "{fact:gb}", "{fact:s}", "{fact:x}", "{fact:int}" and "{@assumption}".
 std::string fill_template(const std::string& text, const Facts& facts, const std::map<std::string, double>& assumptions);
 
+/// A transform's parameters with each "@id" replaced by assumption `id`'s value in `values` (also
+/// inside per-engine objects).
+nlohmann::json resolve_params(const nlohmann::json& params, const std::map<std::string, double>& values);
+
 struct UsedAssumption {
   std::string id;
   double value = 0;
