@@ -228,6 +228,9 @@ void print_serve_html(const Catalog& catalog, const ServeRequest& request, const
                            request.load.concurrency ? "closed loop" : "Poisson arrivals")},
       {"KV cache", sc.workload.kv_dtype},
       {"calibration era", prepared.era ? sc.engine.engine->serving.era_versions(*prepared.era) : std::string{"-"}}};
+  if (const Speculation& spec = sc.workload.speculation; spec.enabled())
+    facts.emplace_back("speculative decoding", fmt::format("{}, {} drafted tokens a step, {:.2f} accepted on average", spec.method,
+                                                           spec.draft_tokens, spec.accepted_tokens));
   fmt::print("{}", render_serve_html(title, facts, series, request.slo_ttft_s, request.slo_tpot_s, prepared.notes,
                                      HtmlReportInfo{program_version(), data_version(), {}}));
 }
