@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
 // serve --speculative: the rule book's speculative-METHOD drafter set up by name on a scenario.
+#include <algorithm>
+
 #include <catch2/catch.hpp>
 
 #include "fixtures.hpp"
@@ -53,4 +55,14 @@ TEST_CASE("speculation by name refuses what cannot run: an unknown method, a mod
   deepseek.quant = "nvfp4";
   deepseek.tp = 8;
   CHECK_THROWS_WITH(choose_speculation(catalog, book, deepseek, "mtp", 3u, {}), Catch::Contains("mtp drafts at most 1 here"));
+}
+
+TEST_CASE("speculation by name says when, at the batch, it decodes slower than none") {
+  // 7 drafts accepted at 5% each: 1.05 tokens a step for verifying 8 tokens a sequence, at 256
+  // sequences well past the ridge: slower. At batch 1 with the rule's rate it is not.
+  const auto slower = [](const SpeculationChoice& c) {
+    return std::any_of(c.notes.begin(), c.notes.end(), [](const std::string& n) { return n.find("slower than none") != std::string::npos; });
+  };
+  CHECK(slower(choose_speculation(fixtures::catalog(), fixtures::rule_book(), llama_8b("vllm", "256"), "eagle", 7u, 0.05)));
+  CHECK_FALSE(slower(choose_speculation(fixtures::catalog(), fixtures::rule_book(), llama_8b("vllm", "1"), "eagle", {}, {})));
 }
