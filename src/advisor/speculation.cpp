@@ -59,9 +59,10 @@ SpeculationChoice choose_speculation(const Catalog& catalog, const RuleBook& boo
     throw bad_input(fmt::format("--draft-tokens {}: {} drafts at most {} here", *drafts, method, out.speculation.draft_tokens));
   out.notes = result.notes;
   // Past the ridge verifying the drafts costs more than they save; the user asked for it, so say so.
-  ScenarioRequest with = base;
-  with.speculation = out.speculation;
-  const double speculating_s = analyze(prepare_scenario(catalog, with).scenario, Detail::kNumbers).decode.time_s;
+  // The prepared scenario with the speculation in its workload, as the transform tried it (no second prepare).
+  Scenario with = prepared.scenario;
+  with.workload.speculation = out.speculation;
+  const double speculating_s = analyze(with, Detail::kNumbers).decode.time_s;
   if (speculating_s > analysis.decode.time_s)
     out.notes.push_back(fmt::format("at batch {} speculative decoding is slower than none by the one-batch estimate: {:.3g} against {:.3g} ms a token",
                                     base.batch_or_default(), speculating_s * 1e3, analysis.decode.time_s * 1e3));
