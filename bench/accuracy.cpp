@@ -513,49 +513,70 @@ nlohmann::json grouped_entry(const Engines& engines, const std::string& key) {
   return nlohmann::json::object();
 }
 
-/// The grouped expert-GEMM parameters of one backend (`key`) fitted on its MoE prefill rows, with leave-one-device-out errors.
+/// One set of grouped expert-GEMM terms fitted on `rows`, with leave-one-device-out errors; `half`
+/// and `share` (null: not fitted) point at the terms the rows run at.
+nlohmann::json fit_moe_terms(const MoeObjective& objective, const std::vector<const Case*>& rows, double& half, double* share) {
+  std::set<std::string> devices;
+  for (const auto* c : rows) devices.insert(c->device);
+  std::vector<double> lodo;
+  if (devices.size() > 1) {
+    const double saved = half, saved_share = share ? *share : 1.0;
+    for (const auto& held : devices) {
+      std::vector<const Case*> train;
+      for (const auto* c : rows)
+        if (c->device != held) train.push_back(c);
+      objective.fit_half(half, share, train);
+      for (const auto* c : rows)
+        if (c->device == held) lodo.push_back(ape(*c));
+      half = saved;
+      if (share) *share = saved_share;
+    }
+  }
+  objective.fit_half(half, share, rows);
+  std::vector<std::string> ids;
+  for (const auto* c : rows) ids.push_back(c->row.at("id"));
+  std::sort(ids.begin(), ids.end());
+  return {{"rows", rows.size()},
+          {"devices", devices.size()},
+          {"half_tokens", half},
+          {"peak_share", share ? nlohmann::json(*share) : nlohmann::json()},
+          {"row_ids", ids},
+          {"lodo_prefill_median", quantile(lodo, 0.5)},
+          {"lodo_prefill_p90", quantile(lodo, 0.9)},
+          {"lodo_rows", lodo.size()}};
+}
+
+void print_moe_fit(const std::string& label, const nlohmann::json& r) {
+  fmt::print("fit-moe {:<18} rows {:>3} devices {:>2}  half_tokens {:.0f}{}  leave-one-device-out prefill median {:.1f}% p90 {:.1f}% ({} rows)\n",
+             label, r.at("rows").get<std::size_t>(), r.at("devices").get<std::size_t>(), r.at("half_tokens").get<double>(),
+             r.at("peak_share").is_null() ? std::string() : fmt::format("  peak_share {:.2f}", r.at("peak_share").get<double>()),
+             100 * r.at("lodo_prefill_median").get<double>(), 100 * r.at("lodo_prefill_p90").get<double>(), r.at("lodo_rows").get<std::size_t>());
+}
+
+/// The grouped expert-GEMM parameters of one backend (`key`) fitted on its MoE prefill rows, with
+/// leave-one-device-out errors: each format of grouped_expert_gemm.by_quant on its own rows, the
+/// backend's terms on the rest.
 void fit_moe_backend(const std::vector<Case>& cases, Engines& engines, const MoeObjective& objective, const std::string& key,
                      nlohmann::json& fit_report) {
   auto rows = select(cases, [&](const Case& c) { return c.engine_key == key && moe_prefill(c) && !c.uncertain; });
   if (rows.empty()) rows = select(cases, [&](const Case& c) { return c.engine_key == key && moe_prefill(c); });
   auto& backend = backend_of(engines, *rows.front());
+  std::map<std::string, std::vector<const Case*>> by_quant;
+  std::vector<const Case*> rest;
+  for (const auto* c : rows)
+    (backend.expert_gemm_by_quant.contains(c->ps.scenario.weights.quant_id) ? by_quant[c->ps.scenario.weights.quant_id] : rest).push_back(c);
   // The peak share is fitted with half_tokens where the entry carries one (rows over a range of
   // tokens per expert tell the two apart; one ubatch size cannot).
   double* share = grouped_entry(engines, key).contains("peak_share") ? &backend.expert_gemm_peak_share : nullptr;
-  std::set<std::string> devices;
-  for (const auto* c : rows) devices.insert(c->device);
-  std::vector<double> lodo;
-  if (devices.size() > 1) {
-    const double saved = backend.expert_gemm_half_tokens, saved_share = backend.expert_gemm_peak_share;
-    for (const auto& held : devices) {
-      std::vector<const Case*> train;
-      for (const auto* c : rows)
-        if (c->device != held) train.push_back(c);
-      objective.fit_half(backend.expert_gemm_half_tokens, share, train);
-      for (const auto* c : rows)
-        if (c->device == held) lodo.push_back(ape(*c));
-      backend.expert_gemm_half_tokens = saved;
-      backend.expert_gemm_peak_share = saved_share;
-    }
+  nlohmann::json report = fit_moe_terms(objective, rest, backend.expert_gemm_half_tokens, share);
+  print_moe_fit(key, report);
+  report["by_quant"] = nlohmann::json::object();
+  for (const auto& [quant, quant_rows] : by_quant) {
+    auto& terms = backend.expert_gemm_by_quant.at(quant);
+    report["by_quant"][quant] = fit_moe_terms(objective, quant_rows, terms.half_tokens, &terms.peak_share);
+    print_moe_fit(key + " " + quant, report["by_quant"][quant]);
   }
-  objective.fit_half(backend.expert_gemm_half_tokens, share, rows);
-  std::vector<std::string> ids;
-  for (const auto* c : rows) ids.push_back(c->row.at("id"));
-  std::sort(ids.begin(), ids.end());
-  fit_report[key] = {{"rows", rows.size()},
-                     {"devices", devices.size()},
-                     {"half_tokens", backend.expert_gemm_half_tokens},
-                     {"peak_share", share ? nlohmann::json(backend.expert_gemm_peak_share) : nlohmann::json()},
-                     {"row_ids", ids},
-                     {"lodo_prefill_median", quantile(lodo, 0.5)},
-                     {"lodo_prefill_p90", quantile(lodo, 0.9)},
-                     {"lodo_rows", lodo.size()}};
-  fmt::print(
-      "fit-moe {:<18} rows {:>3} devices {:>2}  half_tokens {:.0f}{}  leave-one-device-out prefill median {:.1f}% p90 {:.1f}% ({} "
-      "rows)\n",
-      key, rows.size(), devices.size(), backend.expert_gemm_half_tokens,
-      share ? fmt::format("  peak_share {:.2f}", backend.expert_gemm_peak_share) : std::string(), 100 * quantile(lodo, 0.5),
-      100 * quantile(lodo, 0.9), lodo.size());
+  fit_report[key] = std::move(report);
 }
 
 /// Today as YYYY-MM-DD, for what --write and --record-accuracy store.
@@ -573,6 +594,7 @@ void write_moe_fit(const Engines& engines, const nlohmann::json& fit_report, con
       auto& entry = doc["backends"][bname]["grouped_expert_gemm"];
       // A caveat outlives the refit (a value set by hand on purpose is never fitted: fit_moe).
       const nlohmann::ordered_json caveat = entry.is_object() && entry.contains("caveat") ? entry["caveat"] : nlohmann::ordered_json();
+      nlohmann::ordered_json by_quant = entry.is_object() && entry.contains("by_quant") ? entry["by_quant"] : nlohmann::ordered_json();
       entry = {{"half_tokens", std::round(b.expert_gemm_half_tokens)}};
       if (!r.at("peak_share").is_null()) entry["peak_share"] = std::round(b.expert_gemm_peak_share * 100) / 100;
       entry["note"] = fmt::format(
@@ -583,6 +605,15 @@ void write_moe_fit(const Engines& engines, const nlohmann::json& fit_report, con
       if (!caveat.is_null()) entry["caveat"] = caveat;
       if (data_file != kMoeData) entry["data"] = data_file;
       entry["calibrated_on"] = r.at("row_ids");
+      // A format's own terms keep their why; the values and rows are the refit's.
+      for (auto& q : by_quant) {
+        const auto& fitted = r.at("by_quant").find(q.at("quant").get<std::string>());
+        if (fitted == r.at("by_quant").end()) continue;
+        q["half_tokens"] = std::round(fitted->at("half_tokens").get<double>());
+        q["peak_share"] = std::round(fitted->at("peak_share").get<double>() * 100) / 100;
+        q["calibrated_on"] = fitted->at("row_ids");
+      }
+      if (!by_quant.is_null()) entry["by_quant"] = by_quant;
     });
   });
 }

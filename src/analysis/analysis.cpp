@@ -636,7 +636,8 @@ struct ForwardPass {
     const auto matvec_max_tokens = static_cast<double>(expert_matvec_max_tokens_in(backend, s.engine.build));
     const bool small_pass = !prefill || pass_tokens <= matvec_max_tokens;
     const bool grouped = m.num_experts > 0 && (!matvec_format || !small_pass);
-    const ExpertGemm experts = grouped ? expert_gemm(m, pass_tokens, expert_gemm_half_tokens_in(backend, s.engine.build), backend.expert_gemm_peak_share)
+    const ExpertGemm experts = grouped ? expert_gemm(m, pass_tokens, expert_gemm_half_tokens_in(backend, s.engine.build, w.quant_id),
+                                                     expert_gemm_peak_share_for(backend, w.quant_id))
                                        : expert_gemm(m, pass_tokens, 0.0);
     // The mat-vec kernels multiply each (token, expert) pair on its own (llama.cpp's mul_mv_id and
     // MMVQ with ids), so a pass of a few tokens reads each token's experts for that token: k / E of

@@ -79,8 +79,15 @@ uint64_t expert_matvec_max_tokens_in(const BackendProfile& backend, const Backen
   return build && build->expert_matvec_every_pass ? std::numeric_limits<uint64_t>::max() : backend.expert_matvec_max_tokens;
 }
 
-double expert_gemm_half_tokens_in(const BackendProfile& backend, const BackendBuild* build) {
-  return build && build->expert_gemm_half_tokens ? *build->expert_gemm_half_tokens : backend.expert_gemm_half_tokens;
+double expert_gemm_half_tokens_in(const BackendProfile& backend, const BackendBuild* build, const std::string& quant_id) {
+  if (build && build->expert_gemm_half_tokens) return *build->expert_gemm_half_tokens;
+  const auto it = backend.expert_gemm_by_quant.find(quant_id);
+  return it == backend.expert_gemm_by_quant.end() ? backend.expert_gemm_half_tokens : it->second.half_tokens;
+}
+
+double expert_gemm_peak_share_for(const BackendProfile& backend, const std::string& quant_id) {
+  const auto it = backend.expert_gemm_by_quant.find(quant_id);
+  return it == backend.expert_gemm_by_quant.end() ? backend.expert_gemm_peak_share : it->second.peak_share;
 }
 
 double moe_layer_overhead_s_in(const BackendProfile& backend, const BackendBuild* build, const std::string& quant_id) {
@@ -263,6 +270,8 @@ BackendProfile read_backend(const std::string& name, const nlohmann::json& b, st
     const auto& g = b.at("grouped_expert_gemm");
     bp.expert_gemm_half_tokens = g.at("half_tokens").get<double>();
     bp.expert_gemm_peak_share = g.value("peak_share", 1.0);
+    for (const auto& q : g.value("by_quant", nlohmann::json::array()))
+      bp.expert_gemm_by_quant[q.at("quant").get<std::string>()] = {q.at("half_tokens").get<double>(), q.value("peak_share", 1.0)};
   }
   read_estimate_accuracy(b, bp, problems);
   if (b.contains("expert_matvec")) {

@@ -302,7 +302,7 @@ TEST_CASE("ROCm multiplies 16-bit experts one at a time: 64 us per touched exper
 TEST_CASE("llama.cpp Vulkan multiplies BF16 experts with the grouped GEMM even at one token", "[analysis][moe]") {
   // ggml_vk_use_mul_mat_vec_id has no BF16 case (data/engines/llama.cpp.json, expert_matvec
   // excluded_quants): a decode step of Qwen3-30B-A3B BF16 runs the tiled shader, one token per touched
-  // expert at 1 / (1 + 77) of the path's rate; Q4_K_M experts take the mat-vec kernels.
+  // expert at 1 / (1 + 80) of the path's rate; Q4_K_M experts take the mat-vec kernels.
   ScenarioRequest r = request("ryzen-ai-max-395", "qwen3-30b-a3b", "bf16", "llama.cpp:vulkan");
   r.prompt_tokens = 0;
   r.gen_tokens = 16;
@@ -310,7 +310,7 @@ TEST_CASE("llama.cpp Vulkan multiplies BF16 experts with the grouped GEMM even a
   const Analysis a = analyze(bf16.scenario);
   CHECK(a.decode.experts.grouped);
   CHECK(a.decode.experts.tokens_per_expert == Approx(1.0));
-  CHECK(a.decode.experts.share_of_dense_rate == Approx(1.0 / 78.0));
+  CHECK(a.decode.experts.share_of_dense_rate == Approx(1.0 / 81.0));
   CHECK(std::any_of(bf16.notes.begin(), bf16.notes.end(),
                     [](const std::string& n) { return n.find("bf16 experts take the grouped GEMM even at one token") != std::string::npos; }));
   r.quant = "q4_k_m";
@@ -340,4 +340,28 @@ TEST_CASE("vLLM's MoE layer time follows the kernel path of the experts' format"
   CHECK(moe_time("minimax-m2.5", "nvfp4").second == Approx(62 * 30e-6));
   CHECK(moe_time("gpt-oss-120b", "mxfp4").first == Approx(4.5e-6));
   CHECK(moe_time("llama-3.1-8b", "fp8").first == 0);  // a dense model has no MoE layer
+}
+
+TEST_CASE("a format with grouped-GEMM terms of its own runs at them, the others at the backend's", "[analysis][moe]") {
+  // data/engines/llama.cpp.json, rocm grouped_expert_gemm: half_tokens 102 for every format but
+  // mxfp4_moe, whose by_quant entry has half_tokens 25 and peak_share 0.64.
+  const EngineProfile& engine = catalog().resolve_engine("llama.cpp");
+  const BackendProfile& rocm = engine.backends.at("rocm");
+  CHECK(expert_gemm_half_tokens_in(rocm, nullptr, "q4_k_m") == 102.0);
+  CHECK(expert_gemm_peak_share_for(rocm, "q4_k_m") == 1.0);
+  CHECK(expert_gemm_half_tokens_in(rocm, nullptr, "mxfp4_moe") == 25.0);
+  CHECK(expert_gemm_peak_share_for(rocm, "mxfp4_moe") == 0.64);
+  // gpt-oss-120b (128 experts, 4 per token) prefilling one 512-token ubatch: 512 x 4 / 128 = 16
+  // tokens per expert, so 0.64 x 16 / (16 + 25) = 0.24976 of the dense rate (with the backend's
+  // terms it would be 16 / (16 + 102) = 0.13559).
+  ScenarioRequest r = request("ryzen-ai-max-395", "gpt-oss-120b", "mxfp4", "llama.cpp:rocm");
+  r.prompt_tokens = 512;
+  r.gen_tokens = 0;
+  const Analysis a = analyze_request(r);
+  CHECK(a.prefill.experts.tokens_per_expert == Approx(16.0).epsilon(1e-6));
+  CHECK(a.prefill.experts.share_of_dense_rate == Approx(0.24976).epsilon(1e-4));
+  // A build that sets its own half_tokens keeps it for every format (the format's terms are the
+  // newest builds'): CUDA before PR #15525 fills at 14 tokens.
+  const BackendProfile& cuda = engine.backends.at("cuda");
+  CHECK(expert_gemm_half_tokens_in(cuda, cuda.build_for(6000), "mxfp4_moe") == 14.0);
 }
