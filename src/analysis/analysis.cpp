@@ -644,7 +644,10 @@ struct ForwardPass {
     // them a token, where a grouped GEMM reads each touched expert once.
     const bool pairwise = !grouped && pass_tokens > 1.0 && pass_tokens <= matvec_max_tokens;
     const double expert_read_fraction = pairwise ? expert_pairs_fraction(m, pass_tokens) : experts.touched_fraction;
-    if (m.num_experts > 0) p.experts = {pass_tokens, experts.tokens_per_expert, grouped, experts.efficiency_factor, 0.0};
+    if (m.num_experts > 0) {
+      const bool own_terms = grouped && !(s.engine.build && s.engine.build->expert_gemm_half_tokens) && backend.expert_gemm_by_quant.contains(w.quant_id);
+      p.experts = {pass_tokens, experts.tokens_per_expert, grouped, experts.efficiency_factor, 0.0, own_terms ? w.quant_id : std::string()};
+    }
     const double experts_untouched = w.routed_expert_bytes * (1.0 - expert_read_fraction);
     // Weights in host memory (offloaded layers, --n-cpu-moe experts): once a pass's batch reaches
     // the engine's threshold (ggml's offload_op: prefill ubatches), their operators run on the device

@@ -32,7 +32,8 @@ const Fields<PhaseEstimate>& phase_fields() {
                                               {"tokens_per_pass", p.experts.tokens_per_pass},
                                               {"tokens_per_expert", p.experts.tokens_per_expert},
                                               {"share_of_dense_rate", p.experts.share_of_dense_rate},
-                                              {"per_expert_loop_s", p.experts.per_expert_loop_s}};
+                                              {"per_expert_loop_s", p.experts.per_expert_loop_s},
+                                              {"format_terms", p.experts.format_terms.empty() ? J(nullptr) : J(p.experts.format_terms)}};
                                     }},
                                    {"components_s", [](const P& p) -> J {
                                       return {{"compute", p.compute_time_s},   {"weights", p.weights_time_s},

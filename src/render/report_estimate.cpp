@@ -44,6 +44,7 @@ std::string experts_text(const PhaseEstimate::Experts& e) {
   if (!e.grouped) return pass + ": mat-vec kernels, each token reading its own experts";
   std::string text = fmt::format("{}: {:.1f} tokens per expert, grouped GEMM at {:.2f} of the dense rate", pass, e.tokens_per_expert,
                                  e.share_of_dense_rate);
+  if (!e.format_terms.empty()) text += fmt::format(" ({} experts' own tile fill)", e.format_terms);
   if (e.per_expert_loop_s > 0)
     text += fmt::format("; 16-bit experts multiplied one expert at a time, {:.3g} s of fixed costs", e.per_expert_loop_s);
   return text;

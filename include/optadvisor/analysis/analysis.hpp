@@ -70,6 +70,9 @@ struct PhaseEstimate {
     /// The fixed cost of multiplying 16-bit experts one expert at a time over the phase's passes
     /// (BackendProfile::float_expert_call_s), part of the overhead time; 0 where a grouped kernel runs them.
     double per_expert_loop_s = 0;
+    /// The weight format whose own grouped-GEMM terms the experts ran at (BackendProfile::
+    /// expert_gemm_by_quant); "" = the backend's terms, or the mat-vec kernels.
+    std::string format_terms;
   } experts;
   double arithmetic_intensity = 0;  ///< FLOP per byte
   double ridge_point = 0;           ///< achievable FLOP/s over achievable bytes/s
