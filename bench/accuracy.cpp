@@ -563,8 +563,10 @@ void fit_moe_backend(const std::vector<Case>& cases, Engines& engines, const Moe
   auto& backend = backend_of(engines, *rows.front());
   std::map<std::string, std::vector<const Case*>> by_quant;
   std::vector<const Case*> rest;
-  for (const auto* c : rows)
-    (backend.expert_gemm_by_quant.contains(c->ps.scenario.weights.quant_id) ? by_quant[c->ps.scenario.weights.quant_id] : rest).push_back(c);
+  for (const auto* c : rows) {
+    const std::string& quant = c->ps.scenario.weights.quant_id;
+    (expert_gemm_format_terms(backend, c->ps.scenario.engine.build, quant) ? by_quant[quant] : rest).push_back(c);
+  }
   // The peak share is fitted with half_tokens where the entry carries one (rows over a range of
   // tokens per expert tell the two apart; one ubatch size cannot).
   double* share = grouped_entry(engines, key).contains("peak_share") ? &backend.expert_gemm_peak_share : nullptr;

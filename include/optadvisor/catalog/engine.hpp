@@ -132,9 +132,13 @@ uint64_t expert_matvec_max_tokens_in(const BackendProfile& backend, const Backen
 /// The grouped expert GEMM's half-fill tokens per expert on `backend` in `build` for `quant_id`'s
 /// experts (the format's own terms where the backend has them; a build's value before either).
 double expert_gemm_half_tokens_in(const BackendProfile& backend, const BackendBuild* build, const std::string& quant_id);
+/// Whether `quant_id`'s experts run at the format's own grouped-GEMM terms on `backend` in `build`
+/// (BackendProfile::expert_gemm_by_quant, the newest builds'; a build with its own half_tokens runs
+/// every format at the backend's).
+bool expert_gemm_format_terms(const BackendProfile& backend, const BackendBuild* build, const std::string& quant_id);
 /// The share of the dense prefill efficiency `backend`'s grouped expert GEMM reaches with full tiles
-/// for `quant_id`'s experts (the format's own where the backend has it).
-double expert_gemm_peak_share_for(const BackendProfile& backend, const std::string& quant_id);
+/// for `quant_id`'s experts in `build` (likewise).
+double expert_gemm_peak_share_in(const BackendProfile& backend, const BackendBuild* build, const std::string& quant_id);
 /// The per-MoE-layer cost of one pass for `quant_id`'s experts in `build` (likewise).
 double moe_layer_overhead_s_in(const BackendProfile& backend, const BackendBuild* build, const std::string& quant_id);
 

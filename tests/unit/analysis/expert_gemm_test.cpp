@@ -348,9 +348,11 @@ TEST_CASE("a format with grouped-GEMM terms of its own runs at them, the others 
   const EngineProfile& engine = catalog().resolve_engine("llama.cpp");
   const BackendProfile& rocm = engine.backends.at("rocm");
   CHECK(expert_gemm_half_tokens_in(rocm, nullptr, "q4_k_m") == 102.0);
-  CHECK(expert_gemm_peak_share_for(rocm, "q4_k_m") == 1.0);
+  CHECK(expert_gemm_peak_share_in(rocm, nullptr, "q4_k_m") == 1.0);
   CHECK(expert_gemm_half_tokens_in(rocm, nullptr, "mxfp4_moe") == 25.0);
-  CHECK(expert_gemm_peak_share_for(rocm, "mxfp4_moe") == 0.64);
+  CHECK(expert_gemm_peak_share_in(rocm, nullptr, "mxfp4_moe") == 0.64);
+  CHECK(expert_gemm_format_terms(rocm, nullptr, "mxfp4_moe"));
+  CHECK_FALSE(expert_gemm_format_terms(rocm, nullptr, "q4_k_m"));
   // gpt-oss-120b (128 experts, 4 per token) prefilling one 512-token ubatch: 512 x 4 / 128 = 16
   // tokens per expert, so 0.64 x 16 / (16 + 25) = 0.24976 of the dense rate (with the backend's
   // terms it would be 16 / (16 + 102) = 0.13559).
