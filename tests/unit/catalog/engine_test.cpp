@@ -147,6 +147,23 @@ TEST_CASE("a MoE layer time per weight format names quant formats by their canon
   CHECK(seen >= 3);  // vLLM: nvfp4, int4-wo, mxfp4
 }
 
+TEST_CASE("grouped-GEMM terms per weight format name quant formats by their canonical id", "[catalog][engine]") {
+  // expert_gemm_half_tokens_in matches the scenario's quant id exactly, so an alias here would never apply.
+  std::size_t seen = 0;
+  for (const auto& engine : catalog().engines())
+    for (const auto& [name, backend] : engine.backends)
+      for (const auto& [quant, terms] : backend.expert_gemm_by_quant) {
+        const QuantFormat* format = catalog().quant().find(quant);
+        INFO(engine.id << " " << name << " " << quant);
+        REQUIRE(format != nullptr);
+        CHECK(format->id == quant);
+        CHECK(expert_gemm_half_tokens_in(backend, nullptr, quant) == terms.half_tokens);
+        CHECK(expert_gemm_peak_share_in(backend, nullptr, quant) == terms.peak_share);
+        ++seen;
+      }
+  CHECK(seen >= 2);  // llama.cpp ROCm and Vulkan: mxfp4_moe
+}
+
 TEST_CASE("a serving era's recorded accuracy: by device, pooled, and the pool is the devices' runs", "[catalog][engine]") {
   const ServingEra& vllm = catalog().resolve_engine("vllm").serving.eras.back();
   const ServingAccuracy* h100 = vllm.accuracy_on("h100-sxm");
