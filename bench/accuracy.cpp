@@ -549,11 +549,13 @@ nlohmann::json fit_moe_terms(const MoeObjective& objective, const std::vector<co
 void print_moe_fit(const std::string& label, const nlohmann::json& r) {
   const std::string share =
       r.at("peak_share").is_null() ? std::string() : fmt::format("  peak_share {:.2f}", r.at("peak_share").get<double>());
-  fmt::print(
-      "fit-moe {:<18} rows {:>3} devices {:>2}  half_tokens {:.0f}{}  leave-one-device-out prefill median {:.1f}% p90 {:.1f}% ({} "
-      "rows)\n",
-      label, r.at("rows").get<std::size_t>(), r.at("devices").get<std::size_t>(), r.at("half_tokens").get<double>(), share,
-      100 * r.at("lodo_prefill_median").get<double>(), 100 * r.at("lodo_prefill_p90").get<double>(), r.at("lodo_rows").get<std::size_t>());
+  // One device leaves nothing to hold out.
+  const std::string lodo = r.at("lodo_rows").get<std::size_t>() == 0
+                               ? std::string("- (one device)")
+                               : fmt::format("median {:.1f}% p90 {:.1f}% ({} rows)", 100 * r.at("lodo_prefill_median").get<double>(),
+                                             100 * r.at("lodo_prefill_p90").get<double>(), r.at("lodo_rows").get<std::size_t>());
+  fmt::print("fit-moe {:<18} rows {:>3} devices {:>2}  half_tokens {:.0f}{}  leave-one-device-out prefill {}\n", label,
+             r.at("rows").get<std::size_t>(), r.at("devices").get<std::size_t>(), r.at("half_tokens").get<double>(), share, lodo);
 }
 
 /// The grouped expert-GEMM parameters of one backend (`key`) fitted on its MoE prefill rows, with
