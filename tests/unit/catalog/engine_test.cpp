@@ -114,53 +114,53 @@ TEST_CASE("a device path's format paths name quant formats by their canonical id
   CHECK(path.compute_dtype_for("q8_0").empty());  // the path's own (here none: the backend's)
 }
 
-TEST_CASE("a backend's formats without mat-vec experts name quant formats by their canonical id", "[catalog][engine]") {
-  // expert_matvec_runs matches the scenario's quant id exactly, so an alias here would never apply.
+namespace {
+
+/// Every backend's entries of a map keyed by quant id (`entries(backend)`), each key checked to be a
+/// canonical quant id (the model matches the scenario's id exactly, so an alias would never apply),
+/// then `check(backend, quant, value)`; how many there were.
+template <class Entries, class Check>
+std::size_t each_quant_entry(Entries entries, Check check) {
   std::size_t seen = 0;
   for (const auto& engine : catalog().engines())
     for (const auto& [name, backend] : engine.backends)
-      for (const auto& [quant, why] : backend.expert_matvec_excluded_quants) {
+      for (const auto& [quant, value] : entries(backend)) {
         const QuantFormat* format = catalog().quant().find(quant);
         INFO(engine.id << " " << name << " " << quant);
         REQUIRE(format != nullptr);
         CHECK(format->id == quant);
-        CHECK_FALSE(why.empty());
-        CHECK_FALSE(backend.expert_matvec_runs(quant));
+        check(backend, quant, value);
         ++seen;
       }
+  return seen;
+}
+
+}  // namespace
+
+TEST_CASE("a backend's formats without mat-vec experts name quant formats by their canonical id", "[catalog][engine]") {
+  const std::size_t seen = each_quant_entry([](const BackendProfile& b) -> const auto& { return b.expert_matvec_excluded_quants; },
+                                            [](const BackendProfile& b, const std::string& quant, const std::string& why) {
+                                              CHECK_FALSE(why.empty());
+                                              CHECK_FALSE(b.expert_matvec_runs(quant));
+                                            });
   CHECK(seen >= 1);  // llama.cpp Vulkan: bf16
 }
 
 TEST_CASE("a MoE layer time per weight format names quant formats by their canonical id", "[catalog][engine]") {
-  // moe_layer_overhead_for matches the scenario's quant id exactly, so an alias here would never apply.
-  std::size_t seen = 0;
-  for (const auto& engine : catalog().engines())
-    for (const auto& [name, backend] : engine.backends)
-      for (const auto& [quant, seconds] : backend.moe_layer_overhead_by_quant_s) {
-        const QuantFormat* format = catalog().quant().find(quant);
-        INFO(engine.id << " " << name << " " << quant);
-        REQUIRE(format != nullptr);
-        CHECK(format->id == quant);
-        CHECK(backend.moe_layer_overhead_for(quant) == seconds);
-        ++seen;
-      }
+  const std::size_t seen = each_quant_entry([](const BackendProfile& b) -> const auto& { return b.moe_layer_overhead_by_quant_s; },
+                                            [](const BackendProfile& b, const std::string& quant, double seconds) {
+                                              CHECK(b.moe_layer_overhead_for(quant) == seconds);
+                                            });
   CHECK(seen >= 3);  // vLLM: nvfp4, int4-wo, mxfp4
 }
 
 TEST_CASE("grouped-GEMM terms per weight format name quant formats by their canonical id", "[catalog][engine]") {
-  // expert_gemm_half_tokens_in matches the scenario's quant id exactly, so an alias here would never apply.
-  std::size_t seen = 0;
-  for (const auto& engine : catalog().engines())
-    for (const auto& [name, backend] : engine.backends)
-      for (const auto& [quant, terms] : backend.expert_gemm_by_quant) {
-        const QuantFormat* format = catalog().quant().find(quant);
-        INFO(engine.id << " " << name << " " << quant);
-        REQUIRE(format != nullptr);
-        CHECK(format->id == quant);
-        CHECK(expert_gemm_half_tokens_in(backend, nullptr, quant) == terms.half_tokens);
-        CHECK(expert_gemm_peak_share_in(backend, nullptr, quant) == terms.peak_share);
-        ++seen;
-      }
+  using Terms = BackendProfile::ExpertGemmTerms;
+  const std::size_t seen = each_quant_entry([](const BackendProfile& b) -> const auto& { return b.expert_gemm_by_quant; },
+                                            [](const BackendProfile& b, const std::string& quant, const Terms& terms) {
+                                              CHECK(expert_gemm_half_tokens_in(b, nullptr, quant) == terms.half_tokens);
+                                              CHECK(expert_gemm_peak_share_in(b, nullptr, quant) == terms.peak_share);
+                                            });
   CHECK(seen >= 2);  // llama.cpp ROCm and Vulkan: mxfp4_moe
 }
 
