@@ -570,7 +570,7 @@ void fit_moe_backend(const std::vector<Case>& cases, Engines& engines, const Moe
   std::vector<const Case*> rest;
   for (const auto* c : rows) {
     const std::string& quant = c->ps.scenario.weights.quant_id;
-    (expert_gemm_format_terms(backend, c->ps.scenario.engine.build, quant) ? by_quant[quant] : rest).push_back(c);
+    (expert_gemm_terms_in(backend, c->ps.scenario.engine.build, quant).format_own ? by_quant[quant] : rest).push_back(c);
   }
   // The peak share is fitted with half_tokens where the entry carries one (rows over a range of
   // tokens per expert tell the two apart; one ubatch size cannot).

@@ -636,18 +636,17 @@ struct ForwardPass {
     const auto matvec_max_tokens = static_cast<double>(expert_matvec_max_tokens_in(backend, s.engine.build));
     const bool small_pass = !prefill || pass_tokens <= matvec_max_tokens;
     const bool grouped = m.num_experts > 0 && (!matvec_format || !small_pass);
-    const ExpertGemm experts = grouped ? expert_gemm(m, pass_tokens, expert_gemm_half_tokens_in(backend, s.engine.build, w.quant_id),
-                                                     expert_gemm_peak_share_in(backend, s.engine.build, w.quant_id))
-                                       : expert_gemm(m, pass_tokens, 0.0);
+    const ExpertGemmTermsUsed gemm = expert_gemm_terms_in(backend, s.engine.build, w.quant_id);
+    const ExpertGemm experts =
+        grouped ? expert_gemm(m, pass_tokens, gemm.terms.half_tokens, gemm.terms.peak_share) : expert_gemm(m, pass_tokens, 0.0);
     // The mat-vec kernels multiply each (token, expert) pair on its own (llama.cpp's mul_mv_id and
     // MMVQ with ids), so a pass of a few tokens reads each token's experts for that token: k / E of
     // them a token, where a grouped GEMM reads each touched expert once.
     const bool pairwise = !grouped && pass_tokens > 1.0 && pass_tokens <= matvec_max_tokens;
     const double expert_read_fraction = pairwise ? expert_pairs_fraction(m, pass_tokens) : experts.touched_fraction;
-    if (m.num_experts > 0) {
-      const bool own_terms = grouped && expert_gemm_format_terms(backend, s.engine.build, w.quant_id);
-      p.experts = {pass_tokens, experts.tokens_per_expert, grouped, experts.efficiency_factor, 0.0, own_terms ? w.quant_id : std::string()};
-    }
+    if (m.num_experts > 0)
+      p.experts = {pass_tokens, experts.tokens_per_expert, grouped, experts.efficiency_factor, 0.0,
+                   grouped && gemm.format_own ? w.quant_id : std::string()};
     const double experts_untouched = w.routed_expert_bytes * (1.0 - expert_read_fraction);
     // Weights in host memory (offloaded layers, --n-cpu-moe experts): once a pass's batch reaches
     // the engine's threshold (ggml's offload_op: prefill ubatches), their operators run on the device

@@ -79,19 +79,11 @@ uint64_t expert_matvec_max_tokens_in(const BackendProfile& backend, const Backen
   return build && build->expert_matvec_every_pass ? std::numeric_limits<uint64_t>::max() : backend.expert_matvec_max_tokens;
 }
 
-bool expert_gemm_format_terms(const BackendProfile& backend, const BackendBuild* build, const std::string& quant_id) {
-  return !(build && build->expert_gemm_half_tokens) && backend.expert_gemm_by_quant.contains(quant_id);
-}
-
-double expert_gemm_half_tokens_in(const BackendProfile& backend, const BackendBuild* build, const std::string& quant_id) {
-  if (build && build->expert_gemm_half_tokens) return *build->expert_gemm_half_tokens;
-  return expert_gemm_format_terms(backend, build, quant_id) ? backend.expert_gemm_by_quant.at(quant_id).half_tokens
-                                                             : backend.expert_gemm_half_tokens;
-}
-
-double expert_gemm_peak_share_in(const BackendProfile& backend, const BackendBuild* build, const std::string& quant_id) {
-  return expert_gemm_format_terms(backend, build, quant_id) ? backend.expert_gemm_by_quant.at(quant_id).peak_share
-                                                             : backend.expert_gemm_peak_share;
+ExpertGemmTermsUsed expert_gemm_terms_in(const BackendProfile& backend, const BackendBuild* build, const std::string& quant_id) {
+  if (build && build->expert_gemm_half_tokens) return {{*build->expert_gemm_half_tokens, backend.expert_gemm_peak_share}, false};
+  const auto it = backend.expert_gemm_by_quant.find(quant_id);
+  if (it != backend.expert_gemm_by_quant.end()) return {it->second, true};
+  return {{backend.expert_gemm_half_tokens, backend.expert_gemm_peak_share}, false};
 }
 
 double moe_layer_overhead_s_in(const BackendProfile& backend, const BackendBuild* build, const std::string& quant_id) {

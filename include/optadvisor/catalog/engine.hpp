@@ -129,16 +129,19 @@ double layer_overhead_s_in(const BackendProfile& backend, const BackendBuild* bu
 /// The most tokens in one pass whose routed experts `build` multiplies with the mat-vec kernels
 /// (the backend's expert_matvec_max_tokens; every pass where the build has no grouped GEMM).
 uint64_t expert_matvec_max_tokens_in(const BackendProfile& backend, const BackendBuild* build);
-/// The grouped expert GEMM's half-fill tokens per expert on `backend` in `build` for `quant_id`'s
-/// experts (the format's own terms where the backend has them; a build's value before either).
-double expert_gemm_half_tokens_in(const BackendProfile& backend, const BackendBuild* build, const std::string& quant_id);
-/// Whether `quant_id`'s experts run at the format's own grouped-GEMM terms on `backend` in `build`
-/// (BackendProfile::expert_gemm_by_quant, the newest builds'; a build with its own half_tokens runs
-/// every format at the backend's).
-bool expert_gemm_format_terms(const BackendProfile& backend, const BackendBuild* build, const std::string& quant_id);
-/// The share of the dense prefill efficiency `backend`'s grouped expert GEMM reaches with full tiles
-/// for `quant_id`'s experts in `build` (likewise).
-double expert_gemm_peak_share_in(const BackendProfile& backend, const BackendBuild* build, const std::string& quant_id);
+/// The grouped expert GEMM's terms for one weight format, where its experts fill tiles unlike the others'.
+struct ExpertGemmTerms {
+  double half_tokens = 0;   ///< tokens per expert at half the full-tile rate (BackendProfile::expert_gemm_half_tokens)
+  double peak_share = 1.0;  ///< the full-tile rate's share of the dense one (BackendProfile::expert_gemm_peak_share)
+};
+/// The grouped expert GEMM's terms for `quant_id`'s experts on `backend` in `build`, and whether
+/// they are the format's own (BackendProfile::expert_gemm_by_quant, the newest builds'); a build
+/// with its own half_tokens runs every format at it and the backend's peak share.
+struct ExpertGemmTermsUsed {
+  ExpertGemmTerms terms;
+  bool format_own = false;
+};
+ExpertGemmTermsUsed expert_gemm_terms_in(const BackendProfile& backend, const BackendBuild* build, const std::string& quant_id);
 /// The per-MoE-layer cost of one pass for `quant_id`'s experts in `build` (likewise).
 double moe_layer_overhead_s_in(const BackendProfile& backend, const BackendBuild* build, const std::string& quant_id);
 
@@ -192,11 +195,6 @@ struct BackendProfile {
   /// The share of the dense prefill efficiency the grouped expert GEMM reaches with full tiles (its
   /// own costs: the routing ids, gathered rows, per-expert scheduling); 1 = the dense efficiency.
   double expert_gemm_peak_share = 1.0;
-  /// The grouped expert GEMM's terms for one weight format, where its experts fill tiles unlike the others'.
-  struct ExpertGemmTerms {
-    double half_tokens = 0;
-    double peak_share = 1.0;
-  };
   /// By canonical quant id (grouped_expert_gemm.by_quant); a format absent runs at the terms above.
   std::map<std::string, ExpertGemmTerms> expert_gemm_by_quant;
   /// The most tokens in one pass whose routed experts the backend multiplies with its mat-vec

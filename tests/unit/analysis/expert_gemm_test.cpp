@@ -347,12 +347,14 @@ TEST_CASE("a format with grouped-GEMM terms of its own runs at them, the others 
   // mxfp4_moe, whose by_quant entry has half_tokens 25 and peak_share 0.64.
   const EngineProfile& engine = catalog().resolve_engine("llama.cpp");
   const BackendProfile& rocm = engine.backends.at("rocm");
-  CHECK(expert_gemm_half_tokens_in(rocm, nullptr, "q4_k_m") == 102.0);
-  CHECK(expert_gemm_peak_share_in(rocm, nullptr, "q4_k_m") == 1.0);
-  CHECK(expert_gemm_half_tokens_in(rocm, nullptr, "mxfp4_moe") == 25.0);
-  CHECK(expert_gemm_peak_share_in(rocm, nullptr, "mxfp4_moe") == 0.64);
-  CHECK(expert_gemm_format_terms(rocm, nullptr, "mxfp4_moe"));
-  CHECK_FALSE(expert_gemm_format_terms(rocm, nullptr, "q4_k_m"));
+  const ExpertGemmTermsUsed q4 = expert_gemm_terms_in(rocm, nullptr, "q4_k_m");
+  const ExpertGemmTermsUsed mxfp4 = expert_gemm_terms_in(rocm, nullptr, "mxfp4_moe");
+  CHECK(q4.terms.half_tokens == 102.0);
+  CHECK(q4.terms.peak_share == 1.0);
+  CHECK(mxfp4.terms.half_tokens == 25.0);
+  CHECK(mxfp4.terms.peak_share == 0.64);
+  CHECK(mxfp4.format_own);
+  CHECK_FALSE(q4.format_own);
   // gpt-oss-120b (128 experts, 4 per token) prefilling one 512-token ubatch: 512 x 4 / 128 = 16
   // tokens per expert, so 0.64 x 16 / (16 + 25) = 0.24976 of the dense rate (with the backend's
   // terms it would be 16 / (16 + 102) = 0.13559).
@@ -365,5 +367,5 @@ TEST_CASE("a format with grouped-GEMM terms of its own runs at them, the others 
   // A build that sets its own half_tokens keeps it for every format (the format's terms are the
   // newest builds'): CUDA before PR #15525 fills at 14 tokens.
   const BackendProfile& cuda = engine.backends.at("cuda");
-  CHECK(expert_gemm_half_tokens_in(cuda, cuda.build_for(6000), "mxfp4_moe") == 14.0);
+  CHECK(expert_gemm_terms_in(cuda, cuda.build_for(6000), "mxfp4_moe").terms.half_tokens == 14.0);
 }

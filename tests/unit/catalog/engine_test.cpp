@@ -155,11 +155,10 @@ TEST_CASE("a MoE layer time per weight format names quant formats by their canon
 }
 
 TEST_CASE("grouped-GEMM terms per weight format name quant formats by their canonical id", "[catalog][engine]") {
-  using Terms = BackendProfile::ExpertGemmTerms;
   const std::size_t seen = each_quant_entry([](const BackendProfile& b) -> const auto& { return b.expert_gemm_by_quant; },
-                                            [](const BackendProfile& b, const std::string& quant, const Terms& terms) {
-                                              CHECK(expert_gemm_half_tokens_in(b, nullptr, quant) == terms.half_tokens);
-                                              CHECK(expert_gemm_peak_share_in(b, nullptr, quant) == terms.peak_share);
+                                            [](const BackendProfile& b, const std::string& quant, const ExpertGemmTerms& terms) {
+                                              CHECK(expert_gemm_terms_in(b, nullptr, quant).terms.half_tokens == terms.half_tokens);
+                                              CHECK(expert_gemm_terms_in(b, nullptr, quant).terms.peak_share == terms.peak_share);
                                             });
   CHECK(seen >= 2);  // llama.cpp ROCm and Vulkan: mxfp4_moe
 }
