@@ -56,6 +56,18 @@ TEST_CASE("plan costs tokens at the device's list price unless --gpu-hour-usd is
   for (const auto& c : unpriced.candidates) CHECK(c.cost_per_hour_usd == 0);
 }
 
+TEST_CASE("the list prices per GPU: a whole instance's hourly price over its GPUs", "[hardware][price]") {
+  // CoreWeave, February 2026: a GB200 NVL72 4-GPU slice at $42.00 an hour = $10.50 per GPU-hour;
+  // 8 x B200 at $68.80 = $8.60.
+  const HardwareProfile& gb200 = catalog().resolve_hardware("gb200");
+  REQUIRE(gb200.gpu_hour_usd);
+  CHECK(*gb200.gpu_hour_usd == Approx(42.00 / 4));
+  CHECK(gb200.gpu_hour_source.rfind("Kael Research, GPU Economics", 0) == 0);
+  const HardwareProfile& b200 = catalog().resolve_hardware("b200");
+  REQUIRE(b200.gpu_hour_usd);
+  CHECK(*b200.gpu_hour_usd == Approx(68.80 / 8));
+}
+
 TEST_CASE("a profile's GPU-hour price names one of its sources", "[hardware][price]") {
   std::ifstream file(std::string(OPTADVISOR_SOURCE_DIR) + "/data/hardware/datacenter-gpu/h100-sxm.json");
   nlohmann::json doc = nlohmann::json::parse(file);
