@@ -94,7 +94,7 @@ std::string quant_for(const CsvRow& r) {
   if (g == "nvfp4" || moe == "nvfp4") return "nvfp4";
   if (g == "fp8_block" || moe == "fp8_block") return "fp8-block";
   if (p == "fp8") return "fp8";
-  if (g == "int4_wo") return "awq-int4";
+  if (g == "int4_wo") return "int4-wo";
   return {};
 }
 

@@ -336,7 +336,11 @@ void fill_factors(const Scenario& s, Factors& f) {
   const double tp = std::max<uint32_t>(1, wl.tp);
   const QuantEfficiency qe = engine.efficiency_for(backend, w.quant_id, s.engine.build);
   f.peak_bandwidth_bytes_per_s = hw.memory_bandwidth_bytes_per_s;
-  f.decode_bandwidth_efficiency = std::min(1.0, backend.decode_bandwidth_efficiency * qe.decode);
+  // A weight-only format's kernels read the bytes stored in it at their own share: the whole model's,
+  // or the routed experts' alone where only they are stored below 16 bits.
+  const bool experts_only = w.experts_only_quantized && s.model.num_experts > 0;
+  f.expert_format_decode_efficiency = experts_only ? qe.decode : 1.0;
+  f.decode_bandwidth_efficiency = std::min(1.0, backend.decode_bandwidth_efficiency * (experts_only ? 1.0 : qe.decode));
   f.achievable_bandwidth_bytes_per_s = f.peak_bandwidth_bytes_per_s * f.decode_bandwidth_efficiency;
   const double per_unit = backend.bytes_per_s_per_compute_unit_on(hw.vendor, hw.architecture);
   if (per_unit > 0 && hw.compute_units && *hw.compute_units > 0) {
@@ -692,7 +696,8 @@ struct ForwardPass {
     const double routed_flops = routed_device_flops * (1.0 - offloaded_share);
     const double attention_flops = attention / tp;
     const double flops = linear_flops + attention_flops;
-    const double weights_t = passes * (dense_bytes + routed_bytes / backend.expert_read_share) * resident_fraction / bw;
+    const double weights_t = passes * (dense_bytes + routed_bytes / backend.expert_read_share / f.expert_format_decode_efficiency) *
+                             resident_fraction / bw;
     // The host's weights, run in turn with the device's kernels (the graph splits there and back):
     // streamed, a copy of every host-resident byte per pass at the PCIe rate; else a roofline on the
     // host (the bytes read at its bandwidth, the FLOPs at its compute). The activations crossing

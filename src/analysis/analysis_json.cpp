@@ -229,6 +229,7 @@ nlohmann::json estimate_json(const PreparedScenario& ps, const Analysis& a) {
   if (f.link_bandwidth_bytes_per_s > 0) out["factors"]["link_bandwidth_bytes_per_s"] = f.link_bandwidth_bytes_per_s;
   if (f.compute_unit_bandwidth_ceiling_bytes_per_s > 0)
     out["factors"]["compute_unit_bandwidth_ceiling_bytes_per_s"] = f.compute_unit_bandwidth_ceiling_bytes_per_s;
+  if (f.expert_format_decode_efficiency < 1) out["factors"]["expert_format_decode_efficiency"] = f.expert_format_decode_efficiency;
   if (f.moe_layer_overhead_s > 0) out["factors"]["moe_layer_overhead_s"] = f.moe_layer_overhead_s;
   if (f.mla_layer_overhead_s > 0) out["factors"]["mla_layer_overhead_s"] = f.mla_layer_overhead_s;
   out["factors"]["calibration"] = calibration_json(ps);

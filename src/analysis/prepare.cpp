@@ -357,10 +357,13 @@ WeightsSummary summarize_weights(const ModelSpec& spec, const WeightsBreakdown& 
   s.params = static_cast<double>(weights.params);
   s.bits_per_weight = weights.bits_per_weight;
   s.tied_embeddings = spec.tie_word_embeddings;
-  double unquantized_bytes = 0;
+  double unquantized_bytes = 0, quantized_expert_bytes = 0, quantized_other_bytes = 0;
   for (const auto& t : weights.tensors) {
+    const bool expert_stack = t.kind.size() > 5 && t.kind.ends_with("_exps");
     if (iequals(t.storage, "f16") || iequals(t.storage, "bf16") || iequals(t.storage, "f32"))
       unquantized_bytes += static_cast<double>(t.bytes);
+    else
+      (expert_stack ? quantized_expert_bytes : quantized_other_bytes) += static_cast<double>(t.bytes);
     if (t.kind == "token_embd") s.token_embedding_bytes += static_cast<double>(t.bytes);
     // The output layer is token_embd itself when tied; an untied token_embd is only looked up.
     if (t.kind == "output" || (t.kind == "token_embd" && spec.tie_word_embeddings)) {
@@ -370,9 +373,10 @@ WeightsSummary summarize_weights(const ModelSpec& spec, const WeightsBreakdown& 
     else if (t.kind == "token_embd")
       s.embedding_lookup_params += static_cast<double>(t.elements);
     if (is_lookup_table(t.kind)) s.lookup_table_bytes += static_cast<double>(t.bytes);
-    if (t.kind.size() > 5 && t.kind.ends_with("_exps")) s.routed_expert_bytes += static_cast<double>(t.bytes);
+    if (expert_stack) s.routed_expert_bytes += static_cast<double>(t.bytes);
   }
   s.quantized = unquantized_bytes < 0.5 * s.total_bytes;
+  s.experts_only_quantized = quantized_expert_bytes > 0 && quantized_other_bytes == 0;
   // Active parameters scale with the tensors actually stored (a GGUF may differ from the preset).
   const double preset_total = static_cast<double>(preset.total);
   const double preset_active = static_cast<double>(preset.active);

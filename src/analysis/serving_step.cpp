@@ -177,6 +177,7 @@ StepModel step_model(const Scenario& s, const ServingLayout& layout, const Servi
   sm.moe_layers = moe_layer_count(m);
   sm.backend_moe_layer_overhead_s = m.num_experts > 0 ? s.engine.backend->moe_layer_overhead_for(s.weights.quant_id) : 0.0;
   sm.weight_format = engine.efficiency_for(*s.engine.backend, s.weights.quant_id, s.engine.build);
+  sm.experts_only_format = s.weights.experts_only_quantized && m.num_experts > 0;
 
   set_communication(sm, s, layout);
   set_era(sm, era);
@@ -190,7 +191,10 @@ StepModel step_model(const Scenario& s, const ServingLayout& layout, const Servi
 
 void set_era(StepModel& m, const ServingEra& era) {
   m.bandwidth_bytes_per_s = m.peak_bandwidth_bytes_per_s * era.bandwidth_efficiency;
-  m.weight_bandwidth_bytes_per_s = m.peak_bandwidth_bytes_per_s * std::min(1.0, era.bandwidth_efficiency * m.weight_format.decode);
+  // The format's kernels read the bytes stored in it at their share: every weight, or the routed experts alone.
+  const double format_rate = m.peak_bandwidth_bytes_per_s * std::min(1.0, era.bandwidth_efficiency * m.weight_format.decode);
+  m.expert_weight_bandwidth_bytes_per_s = format_rate;
+  m.weight_bandwidth_bytes_per_s = m.experts_only_format ? m.peak_bandwidth_bytes_per_s * std::min(1.0, era.bandwidth_efficiency) : format_rate;
   m.gemm_flops_per_s = m.peak_gemm_flops_per_s * std::min(1.0, era.gemm_efficiency * m.weight_format.prefill);
   m.attention_flops_per_s = m.peak_attention_flops_per_s * era.attention_efficiency;
   m.link_bytes_per_s = m.peak_link_bytes_per_s * era.communication_efficiency;
@@ -268,7 +272,10 @@ StepCost pass_cost(const StepModel& m, const StepMix& mix, const ExpertStep& exp
   if (tokens <= 0) return c;
   const double worker_tokens = experts.worker_tokens;
   const double touched = experts.touched, expert_fill = experts.fill;
-  const double weights_t = (m.dense_weight_bytes + m.expert_weight_bytes * touched) / m.weight_bandwidth_bytes_per_s;
+  const double expert_bytes = m.expert_weight_bytes * touched;
+  const double weights_t = m.experts_only_format
+                               ? m.dense_weight_bytes / m.weight_bandwidth_bytes_per_s + expert_bytes / m.expert_weight_bandwidth_bytes_per_s
+                               : (m.dense_weight_bytes + expert_bytes) / m.weight_bandwidth_bytes_per_s;
   // The output layer runs for each decode token and for the last token of each prefill chunk
   // (engines compute a chunked prompt's logits at every chunk's end and discard all but the last).
   const double logits = decode_tokens + mix.prefill_chunks;

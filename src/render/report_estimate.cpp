@@ -26,15 +26,20 @@ std::string memory_text(const MemoryBreakdown& m, bool md) {
 
 /// The achievable bandwidth and where it comes from: peak x efficiency, or the engine's per-unit ceiling.
 std::string bandwidth_text(const Scenario& s, const Factors& f) {
+  // A format stored only in the routed experts: its kernels' own share applies to their bytes alone.
+  const std::string experts =
+      f.expert_format_decode_efficiency < 1
+          ? fmt::format("; the {} experts at {:.2f} of that", s.weights.quant_id, f.expert_format_decode_efficiency)
+          : std::string();
   if (!(f.compute_unit_bandwidth_ceiling_bytes_per_s > 0))
-    return fmt::format("{} peak x {:.2f} efficiency = {}", format_bandwidth(f.peak_bandwidth_bytes_per_s), f.decode_bandwidth_efficiency,
-                       format_bandwidth(f.achievable_bandwidth_bytes_per_s));
+    return fmt::format("{} peak x {:.2f} efficiency = {}{}", format_bandwidth(f.peak_bandwidth_bytes_per_s), f.decode_bandwidth_efficiency,
+                       format_bandwidth(f.achievable_bandwidth_bytes_per_s), experts);
   const double per_unit = s.engine.backend->bytes_per_s_per_compute_unit_on(s.hardware->vendor, s.hardware->architecture);
-  return fmt::format("{} peak, but the engine's kernels read at most {} per {}: {} x {} = {} ({:.2f} of peak)",
+  return fmt::format("{} peak, but the engine's kernels read at most {} per {}: {} x {} = {} ({:.2f} of peak){}",
                      format_bandwidth(f.peak_bandwidth_bytes_per_s), format_bandwidth(per_unit),
                      s.hardware->compute_unit_kind.empty() ? "compute unit" : s.hardware->compute_unit_kind,
                      s.hardware->compute_units.value_or(0), format_bandwidth(per_unit),
-                     format_bandwidth(f.achievable_bandwidth_bytes_per_s), f.decode_bandwidth_efficiency);
+                     format_bandwidth(f.achievable_bandwidth_bytes_per_s), f.decode_bandwidth_efficiency, experts);
 }
 
 /// How a MoE model's prefill passes multiply the routed experts: the grouped GEMM's share of the dense

@@ -127,6 +127,7 @@ StepModel round_rank() {
   m.attention_flops_full = 1e5;
   m.bandwidth_bytes_per_s = 1e12;
   m.weight_bandwidth_bytes_per_s = 1e12;
+  m.expert_weight_bandwidth_bytes_per_s = 1e12;
   m.gemm_flops_per_s = 1e15;
   m.attention_flops_per_s = 1e14;
   m.step_overhead_s = 1e-3;

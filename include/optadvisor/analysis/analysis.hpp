@@ -94,6 +94,10 @@ struct Factors {
   std::string compute_dtype;
   double achievable_compute_flops_per_s = 0;
   double decode_bandwidth_efficiency = 0;
+  /// The weight format's decode share on the routed experts' bytes alone, where the format stores
+  /// only them below 16 bits (WeightsSummary::experts_only_quantized); 1 otherwise, the format's
+  /// share being in decode_bandwidth_efficiency.
+  double expert_format_decode_efficiency = 1;
   /// Set when the backend's per-compute-unit ceiling binds: compute units x bytes/s per unit
   /// (achievable_bandwidth_bytes_per_s is then this, and decode_bandwidth_efficiency its share of peak).
   double compute_unit_bandwidth_ceiling_bytes_per_s = 0;

@@ -83,7 +83,9 @@ struct StepModel {
   double peak_attention_flops_per_s = 0;
   double peak_link_bytes_per_s = 0;
   double bandwidth_bytes_per_s = 0;         ///< achievable (peak x era efficiency): KV, state
-  double weight_bandwidth_bytes_per_s = 0;  ///< achievable on the weights (bandwidth_bytes_per_s x the format's share)
+  double weight_bandwidth_bytes_per_s = 0;  ///< achievable on the dense weights (bandwidth_bytes_per_s x the format's share)
+  double expert_weight_bandwidth_bytes_per_s = 0;  ///< on the routed experts (the same, unless only they are in the format)
+  bool experts_only_format = false;  ///< only the routed experts are stored below 16 bits (WeightsSummary::experts_only_quantized)
   double gemm_flops_per_s = 0;              ///< peak x era efficiency x the format's share
   double attention_flops_per_s = 0;
   double step_overhead_s = 0;
