@@ -338,9 +338,8 @@ void fill_factors(const Scenario& s, Factors& f) {
   f.peak_bandwidth_bytes_per_s = hw.memory_bandwidth_bytes_per_s;
   // A weight-only format's kernels read the bytes stored in it at their own share: the whole model's,
   // or the routed experts' alone where only they are stored below 16 bits.
-  const bool experts_only = w.experts_only_quantized && s.model.num_experts > 0;
-  f.expert_format_decode_efficiency = experts_only ? qe.decode : 1.0;
-  f.decode_bandwidth_efficiency = std::min(1.0, backend.decode_bandwidth_efficiency * (experts_only ? 1.0 : qe.decode));
+  f.expert_format_decode_efficiency = w.experts_only_quantized ? qe.decode : 1.0;
+  f.decode_bandwidth_efficiency = std::min(1.0, backend.decode_bandwidth_efficiency * (w.experts_only_quantized ? 1.0 : qe.decode));
   f.achievable_bandwidth_bytes_per_s = f.peak_bandwidth_bytes_per_s * f.decode_bandwidth_efficiency;
   const double per_unit = backend.bytes_per_s_per_compute_unit_on(hw.vendor, hw.architecture);
   if (per_unit > 0 && hw.compute_units && *hw.compute_units > 0) {

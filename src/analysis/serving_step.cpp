@@ -177,7 +177,7 @@ StepModel step_model(const Scenario& s, const ServingLayout& layout, const Servi
   sm.moe_layers = moe_layer_count(m);
   sm.backend_moe_layer_overhead_s = m.num_experts > 0 ? s.engine.backend->moe_layer_overhead_for(s.weights.quant_id) : 0.0;
   sm.weight_format = engine.efficiency_for(*s.engine.backend, s.weights.quant_id, s.engine.build);
-  sm.experts_only_format = s.weights.experts_only_quantized && m.num_experts > 0;
+  sm.experts_only_format = s.weights.experts_only_quantized;
 
   set_communication(sm, s, layout);
   set_era(sm, era);

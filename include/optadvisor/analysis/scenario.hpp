@@ -33,7 +33,7 @@ struct WeightsSummary {
   double embedding_lookup_params = 0;  ///< token_embd when the output layer does not share it: looked up, never multiplied
   double bits_per_weight = 0;        ///< 8 x total_bytes / params
   bool quantized = false;            ///< most weight bytes are in a sub-16-bit storage type
-  /// Only the routed experts are stored below 16 bits (int4-wo, MXFP4 on gpt-oss): a weight-only
+  /// Only the routed experts are stored below 16 bits (int4-wo, MXFP4 on gpt-oss; so a MoE model): a weight-only
   /// format's kernel efficiency covers their bytes, not the 16-bit attention and shared weights.
   bool experts_only_quantized = false;
   /// Data type the matrix units run on for this format when the device has
