@@ -375,6 +375,7 @@ void fill_factors(const Scenario& s, Factors& f) {
   f.step_overhead_s = backend.step_overhead_s;
   f.moe_layer_overhead_s = s.model.num_experts > 0 ? moe_layer_overhead_s_in(backend, s.engine.build, w.quant_id) : 0.0;
   f.mla_layer_overhead_s = s.model.kv_lora_rank > 0 ? engine.mla_layer_overhead_s : 0.0;
+  f.dsa_indexer_layer_s = indexer_layer_count(kv_shape(s.model)) > 0 ? engine.dsa_indexer_layer_s : 0.0;
   f.flash_attention = wl.flash_attention.value_or(engine.memory.flash_attention_default) &&
                       (hw.capabilities.flash_attention_2 || engine.own_flash_attention);
   const Link* link = nullptr;
@@ -743,9 +744,11 @@ struct ForwardPass {
     if (m.num_experts > 0) p.experts.per_expert_loop_s = passes * expert_loop_s;
     // Engines whose latent-attention path costs more per layer than a GQA layer pay it once a pass (every layer is MLA).
     const double mla_s = f.mla_layer_overhead_s > 0 ? layers * f.mla_layer_overhead_s : 0.0;
+    // A lightning indexer's kernel chain runs once a pass in each layer that has one.
+    const double indexer_s = static_cast<double>(indexer_layer_count(kv)) * f.dsa_indexer_layer_s;
     const double layers_t =
         decode_like ? decode_layers_overhead_s(s, f, pass_tokens) : layers * layer_overhead_s_in(backend, s.engine.build);
-    const double overhead_t = passes * (layers_t + moe_dispatch_s + mla_s + expert_loop_s) + f.step_overhead_s;
+    const double overhead_t = passes * (layers_t + moe_dispatch_s + mla_s + indexer_s + expert_loop_s) + f.step_overhead_s;
     double comm_t = 0;
     if (tp > 1 || wl.expert_layout().exchanges_experts(m)) {
       // Tensor-parallel all-reduces and the experts' all-to-all, each with a fixed latency (expert_layout.cpp).

@@ -232,6 +232,7 @@ nlohmann::json estimate_json(const PreparedScenario& ps, const Analysis& a) {
   if (f.expert_format_decode_efficiency < 1) out["factors"]["expert_format_decode_efficiency"] = f.expert_format_decode_efficiency;
   if (f.moe_layer_overhead_s > 0) out["factors"]["moe_layer_overhead_s"] = f.moe_layer_overhead_s;
   if (f.mla_layer_overhead_s > 0) out["factors"]["mla_layer_overhead_s"] = f.mla_layer_overhead_s;
+  if (f.dsa_indexer_layer_s > 0) out["factors"]["dsa_indexer_layer_s"] = f.dsa_indexer_layer_s;
   out["factors"]["calibration"] = calibration_json(ps);
   out["factors"]["accuracy"] = ps.calibration ? nlohmann::json(nullptr) : accuracy_json(ps.scenario);
   out["warnings"] = a.warnings;

@@ -115,6 +115,7 @@ void set_kv_and_attention(StepModel& sm, const Scenario& s, double tp) {
     sm.indexer_flops_per_pair = 2.0 * static_cast<double>(m.index_n_heads * m.index_head_dim) * full_layers / tp;
   }
   sm.state_bytes_per_sequence = recurrent_state_bytes(kv, 1) / tp;
+  sm.indexer_chain_s = static_cast<double>(indexer_layer_count(kv)) * engine.dsa_indexer_layer_s;
 }
 
 // --- the KV pool each engine sizes ---------------------------------------
@@ -299,7 +300,8 @@ StepCost pass_cost(const StepModel& m, const StepMix& mix, const ExpertStep& exp
       m.attention_flops_sliding * (mix.decode_context_sliding * verify + mix.prefill_attention_sliding) + indexer_flops * verify +
       m.attention_flops_compressed * (mix.decode_context_compressed * verify + mix.prefill_attention_compressed);
   const double attention_t = attention_flops / m.attention_flops_per_s;
-  c.overhead_s = m.step_overhead_s + m.layers * m.layer_overhead_s + m.moe_layers * m.moe_layer_overhead_s + m.sequence_overhead_s * (mix.decode_sequences + mix.prefill_chunks);
+  c.overhead_s = m.step_overhead_s + m.layers * m.layer_overhead_s + m.moe_layers * m.moe_layer_overhead_s + m.indexer_chain_s +
+                 m.sequence_overhead_s * (mix.decode_sequences + mix.prefill_chunks);
   if (m.link_bytes_per_s > 0) c.communication_s = tokens * (m.allreduce_bytes_per_token + m.alltoall_bytes_per_token) / m.link_bytes_per_s;
   c.communication_s += m.collective_latency_s;
   c.compute_s = (linear_t > weights_t ? linear_t : 0.0) + (attention_t > kv_t ? attention_t : 0.0);

@@ -396,6 +396,7 @@ std::optional<EngineProfile> engine_from_json(const nlohmann::json& j, std::vect
                                             u.at("layer_overhead_s").get<double>(), u.value("calibrated_on", std::vector<std::string>{})};
     }
     if (j.contains("mla_layer_overhead")) e.mla_layer_overhead_s = j.at("mla_layer_overhead").at("seconds").get<double>();
+    if (j.contains("dsa_indexer_layer")) e.dsa_indexer_layer_s = j.at("dsa_indexer_layer").at("seconds").get<double>();
     e.default_for_classes = j.value("default_for_classes", std::vector<std::string>{});
     e.quants = j.at("quants").get<std::vector<std::string>>();
     e.default_quant = j.value("default_quant", std::string{});

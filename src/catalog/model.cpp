@@ -1801,6 +1801,8 @@ KvShape attention_reads(KvShape k) {
   return k;
 }
 
+uint64_t indexer_layer_count(const KvShape& k) { return (k.sparse_topk ? k.full_layers : 0) + k.compressed_sparse_layers; }
+
 double recurrent_state_bytes(const KvShape& k, uint64_t batch) {
   return static_cast<double>(k.linear_layers) * k.state_bytes_per_layer * static_cast<double>(batch);
 }

@@ -68,12 +68,14 @@ std::string memory_verdict(const MemoryBreakdown& mem, const Style& style) {
                   : style.bold(fmt::format("does not fit: {} over\n", format_bytes(mem.total_bytes - mem.limit_bytes)));
 }
 
-/// The per-step costs: per layer (graph-captured or not), the per-layer terms of MoE and MLA layers, per step.
+/// The per-step costs: per layer (graph-captured or not), the per-layer terms of MoE, MLA and indexer layers, per step.
 std::string overhead_text(const Factors& f) {
   std::string per_layer = format_seconds(f.layer_overhead_s) + " per layer per step" + (f.graphs ? " (graph-captured)" : "");
   if (f.moe_layer_overhead_s > 0)
     per_layer += fmt::format(" + {} per MoE layer (routing and expert dispatch)", format_seconds(f.moe_layer_overhead_s));
   if (f.mla_layer_overhead_s > 0) per_layer += fmt::format(" + {} per MLA layer (latent attention)", format_seconds(f.mla_layer_overhead_s));
+  if (f.dsa_indexer_layer_s > 0)
+    per_layer += fmt::format(" + {} per indexer layer (DSA kernel chain)", format_seconds(f.dsa_indexer_layer_s));
   return per_layer + ", " + format_seconds(f.step_overhead_s) + " per step";
 }
 

@@ -110,6 +110,9 @@ struct Factors {
   /// Per pass and MLA layer: the engine's latent-attention path beyond a GQA layer's (llama.cpp); 0
   /// for a model without MLA or an engine without the term.
   double mla_layer_overhead_s = 0;
+  /// Per pass and layer with a lightning indexer: the engine's indexer kernel chain; 0 for a model
+  /// without one or an engine without the term.
+  double dsa_indexer_layer_s = 0;
   bool graphs = false;
   bool flash_attention = true;
   double link_bandwidth_bytes_per_s = 0;  ///< per direction, for tensor parallel

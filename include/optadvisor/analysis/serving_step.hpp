@@ -91,6 +91,8 @@ struct StepModel {
   double step_overhead_s = 0;
   double sequence_overhead_s = 0;  ///< per sequence (decode or prompt chunk) in an iteration
   double layer_overhead_s = 0;
+  /// Per pass: the engine's lightning-indexer kernel chain x the layers that run one (0 without DSA).
+  double indexer_chain_s = 0;
   /// The engine backend's MoE layer time for the experts' format (moe_layer_overhead_for): the
   /// routing and expert kernels' fixed time at a few tokens.
   double backend_moe_layer_overhead_s = 0;

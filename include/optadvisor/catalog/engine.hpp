@@ -442,6 +442,10 @@ struct EngineProfile {
   /// Per pass and layer of multi-head latent attention (MLA), on every backend: the time the engine's
   /// MLA path takes beyond a GQA layer's (llama.cpp's absorbed per-head products); 0 = none.
   double mla_layer_overhead_s = 0;
+  /// Per pass and layer with a lightning indexer (indexer_layer_count): the fixed time of the
+  /// indexer's chain of small kernels (projections, norm, rotary, FP8 quantization, cache write,
+  /// paged logits, top-k) at a decode step's batch; 0 = none.
+  double dsa_indexer_layer_s = 0;
   std::vector<std::string> default_for_classes;  ///< device classes where this is the default engine
   std::vector<std::string> quants;               ///< quant ids; "*gguf" stands for every GGUF file type
   std::string default_quant;

@@ -453,6 +453,10 @@ KvShape kv_shape(const ModelSpec& spec);
 /// kv_shape itself. Every other model's shape unchanged.
 KvShape attention_reads(KvShape k);
 
+/// Layers that run a lightning indexer each forward pass: every DSA layer (DeepSeek-V3.2, GLM-5)
+/// and DeepSeek-V4's sparse compressed layers. 0 for every other model.
+uint64_t indexer_layer_count(const KvShape& k);
+
 /// Bytes of the fixed per-sequence state of the linear-attention layers (0 without them); it does
 /// not grow with the context and does not follow the KV-cache dtype.
 double recurrent_state_bytes(const KvShape& shape, uint64_t batch);

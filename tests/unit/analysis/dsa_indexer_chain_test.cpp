@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: MIT
+// A lightning indexer (DSA: DeepSeek-V3.2, GLM-5; DeepSeek-V4's sparse compressed layers) runs a
+// chain of small kernels in each layer that has one, every pass: the engine's dsa_indexer_layer
+// (data/engines/sglang.json, vllm.json) costs its time per such layer, in estimate and in the
+// serving step alike. Models without an indexer and engines without the term pay nothing.
+#include <catch2/catch.hpp>
+
+#include "fixtures.hpp"
+#include "optadvisor/analysis/analysis.hpp"
+#include "optadvisor/analysis/analysis_json.hpp"
+#include "optadvisor/analysis/prepare.hpp"
+#include "optadvisor/analysis/serving_setup.hpp"
+#include "optadvisor/analysis/serving_step.hpp"
+#include "optadvisor/catalog/catalog.hpp"
+
+using namespace optadvisor;
+using fixtures::catalog;
+
+namespace {
+
+uint64_t indexer_layers(const std::string& model) { return indexer_layer_count(kv_shape(catalog().resolve_model(model))); }
+
+Scenario scenario(const std::string& model, const std::string& quant, const std::string& engine) {
+  ScenarioRequest r = fixtures::request("b200", model, quant, engine);
+  r.tp = 8;
+  return prepare_scenario(catalog(), r).scenario;
+}
+
+}  // namespace
+
+TEST_CASE("the layers that run a lightning indexer", "[catalog][dsa]") {
+  // Every DSA layer: GLM-5's 78, DeepSeek-V3.2's 61 (the MTP layer is not a pass of the main model).
+  CHECK(indexer_layers("glm-5") == 78);
+  CHECK(indexer_layers("deepseek-v3.2") == 61);
+  // DeepSeek-V4-Flash: the 21 layers of compress ratio 4 have an indexer; the 20 of ratio 128 and
+  // the 3 sliding-only layers do not.
+  CHECK(indexer_layers("deepseek-v4-flash") == 21);
+  // No indexer: DeepSeek-V3 (dense MLA), a GQA model.
+  CHECK(indexer_layers("deepseek-v3") == 0);
+  CHECK(indexer_layers("llama-3.1-8b") == 0);
+}
+
+TEST_CASE("estimate charges the indexer chain once per pass and indexer layer", "[analysis][dsa]") {
+  Scenario s = scenario("glm-5", "fp8", "sglang");
+  REQUIRE(s.engine.engine->dsa_indexer_layer_s == Approx(50e-6));
+  const Analysis with = analyze(s);
+  CHECK(with.factors.dsa_indexer_layer_s == Approx(50e-6));
+  EngineProfile none = *s.engine.engine;
+  none.dsa_indexer_layer_s = 0;
+  s.engine.engine = &none;
+  const Analysis without = analyze(s);
+  // 78 layers x 50 us = 3.9 ms a decode step; the prefill of the default 512-token prompt is one pass.
+  CHECK(with.decode.overhead_time_s - without.decode.overhead_time_s == Approx(78 * 50e-6).epsilon(1e-9));
+  CHECK(with.prefill.overhead_time_s - without.prefill.overhead_time_s == Approx(78 * 50e-6).epsilon(1e-9));
+  // DeepSeek-V3 has no indexer; TensorRT-LLM states no chain.
+  CHECK(analyze(scenario("deepseek-v3", "fp8", "sglang")).factors.dsa_indexer_layer_s == 0);
+  CHECK(analyze(scenario("glm-5", "fp8", "tensorrt-llm")).factors.dsa_indexer_layer_s == 0);
+}
+
+TEST_CASE("the estimate's JSON names the indexer term for an indexer model only", "[analysis][dsa][json]") {
+  ScenarioRequest r = fixtures::request("b200", "glm-5", "fp8", "vllm");
+  r.tp = 8;
+  const PreparedScenario glm = prepare_scenario(catalog(), r);
+  CHECK(estimate_json(glm, analyze(glm.scenario)).at("factors").at("dsa_indexer_layer_s").get<double>() == Approx(50e-6));
+  ScenarioRequest q = fixtures::request("b200", "deepseek-v3", "fp8", "vllm");
+  q.tp = 8;
+  const PreparedScenario ds = prepare_scenario(catalog(), q);
+  CHECK_FALSE(estimate_json(ds, analyze(ds.scenario)).at("factors").contains("dsa_indexer_layer_s"));
+}
+
+TEST_CASE("a serving step pays the indexer chain once per pass", "[serving][dsa]") {
+  ServeRequest r;
+  r.scenario.hardware = "b200";
+  r.scenario.model.preset = "glm-5";
+  r.scenario.engine = "sglang";
+  r.scenario.quant = "fp8";
+  r.aggregated.layout.tp = 8;
+  r.load.concurrency = 1;
+  const PreparedServing p = prepare_serving(catalog(), r);
+  // 78 indexer layers x 50 us.
+  CHECK(p.setup.pools.front().step.indexer_chain_s == Approx(3.9e-3));
+  // Worked by hand on the fixture rank: the chain adds its 3.9 ms to the step's overhead and time,
+  // whatever the step holds (a decode of 4,000 tokens of context here, or a prompt chunk).
+  StepModel m = fixtures::round_rank();
+  StepMix mix;
+  add_decode(mix, m, 4000);
+  const StepCost plain = step_cost(m, mix);
+  m.indexer_chain_s = 3.9e-3;
+  const StepCost with = step_cost(m, mix);
+  CHECK(with.overhead_s - plain.overhead_s == Approx(3.9e-3));
+  CHECK(with.time_s - plain.time_s == Approx(3.9e-3));
+  StepMix prompt;
+  add_prefill_chunk(prompt, m, 0, 512);
+  m.indexer_chain_s = 0;
+  const double chunk = step_cost(m, prompt).time_s;
+  m.indexer_chain_s = 3.9e-3;
+  CHECK(step_cost(m, prompt).time_s - chunk == Approx(3.9e-3));
+}
