@@ -24,6 +24,7 @@ void add_scaled(StepMix& into, const StepMix& from, double f) {
   into.prefill_tokens += f * from.prefill_tokens;
   into.prefill_chunks += f * from.prefill_chunks;
   into.prefill_attention_full += f * from.prefill_attention_full;
+  into.prefill_attention_sparse += f * from.prefill_attention_sparse;
   into.prefill_attention_sliding += f * from.prefill_attention_sliding;
   into.prefill_attention_compressed += f * from.prefill_attention_compressed;
   into.prefill_kv_tokens_full += f * from.prefill_kv_tokens_full;

@@ -231,6 +231,10 @@ void add_prefill_chunk(StepMix& mix, const StepModel& m, double a, double b) {
   mix.prefill_tokens += b - a;
   mix.prefill_chunks += 1;
   mix.prefill_attention_full += (b * b - a * a) / 2.0;
+  if (m.sparse_topk) {
+    const auto k = static_cast<double>(m.sparse_topk);
+    mix.prefill_attention_sparse += sliding_pairs(b, k) - sliding_pairs(a, k);
+  }
   mix.prefill_attention_sliding += sliding_pairs(b, window) - sliding_pairs(a, window);
   if (cap > 0) mix.prefill_attention_compressed += sliding_pairs(b, cap) - sliding_pairs(a, cap);
   mix.prefill_kv_tokens_full += b;
@@ -286,17 +290,20 @@ StepCost pass_cost(const StepModel& m, const StepMix& mix, const ExpertStep& exp
   double kv_bytes = m.kv_read_bytes_per_token_full * (mix.decode_context_full + mix.prefill_kv_tokens_full) +
                     m.kv_read_bytes_per_token_sliding * (mix.decode_context_sliding + mix.prefill_kv_tokens_sliding) +
                     2.0 * m.state_bytes_per_sequence * mix.decode_sequences;
-  double decode_pairs = mix.decode_context_full;
-  double indexer_flops = 0;
+  double decode_pairs = mix.decode_context_full, prefill_pairs = mix.prefill_attention_full;
+  double indexer_flops = 0, prefill_indexer_flops = 0;
   if (m.sparse_topk > 0) {
-    // Decode reads every indexer key but only the top-k tokens' latents, and attends to those.
+    // Decode reads every indexer key but only the top-k tokens' latents, and attends to those; a
+    // prompt token likewise attends to its top-k after its indexer scored its whole context.
     kv_bytes -= m.sparse_latent_bytes_per_token * (mix.decode_context_full - mix.decode_context_sparse);
     decode_pairs = mix.decode_context_sparse;
     indexer_flops = m.indexer_flops_per_pair * mix.decode_context_full;
+    prefill_pairs = mix.prefill_attention_sparse;
+    prefill_indexer_flops = m.indexer_flops_per_pair * mix.prefill_attention_full;
   }
   const double kv_t = kv_bytes / m.bandwidth_bytes_per_s;
   const double attention_flops =
-      m.attention_flops_full * (decode_pairs * verify * m.decode_attention_scale + mix.prefill_attention_full) +
+      m.attention_flops_full * (decode_pairs * verify * m.decode_attention_scale + prefill_pairs) + prefill_indexer_flops +
       m.attention_flops_sliding * (mix.decode_context_sliding * verify + mix.prefill_attention_sliding) + indexer_flops * verify +
       m.attention_flops_compressed * (mix.decode_context_compressed * verify + mix.prefill_attention_compressed);
   const double attention_t = attention_flops / m.attention_flops_per_s;
@@ -326,6 +333,7 @@ StepCost step_cost(const StepModel& m, const StepMix& mix, const ExpertStep& exp
   // The worker's tokens split between decode and prompts as this rank's do.
   StepMix decode = mix;
   decode.prefill_tokens = decode.prefill_chunks = decode.prefill_attention_full = decode.prefill_attention_sliding = 0;
+  decode.prefill_attention_sparse = 0;
   decode.prefill_attention_compressed = decode.prefill_kv_tokens_full = decode.prefill_kv_tokens_sliding = 0;
   const double verified = mix.decode_sequences * m.verify_tokens, tokens = verified + mix.prefill_tokens;
   const double worker_share = experts.worker_tokens / tokens;

@@ -130,6 +130,7 @@ struct StepMix {
   double prefill_tokens = 0;
   double prefill_chunks = 0;          ///< prompt chunks in the step (the last token of each gets logits)
   double prefill_attention_full = 0;  ///< sum over prefill tokens of the context each attends to
+  double prefill_attention_sparse = 0;  ///< the same capped at sparse_topk (DSA: what a prompt token attends to)
   double prefill_attention_sliding = 0;
   double prefill_attention_compressed = 0;  ///< the same capped at compressed_cap_tokens
   double prefill_kv_tokens_full = 0;  ///< context tokens the prefill chunks read or write

@@ -96,3 +96,29 @@ TEST_CASE("a serving step pays the indexer chain once per pass", "[serving][dsa]
   m.indexer_chain_s = 3.9e-3;
   CHECK(step_cost(m, prompt).time_s - chunk == Approx(3.9e-3));
 }
+
+TEST_CASE("a DSA prompt attends to its top-k tokens after its indexer scored its whole context", "[serving][dsa]") {
+  StepModel m = fixtures::round_rank();
+  m.sparse_topk = 2048;
+  m.indexer_flops_per_pair = 1e4;
+  StepMix mix;
+  add_prefill_chunk(mix, m, 0, 8192);
+  // Causal pairs: 8192^2 / 2 = 33,554,432 scored; capped at 2,048: 2048^2 / 2 + (8192 - 2048) x 2048
+  // = 2,097,152 + 12,582,912 = 14,680,064 attended.
+  CHECK(mix.prefill_attention_full == Approx(33554432.0));
+  CHECK(mix.prefill_attention_sparse == Approx(14680064.0));
+  // Attention: 1e5 FLOPs x 14,680,064 + 1e4 x 33,554,432 = 1.80355e12 at 1e14/s = 18.04 ms, over
+  // the 0.82 ms of cache writes (8,192 x 100 kB at 1e12 B/s); the GEMMs 8,192 x 2e9 at 1e15/s =
+  // 16.38 ms, over the 1 ms of weights. Compute 34.42 ms.
+  CHECK(step_cost(m, mix).compute_s == Approx(16.384e-3 + 18.0355072e-3));
+  // A second chunk 8192..8292 adds its own pairs only: 100 x 2,048 attended.
+  StepMix next;
+  add_prefill_chunk(next, m, 8192, 8292);
+  CHECK(next.prefill_attention_sparse == Approx(100.0 * 2048));
+  // Without the top-k every pair is attended: 1e5 x 33,554,432 at 1e14/s = 33.55 ms.
+  m.sparse_topk = 0;
+  StepMix dense;
+  add_prefill_chunk(dense, m, 0, 8192);
+  CHECK(dense.prefill_attention_sparse == 0);
+  CHECK(step_cost(m, dense).compute_s == Approx(16.384e-3 + 33.554432e-3));
+}
