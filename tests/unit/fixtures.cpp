@@ -112,6 +112,15 @@ ScenarioRequest request(const std::string& hardware, const std::string& model, c
   return r;
 }
 
+ServeRequest serve_request(const std::string& hardware, const std::string& model, const std::string& quant, const std::string& engine,
+                           uint32_t tp) {
+  ServeRequest r;
+  r.scenario = request(hardware, model, quant, engine);
+  r.aggregated.layout.tp = tp;
+  r.load.concurrency = 1;
+  return r;
+}
+
 Analysis analyze_request(const ScenarioRequest& r) { return analyze(prepare_scenario(catalog(), r).scenario); }
 
 bool any_contains(const std::vector<std::string>& lines, const std::string& text) {

@@ -16,6 +16,7 @@
 #include "optadvisor/analysis/analysis.hpp"
 #include "optadvisor/analysis/prepare.hpp"
 #include "optadvisor/analysis/serving.hpp"
+#include "optadvisor/analysis/serving_setup.hpp"
 #include "optadvisor/analysis/serving_step.hpp"
 #include "optadvisor/base/error.hpp"
 #include "optadvisor/catalog/catalog.hpp"
@@ -97,6 +98,10 @@ Scenario plain_scenario(const HardwareProfile& hw, const std::string& model, con
 /// A request for preset `model` on `hardware`; "" leaves the quant or the engine to the defaults.
 ScenarioRequest request(const std::string& hardware, const std::string& model, const std::string& quant = "",
                         const std::string& engine = "");
+
+/// `serve` of that request over one aggregated worker of tensor parallelism `tp`, one client.
+ServeRequest serve_request(const std::string& hardware, const std::string& model, const std::string& quant, const std::string& engine,
+                           uint32_t tp);
 
 /// The analysis of the scenario `r` prepares to (catalog()).
 Analysis analyze_request(const ScenarioRequest& r);

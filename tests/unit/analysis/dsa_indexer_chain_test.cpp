@@ -20,10 +20,15 @@ namespace {
 
 uint64_t indexer_layers(const std::string& model) { return indexer_layer_count(kv_shape(catalog().resolve_model(model))); }
 
-Scenario scenario(const std::string& model, const std::string& quant, const std::string& engine) {
+/// `model` on eight B200s (tp 8) under `engine`.
+PreparedScenario prepared(const std::string& model, const std::string& quant, const std::string& engine) {
   ScenarioRequest r = fixtures::request("b200", model, quant, engine);
   r.tp = 8;
-  return prepare_scenario(catalog(), r).scenario;
+  return prepare_scenario(catalog(), r);
+}
+
+Scenario scenario(const std::string& model, const std::string& quant, const std::string& engine) {
+  return prepared(model, quant, engine).scenario;
 }
 
 }  // namespace
@@ -58,25 +63,14 @@ TEST_CASE("estimate charges the indexer chain once per pass and indexer layer", 
 }
 
 TEST_CASE("the estimate's JSON names the indexer term for an indexer model only", "[analysis][dsa][json]") {
-  ScenarioRequest r = fixtures::request("b200", "glm-5", "fp8", "vllm");
-  r.tp = 8;
-  const PreparedScenario glm = prepare_scenario(catalog(), r);
+  const PreparedScenario glm = prepared("glm-5", "fp8", "vllm");
   CHECK(estimate_json(glm, analyze(glm.scenario)).at("factors").at("dsa_indexer_layer_s").get<double>() == Approx(50e-6));
-  ScenarioRequest q = fixtures::request("b200", "deepseek-v3", "fp8", "vllm");
-  q.tp = 8;
-  const PreparedScenario ds = prepare_scenario(catalog(), q);
+  const PreparedScenario ds = prepared("deepseek-v3", "fp8", "vllm");
   CHECK_FALSE(estimate_json(ds, analyze(ds.scenario)).at("factors").contains("dsa_indexer_layer_s"));
 }
 
 TEST_CASE("a serving step pays the indexer chain once per pass", "[serving][dsa]") {
-  ServeRequest r;
-  r.scenario.hardware = "b200";
-  r.scenario.model.preset = "glm-5";
-  r.scenario.engine = "sglang";
-  r.scenario.quant = "fp8";
-  r.aggregated.layout.tp = 8;
-  r.load.concurrency = 1;
-  const PreparedServing p = prepare_serving(catalog(), r);
+  const PreparedServing p = prepare_serving(catalog(), fixtures::serve_request("b200", "glm-5", "fp8", "sglang", 8));
   // 78 indexer layers x 50 us.
   CHECK(p.setup.pools.front().step.indexer_chain_s == Approx(3.9e-3));
   // Worked by hand on the fixture rank: the chain adds its 3.9 ms to the step's overhead and time,

@@ -51,15 +51,9 @@ TEST_CASE("estimate reads an experts-only format's bytes at its kernels' share a
   CHECK(b.factors.decode_bandwidth_efficiency == Approx(q.scenario.engine.backend->decode_bandwidth_efficiency * 0.85));
 }
 
-TEST_CASE("a serving step reads an experts-only format's experts at its share and the dense weights at the era's", "[serving][quant][moe]") {
-  ServeRequest r;
-  r.scenario.hardware = "b200";
-  r.scenario.model.preset = "kimi-k2.5";
-  r.scenario.engine = "vllm";
-  r.scenario.quant = "int4-wo";
-  r.aggregated.layout.tp = 8;
-  r.load.concurrency = 1;
-  const PreparedServing p = prepare_serving(catalog(), r);
+TEST_CASE("a serving step reads an experts-only format's experts at its share and the dense weights at the era's",
+          "[serving][quant][moe]") {
+  const PreparedServing p = prepare_serving(catalog(), fixtures::serve_request("b200", "kimi-k2.5", "int4-wo", "vllm", 8));
   const StepModel& m = p.setup.pools.front().step;
   CHECK(m.experts_only_format);
   CHECK(m.weight_bandwidth_bytes_per_s == Approx(7.7e12 * p.era->bandwidth_efficiency));
